@@ -1,0 +1,23 @@
+// Parsing and validation time of a generated 500-state flow, against the bare YAML parse of the
+// same text in the same run (the ratio says what validation and positions cost on top of YAML).
+import { parseDocument } from 'yaml';
+import { parseFlow } from '../../server/flow/parse.ts';
+import { generateFlowYaml } from '../support/generate-flow.ts';
+import { ms, percentile, timeRuns, type BenchRow } from './bench-kit.ts';
+
+export async function run(): Promise<BenchRow[]> {
+  const text = generateFlowYaml(500);
+  const check = parseFlow(text);
+  if (!check.document || check.diagnostics.length > 0) throw new Error('generated flow does not validate cleanly');
+
+  const runs = 40;
+  const yamlOnly = await timeRuns(runs, () => parseDocument(text).toJS());
+  const full = await timeRuns(runs, () => parseFlow(text));
+  const kib = (new TextEncoder().encode(text).length / 1024).toFixed(0);
+  const how = `500 states, ${kib} KiB, median and p95 of ${runs} runs after 3 warm-ups`;
+  return [
+    { name: 'parseFlow (YAML + structure + semantics + positions)', value: `${ms(percentile(full, 50))} p50, ${ms(percentile(full, 95))} p95`, how },
+    { name: 'yaml parseDocument + toJS alone', value: `${ms(percentile(yamlOnly, 50))} p50`, how },
+    { name: 'parseFlow / bare YAML', value: `${(percentile(full, 50) / percentile(yamlOnly, 50)).toFixed(2)}×`, how: 'ratio of medians, same run' },
+  ];
+}
