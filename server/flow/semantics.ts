@@ -1,0 +1,222 @@
+// Checks that need the whole flow at once: states and tools that refer to each other, what can
+// be reached, and placeholders that nothing could fill. It reads the document defensively, so it
+// still reports what it can on a document that also has structural errors.
+import { findPlaceholders } from './template.ts';
+import type { DiagnosticCode, Severity } from './types.ts';
+
+export interface SemanticProblem {
+  severity: Severity;
+  code: DiagnosticCode;
+  message: string;
+  path: Array<string | number>;
+  atKey: boolean;
+  /** For placeholder warnings: the text to find inside the scalar, and which occurrence. */
+  needle?: { text: string; occurrence: number };
+}
+
+type Obj = Record<string, unknown>;
+
+function asObject(value: unknown): Obj | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Obj) : null;
+}
+
+function asStringList(value: unknown): Array<{ name: string; index: number }> {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((name, index) => (typeof name === 'string' ? [{ name, index }] : []));
+}
+
+/** Loose semantic-version check: 1, 1.2, 1.2.3, with an optional -pre or +build suffix. */
+const SEMVER_LIKE = /^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)*$/;
+
+export function checkSemantics(root: unknown): SemanticProblem[] {
+  const out: SemanticProblem[] = [];
+  const doc = asObject(root);
+  if (!doc) return out;
+
+  if (typeof doc.version === 'string' && !SEMVER_LIKE.test(doc.version)) {
+    out.push({
+      severity: 'warning',
+      code: 'version_not_semver',
+      message: `version "${doc.version}" is not a semantic version like 1.0.0`,
+      path: ['version'],
+      atKey: false,
+    });
+  }
+
+  const states = asObject(doc.states);
+  if (!states) return out;
+  const stateNames = Object.keys(states);
+  if (stateNames.length === 0) {
+    out.push({
+      severity: 'error',
+      code: 'no_states',
+      message: 'states is empty: a flow needs at least one state',
+      path: ['states'],
+      atKey: true,
+    });
+    return out;
+  }
+
+  const initial = doc.initial_state;
+  const initialIsState = typeof initial === 'string' && Object.hasOwn(states, initial);
+  if (typeof initial === 'string' && !initialIsState) {
+    out.push({
+      severity: 'error',
+      code: 'unknown_initial_state',
+      message: `initial_state "${initial}" is not one of the states (${stateNames.join(', ')})`,
+      path: ['initial_state'],
+      atKey: false,
+    });
+  }
+
+  // Every parameter name anywhere can become a variable; used for the placeholder check.
+  const settableVariables = new Set<string>();
+  const edges = new Map<string, Set<string>>();
+
+  for (const stateName of stateNames) {
+    const state = asObject(states[stateName]);
+    const targets = new Set<string>();
+    edges.set(stateName, targets);
+    if (!state) continue;
+    const statePath = ['states', stateName];
+    const agent = asObject(state.agent);
+    const tools = asObject(state.tools) ?? {};
+    const listed = asStringList(agent?.tools);
+    const listedNames = new Set<string>();
+
+    for (const { name, index } of listed) {
+      if (listedNames.has(name)) {
+        out.push({
+          severity: 'warning',
+          code: 'duplicate_tool_listing',
+          message: `state "${stateName}" lists the tool "${name}" more than once`,
+          path: [...statePath, 'agent', 'tools', index],
+          atKey: false,
+        });
+        continue;
+      }
+      listedNames.add(name);
+      if (!Object.hasOwn(tools, name)) {
+        out.push({
+          severity: 'error',
+          code: 'undefined_tool',
+          message: `state "${stateName}" lists the tool "${name}" but defines no such tool under states.${stateName}.tools`,
+          path: [...statePath, 'agent', 'tools', index],
+          atKey: false,
+        });
+      }
+    }
+
+    for (const [toolName, definition] of Object.entries(tools)) {
+      if (!listedNames.has(toolName)) {
+        out.push({
+          severity: 'warning',
+          code: 'unlisted_tool',
+          message: `state "${stateName}" defines the tool "${toolName}" but does not list it in agent.tools, so the model can never call it`,
+          path: [...statePath, 'tools', toolName],
+          atKey: true,
+        });
+      }
+      const parameters = asObject(asObject(definition)?.parameters);
+      for (const parameterName of Object.keys(parameters ?? {})) settableVariables.add(parameterName);
+    }
+
+    const onToolCall = asObject(asObject(state.transitions)?.on_tool_call) ?? {};
+    for (const [toolName, target] of Object.entries(onToolCall)) {
+      const transitionPath = [...statePath, 'transitions', 'on_tool_call', toolName];
+      if (!listedNames.has(toolName)) {
+        out.push({
+          severity: 'error',
+          code: 'transition_from_unlisted_tool',
+          message: `state "${stateName}" has a transition for the tool "${toolName}", which is not in its agent.tools`,
+          path: transitionPath,
+          atKey: true,
+        });
+      }
+      if (typeof target !== 'string') continue;
+      if (!Object.hasOwn(states, target)) {
+        out.push({
+          severity: 'error',
+          code: 'unknown_target_state',
+          message: `the tool "${toolName}" in state "${stateName}" leads to "${target}", which is not a state`,
+          path: transitionPath,
+          atKey: false,
+        });
+      } else if (listedNames.has(toolName)) {
+        targets.add(target);
+      }
+    }
+  }
+
+  if (initialIsState) {
+    const reached = new Set<string>([initial]);
+    const queue = [initial];
+    while (queue.length > 0) {
+      for (const next of edges.get(queue.shift()!) ?? []) {
+        if (!reached.has(next)) {
+          reached.add(next);
+          queue.push(next);
+        }
+      }
+    }
+    for (const stateName of stateNames) {
+      if (!reached.has(stateName)) {
+        out.push({
+          severity: 'warning',
+          code: 'unreachable_state',
+          message: `state "${stateName}" cannot be reached from the initial state "${initial}"`,
+          path: ['states', stateName],
+          atKey: true,
+        });
+      }
+    }
+  }
+
+  for (const stateName of stateNames) {
+    const leavesTo = [...(edges.get(stateName) ?? [])].filter((target) => target !== stateName);
+    if (leavesTo.length === 0 && asObject(states[stateName])) {
+      out.push({
+        severity: 'warning',
+        code: 'dead_end_state',
+        message: `state "${stateName}" has no way out: a session that reaches it stays there (fine for a final state)`,
+        path: ['states', stateName],
+        atKey: true,
+      });
+    }
+  }
+
+  checkPlaceholders(doc, states, settableVariables, out);
+  return out;
+}
+
+function checkPlaceholders(doc: Obj, states: Obj, settable: Set<string>, out: SemanticProblem[]): void {
+  const texts: Array<{ path: Array<string | number>; text: unknown }> = [
+    { path: ['settings', 'base_system_prompt'], text: asObject(doc.settings)?.base_system_prompt },
+  ];
+  for (const [stateName, raw] of Object.entries(states)) {
+    const state = asObject(raw);
+    if (!state) continue;
+    texts.push({ path: ['states', stateName, 'ui', 'prompt'], text: asObject(state.ui)?.prompt });
+    texts.push({ path: ['states', stateName, 'agent', 'prompt'], text: asObject(state.agent)?.prompt });
+    for (const [toolName, tool] of Object.entries(asObject(state.tools) ?? {})) {
+      texts.push({ path: ['states', stateName, 'tools', toolName, 'speech_cue'], text: asObject(tool)?.speech_cue });
+    }
+  }
+  for (const { path, text } of texts) {
+    if (typeof text !== 'string') continue;
+    const seen = new Map<string, number>();
+    for (const { name } of findPlaceholders(text)) {
+      const occurrence = seen.get(name) ?? 0;
+      seen.set(name, occurrence + 1);
+      if (settable.has(name)) continue;
+      out.push({
+        severity: 'warning',
+        code: 'unresolved_placeholder',
+        message: `no tool parameter sets {${name}}: it renders empty unless the session's context provides "${name}"`,
+        path,
+        atKey: false,
+        needle: { text: `{${name}}`, occurrence },
+      });
+    }
+  }
+}
