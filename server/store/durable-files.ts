@@ -1,0 +1,64 @@
+// Async file helpers with the ordering a crash-safe store needs. Only async fs: the same event
+// loop carries real-time audio, and a synchronous fsync can stall it for tens of milliseconds.
+
+import { open, rename, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+
+/** `write` may write fewer bytes than asked (a signal, a full disk); loop until all are out. */
+export async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
+    if (bytesWritten === 0) throw new Error('the file accepted no bytes');
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * Makes a rename or a new file in `dir` durable. Windows cannot open a directory for fsync and
+ * NTFS journals renames itself, so there it is skipped.
+ */
+export async function syncDirectory(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Replaces `path` with `bytes` so that after a crash at any point the file holds either the old
+ * or the new content in full: write a temp file beside it, fsync it, rename it over `path`,
+ * fsync the directory. Writing `path` in place would truncate it first and leave a torn file.
+ */
+export async function replaceFileAtomically(path: string, bytes: Uint8Array, fsync: boolean): Promise<void> {
+  const tempPath = temporaryPathFor(path);
+  const handle = await open(tempPath, 'w');
+  try {
+    await writeAll(handle, bytes);
+    if (fsync) await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(tempPath).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  await rename(tempPath, path);
+  if (fsync) await syncDirectory(dirname(path));
+}
+
+export function temporaryPathFor(path: string): string {
+  return `${dirname(path)}/${basename(path)}.tmp`;
+}
+
+/** Removes a file, treating "already gone" as success. */
+export async function removeIfPresent(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}

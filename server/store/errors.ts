@@ -1,0 +1,98 @@
+// Typed errors of the store. Each carries a stable `code` so the API layer can map it to its own
+// coded errors (server/errors.ts) without matching on message text.
+
+export type StoreErrorCode =
+  | 'store_locked'
+  | 'store_corrupt'
+  | 'store_failed'
+  | 'store_closed'
+  | 'store_schema_too_new'
+  | 'email_taken'
+  | 'idempotency_key_reused';
+
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Another live process holds the data dir's lockfile. */
+export class StoreLockedError extends StoreError {
+  readonly dataDir: string;
+  readonly pid: number;
+
+  constructor(dataDir: string, pid: number, lockPath: string) {
+    super(
+      'store_locked',
+      `The data dir ${dataDir} is in use by another Voxflow process (pid ${pid}). ` +
+        `Stop that process, or delete ${lockPath} if no Voxflow is running.`,
+    );
+    this.dataDir = dataDir;
+    this.pid = pid;
+  }
+}
+
+/** A file of the data dir is damaged beyond what recovery may silently repair. */
+export class StoreCorruptError extends StoreError {
+  readonly file: string;
+
+  constructor(file: string, detail: string, options?: { cause?: unknown }) {
+    super('store_corrupt', `${file} is damaged: ${detail}. Voxflow will not start on it.`, options);
+    this.file = file;
+  }
+}
+
+/**
+ * A journal write or fsync failed. The database stops accepting writes, because its in-memory
+ * state may now hold changes that are not on disk. Whether the failed write itself reached the
+ * disk is unknown (an fsync error does not say), so a caller must treat it as "maybe applied".
+ */
+export class StoreFailedError extends StoreError {
+  constructor(cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      'store_failed',
+      `The store stopped accepting writes after a journal write failed (${reason}). Restart Voxflow.`,
+      { cause },
+    );
+  }
+}
+
+export class StoreClosedError extends StoreError {
+  constructor() {
+    super('store_closed', 'The store is closed.');
+  }
+}
+
+/** The data dir was written by a newer Voxflow whose schema this build does not know. */
+export class StoreSchemaTooNewError extends StoreError {
+  constructor(file: string, found: number, known: number) {
+    super(
+      'store_schema_too_new',
+      `${file} has schema version ${found}, but this Voxflow knows only up to ${known}. Upgrade Voxflow.`,
+    );
+  }
+}
+
+export class EmailTakenError extends StoreError {
+  constructor() {
+    super('email_taken', 'An account with this email already exists.');
+  }
+}
+
+/** An idempotency key was used again for a different operation (another account or amount). */
+export class IdempotencyKeyReusedError extends StoreError {
+  readonly idempotencyKey: string;
+
+  constructor(idempotencyKey: string) {
+    super(
+      'idempotency_key_reused',
+      `The idempotency key ${idempotencyKey} was already used for a different ledger entry.`,
+    );
+    this.idempotencyKey = idempotencyKey;
+  }
+}

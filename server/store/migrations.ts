@@ -1,0 +1,94 @@
+// The schema, as numbered scripts applied in order at open. A released migration is never
+// edited: a change is a new entry at the end.
+//
+// Ids are TEXT made in JS and times are REAL Unix seconds passed in as parameters, never SQLite
+// defaults such as CURRENT_TIMESTAMP: the journal replays statements, and a statement that
+// reads the clock would replay to a different value.
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, api keys, flows, sessions, credit ledger, provider settings',
+    sql: `
+      CREATE TABLE accounts (
+        id            TEXT PRIMARY KEY,
+        email         TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        password_hash TEXT NOT NULL,
+        created_at    REAL NOT NULL
+      );
+
+      CREATE TABLE api_keys (
+        id           TEXT PRIMARY KEY,
+        account_id   TEXT NOT NULL REFERENCES accounts(id),
+        label        TEXT NOT NULL,
+        prefix       TEXT NOT NULL,
+        key_hash     TEXT NOT NULL UNIQUE,
+        created_at   REAL NOT NULL,
+        last_used_at REAL,
+        revoked_at   REAL
+      );
+      CREATE INDEX api_keys_by_account ON api_keys(account_id, created_at);
+
+      CREATE TABLE flows (
+        id           TEXT PRIMARY KEY,
+        account_id   TEXT NOT NULL REFERENCES accounts(id),
+        name         TEXT NOT NULL,
+        yaml_content TEXT NOT NULL,
+        created_at   REAL NOT NULL,
+        updated_at   REAL NOT NULL
+      );
+      CREATE INDEX flows_by_account ON flows(account_id, created_at);
+
+      -- token_hash is NULL for engine-router sessions, which start connected without a token.
+      CREATE TABLE sessions (
+        id                    TEXT PRIMARY KEY,
+        account_id            TEXT NOT NULL REFERENCES accounts(id),
+        flow_id               TEXT,
+        token_hash            TEXT UNIQUE,
+        token_prefix          TEXT,
+        transport             TEXT NOT NULL,
+        mode                  TEXT NOT NULL,
+        context_json          TEXT NOT NULL,
+        metadata_json         TEXT NOT NULL,
+        status                TEXT NOT NULL CHECK (status IN ('created', 'connected', 'ended')),
+        created_at            REAL NOT NULL,
+        expires_at            REAL NOT NULL,
+        started_at            REAL,
+        ended_at              REAL,
+        duration_secs         INTEGER,
+        end_reason            TEXT,
+        credits_charged_cents INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX sessions_by_account ON sessions(account_id, created_at);
+
+      -- Append-only: balance is SUM(delta_cents); a row is never updated or deleted.
+      CREATE TABLE credit_ledger (
+        seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id      TEXT NOT NULL REFERENCES accounts(id),
+        delta_cents     INTEGER NOT NULL,
+        reason          TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL UNIQUE,
+        session_id      TEXT,
+        created_at      REAL NOT NULL
+      );
+      CREATE INDEX credit_ledger_by_account ON credit_ledger(account_id, delta_cents);
+
+      CREATE TABLE provider_settings (
+        account_id   TEXT PRIMARY KEY REFERENCES accounts(id),
+        stt_provider TEXT,
+        stt_key_enc  TEXT,
+        tts_provider TEXT,
+        tts_key_enc  TEXT,
+        llm_provider TEXT,
+        llm_key_enc  TEXT,
+        updated_at   REAL NOT NULL
+      );
+    `,
+  },
+];

@@ -1,0 +1,133 @@
+import type { Database } from '../database.ts';
+import { newId } from '../ids.ts';
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  label: string;
+  /** The key's first characters, shown in lists so a user can tell keys apart. */
+  prefix: string;
+  /** SHA-256 of the key; the key itself is never stored. */
+  keyHash: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface NewApiKey {
+  accountId: string;
+  label: string;
+  prefix: string;
+  keyHash: string;
+}
+
+export interface ApiKeysRepository {
+  create(input: NewApiKey): Promise<ApiKey>;
+  /** Newest first; revoked keys are left out. */
+  listByAccount(accountId: string): ApiKey[];
+  findActiveByHash(keyHash: string): ApiKey | null;
+  /** False when the key is unknown, another account's, or already revoked. */
+  revoke(accountId: string, id: string): Promise<boolean>;
+  /**
+   * Records a use at `now`, at most once a minute per key: true when it wrote. Every write
+   * waits for an fsync, and one per authenticated request would put that on every GET.
+   */
+  touch(id: string, now: number): Promise<boolean>;
+}
+
+export const TOUCH_INTERVAL_SECS = 60;
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  label: string;
+  prefix: string;
+  key_hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export function createApiKeysRepository(db: Database): ApiKeysRepository {
+  return {
+    create({ accountId, label, prefix, keyHash }) {
+      const key: ApiKey = {
+        id: newId(),
+        accountId,
+        label,
+        prefix,
+        keyHash,
+        createdAt: db.now(),
+        lastUsedAt: null,
+        revokedAt: null,
+      };
+      return db.write((tx) => {
+        tx.run('INSERT INTO api_keys (id, account_id, label, prefix, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
+          key.id,
+          key.accountId,
+          key.label,
+          key.prefix,
+          key.keyHash,
+          key.createdAt,
+        ]);
+        return key;
+      });
+    },
+
+    listByAccount(accountId) {
+      return db
+        .all<ApiKeyRow>(
+          // rowid breaks ties between keys created within the same clock tick.
+          'SELECT * FROM api_keys WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, rowid DESC',
+          [accountId],
+        )
+        .map(toApiKey);
+    },
+
+    findActiveByHash(keyHash) {
+      const row = db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL', [keyHash]);
+      return row ? toApiKey(row) : null;
+    },
+
+    revoke(accountId, id) {
+      const revokedAt = db.now();
+      return db.write(
+        (tx) =>
+          tx.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL', [
+            revokedAt,
+            id,
+            accountId,
+          ]) === 1,
+      );
+    },
+
+    touch(id, now) {
+      const row = db.get<{ last_used_at: number | null }>('SELECT last_used_at FROM api_keys WHERE id = ?', [id]);
+      // Decided on the read so that the common case costs no write and no fsync at all.
+      if (!row || (row.last_used_at !== null && now - row.last_used_at < TOUCH_INTERVAL_SECS)) {
+        return Promise.resolve(false);
+      }
+      return db.write(
+        (tx) =>
+          tx.run('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)', [
+            now,
+            id,
+            now - TOUCH_INTERVAL_SECS,
+          ]) === 1,
+      );
+    },
+  };
+}
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    label: row.label,
+    prefix: row.prefix,
+    keyHash: row.key_hash,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}

@@ -1,0 +1,105 @@
+// Per-account provider choices and keys. Keys arrive here already encrypted (AES-256-GCM in
+// the API layer); the store never sees a key in clear.
+
+import type { Database } from '../database.ts';
+
+export interface ProviderSettings {
+  accountId: string;
+  sttProvider: string | null;
+  sttKeyEnc: string | null;
+  ttsProvider: string | null;
+  ttsKeyEnc: string | null;
+  llmProvider: string | null;
+  llmKeyEnc: string | null;
+  /** Null until the account first saves settings. */
+  updatedAt: number | null;
+}
+
+/** A field left out is kept; a field set to null is cleared. */
+export type ProviderSettingsChanges = Partial<Omit<ProviderSettings, 'accountId' | 'updatedAt'>>;
+
+export interface ProvidersRepository {
+  /** The account's settings, all null when it never saved any. */
+  get(accountId: string): ProviderSettings;
+  update(accountId: string, changes: ProviderSettingsChanges): Promise<ProviderSettings>;
+}
+
+// The only column names that ever reach SQL text; keys of `changes` are matched against it.
+const COLUMNS = {
+  sttProvider: 'stt_provider',
+  sttKeyEnc: 'stt_key_enc',
+  ttsProvider: 'tts_provider',
+  ttsKeyEnc: 'tts_key_enc',
+  llmProvider: 'llm_provider',
+  llmKeyEnc: 'llm_key_enc',
+} as const satisfies Record<keyof ProviderSettingsChanges, string>;
+
+interface ProviderSettingsRow {
+  account_id: string;
+  stt_provider: string | null;
+  stt_key_enc: string | null;
+  tts_provider: string | null;
+  tts_key_enc: string | null;
+  llm_provider: string | null;
+  llm_key_enc: string | null;
+  updated_at: number;
+}
+
+export function createProvidersRepository(db: Database): ProvidersRepository {
+  const get = (accountId: string): ProviderSettings => {
+    const row = db.get<ProviderSettingsRow>('SELECT * FROM provider_settings WHERE account_id = ?', [accountId]);
+    return row ? toProviderSettings(row) : emptySettings(accountId);
+  };
+
+  return {
+    get,
+
+    update(accountId, changes) {
+      const columns: string[] = [];
+      const values: (string | null)[] = [];
+      for (const [field, column] of Object.entries(COLUMNS) as [keyof ProviderSettingsChanges, string][]) {
+        const value = changes[field];
+        if (value === undefined) continue;
+        columns.push(column);
+        values.push(value);
+      }
+      const updatedAt = db.now();
+      const assignments = [...columns, 'updated_at'].map((column) => `${column} = excluded.${column}`).join(', ');
+      return db.write((tx) => {
+        tx.run(
+          `INSERT INTO provider_settings (account_id, ${[...columns, 'updated_at'].join(', ')})
+           VALUES (?, ${[...values, updatedAt].map(() => '?').join(', ')})
+           ON CONFLICT (account_id) DO UPDATE SET ${assignments}`,
+          [accountId, ...values, updatedAt],
+        );
+        return get(accountId);
+      });
+    },
+  };
+}
+
+function emptySettings(accountId: string): ProviderSettings {
+  return {
+    accountId,
+    sttProvider: null,
+    sttKeyEnc: null,
+    ttsProvider: null,
+    ttsKeyEnc: null,
+    llmProvider: null,
+    llmKeyEnc: null,
+    updatedAt: null,
+  };
+}
+
+function toProviderSettings(row: ProviderSettingsRow): ProviderSettings {
+  return {
+    accountId: row.account_id,
+    sttProvider: row.stt_provider,
+    sttKeyEnc: row.stt_key_enc,
+    ttsProvider: row.tts_provider,
+    ttsKeyEnc: row.tts_key_enc,
+    llmProvider: row.llm_provider,
+    llmKeyEnc: row.llm_key_enc,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,236 @@
+// Voice sessions. Lifecycle: 'created' (token issued by POST /v1/sessions) → 'connected' (the
+// token's one WebSocket connection claimed it) → 'ended'. Engine-router sessions have no token
+// and start out 'connected'.
+
+import type { Database } from '../database.ts';
+import { newId } from '../ids.ts';
+
+export type SessionStatus = 'created' | 'connected' | 'ended';
+export type SessionMode = 'assistant' | 'flow';
+export type SessionTransport = 'websocket' | 'webrtc';
+export type JsonObject = Record<string, unknown>;
+
+export interface Session {
+  id: string;
+  accountId: string;
+  flowId: string | null;
+  /** SHA-256 of the session token; null for engine-router sessions. */
+  tokenHash: string | null;
+  tokenPrefix: string | null;
+  transport: SessionTransport;
+  mode: SessionMode;
+  context: JsonObject;
+  metadata: JsonObject;
+  status: SessionStatus;
+  createdAt: number;
+  /** An unclaimed token stops working at this time. */
+  expiresAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  durationSecs: number | null;
+  endReason: string | null;
+  creditsChargedCents: number;
+}
+
+export interface NewSession {
+  accountId: string;
+  flowId: string | null;
+  tokenHash: string;
+  tokenPrefix: string;
+  transport: SessionTransport;
+  mode: SessionMode;
+  context: JsonObject;
+  metadata: JsonObject;
+  expiresAt: number;
+}
+
+export interface NewConnectedSession {
+  accountId: string;
+  flowId: string | null;
+  transport: SessionTransport;
+  mode: SessionMode;
+  context: JsonObject;
+  metadata: JsonObject;
+}
+
+export interface SessionEnd {
+  endedAt: number;
+  reason: string;
+  creditsChargedCents: number;
+}
+
+export interface SessionsRepository {
+  create(input: NewSession): Promise<Session>;
+  /** A session that is connected from the start (engine router: no token to claim). */
+  createConnected(input: NewConnectedSession): Promise<Session>;
+  findById(id: string): Session | null;
+  findByTokenHash(tokenHash: string): Session | null;
+  /**
+   * Moves a 'created', unexpired session to 'connected' and returns it; null when the token is
+   * unknown, expired or already used. A token is good for one connection.
+   */
+  claim(tokenHash: string, now: number): Promise<Session | null>;
+  /** Ends the session once; ending it again returns it unchanged. Null when unknown. */
+  end(id: string, end: SessionEnd): Promise<Session | null>;
+  /** Newest first. */
+  listRecent(accountId: string, limit?: number): Session[];
+}
+
+interface SessionRow {
+  id: string;
+  account_id: string;
+  flow_id: string | null;
+  token_hash: string | null;
+  token_prefix: string | null;
+  transport: string;
+  mode: string;
+  context_json: string;
+  metadata_json: string;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  duration_secs: number | null;
+  end_reason: string | null;
+  credits_charged_cents: number;
+}
+
+const INSERT_SQL = `INSERT INTO sessions
+  (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
+   status, created_at, expires_at, started_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+export function createSessionsRepository(db: Database): SessionsRepository {
+  const findById = (id: string): Session | null => {
+    const row = db.get<SessionRow>('SELECT * FROM sessions WHERE id = ?', [id]);
+    return row ? toSession(row) : null;
+  };
+
+  const insert = (session: Session): Promise<Session> =>
+    db.write((tx) => {
+      tx.run(INSERT_SQL, [
+        session.id,
+        session.accountId,
+        session.flowId,
+        session.tokenHash,
+        session.tokenPrefix,
+        session.transport,
+        session.mode,
+        JSON.stringify(session.context),
+        JSON.stringify(session.metadata),
+        session.status,
+        session.createdAt,
+        session.expiresAt,
+        session.startedAt,
+      ]);
+      return session;
+    });
+
+  return {
+    create(input) {
+      return insert({ ...unstartedSession(input, db.now()), status: 'created', expiresAt: input.expiresAt });
+    },
+
+    createConnected(input) {
+      const now = db.now();
+      // Nothing to claim, so it "expires" the moment it starts.
+      return insert({
+        ...unstartedSession(input, now),
+        status: 'connected',
+        expiresAt: now,
+        startedAt: now,
+      });
+    },
+
+    findById,
+
+    findByTokenHash(tokenHash) {
+      const row = db.get<SessionRow>('SELECT * FROM sessions WHERE token_hash = ?', [tokenHash]);
+      return row ? toSession(row) : null;
+    },
+
+    claim(tokenHash, now) {
+      return db.write((tx) => {
+        const claimed = tx.run(
+          `UPDATE sessions SET status = 'connected', started_at = ?
+           WHERE token_hash = ? AND status = 'created' AND expires_at > ?`,
+          [now, tokenHash, now],
+        );
+        if (claimed !== 1) return null;
+        const row = tx.get<SessionRow>('SELECT * FROM sessions WHERE token_hash = ?', [tokenHash]);
+        return row ? toSession(row) : null;
+      });
+    },
+
+    end(id, { endedAt, reason, creditsChargedCents }) {
+      if (!Number.isSafeInteger(creditsChargedCents) || creditsChargedCents < 0) {
+        return Promise.reject(new RangeError(`creditsChargedCents must be whole cents; got ${creditsChargedCents}`));
+      }
+      return db.write((tx) => {
+        // A session that never connected ran for no time; its started_at stays null.
+        tx.run(
+          `UPDATE sessions SET status = 'ended', ended_at = ?, end_reason = ?, credits_charged_cents = ?,
+             duration_secs = CASE WHEN started_at IS NULL THEN 0 ELSE MAX(0, CAST(ROUND(? - started_at) AS INTEGER)) END
+           WHERE id = ? AND status != 'ended'`,
+          [endedAt, reason, creditsChargedCents, endedAt, id],
+        );
+        return findById(id);
+      });
+    },
+
+    listRecent(accountId, limit = 50) {
+      return db
+        .all<SessionRow>('SELECT * FROM sessions WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?', [
+          accountId,
+          limit,
+        ])
+        .map(toSession);
+    },
+  };
+}
+
+function unstartedSession(
+  input: NewConnectedSession & { tokenHash?: string; tokenPrefix?: string },
+  now: number,
+): Omit<Session, 'status' | 'expiresAt'> {
+  return {
+    id: newId(),
+    accountId: input.accountId,
+    flowId: input.flowId,
+    tokenHash: input.tokenHash ?? null,
+    tokenPrefix: input.tokenPrefix ?? null,
+    transport: input.transport,
+    mode: input.mode,
+    context: input.context,
+    metadata: input.metadata,
+    createdAt: now,
+    startedAt: null,
+    endedAt: null,
+    durationSecs: null,
+    endReason: null,
+    creditsChargedCents: 0,
+  };
+}
+
+function toSession(row: SessionRow): Session {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    flowId: row.flow_id,
+    tokenHash: row.token_hash,
+    tokenPrefix: row.token_prefix,
+    transport: row.transport as SessionTransport,
+    mode: row.mode as SessionMode,
+    context: JSON.parse(row.context_json) as JsonObject,
+    metadata: JSON.parse(row.metadata_json) as JsonObject,
+    status: row.status as SessionStatus,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    durationSecs: row.duration_secs,
+    endReason: row.end_reason,
+    creditsChargedCents: row.credits_charged_cents,
+  };
+}

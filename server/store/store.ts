@@ -1,0 +1,65 @@
+// The store as the rest of the server sees it: one repository per table, no SQL outside. A
+// PostgreSQL implementation of the same repository interfaces can replace it for multi-node
+// hosting.
+
+import { openDatabase } from './database.ts';
+import type { Database, OpenDatabaseOptions } from './database.ts';
+import { createAccountsRepository } from './repositories/accounts.ts';
+import type { AccountsRepository } from './repositories/accounts.ts';
+import { createApiKeysRepository } from './repositories/api-keys.ts';
+import type { ApiKeysRepository } from './repositories/api-keys.ts';
+import { createCreditsRepository } from './repositories/credits.ts';
+import type { CreditsRepository } from './repositories/credits.ts';
+import { createFlowsRepository } from './repositories/flows.ts';
+import type { FlowsRepository } from './repositories/flows.ts';
+import { createProvidersRepository } from './repositories/providers.ts';
+import type { ProvidersRepository } from './repositories/providers.ts';
+import { createSessionsRepository } from './repositories/sessions.ts';
+import type { SessionsRepository } from './repositories/sessions.ts';
+
+export * from './errors.ts';
+export type { Database, DatabaseStats, OpenDatabaseOptions, RecoveryReport, WriteTransaction } from './database.ts';
+export type { Account, AccountsRepository, NewAccount } from './repositories/accounts.ts';
+export type { ApiKey, ApiKeysRepository, NewApiKey } from './repositories/api-keys.ts';
+export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from './repositories/credits.ts';
+export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './repositories/flows.ts';
+export type { ProviderSettings, ProviderSettingsChanges, ProvidersRepository } from './repositories/providers.ts';
+export type {
+  NewConnectedSession,
+  NewSession,
+  Session,
+  SessionEnd,
+  SessionMode,
+  SessionStatus,
+  SessionTransport,
+  SessionsRepository,
+} from './repositories/sessions.ts';
+
+export type OpenStoreOptions = OpenDatabaseOptions;
+
+export interface Store {
+  /** The engine underneath, for health checks, stats and measuring durable write latency. */
+  db: Database;
+  accounts: AccountsRepository;
+  apiKeys: ApiKeysRepository;
+  flows: FlowsRepository;
+  sessions: SessionsRepository;
+  credits: CreditsRepository;
+  providers: ProvidersRepository;
+  /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const db = await openDatabase(options);
+  return {
+    db,
+    accounts: createAccountsRepository(db),
+    apiKeys: createApiKeysRepository(db),
+    flows: createFlowsRepository(db),
+    sessions: createSessionsRepository(db),
+    credits: createCreditsRepository(db),
+    providers: createProvidersRepository(db),
+    close: () => db.close(),
+  };
+}
