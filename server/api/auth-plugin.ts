@@ -1,0 +1,125 @@
+// Establishes who is calling before any body is read, enforces each route's auth rule and the
+// per-IP and per-credential rate limits. Routes declare their rule in `config.auth`; a route
+// that forgets gets the strictest common rule (a JWT or an API key), never none.
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
+import { digest, looksLikeApiKey } from '../security/opaque-tokens.ts';
+import { RateLimiter } from '../util/rate-limiter.ts';
+import type { AuthRule, Principal } from './services.ts';
+
+interface Credentials {
+  bearer: string | null;
+  apiKey: string | null;
+}
+
+function readCredentials(request: FastifyRequest, fromQuery: boolean): Credentials {
+  const authorization = request.headers.authorization;
+  const serviceKey = request.headers['x-service-key'];
+  let bearer: string | null = null;
+  let apiKey = typeof serviceKey === 'string' && serviceKey.trim() ? serviceKey.trim() : null;
+  if (fromQuery && !authorization && !apiKey) {
+    // Browsers cannot set headers on a WebSocket: the engine router also reads the query.
+    const query = request.query as Record<string, unknown>;
+    if (typeof query.access_token === 'string' && query.access_token) bearer = query.access_token;
+    if (typeof query.api_key === 'string' && query.api_key) apiKey = query.api_key;
+  }
+  if (typeof authorization === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) throw new AppError('invalid_credentials', 'The Authorization header must be "Bearer <token>".');
+    // SDKs that only know bearer auth may send an API key that way; it is still an API key.
+    if (looksLikeApiKey(match[1]!) && !apiKey) apiKey = match[1]!;
+    else bearer = match[1]!;
+  }
+  return { bearer, apiKey };
+}
+
+async function authenticate(app: FastifyInstance, credentials: Credentials): Promise<Principal> {
+  const { store, accessTokens } = app.services;
+  if (credentials.apiKey) {
+    const key = store.apiKeys.findActiveByHash(digest(credentials.apiKey));
+    if (!key) throw new AppError('invalid_credentials', 'The API key is unknown or revoked.');
+    // Throttled inside the repository; a failed touch must not fail the request.
+    store.apiKeys.touch(key.id, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
+    return { kind: 'api_key', accountId: key.accountId, apiKeyId: key.id };
+  }
+  const verified = await accessTokens.verify(credentials.bearer!);
+  if (!verified.ok) throw new AppError(verified.reason === 'expired' ? 'token_expired' : 'invalid_credentials');
+  if (!store.accounts.findById(verified.accountId)) throw new AppError('invalid_credentials', 'The account of this token no longer exists.');
+  return { kind: 'jwt', accountId: verified.accountId };
+}
+
+function allows(rule: AuthRule, principal: Principal): boolean {
+  switch (rule) {
+    case 'none':
+      return true;
+    case 'jwt':
+      return principal.kind === 'jwt';
+    case 'api_key':
+      return principal.kind === 'api_key';
+    case 'jwt_or_api_key':
+      return principal.kind === 'jwt' || principal.kind === 'api_key';
+    case 'engine':
+      return true;
+  }
+}
+
+const RULE_WORDS: Record<AuthRule, string> = {
+  none: 'no credential',
+  jwt: 'a JWT access token (Authorization: Bearer <access_token> from /auth/login)',
+  api_key: 'an API key (X-Service-Key: <key>)',
+  jwt_or_api_key: 'a JWT access token or an API key',
+  engine: 'a JWT access token, an API key, or ?session_token=<token from POST /v1/sessions>',
+};
+
+export const authPlugin = fp(
+  async (app: FastifyInstance) => {
+    const { rateLimit } = app.services.config;
+    const perIp = new RateLimiter(rateLimit.ipPerMinute);
+    const perCredential = new RateLimiter(rateLimit.credentialPerMinute);
+    const authAttempts = new RateLimiter(rateLimit.authPerMinute);
+
+    const limit = (limiter: RateLimiter, key: string) => {
+      const decision = limiter.take(key);
+      if (!decision.allowed) {
+        throw new AppError('rate_limited', undefined, undefined, { 'retry-after': String(decision.retryAfterSeconds) });
+      }
+    };
+
+    app.decorateRequest('principal', null);
+    app.decorateRequest('claimedSession', null);
+
+    app.addHook('onRequest', async (request) => {
+      limit(perIp, request.ip);
+      // Unknown routes fall through to the 404 handler without asking for credentials.
+      if (request.routeOptions.url === undefined) return;
+      const config = request.routeOptions.config;
+      if (config.authAttempt) limit(authAttempts, `${request.ip} ${request.routeOptions.url}`);
+      const rule = config.auth ?? 'jwt_or_api_key';
+      if (rule === 'none') return;
+
+      if (rule === 'engine') {
+        const token = (request.query as Record<string, unknown>).session_token;
+        if (typeof token === 'string' && token) {
+          // A session token is good for one connection: claiming it here uses it up.
+          const session = await app.services.store.sessions.claim(digest(token), Date.now() / 1000);
+          if (!session) throw new AppError('session_token_invalid');
+          request.principal = { kind: 'session', accountId: session.accountId, sessionId: session.id };
+          request.claimedSession = session;
+          return;
+        }
+      }
+      const credentials = readCredentials(request, rule === 'engine');
+      if (!credentials.bearer && !credentials.apiKey) {
+        throw new AppError('missing_credentials', `This endpoint needs ${RULE_WORDS[rule]}.`);
+      }
+      const principal = await authenticate(app, credentials);
+      if (!allows(rule, principal)) {
+        throw new AppError('wrong_credential_kind', `This endpoint needs ${RULE_WORDS[rule]}.`);
+      }
+      limit(perCredential, principal.kind === 'api_key' ? `key ${principal.apiKeyId}` : `account ${principal.accountId}`);
+      request.principal = principal;
+    });
+  },
+  { name: 'voxflow-auth' },
+);

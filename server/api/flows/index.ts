@@ -1,0 +1,98 @@
+// Flows: YAML documents validated by the shared flow model. Another account's flow is a 404.
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.ts';
+import { parseFlow } from '../../flow/parse.ts';
+import { hasErrors, type Diagnostic } from '../../flow/types.ts';
+import { applyJsonToYaml, yamlToJson } from '../../flow/yaml-json.ts';
+import type { Flow } from '../../store/store.ts';
+import { accountOf } from '../services.ts';
+import { parseInput } from '../validation.ts';
+import { CreateFlowBody, FlowJsonBody, UpdateFlowBody } from './schemas.ts';
+
+type FlowParams = { Params: { flow_id: string } };
+
+/** Validates YAML for storing: a 422 with every diagnostic, or the warnings to return. */
+function validated(yamlText: string): Diagnostic[] {
+  const { diagnostics } = parseFlow(yamlText);
+  if (hasErrors(diagnostics)) {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    const first = errors[0]!;
+    throw new AppError(
+      'invalid_flow',
+      `The flow document has ${errors.length} ${errors.length === 1 ? 'error' : 'errors'}; the first, at line ${first.line}, column ${first.column}: ${first.message}`,
+      diagnostics,
+    );
+  }
+  return diagnostics;
+}
+
+function fullView(flow: Flow, diagnostics?: Diagnostic[]) {
+  return {
+    id: flow.id,
+    name: flow.name,
+    yaml_content: flow.yamlContent,
+    created_at: flow.createdAt,
+    updated_at: flow.updatedAt,
+    ...(diagnostics ? { diagnostics } : {}),
+  };
+}
+
+export async function flowRoutes(app: FastifyInstance): Promise<void> {
+  const { store } = app.services;
+  const config = { auth: 'jwt_or_api_key' as const };
+
+  const ownFlow = (accountId: string, id: string): Flow => {
+    const flow = store.flows.get(accountId, id);
+    if (!flow) throw new AppError('flow_not_found', `No flow with the id "${id}".`);
+    return flow;
+  };
+
+  app.post('/v1/flows', { config }, async (request, reply) => {
+    const body = parseInput(CreateFlowBody, request.body);
+    const warnings = validated(body.yaml_content);
+    const flow = await store.flows.create({ accountId: accountOf(request.principal), name: body.name, yamlContent: body.yaml_content });
+    return reply.status(201).send(fullView(flow, warnings));
+  });
+
+  app.get('/v1/flows', { config }, async (request) => {
+    return store.flows.list(accountOf(request.principal)).map((f) => ({ id: f.id, name: f.name, created_at: f.createdAt }));
+  });
+
+  app.get<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
+    return fullView(ownFlow(accountOf(request.principal), request.params.flow_id));
+  });
+
+  // Added to the spec's endpoints (DESIGN §2): the YAML editor saves text with its comments.
+  app.put<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
+    const accountId = accountOf(request.principal);
+    ownFlow(accountId, request.params.flow_id);
+    const body = parseInput(UpdateFlowBody, request.body);
+    const warnings = body.yaml_content !== undefined ? validated(body.yaml_content) : undefined;
+    const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent: body.yaml_content });
+    if (!flow) throw new AppError('flow_not_found');
+    return fullView(flow, warnings);
+  });
+
+  app.delete<FlowParams>('/v1/flows/:flow_id', { config }, async (request, reply) => {
+    const deleted = await store.flows.delete(accountOf(request.principal), request.params.flow_id);
+    if (!deleted) throw new AppError('flow_not_found', `No flow with the id "${request.params.flow_id}".`);
+    return reply.status(204).send();
+  });
+
+  // The document itself as JSON, for the visual editor.
+  app.get<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request) => {
+    return yamlToJson(ownFlow(accountOf(request.principal), request.params.flow_id).yamlContent);
+  });
+
+  // The JSON is applied onto the stored YAML, keeping comments and key order where content is unchanged.
+  app.put<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request) => {
+    const accountId = accountOf(request.principal);
+    const stored = ownFlow(accountId, request.params.flow_id);
+    const json = parseInput(FlowJsonBody, request.body);
+    const yamlContent = applyJsonToYaml(stored.yamlContent, json);
+    const warnings = validated(yamlContent);
+    const flow = await store.flows.update(accountId, stored.id, { yamlContent });
+    if (!flow) throw new AppError('flow_not_found');
+    return fullView(flow, warnings);
+  });
+}

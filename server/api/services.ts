@@ -1,0 +1,53 @@
+// What every route can reach, decorated once onto the app and typed by declaration merging.
+import type { Config } from '../config.ts';
+import type { VoiceEngine } from '../engine/voice-engine.ts';
+import type { AccessTokens } from '../security/access-tokens.ts';
+import type { PasswordHasher } from '../security/passwords.ts';
+import type { SecretBox } from '../security/secret-box.ts';
+import type { Session, Store } from '../store/store.ts';
+
+export interface Services {
+  config: Config;
+  store: Store;
+  passwords: PasswordHasher;
+  accessTokens: AccessTokens;
+  secrets: SecretBox;
+  engine: VoiceEngine;
+}
+
+/** Who is calling, as established by the auth plugin. */
+export type Principal =
+  | { kind: 'jwt'; accountId: string }
+  | { kind: 'api_key'; accountId: string; apiKeyId: string }
+  | { kind: 'session'; accountId: string; sessionId: string };
+
+/** Which credentials a route takes (DESIGN §3's auth matrix). */
+export type AuthRule =
+  | 'none'
+  | 'jwt'
+  | 'api_key'
+  | 'jwt_or_api_key'
+  /** Engine router (DESIGN §4): a JWT, an API key, or a session token in `?session_token=`. */
+  | 'engine';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    /** The session a `?session_token=` claimed (engine routes only). */
+    claimedSession: Session | null;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthRule;
+    /** Signup and login get the tight per-IP limit. */
+    authAttempt?: boolean;
+  }
+}
+
+/** The caller's account; only called on routes whose auth rule guarantees a principal. */
+export function accountOf(principal: Principal | null): string {
+  if (!principal) throw new Error('route reached without a principal: its auth rule is wrong');
+  return principal.accountId;
+}

@@ -1,0 +1,84 @@
+// POST /v1/sessions starts a voice session from a backend (API key only) and hands back a
+// one-connection token and the WebSocket URL for the browser; GET lists the latest ones.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { AppError } from '../../errors.ts';
+import { effectiveRatePerMinute } from '../../providers/account-providers.ts';
+import { newSessionToken } from '../../security/opaque-tokens.ts';
+import type { Session } from '../../store/store.ts';
+import { accountOf } from '../services.ts';
+import { parseInput } from '../validation.ts';
+
+const MAX_OBJECT_BYTES = 16 * 1024;
+const smallObject = (what: string) =>
+  z
+    .record(z.string(), z.unknown(), { error: `${what} must be a JSON object` })
+    .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_OBJECT_BYTES, { message: `${what} must be at most 16 KiB as JSON` });
+
+const CreateSessionBody = z.object({
+  flow_id: z.string().min(1).max(200).nullish(),
+  context: smallObject('context').optional(),
+  metadata: smallObject('metadata').optional(),
+});
+
+/** `wss://` behind TLS: the scheme follows the configured public URL. */
+export function webSocketUrl(publicUrl: string, path: string): string {
+  return publicUrl.replace(/^http(s?):/i, 'ws$1:') + path;
+}
+
+export function sessionListItem(session: Session) {
+  return {
+    id: session.id,
+    token_prefix: session.tokenPrefix,
+    flow_id: session.flowId,
+    mode: session.mode,
+    transport: session.transport,
+    status: session.status,
+    created_at: session.createdAt,
+    started_at: session.startedAt,
+    ended_at: session.endedAt,
+    duration_secs: session.durationSecs,
+    end_reason: session.endReason,
+    credits_charged_usd_cents: session.creditsChargedCents,
+  };
+}
+
+export async function sessionRoutes(app: FastifyInstance): Promise<void> {
+  const { store, config } = app.services;
+
+  app.post('/v1/sessions', { config: { auth: 'api_key' } }, async (request) => {
+    const accountId = accountOf(request.principal);
+    const body = parseInput(CreateSessionBody, request.body ?? {});
+    const flowId = body.flow_id ?? null;
+    if (flowId && !store.flows.get(accountId, flowId)) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
+
+    const rate = effectiveRatePerMinute(config, store.providers.get(accountId));
+    const balance = store.credits.balance(accountId);
+    if (rate > 0 && balance < rate) {
+      throw new AppError('insufficient_credits', `A minute costs ${rate} cents and the balance is ${balance}; add credit or set your own provider keys.`);
+    }
+
+    const { token, prefix, hash } = newSessionToken();
+    await store.sessions.create({
+      accountId,
+      flowId,
+      tokenHash: hash,
+      tokenPrefix: prefix,
+      transport: 'websocket',
+      mode: flowId ? 'flow' : 'assistant',
+      context: body.context ?? {},
+      metadata: body.metadata ?? {},
+      expiresAt: Date.now() / 1000 + config.limits.sessionTokenTtlSeconds,
+    });
+    return {
+      session_token: token,
+      ws_url: webSocketUrl(config.publicUrl, `/v1/ws/${token}`),
+      transport: 'websocket',
+      credits_remaining: balance,
+    };
+  });
+
+  app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+    return store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed).map(sessionListItem);
+  });
+}

@@ -1,0 +1,146 @@
+// buildApp(config): the whole server as a Fastify instance that does not listen. main.ts and
+// Electron listen; tests build it with a temporary data dir. Every route is registered here,
+// explicitly (autoload breaks once bundled).
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { mkdir } from 'node:fs/promises';
+import type { Config } from './config.ts';
+import { apiKeyRoutes } from './api/api-keys/index.ts';
+import { authPlugin } from './api/auth-plugin.ts';
+import { authRoutes } from './api/auth/index.ts';
+import { creditRoutes } from './api/credits/index.ts';
+import { installErrorHandling } from './api/error-handler.ts';
+import { flowRoutes } from './api/flows/index.ts';
+import { healthRoutes } from './api/health/index.ts';
+import { providerRoutes } from './api/providers/index.ts';
+import type { Services } from './api/services.ts';
+import { sessionRoutes } from './api/sessions/index.ts';
+import { AccessTokens } from './security/access-tokens.ts';
+import { decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
+import { PasswordHasher } from './security/passwords.ts';
+import { SecretBox } from './security/secret-box.ts';
+import { openStore } from './store/store.ts';
+import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
+import { createVadUserInput } from './engine/user-input.ts';
+import { VoiceEngine } from './engine/voice-engine.ts';
+import { createProviderRegistry } from './providers/registry.ts';
+import { createSileroVad } from './providers/turn/silero.ts';
+import { shutdownFlite } from './providers/tts/flite.ts';
+import { websocketTransport } from './transports/websocket/index.ts';
+
+export interface BuildOptions {
+  /** A pino logger configuration or false; defaults to the configured level, secrets redacted. */
+  logger?: FastifyServerOptions['logger'];
+  /** More session hooks besides the logging one (analytics, tests). */
+  hooks?: SessionHook[];
+  /** Length of a billed minute; tests shorten it. */
+  minuteMs?: number;
+}
+
+/**
+ * Silero VAD, loaded once at start. Without it the server still runs: audio then gets a clear
+ * error and typed turns and the simulator still work.
+ */
+async function loadUserInput(app: FastifyInstance) {
+  const vad = createSileroVad();
+  try {
+    await vad.load();
+    return createVadUserInput(vad);
+  } catch (error) {
+    app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
+    return null;
+  }
+}
+
+/** Session tokens travel in URLs (/v1/ws/<token>, ?session_token=); logs get only their start. */
+export function redactUrl(url: string): string {
+  return url
+    .replace(/(\/v1\/ws\/)([^/?#]{6})[^/?#]*/g, '$1$2…')
+    .replace(/([?&](?:session_token|access_token|api_key|token|key)=)([^&#]{0,6})[^&#]*/gi, '$1$2…');
+}
+
+function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  if (config.logLevel === 'silent') return false;
+  return {
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-service-key"]', 'req.headers.cookie'], censor: '[redacted]' },
+    serializers: {
+      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),
+    },
+  };
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  await mkdir(config.dataDir, { recursive: true });
+  const store = await openStore({ dataDir: config.dataDir });
+  try {
+    const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
+    const jwtSecret = await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
+    const secrets = new SecretBox(secretKey);
+
+    const app = Fastify({
+      logger: options.logger ?? loggerOptions(config),
+      bodyLimit: config.limits.bodyBytes,
+      requestTimeout: config.limits.requestTimeoutMs,
+      // Behind a reverse proxy, the client's address comes from X-Forwarded-For (rate limits per IP).
+      trustProxy: config.publicUrl.startsWith('https:') ? 'loopback' : false,
+      return503OnClosing: true,
+    });
+    const registry = createProviderRegistry(config, store, secrets);
+    // Not awaited: a slow or failing warm-up must not hold up the API; the first session waits if needed.
+    registry.warmUp().catch((error: unknown) => app.log.warn({ err: error }, 'the embedded voice could not warm up'));
+    const engine = new VoiceEngine({
+      store,
+      hooks: new SessionHooks([loggingHook(app.log), ...(options.hooks ?? [])], app.log),
+      log: app.log,
+      providersFor: registry.providersFor,
+      userInput: await loadUserInput(app),
+      assistantPrompt: config.engine.assistantPrompt,
+      language: config.engine.language,
+      maxSessions: config.engine.maxSessions,
+      minuteMs: options.minuteMs,
+    });
+    const services: Services = {
+      config,
+      store,
+      passwords: new PasswordHasher(config.passwordHashCost, config.limits.concurrentPasswordHashes, config.limits.queuedPasswordHashes),
+      accessTokens: new AccessTokens(jwtSecret),
+      secrets,
+      engine,
+    };
+    app.decorate('services', services);
+    // Live sessions end (and are recorded) before the store closes.
+    app.addHook('preClose', async () => engine.close());
+    app.addHook('onClose', async () => {
+      await shutdownFlite();
+      await store.close();
+    });
+    // Only JSON bodies: any other content type is a clear 415, not a confusing 422.
+    app.removeContentTypeParser('text/plain');
+    // Many clients send `Content-Type: application/json` on every POST, body or not; an empty
+    // body means "no body" (routes that need one say so with a 422). Otherwise Fastify's own
+    // parser, which refuses __proto__ and constructor.prototype keys.
+    const parseJson = app.getDefaultJsonParser('error', 'error');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') return done(null, undefined);
+      parseJson(request, text, done);
+    });
+    installErrorHandling(app);
+
+    await app.register(authPlugin);
+    await app.register(healthRoutes);
+    await app.register(authRoutes);
+    await app.register(apiKeyRoutes);
+    await app.register(flowRoutes);
+    await app.register(sessionRoutes);
+    await app.register(creditRoutes);
+    await app.register(providerRoutes);
+    await app.register(websocketTransport);
+    await app.ready();
+    return app;
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

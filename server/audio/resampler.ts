@@ -1,0 +1,199 @@
+// Streaming polyphase FIR resampler for rational ratios (48k↔16k for WebRTC, 24k→16k for OpenAI
+// TTS, 8k→16k for telephony voices). The probe measured this design at ~38 µs per 20 ms frame
+// with a 10 kHz alias at -78 dB; stateless resamplers click at every chunk boundary.
+//
+// Conceptually the input is upsampled by L (zeros between samples), low-pass filtered at the
+// lower Nyquist, and every M-th sample kept; the polyphase form computes only the kept samples,
+// each from `tapsPerPhase` input samples. The output is shifted by the filter's delay so sample
+// n of the output sits at time n/outputRate of the input: output of any chunking is identical,
+// sample for sample, and a whole stream (after flush) is exactly ceil(inputLength × L / M) long.
+
+export interface ResamplerOptions {
+  /** Filter taps per output sample. 48 keeps aliases below -60 dB at ~40 µs per 20 ms frame. */
+  tapsPerPhase?: number;
+  /** Cutoff as a fraction of the lower Nyquist frequency. */
+  cutoff?: number;
+}
+
+interface FilterBank {
+  /** L phases of `taps` coefficients each, phase-major; each phase sums to 1. */
+  coefficients: Float64Array;
+  taps: number;
+  /** The filter's delay in upsampled samples. */
+  delay: number;
+}
+
+const banks = new Map<string, FilterBank>();
+
+export class StreamingResampler {
+  readonly up: number;
+  readonly down: number;
+  private readonly bank: FilterBank;
+  /** Input history (the last taps-1 samples) followed by the chunk being processed. */
+  private work: Float64Array;
+  /** Index of the next output's newest input sample, counted from the start of the stream. */
+  private nextInput: number;
+  private nextPhase: number;
+  private received = 0;
+  private emitted = 0;
+
+  constructor(
+    readonly inputRate: number,
+    readonly outputRate: number,
+    options: ResamplerOptions = {},
+  ) {
+    if (!Number.isInteger(inputRate) || !Number.isInteger(outputRate) || inputRate <= 0 || outputRate <= 0) {
+      throw new RangeError(`sample rates must be positive integers, got ${inputRate} → ${outputRate}`);
+    }
+    const divisor = gcd(inputRate, outputRate);
+    this.up = outputRate / divisor;
+    this.down = inputRate / divisor;
+    // Beyond this the filter table grows past a few hundred kB; no rate we use comes close.
+    if (this.up > 320) throw new RangeError(`resampling ${inputRate} → ${outputRate} needs ${this.up} phases; at most 320 are supported`);
+    // An even tap count lets the inner loop run two accumulators without a remainder step.
+    const taps = 2 * Math.max(1, Math.ceil((options.tapsPerPhase ?? 48) / 2));
+    this.bank = filterBank(this.up, this.down, taps, options.cutoff ?? 0.9);
+    this.work = new Float64Array(this.bank.taps - 1 + 4096);
+    this.nextInput = Math.floor(this.bank.delay / this.up);
+    this.nextPhase = this.bank.delay % this.up;
+  }
+
+  get ratio(): number {
+    return this.up / this.down;
+  }
+
+  /** Resamples the next chunk of the stream; the output lags the input by the filter's half-length. */
+  process(input: Int16Array): Int16Array {
+    if (this.up === this.down) return input.slice();
+    return this.run(input, Infinity);
+  }
+
+  /** Emits the samples still held in the filter (the stream's tail) and starts a new stream. */
+  flush(): Int16Array {
+    if (this.up === this.down) return new Int16Array(0);
+    const total = Math.ceil((this.received * this.up) / this.down);
+    const tailInputs = Math.ceil(this.bank.delay / this.up) + 1;
+    const tail = this.run(new Int16Array(tailInputs), total - this.emitted);
+    this.reset();
+    return tail;
+  }
+
+  reset(): void {
+    this.work.fill(0, 0, this.bank.taps - 1);
+    this.nextInput = Math.floor(this.bank.delay / this.up);
+    this.nextPhase = this.bank.delay % this.up;
+    this.received = 0;
+    this.emitted = 0;
+  }
+
+  private run(input: Int16Array, limit: number): Int16Array {
+    const { coefficients, taps } = this.bank;
+    const history = taps - 1;
+    const needed = history + input.length;
+    if (this.work.length < needed) {
+      const grown = new Float64Array(needed);
+      grown.set(this.work.subarray(0, history));
+      this.work = grown;
+    }
+    const work = this.work;
+    for (let i = 0; i < input.length; i++) work[history + i] = input[i]!;
+
+    const up = this.up;
+    const down = this.down;
+    const base = this.received - history; // stream index of work[0]
+    const end = this.received + input.length;
+    // Outputs whose newest input sample has arrived: upsampled positions t = i·L + p, stepping by M.
+    const firstT = this.nextInput * up + this.nextPhase;
+    const available = Math.max(0, Math.ceil((end * up - firstT) / down));
+    const count = Math.min(available, limit);
+    const out = new Int16Array(count);
+
+    let i = this.nextInput;
+    let phase = this.nextPhase;
+    const stepInputs = Math.floor(down / up);
+    const stepPhase = down % up;
+    for (let n = 0; n < count; n++) {
+      let c = phase * taps;
+      const stop = c + taps;
+      let newest = i - base;
+      let sum = 0;
+      // Two accumulators halve the floating-point dependency chain (~20 % faster here).
+      let sum2 = 0;
+      while (c < stop) {
+        sum += coefficients[c]! * work[newest]!;
+        sum2 += coefficients[c + 1]! * work[newest - 1]!;
+        c += 2;
+        newest -= 2;
+      }
+      sum += sum2;
+      const rounded = Math.round(sum);
+      out[n] = rounded > 32767 ? 32767 : rounded < -32768 ? -32768 : rounded;
+      i += stepInputs;
+      phase += stepPhase;
+      if (phase >= up) {
+        phase -= up;
+        i++;
+      }
+    }
+    this.nextInput = i;
+    this.nextPhase = phase;
+    this.received = end;
+    this.emitted += count;
+    work.copyWithin(0, input.length, input.length + history);
+    return out;
+  }
+}
+
+/** Resamples a whole clip at once (process + flush). */
+export function resample(pcm: Int16Array, inputRate: number, outputRate: number, options?: ResamplerOptions): Int16Array {
+  if (inputRate === outputRate) return pcm.slice();
+  const resampler = new StreamingResampler(inputRate, outputRate, options);
+  const body = resampler.process(pcm);
+  const tail = resampler.flush();
+  const out = new Int16Array(body.length + tail.length);
+  out.set(body);
+  out.set(tail, body.length);
+  return out;
+}
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * Blackman-windowed sinc at the upsampled rate L × input, split into L phases. Its length is
+ * taps × L - 1 (odd, so the delay is a whole number of upsampled samples), stored with a
+ * trailing zero so every phase has exactly `taps` coefficients. Coefficients are stored newest-
+ * input-first: phase p's k-th tap multiplies the input sample k steps before the newest.
+ */
+function filterBank(up: number, down: number, taps: number, cutoff: number): FilterBank {
+  const key = `${up}/${down}/${taps}/${cutoff}`;
+  const cached = banks.get(key);
+  if (cached) return cached;
+
+  const length = taps * up - 1;
+  const delay = (length - 1) / 2;
+  // Cutoff in cycles per upsampled sample: the lower of the two Nyquist frequencies.
+  const fc = (cutoff * 0.5) / Math.max(up, down);
+  const prototype = new Float64Array(taps * up);
+  for (let j = 0; j < length; j++) {
+    const x = j - delay;
+    const sinc = x === 0 ? 2 * fc : Math.sin(2 * Math.PI * fc * x) / (Math.PI * x);
+    const w = (2 * Math.PI * j) / (length - 1);
+    const blackman = 0.42 - 0.5 * Math.cos(w) + 0.08 * Math.cos(2 * w);
+    prototype[j] = sinc * blackman;
+  }
+
+  const coefficients = new Float64Array(taps * up);
+  for (let p = 0; p < up; p++) {
+    let sum = 0;
+    for (let k = 0; k < taps; k++) sum += prototype[p + k * up]!;
+    // Normalising each phase to unit DC gain keeps the phases balanced, which would otherwise
+    // leave a faint tone at the input rate when upsampling.
+    for (let k = 0; k < taps; k++) coefficients[p * taps + k] = prototype[p + k * up]! / sum;
+  }
+  const bank = { coefficients, taps, delay };
+  banks.set(key, bank);
+  return bank;
+}

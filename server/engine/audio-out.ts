@@ -1,0 +1,201 @@
+// The agent's voice on its way out: sentences of synthesized audio, sent as 20 ms frames paced
+// in real time. The first frame of a burst leaves at once (so latency is not rounded up to the
+// next tick); later frames leave when due on the session's own schedule. It also knows how much
+// of each sentence was actually sent, which is what a barge-in records as spoken.
+import { ENGINE_SAMPLE_RATE } from '../providers/types.ts';
+
+export const FRAME_SAMPLES = ENGINE_SAMPLE_RATE / 50; // 20 ms
+const FRAME_MS = 20;
+
+interface Segment {
+  text: string;
+  /** Which model message the sentence belongs to (null for speech cues and fallback lines). */
+  tag: number | null;
+  chunks: Int16Array[];
+  /** Samples queued so far, and sent so far. */
+  queued: number;
+  sent: number;
+  /** No more audio will be added to this segment. */
+  complete: boolean;
+}
+
+export interface SpokenSentence {
+  tag: number | null;
+  text: string;
+  /** What of the sentence was actually sent before the stop ('' when none of it). */
+  spoken: string;
+  whole: boolean;
+}
+
+export interface AudioOutListener {
+  sendFrame(frame: Int16Array): void;
+  /** The first frame of a burst of speech left. */
+  onStarted(): void;
+  /** Everything queued was sent and the speaker was told nothing more is coming. */
+  onFinished(): void;
+}
+
+export class AudioOut {
+  private readonly segments: Segment[] = [];
+  private offsetInChunk = 0;
+  private burstStartedAt = 0;
+  private framesInBurst = 0;
+  private speaking = false;
+  private open = false;
+  /** Segments of the current reply sent in full. */
+  private sentSegments: Segment[] = [];
+
+  constructor(
+    private readonly listener: AudioOutListener,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  get isSpeaking(): boolean {
+    return this.speaking;
+  }
+
+  /** True while a reply is being spoken or more of it may still come. */
+  get isBusy(): boolean {
+    return this.speaking || this.open || this.segments.length > 0;
+  }
+
+  /** A reply starts: frames may arrive in several segments until endReply(). */
+  beginReply(): void {
+    this.open = true;
+  }
+
+  /** A sentence's audio starts; returns a handle to append its chunks to. */
+  beginSegment(text: string, tag: number | null = null): { append(pcm: Int16Array): void; complete(): void } {
+    const segment: Segment = { text, tag, chunks: [], queued: 0, sent: 0, complete: false };
+    this.segments.push(segment);
+    return {
+      append: (pcm) => {
+        if (pcm.length === 0 || !this.segments.includes(segment)) return;
+        segment.chunks.push(pcm);
+        segment.queued += pcm.length;
+        this.pump();
+      },
+      complete: () => {
+        segment.complete = true;
+        this.pump();
+      },
+    };
+  }
+
+  /** Nothing more will be added to the reply; finishes once the queue drains. */
+  endReply(): void {
+    this.open = false;
+    this.pump();
+  }
+
+  /**
+   * Stops at once (barge-in): nothing queued is sent any more. Returns, for every sentence of
+   * the reply, the part actually spoken: whole sentences sent in full, and for the one cut off
+   * the words in proportion to the audio sent.
+   */
+  stop(): SpokenSentence[] {
+    const report: SpokenSentence[] = this.sentSegments.map((s) => ({ tag: s.tag, text: s.text, spoken: s.text, whole: true }));
+    for (const segment of this.segments) {
+      const words = segment.text.split(/\s+/).filter(Boolean);
+      const count = segment.sent === 0 ? 0 : Math.floor((words.length * segment.sent) / Math.max(segment.queued, 1));
+      report.push({ tag: segment.tag, text: segment.text, spoken: words.slice(0, count).join(' '), whole: false });
+    }
+    this.segments.length = 0;
+    this.offsetInChunk = 0;
+    this.open = false;
+    this.speaking = false;
+    this.sentSegments = [];
+    return report;
+  }
+
+  /** Called by the shared clock: sends every frame that is due now. */
+  tick(): void {
+    this.pump();
+  }
+
+  private pump(): void {
+    for (;;) {
+      const head = this.segments[0];
+      if (!head) {
+        if (this.speaking && !this.open) this.finish();
+        return;
+      }
+      if (head.sent >= head.queued) {
+        if (!head.complete) return; // waiting for more synthesized audio of this sentence
+        this.segments.shift();
+        this.sentSegments.push(head);
+            this.offsetInChunk = 0;
+        continue;
+      }
+      const now = this.now();
+      if (!this.speaking) {
+        this.speaking = true;
+        this.burstStartedAt = now;
+        this.framesInBurst = 0;
+        this.listener.onStarted();
+      } else if (this.framesInBurst * FRAME_MS > now - this.burstStartedAt) {
+        return; // the next frame is not due yet
+      }
+      // A gap in synthesis (waiting for the next sentence) restarts the schedule rather than
+      // bursting out the backlog of "missed" frames.
+      if (now - this.burstStartedAt > (this.framesInBurst + 2) * FRAME_MS) {
+        this.burstStartedAt = now;
+        this.framesInBurst = 0;
+      }
+      const frame = this.takeFrame(head);
+      this.framesInBurst++;
+      this.listener.sendFrame(frame);
+    }
+  }
+
+  /** Up to one 20 ms frame from the segment; a sentence's last frame is padded with silence. */
+  private takeFrame(segment: Segment): Int16Array {
+    const frame = new Int16Array(FRAME_SAMPLES);
+    let filled = 0;
+    while (filled < FRAME_SAMPLES && segment.sent < segment.queued) {
+      const chunk = segment.chunks[0]!;
+      const take = Math.min(FRAME_SAMPLES - filled, chunk.length - this.offsetInChunk);
+      frame.set(chunk.subarray(this.offsetInChunk, this.offsetInChunk + take), filled);
+      filled += take;
+      segment.sent += take;
+      this.offsetInChunk += take;
+      if (this.offsetInChunk >= chunk.length) {
+        segment.chunks.shift();
+        this.offsetInChunk = 0;
+      }
+    }
+    return frame;
+  }
+
+  private finish(): void {
+    this.speaking = false;
+    this.sentSegments = [];
+    this.listener.onFinished();
+  }
+}
+
+/**
+ * One timer for every session's output, so a hundred sessions cost one timer, not a hundred.
+ * It runs only while some session is registered.
+ */
+export class AudioClock {
+  private readonly outputs = new Set<AudioOut>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly intervalMs = 5) {}
+
+  add(out: AudioOut): void {
+    this.outputs.add(out);
+    this.timer ??= setInterval(() => {
+      for (const output of this.outputs) output.tick();
+    }, this.intervalMs);
+  }
+
+  remove(out: AudioOut): void {
+    this.outputs.delete(out);
+    if (this.outputs.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+}

@@ -1,0 +1,151 @@
+// The voice engine as the transports see it: starts sessions for an account (providers, flow,
+// metering, hooks, the session record), keeps the live ones, and ends them all on shutdown.
+import { parseFlow } from '../flow/parse.ts';
+import type { FlowDocument } from '../flow/types.ts';
+import type { Session, Store } from '../store/store.ts';
+import { AudioClock } from './audio-out.ts';
+import type { SessionHooks } from './hooks.ts';
+import { SessionMeter } from './metering.ts';
+import { VoiceSession, type SessionLogger, type SessionOutput, type SessionProviders } from './session.ts';
+import type { TurnListener, UserTurnInput } from './user-input.ts';
+
+export interface AccountProviders {
+  providers: SessionProviders;
+  /** Cents per minute this account pays with these providers. */
+  ratePerMinute: number;
+}
+
+export interface VoiceEngineDeps {
+  store: Store;
+  hooks: SessionHooks;
+  log: SessionLogger;
+  /** The providers an account's sessions use (its own keys, else the server's). */
+  providersFor(accountId: string): AccountProviders;
+  /** Builds a turn tracker over the VAD; null when no VAD could be loaded. */
+  userInput: ((listener: TurnListener) => UserTurnInput) | null;
+  assistantPrompt: string;
+  language: string;
+  maxSessions: number;
+  minuteMs?: number;
+}
+
+export class EngineRefusal extends Error {
+  override name = 'EngineRefusal';
+  constructor(
+    readonly code: 'insufficient_credits' | 'at_capacity' | 'flow_not_found' | 'invalid_flow',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface StartRequest {
+  /** The stored session (claimed from a token, or created connected for the engine router). */
+  record: Session;
+  allowSimulator: boolean;
+}
+
+export class VoiceEngine {
+  private readonly sessions = new Set<VoiceSession>();
+  private readonly clock = new AudioClock();
+  private closing = false;
+
+  constructor(private readonly deps: VoiceEngineDeps) {}
+
+  get activeSessions(): number {
+    return this.sessions.size;
+  }
+
+  /** Checked before a session record is created or a connection upgraded. */
+  admit(accountId: string): AccountProviders {
+    if (this.closing || this.sessions.size >= this.deps.maxSessions) {
+      throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
+    }
+    const providers = this.deps.providersFor(accountId);
+    const balance = this.deps.store.credits.balance(accountId);
+    if (providers.ratePerMinute > 0 && balance < providers.ratePerMinute) {
+      throw new EngineRefusal('insufficient_credits', `A minute costs ${providers.ratePerMinute} cents and the balance is ${balance}.`);
+    }
+    return providers;
+  }
+
+  /** Loads and validates an account's flow for a session. */
+  loadFlow(accountId: string, flowId: string): FlowDocument {
+    const flow = this.deps.store.flows.get(accountId, flowId);
+    if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
+    const { document } = parseFlow(flow.yamlContent);
+    // Stored flows were validated on save; a document that no longer validates is refused, not run.
+    if (!document) throw new EngineRefusal('invalid_flow', `The flow "${flowId}" does not validate any more; open it in the editor.`);
+    return document;
+  }
+
+  /** Creates and starts a session on an open transport. */
+  start(request: StartRequest, providers: AccountProviders, output: SessionOutput): VoiceSession {
+    const { record } = request;
+    const flow = record.flowId ? this.loadFlow(record.accountId, record.flowId) : null;
+    let session: VoiceSession | null = null;
+    const meter =
+      providers.ratePerMinute > 0
+        ? new SessionMeter(
+            this.deps.store.credits,
+            record.accountId,
+            record.id,
+            providers.ratePerMinute,
+            {
+              onExhausted: (balance) => {
+                output.sendEvent({ type: 'credits_exhausted', balance_usd_cents: balance });
+                void session?.end('credits_exhausted');
+              },
+              onError: (error) => {
+                this.deps.log.error({ err: error, session: record.id }, 'could not charge a session minute');
+                void session?.end('error');
+              },
+            },
+            this.deps.minuteMs,
+          )
+        : null;
+    session = new VoiceSession(
+      {
+        id: record.id,
+        accountId: record.accountId,
+        flowId: record.flowId,
+        flow,
+        context: record.context,
+        metadata: record.metadata,
+        transport: record.transport,
+        assistantPrompt: this.deps.assistantPrompt,
+        allowSimulator: request.allowSimulator,
+        language: this.deps.language,
+        providers: providers.providers,
+        userInput: this.deps.userInput,
+        meter,
+        hooks: this.deps.hooks,
+        clock: this.clock,
+        log: this.deps.log,
+        recordEnd: async ({ reason, creditsChargedCents }) => {
+          await this.deps.store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents });
+        },
+      },
+      {
+        sendEvent: (event) => output.sendEvent(event),
+        sendAudio: (frame) => output.sendAudio(frame),
+        close: (code, reason) => {
+          this.sessions.delete(session!);
+          output.close(code, reason);
+        },
+      },
+    );
+    this.sessions.add(session);
+    session.start().catch((error: unknown) => {
+      this.deps.log.error({ err: error, session: record.id }, 'session failed to start');
+      void session!.end('error');
+    });
+    return session;
+  }
+
+  /** Ends every live session (server shutdown) and waits for their records. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.sessions].map((s) => s.end('server_shutdown')));
+  }
+}

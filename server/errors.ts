@@ -1,0 +1,57 @@
+// One registry of coded errors. Every error a client can see has a stable snake_case code, a
+// status and a default message; the body is always {"error":{"code","message","details"}}.
+
+export const ERRORS = {
+  malformed_json: { status: 400, message: 'The request body is not valid JSON.' },
+  bad_request: { status: 400, message: 'The request is malformed.' },
+  missing_credentials: { status: 401, message: 'This endpoint needs a credential: Authorization: Bearer <token> or X-Service-Key: <key>.' },
+  invalid_credentials: { status: 401, message: 'The credential is not valid.' },
+  invalid_login: { status: 401, message: 'The email or password is wrong.' },
+  token_expired: { status: 401, message: 'The access token has expired; log in again.' },
+  session_token_invalid: { status: 401, message: 'The session token is unknown, expired or already used.' },
+  wrong_credential_kind: { status: 403, message: 'This endpoint does not accept this kind of credential.' },
+  forbidden: { status: 403, message: 'This credential may not do that.' },
+  insufficient_credits: { status: 402, message: 'Not enough credit for a minute of voice.' },
+  not_found: { status: 404, message: 'Nothing is here.' },
+  flow_not_found: { status: 404, message: 'No flow with that id.' },
+  api_key_not_found: { status: 404, message: 'No API key with that id.' },
+  email_taken: { status: 409, message: 'An account with that email exists already.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
+  invalid_request: { status: 422, message: 'The request is not valid.' },
+  invalid_flow: { status: 422, message: 'The flow document does not validate.' },
+  rate_limited: { status: 429, message: 'Too many requests; slow down.' },
+  internal: { status: 500, message: 'Something went wrong on our side.' },
+  at_capacity: { status: 503, message: 'The server is at capacity; try again shortly.' },
+  store_unavailable: { status: 503, message: 'The database cannot take writes right now.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: unknown[],
+    /** Extra response headers, e.g. Retry-After on 429. */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? ERRORS[code].message);
+    this.status = ERRORS[code].status;
+  }
+}
+
+export function appError(code: ErrorCode, message?: string, details?: unknown[]): AppError {
+  return new AppError(code, message, details);
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown[] };
+}
+
+export function errorBody(code: string, message: string, details?: unknown[]): ErrorBody {
+  return { error: details && details.length > 0 ? { code, message, details } : { code, message } };
+}

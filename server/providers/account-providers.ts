@@ -1,0 +1,82 @@
+// Which vendor serves each part of a voice session for an account, with whose key, and so what
+// the part costs. Rate: 3 cents a minute = 1 STT + 1 LLM + 1 TTS (DESIGN §3); a part served by
+// the account's own key, by an embedded local provider, or by nothing at all costs 0.
+import type { Config } from '../config.ts';
+import type { ProviderSettings } from '../store/store.ts';
+
+export type ProviderKind = 'stt' | 'llm' | 'tts';
+export const PROVIDER_KINDS: readonly ProviderKind[] = ['stt', 'llm', 'tts'];
+
+/** Vendors an account may pick for each kind. */
+export const VENDORS: Record<ProviderKind, readonly string[]> = {
+  stt: ['deepgram', 'openai'],
+  llm: ['openai'],
+  tts: ['openai', 'deepgram', 'flite'],
+};
+
+/** Providers that run inside this process: no key, no network, no charge. */
+const EMBEDDED = new Set(['flite']);
+/** The vendor an account's own key is for when neither the account nor the server chose one. */
+const DEFAULT_VENDOR: Record<ProviderKind, string> = { stt: 'deepgram', llm: 'openai', tts: 'openai' };
+
+export const RATE_PER_MINUTE_CENTS = 3;
+export const SIGNUP_CREDIT_CENTS = 200;
+const PART_PRICE_CENTS: Record<ProviderKind, number> = { stt: 1, llm: 1, tts: 1 };
+
+/** The sealing context binds an account's key to its account and kind (AES-GCM additional data). */
+export function keyContext(accountId: string, kind: ProviderKind): string {
+  return `provider-key:${accountId}:${kind}`;
+}
+
+export type KeySource = 'account' | 'server' | 'embedded' | 'none';
+
+export interface ResolvedProvider {
+  kind: ProviderKind;
+  /** The vendor name, or 'none' when nothing can serve this part. */
+  provider: string;
+  keySource: KeySource;
+  /** The account's sealed key, when keySource is 'account' (opened only by the engine). */
+  sealedKey: string | null;
+  priceCents: number;
+}
+
+function accountChoice(settings: ProviderSettings, kind: ProviderKind): { provider: string | null; sealedKey: string | null } {
+  switch (kind) {
+    case 'stt':
+      return { provider: settings.sttProvider, sealedKey: settings.sttKeyEnc };
+    case 'llm':
+      return { provider: settings.llmProvider, sealedKey: settings.llmKeyEnc };
+    case 'tts':
+      return { provider: settings.ttsProvider, sealedKey: settings.ttsKeyEnc };
+  }
+}
+
+export function resolveProvider(config: Config, settings: ProviderSettings, kind: ProviderKind): ResolvedProvider {
+  const server = config.providers[kind];
+  const own = accountChoice(settings, kind);
+  const provider = own.provider ?? (server.provider !== 'none' ? server.provider : own.sealedKey ? DEFAULT_VENDOR[kind] : 'none');
+  let keySource: KeySource;
+  if (provider === 'none') keySource = 'none';
+  else if (EMBEDDED.has(provider)) keySource = 'embedded';
+  else if (own.sealedKey) keySource = 'account';
+  // The server's key only serves the vendor the server is configured for.
+  else if (provider === server.provider) keySource = 'server';
+  else keySource = 'none';
+  return {
+    kind,
+    provider: keySource === 'none' ? 'none' : provider,
+    keySource,
+    sealedKey: keySource === 'account' ? own.sealedKey : null,
+    priceCents: keySource === 'server' ? PART_PRICE_CENTS[kind] : 0,
+  };
+}
+
+export function resolveProviders(config: Config, settings: ProviderSettings): Record<ProviderKind, ResolvedProvider> {
+  return { stt: resolveProvider(config, settings, 'stt'), llm: resolveProvider(config, settings, 'llm'), tts: resolveProvider(config, settings, 'tts') };
+}
+
+/** What a minute of voice costs this account now, in cents. */
+export function effectiveRatePerMinute(config: Config, settings: ProviderSettings): number {
+  const resolved = resolveProviders(config, settings);
+  return PROVIDER_KINDS.reduce((sum, kind) => sum + resolved[kind].priceCents, 0);
+}

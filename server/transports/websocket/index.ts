@@ -1,0 +1,153 @@
+// Voice sessions over WebSocket: binary frames are PCM16 LE mono 16 kHz both ways, text frames
+// are JSON events (DESIGN §4). Two doors to the same engine:
+//   WS /v1/ws/:token             the hosted API's session, authenticated by its token alone
+//   WS /ws?mode=&program_id=     the engine router, with a JWT, an API key or ?session_token=
+// Refusals (unknown, expired or used token; no credit; no such flow) happen at the upgrade, as
+// HTTP statuses, before any WebSocket exists.
+import websocket from '@fastify/websocket';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import { z } from 'zod';
+import { accountOf } from '../../api/services.ts';
+import { parseInput } from '../../api/validation.ts';
+import { EngineRefusal, type AccountProviders } from '../../engine/voice-engine.ts';
+import { AppError } from '../../errors.ts';
+import { digest } from '../../security/opaque-tokens.ts';
+import type { Session } from '../../store/store.ts';
+
+/** Largest frame accepted; larger ones close the socket with 1009 (message too big). */
+export const MAX_FRAME_BYTES = 64 * 1024;
+
+export const EngineQuery = z.object({
+  mode: z.enum(['assistant', 'flow'], { error: 'mode must be "assistant" or "flow"' }).default('assistant'),
+  program_id: z.string().min(1).max(200).optional(),
+});
+
+interface PreparedSession {
+  record: Session;
+  providers: AccountProviders;
+  allowSimulator: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    preparedSession: PreparedSession | null;
+  }
+}
+
+/** Maps an engine refusal onto the API's coded errors. */
+export function refusalToAppError(error: unknown): unknown {
+  if (!(error instanceof EngineRefusal)) return error;
+  return new AppError(error.code === 'invalid_flow' ? 'invalid_flow' : error.code, error.message);
+}
+
+export async function websocketTransport(app: FastifyInstance): Promise<void> {
+  const { store, engine } = app.services;
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  app.decorateRequest('preparedSession', null);
+
+  // Hosted API: the token in the path is the only credential.
+  app.get<{ Params: { token: string } }>(
+    '/v1/ws/:token',
+    {
+      websocket: true,
+      config: { auth: 'none' },
+      preValidation: async (request) => {
+        const record = await store.sessions.claim(digest(request.params.token), Date.now() / 1000);
+        if (!record) throw new AppError('session_token_invalid');
+        try {
+          request.preparedSession = { record, providers: engine.admit(record.accountId), allowSimulator: false };
+          if (record.flowId) engine.loadFlow(record.accountId, record.flowId);
+        } catch (error) {
+          await store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
+          throw refusalToAppError(error);
+        }
+      },
+    },
+    (socket, request) => attach(app, socket, request),
+  );
+
+  // Engine router.
+  app.get(
+    '/ws',
+    {
+      websocket: true,
+      config: { auth: 'engine' },
+      preValidation: async (request: FastifyRequest, _reply: FastifyReply) => {
+        request.preparedSession = await prepareEngineSession(app, request, 'websocket');
+      },
+    },
+    (socket, request) => attach(app, socket, request),
+  );
+}
+
+/**
+ * Resolves what an engine-router request asks for into a stored, connected session: the flow
+ * from `program_id` (or the claimed session's own), the account's providers, and admission.
+ */
+export async function prepareEngineSession(app: FastifyInstance, request: FastifyRequest, transport: 'websocket' | 'webrtc'): Promise<PreparedSession> {
+  const { store, engine } = app.services;
+  const query = parseInput(EngineQuery, request.query, 'query');
+  const accountId = accountOf(request.principal);
+  const claimed = request.claimedSession;
+  try {
+    if (claimed) {
+      // The session was started through POST /v1/sessions: its flow, context and metadata apply.
+      const providers = engine.admit(accountId);
+      if (claimed.flowId) engine.loadFlow(accountId, claimed.flowId);
+      return { record: claimed, providers, allowSimulator: false };
+    }
+    if (query.mode === 'flow' && !query.program_id) {
+      throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
+    }
+    const flowId = query.mode === 'flow' ? query.program_id! : null;
+    if (flowId) engine.loadFlow(accountId, flowId);
+    const providers = engine.admit(accountId);
+    const record = await store.sessions.createConnected({ accountId, flowId, transport, mode: query.mode, context: {}, metadata: {} });
+    // The studio signs in with a JWT: its owner may drive the flow by hand.
+    return { record, providers, allowSimulator: request.principal?.kind === 'jwt' };
+  } catch (error) {
+    if (claimed) await store.sessions.end(claimed.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
+    throw refusalToAppError(error);
+  }
+}
+
+function attach(app: FastifyInstance, socket: WebSocket, request: FastifyRequest): void {
+  const prepared = request.preparedSession!;
+  const session = app.services.engine.start(
+    { record: prepared.record, allowSimulator: prepared.allowSimulator },
+    prepared.providers,
+    {
+      sendEvent: (event) => {
+        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
+      },
+      sendAudio: (frame) => {
+        if (socket.readyState === socket.OPEN) socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
+      },
+      close: (code, reason) => {
+        if (socket.readyState === socket.OPEN) socket.close(code, reason.slice(0, 100));
+      },
+    },
+  );
+
+  socket.on('message', (data, isBinary) => {
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (!isBinary) {
+      session.handleTextFrame(bytes.toString('utf8'));
+      return;
+    }
+    if (bytes.length % 2 !== 0) {
+      socket.send(JSON.stringify({ type: 'error', code: 'malformed_audio', message: 'binary frames are PCM16: a whole number of 2-byte samples', fatal: false }));
+      return;
+    }
+    // Copy into an aligned buffer: a Buffer slice may start at an odd offset.
+    const pcm = new Int16Array(bytes.length / 2);
+    new Uint8Array(pcm.buffer).set(bytes);
+    session.pushAudio(pcm);
+  });
+  socket.on('close', () => void session.end('client_disconnected'));
+  socket.on('error', (error) => {
+    request.log.warn({ err: error, session: session.id }, 'websocket error');
+    void session.end('client_disconnected');
+  });
+}

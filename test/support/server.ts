@@ -1,0 +1,104 @@
+// Starts the real app on 127.0.0.1 with a fresh data dir, for tests over real HTTP.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../server/app.ts';
+import { makeConfig, type ConfigInput } from '../../server/config.ts';
+
+export const GUESSING_GAME_YAML = readFileSync(new URL('../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');
+
+export interface TestServer {
+  app: FastifyInstance;
+  url: string;
+  dataDir: string;
+  /** fetch against the server with JSON in and out. */
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as-is, without JSON encoding (for malformed bodies). */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+  jwt?: string;
+  apiKey?: string;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startTestServer(overrides: ConfigInput = {}): Promise<TestServer> {
+  const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'voxflow-api-')));
+  const config = makeConfig({
+    host: '127.0.0.1',
+    port: 0,
+    logLevel: 'silent',
+    // Cheap hashes keep the suite fast; one test checks the production cost separately.
+    passwordHashCost: 10,
+    rateLimit: { authPerMinute: 10_000, credentialPerMinute: 100_000, ipPerMinute: 100_000 },
+    ...overrides,
+    dataDir,
+  });
+  const app = await buildApp(config);
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  config.publicUrl = address;
+  const ownsDataDir = overrides.dataDir === undefined;
+
+  const request = async (method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> => {
+    const headers: Record<string, string> = { ...options.headers };
+    let body: string | Buffer | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (options.jwt) headers.authorization = `Bearer ${options.jwt}`;
+    if (options.apiKey) headers['x-service-key'] = options.apiKey;
+    const response = await fetch(address + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  };
+
+  return {
+    app,
+    url: address,
+    dataDir,
+    request,
+    async close() {
+      await app.close();
+      if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let accountCounter = 0;
+
+/** Signs up a fresh account and creates an API key for it. */
+export async function createAccount(server: TestServer, email = `user${++accountCounter}-${Date.now()}@example.com`) {
+  const password = 'correct horse battery staple';
+  const signup = await server.request('POST', '/auth/signup', { body: { email, password } });
+  if (signup.status !== 200) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
+  const jwt = signup.body.access_token as string;
+  const created = await server.request('POST', '/auth/api-keys?label=tests', { jwt });
+  if (created.status !== 201) throw new Error(`api key failed: ${created.status} ${created.text}`);
+  return { email, password, jwt, apiKey: created.body.key as string, apiKeyId: created.body.id as string };
+}
+
+export async function createFlow(server: TestServer, apiKey: string, name = 'Guessing game', yaml = GUESSING_GAME_YAML): Promise<string> {
+  const response = await server.request('POST', '/v1/flows', { apiKey, body: { name, yaml_content: yaml } });
+  if (response.status !== 201) throw new Error(`flow create failed: ${response.status} ${response.text}`);
+  return response.body.id as string;
+}

@@ -1,0 +1,72 @@
+// A server wired to the protocol-faithful provider fakes, for voice scenario tests.
+import { startFakeDeepgram, type FakeDeepgram, type FakeDeepgramOptions } from '../fakes/deepgram-server.ts';
+import { startFakeOpenAI, type ChatRule, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server.ts';
+import type { ConfigInput } from '../../server/config.ts';
+import { createAccount, createFlow, startTestServer, type TestServer } from './server.ts';
+
+export interface VoiceRig {
+  server: TestServer;
+  openai: FakeOpenAI;
+  deepgram: FakeDeepgram;
+  account: Awaited<ReturnType<typeof createAccount>>;
+  flowId: string;
+  close(): Promise<void>;
+}
+
+export async function startVoiceRig(options: {
+  rules?: ChatRule[];
+  transcripts?: string[];
+  openai?: FakeOpenAIOptions;
+  deepgram?: FakeDeepgramOptions;
+  /** Which STT the server uses: the Deepgram fake (default), OpenAI's, or none. */
+  stt?: 'deepgram' | 'openai' | 'none';
+  llm?: 'openai' | 'none';
+  tts?: 'flite' | 'openai' | 'deepgram';
+  config?: ConfigInput;
+} = {}): Promise<VoiceRig> {
+  const openai = await startFakeOpenAI({ rules: options.rules, transcripts: options.stt === 'openai' ? options.transcripts : undefined, ...options.openai });
+  const deepgram = await startFakeDeepgram({ transcripts: options.stt !== 'openai' ? options.transcripts : undefined, ...options.deepgram });
+  const stt = options.stt ?? 'deepgram';
+  const server = await startTestServer({
+    ...options.config,
+    providers: {
+      stt: stt === 'deepgram' ? { provider: 'deepgram', apiKey: 'dg-test', baseUrl: deepgram.url } : stt === 'openai' ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url } : { provider: 'none' },
+      llm: (options.llm ?? 'openai') === 'openai' ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url } : { provider: 'none' },
+      tts:
+        options.tts === 'openai'
+          ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url }
+          : options.tts === 'deepgram'
+            ? { provider: 'deepgram', apiKey: 'dg-test', baseUrl: deepgram.url }
+            : { provider: 'flite' },
+    },
+  });
+  const account = await createAccount(server);
+  const flowId = await createFlow(server, account.apiKey);
+  return {
+    server,
+    openai,
+    deepgram,
+    account,
+    flowId,
+    async close() {
+      await server.close();
+      await openai.close();
+      await deepgram.close();
+    },
+  };
+}
+
+/** The model's side of the guessing game, as rules: a script the fake follows. */
+export const GUESSING_GAME_RULES: ChatRule[] = [
+  { when: { lastRole: 'none', toolsOffered: ['begin_game'] }, respond: { text: "Welcome to ten questions! Tell me when you're ready." } },
+  { when: { lastRole: 'user', lastUserText: /ready/i, toolsOffered: ['begin_game'] }, respond: { toolCalls: [{ name: 'begin_game', arguments: { secret_thing: 'a cat', questions_asked: '0' } }] } },
+  { when: { lastRole: 'tool', toolsOffered: ['record_answer'], systemIncludes: 'Questions asked so far: 0.' }, respond: { text: 'Go ahead and ask your first question.' } },
+  { when: { lastRole: 'user', lastUserText: /animal/i, toolsOffered: ['record_answer'] }, respond: { text: 'Yes, it is an animal.', toolCalls: [{ name: 'record_answer', arguments: { last_answer: 'yes', questions_asked: '1' } }] } },
+  { when: { lastRole: 'tool', toolsOffered: ['record_answer'] }, respond: { text: 'What is your next question?' } },
+  { when: { lastRole: 'user', lastUserText: /cat/i, toolsOffered: ['guess_correct'] }, respond: { toolCalls: [{ name: 'guess_correct', arguments: {} }] } },
+  { when: { lastRole: 'user', lastUserText: /give up|out of/i, toolsOffered: ['out_of_questions'] }, respond: { toolCalls: [{ name: 'out_of_questions', arguments: {} }] } },
+  { when: { lastRole: 'tool', toolsOffered: ['play_again'], systemIncludes: 'guessed the secret thing' }, respond: { text: 'You got it, it was a cat! Want to play again?' } },
+  { when: { lastRole: 'tool', toolsOffered: ['play_again'] }, respond: { text: 'The secret thing was a cat. Want to play again?' } },
+  { when: { lastRole: 'user', lastUserText: /again|yes/i, toolsOffered: ['play_again'] }, respond: { toolCalls: [{ name: 'play_again', arguments: {} }] } },
+  { when: { lastRole: 'tool', toolsOffered: ['begin_game'] }, respond: { text: "Let's play again. Tell me when you're ready." } },
+];
