@@ -5,7 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 
 let jobs = 0;
-parentPort.postMessage({ type: 'ready', dir: '' });
+parentPort.postMessage({ type: 'ready' });
 parentPort.on('message', ({ id, text }) => {
   jobs++;
   if (text.includes('crash')) throw new Error('simulated crash');

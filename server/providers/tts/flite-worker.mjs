@@ -2,7 +2,7 @@
 // milliseconds of synchronous work, longer than an audio frame. Plain JavaScript with only
 // node: imports, so it loads the same under tsx, vitest and a bundler.
 //
-// Protocol. In: { id, text, voice }. Out: { type: 'ready', dir } once, then per job
+// Protocol. In: { id, text, voice }. Out: { type: 'ready' } once, then per job
 // { type: 'done', id, sampleRate, samples: ArrayBuffer (PCM16 mono, transferred) } or
 // { type: 'failed', id, message }.
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -22,7 +22,7 @@ const port = parentPort;
 // closures (which V8 cannot lower to fast API calls), avoids both.
 const running = new Set();
 
-const dir = makeWorkDir();
+const tempRoot = pickTempRoot();
 const compiled = readFile(workerData.wasmPath).then((bytes) => WebAssembly.compile(bytes));
 
 port.on('message', async (job) => {
@@ -39,11 +39,13 @@ port.on('message', async (job) => {
 // (~600 ms for one sentence here); a throwaway run tiers it up before real jobs arrive.
 compiled.then((module) => {
   synthesize(module, 'Ready.', 'slt');
-  port.postMessage({ type: 'ready', dir });
+  port.postMessage({ type: 'ready' });
 });
 
 function synthesize(module, text, voice) {
-  const wavPath = join(dir, 'speech.wav');
+  // A directory per job, gone when the job is: a process killed by a signal (no exit handlers
+  // run) then leaves nothing behind in /dev/shm, which is RAM.
+  const dir = mkdtempSync(join(tempRoot, 'voxflow-flite-'));
   const logPath = join(dir, 'flite.log');
   const log = openSync(logPath, 'w');
   const wasi = new WASI({
@@ -62,11 +64,11 @@ function synthesize(module, text, voice) {
     const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: imports });
     const code = wasi.start(instance);
     if (code !== 0) throw new Error(`flite exited with code ${code}: ${readFileSync(logPath, 'utf8').trim().slice(0, 300)}`);
-    return readWav(readFileSync(wavPath));
+    return readWav(readFileSync(join(dir, 'speech.wav')));
   } finally {
     running.delete(wasi);
     closeSync(log);
-    rmSync(wavPath, { force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -95,15 +97,15 @@ function readWav(bytes) {
   throw new Error('flite wrote a WAV without audio');
 }
 
-/** RAM-backed /dev/shm where there is one: the WAV is written and read back on every job. */
-function makeWorkDir() {
-  const roots = existsSync('/dev/shm') ? ['/dev/shm', tmpdir()] : [tmpdir()];
-  for (const root of roots) {
+/** RAM-backed /dev/shm where there is one and it is writable: every job writes and reads a WAV. */
+function pickTempRoot() {
+  if (existsSync('/dev/shm')) {
     try {
-      return mkdtempSync(join(root, 'voxflow-flite-'));
+      rmSync(mkdtempSync(join('/dev/shm', 'voxflow-flite-')), { recursive: true });
+      return '/dev/shm';
     } catch {
-      // Not writable (a locked-down container): try the next root.
+      // Not writable (a locked-down container): fall back to the usual temp dir.
     }
   }
-  throw new Error(`cannot create a temporary directory in ${roots.join(' or ')}`);
+  return tmpdir();
 }

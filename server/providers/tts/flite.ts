@@ -3,7 +3,6 @@
 // process (flite-worker.mjs); this side queues jobs, hands them over one at a time so an
 // aborted job that has not started is simply dropped, and streams the result out in ~100 ms
 // chunks so the engine can start sending audio before the caller has consumed the sentence.
-import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { StreamingResampler } from '../../audio/resampler.ts';
@@ -93,7 +92,7 @@ const REPLACEMENTS: Array<[RegExp, string]> = [
   [/[\u201C\u201D\u201E\u2033]/g, '"'],
   [/[\u2013\u2014\u2015]/g, ', '],
   [/\u2026/g, '...'],
-  // Markdown and markup an LLM may emit: flite would spell the symbols out or choke on them.
+  // Markdown and markup an LLM may emit: formatting, not words to be heard.
   [/[*_#`~|<>[\]{}\\^]/g, ' '],
 ];
 
@@ -158,7 +157,7 @@ interface Job {
 }
 
 type WorkerMessage =
-  | { type: 'ready'; dir: string }
+  | { type: 'ready' }
   | { type: 'done'; id: number; sampleRate: number; samples: ArrayBuffer }
   | { type: 'failed'; id: number; message: string };
 
@@ -178,7 +177,6 @@ function sharedHost(): FliteWorkerHost {
 /** One worker thread running flite jobs one at a time, restarted on demand after a crash. */
 export class FliteWorkerHost {
   private worker: Worker | null = null;
-  private workDir: string | null = null;
   private ready: Promise<void> | null = null;
   private readonly queue: Job[] = [];
   private current: Job | null = null;
@@ -236,7 +234,6 @@ export class FliteWorkerHost {
     this.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: WorkerMessage) => {
         if (message.type === 'ready') {
-          this.workDir = message.dir;
           if (!this.current) worker.unref();
           resolve();
         } else {
@@ -284,8 +281,6 @@ export class FliteWorkerHost {
     this.current = null;
     this.queue.length = 0;
     for (const job of owed) this.settle(job, { error });
-    if (this.workDir) void rm(this.workDir, { recursive: true, force: true }).catch(() => {});
-    this.workDir = null;
   }
 
   private settle(job: Job, outcome: { audio: FliteAudio } | { error: unknown }): void {
