@@ -1,9 +1,11 @@
 // buildApp(config): the whole server as a Fastify instance that does not listen. main.ts and
 // Electron listen; tests build it with a temporary data dir. Every route is registered here,
 // explicitly (autoload breaks once bundled).
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from './config.ts';
+import { AppError, errorBody } from './errors.ts';
+import { MAX_JSON_DEPTH, nestingDepth } from './util/json-depth.ts';
 import { apiKeyRoutes } from './api/api-keys/index.ts';
 import { authPlugin } from './api/auth-plugin.ts';
 import { authRoutes } from './api/auth/index.ts';
@@ -37,18 +39,23 @@ export interface BuildOptions {
 }
 
 /**
- * Silero VAD, loaded once at start. Without it the server still runs: audio then gets a clear
- * error and typed turns and the simulator still work.
+ * Silero VAD, loaded in the background so the server listens at once; a session that starts
+ * before it is ready waits for it. Without it the server still runs: audio then gets a clear
+ * error, and typed turns and the simulator still work.
  */
-async function loadUserInput(app: FastifyInstance) {
+function loadVoiceInput(app: FastifyInstance) {
   const vad = createSileroVad();
-  try {
-    await vad.load();
-    return createVadUserInput(vad);
-  } catch (error) {
-    app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
-    return null;
-  }
+  const state = { ready: false, failed: false };
+  vad.load().then(
+    () => {
+      state.ready = true;
+    },
+    (error: unknown) => {
+      state.failed = true;
+      app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
+    },
+  );
+  return { userInput: createVadUserInput(vad), hearsVoice: () => !state.failed };
 }
 
 /** Session tokens travel in URLs (/v1/ws/<token>, ?session_token=); logs get only their start. */
@@ -79,6 +86,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
     const app = Fastify({
       logger: options.logger ?? loggerOptions(config),
+      // Errors raised before routing (a malformed URL, an overlong id) get the API's error body too.
+      frameworkErrors: (error, _request, rawReply) => {
+        // The callback's reply is typed for the route that could not be found; it is a plain reply.
+        const reply = rawReply as unknown as FastifyReply;
+        if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+          return reply.status(404).send(errorBody('not_found', 'Nothing is here: ids are at most 100 characters.'));
+        }
+        return reply.status(400).send(errorBody('bad_request', error.message));
+      },
       bodyLimit: config.limits.bodyBytes,
       requestTimeout: config.limits.requestTimeoutMs,
       // Behind a reverse proxy, the client's address comes from X-Forwarded-For (rate limits per IP).
@@ -86,6 +102,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return503OnClosing: true,
     });
     const registry = createProviderRegistry(config, store, secrets);
+    const voiceInput = loadVoiceInput(app);
     // Not awaited: a slow or failing warm-up must not hold up the API; the first session waits if needed.
     registry.warmUp().catch((error: unknown) => app.log.warn({ err: error }, 'the embedded voice could not warm up'));
     const engine = new VoiceEngine({
@@ -93,7 +110,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       hooks: new SessionHooks([loggingHook(app.log), ...(options.hooks ?? [])], app.log),
       log: app.log,
       providersFor: registry.providersFor,
-      userInput: await loadUserInput(app),
+      userInput: voiceInput.userInput,
+      hearsVoice: voiceInput.hearsVoice,
       assistantPrompt: config.engine.assistantPrompt,
       language: config.engine.language,
       maxSessions: config.engine.maxSessions,
@@ -124,7 +142,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
       const text = typeof body === 'string' ? body : body.toString('utf8');
       if (text.trim() === '') return done(null, undefined);
-      parseJson(request, text, done);
+      parseJson(request, text, (error, value) => {
+        if (error) return done(error, undefined);
+        // Validation, JSON.stringify and YAML serialisation all recurse: a body nested thousands
+        // deep would overflow the stack there, so it is refused here, before anything walks it.
+        if (nestingDepth(value) > MAX_JSON_DEPTH) {
+          return done(new AppError('invalid_request', `The body is nested more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
+        }
+        done(null, value);
+      });
     });
     installErrorHandling(app);
 

@@ -20,9 +20,11 @@ export interface VoiceEngineDeps {
   hooks: SessionHooks;
   log: SessionLogger;
   /** The providers an account's sessions use (its own keys, else the server's). */
-  providersFor(accountId: string): AccountProviders;
+  providersFor(accountId: string): Promise<AccountProviders>;
   /** Builds a turn tracker over the VAD; null when no VAD could be loaded. */
   userInput: ((listener: TurnListener) => UserTurnInput) | null;
+  /** False once the VAD is known not to work (it loads in the background). */
+  hearsVoice?: () => boolean;
   assistantPrompt: string;
   language: string;
   maxSessions: number;
@@ -56,12 +58,17 @@ export class VoiceEngine {
     return this.sessions.size;
   }
 
+  /** Whether spoken input works: false when the VAD could not be loaded. */
+  get hearsVoice(): boolean {
+    return this.deps.userInput !== null && (this.deps.hearsVoice?.() ?? true);
+  }
+
   /** Checked before a session record is created or a connection upgraded. */
-  admit(accountId: string): AccountProviders {
+  async admit(accountId: string): Promise<AccountProviders> {
     if (this.closing || this.sessions.size >= this.deps.maxSessions) {
       throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
     }
-    const providers = this.deps.providersFor(accountId);
+    const providers = await this.deps.providersFor(accountId);
     const balance = this.deps.store.credits.balance(accountId);
     if (providers.ratePerMinute > 0 && balance < providers.ratePerMinute) {
       throw new EngineRefusal('insufficient_credits', `A minute costs ${providers.ratePerMinute} cents and the balance is ${balance}.`);

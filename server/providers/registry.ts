@@ -1,17 +1,15 @@
 // Builds the providers one account's sessions use: the account's own key where it set one (for
 // that vendor's own service), otherwise the server's configured provider and key, otherwise the
 // embedded one (flite) or nothing. Also prices the result (account-providers.ts).
+//
+// Vendor modules are imported on first use: the SDKs take about a second to load, which a
+// server that does not use them should not pay at start-up. Configured ones load in warmUp().
 import type { Config } from '../config.ts';
 import type { AccountProviders } from '../engine/voice-engine.ts';
 import type { SecretBox } from '../security/secret-box.ts';
 import type { Store } from '../store/store.ts';
 import { keyContext, resolveProviders, type ProviderKind, type ResolvedProvider } from './account-providers.ts';
-import { createOpenAILanguageModel } from './llm/openai.ts';
-import { createDeepgramSpeechToText } from './stt/deepgram.ts';
-import { createOpenAISpeechToText } from './stt/openai.ts';
-import { createDeepgramTextToSpeech } from './tts/deepgram.ts';
 import { FLITE_VOICES, createFliteTts, type FliteVoice } from './tts/flite.ts';
-import { createOpenAITextToSpeech } from './tts/openai.ts';
 import type { LanguageModel, SpeechToText, TextToSpeech } from './types.ts';
 
 interface Connection {
@@ -22,10 +20,18 @@ interface Connection {
 }
 
 export interface ProviderRegistry {
-  providersFor(accountId: string): AccountProviders;
-  /** Starts the embedded voice now, so the first session's first sentence is not also the slowest. */
+  providersFor(accountId: string): Promise<AccountProviders>;
+  /** Starts the embedded voice and loads the configured vendors' SDKs, off the request path. */
   warmUp(): Promise<void>;
 }
+
+const vendorModules = {
+  llmOpenai: () => import('./llm/openai.ts'),
+  sttOpenai: () => import('./stt/openai.ts'),
+  sttDeepgram: () => import('./stt/deepgram.ts'),
+  ttsOpenai: () => import('./tts/openai.ts'),
+  ttsDeepgram: () => import('./tts/deepgram.ts'),
+};
 
 export function createProviderRegistry(config: Config, store: Store, secrets: SecretBox): ProviderRegistry {
   // The embedded voice is shared: one worker serves every session.
@@ -40,46 +46,57 @@ export function createProviderRegistry(config: Config, store: Store, secrets: Se
     return { apiKey: server.apiKey, baseUrl: server.baseUrl, model: server.model };
   };
 
-  const speechToText = (accountId: string, resolved: ResolvedProvider): SpeechToText | null => {
+  const speechToText = async (accountId: string, resolved: ResolvedProvider): Promise<SpeechToText | null> => {
     const c = connection(accountId, resolved, 'stt');
+    const timeoutMs = config.providers.stt.timeoutMs;
     switch (resolved.provider) {
       case 'deepgram':
-        return createDeepgramSpeechToText({ apiKey: c.apiKey ?? '', baseUrl: c.baseUrl, model: c.model });
+        return (await vendorModules.sttDeepgram()).createDeepgramSpeechToText({ apiKey: c.apiKey ?? '', baseUrl: c.baseUrl, model: c.model, timeoutMs });
       case 'openai':
-        return createOpenAISpeechToText({ apiKey: c.apiKey, baseUrl: c.baseUrl, model: c.model });
+        return (await vendorModules.sttOpenai()).createOpenAISpeechToText({ apiKey: c.apiKey, baseUrl: c.baseUrl, model: c.model, timeoutMs });
       default:
         return null;
     }
   };
 
-  const languageModel = (accountId: string, resolved: ResolvedProvider): LanguageModel | null => {
+  const languageModel = async (accountId: string, resolved: ResolvedProvider): Promise<LanguageModel | null> => {
     if (resolved.provider !== 'openai') return null;
     const c = connection(accountId, resolved, 'llm');
-    return createOpenAILanguageModel({ apiKey: c.apiKey, baseUrl: c.baseUrl, model: c.model });
+    return (await vendorModules.llmOpenai()).createOpenAILanguageModel({ apiKey: c.apiKey, baseUrl: c.baseUrl, model: c.model, timeoutMs: config.providers.llm.timeoutMs });
   };
 
-  const textToSpeech = (accountId: string, resolved: ResolvedProvider): TextToSpeech => {
+  const textToSpeech = async (accountId: string, resolved: ResolvedProvider): Promise<TextToSpeech> => {
     const c = connection(accountId, resolved, 'tts');
+    const timeoutMs = config.providers.tts.timeoutMs;
     switch (resolved.provider) {
       case 'openai':
-        return createOpenAITextToSpeech({ apiKey: c.apiKey, baseUrl: c.baseUrl, model: c.model, voice: config.providers.tts.voice });
+        return (await vendorModules.ttsOpenai()).createOpenAITextToSpeech({ apiKey: c.apiKey, baseUrl: c.baseUrl, model: c.model, voice: config.providers.tts.voice, timeoutMs });
       case 'deepgram':
-        return createDeepgramTextToSpeech({ apiKey: c.apiKey ?? '', baseUrl: c.baseUrl, model: c.model });
+        return (await vendorModules.ttsDeepgram()).createDeepgramTextToSpeech({ apiKey: c.apiKey ?? '', baseUrl: c.baseUrl, model: c.model, timeoutMs });
       default:
         return flite;
     }
   };
 
   return {
-    warmUp: () => flite.warmUp(),
-    providersFor(accountId) {
+    async warmUp() {
+      const { stt, llm, tts } = config.providers;
+      await Promise.all([
+        flite.warmUp(),
+        stt.provider === 'deepgram' ? vendorModules.sttDeepgram() : stt.provider === 'openai' ? vendorModules.sttOpenai() : null,
+        llm.provider === 'openai' ? vendorModules.llmOpenai() : null,
+        tts.provider === 'openai' ? vendorModules.ttsOpenai() : tts.provider === 'deepgram' ? vendorModules.ttsDeepgram() : null,
+      ]);
+    },
+    async providersFor(accountId) {
       const resolved = resolveProviders(config, store.providers.get(accountId));
+      const [stt, llm, tts] = await Promise.all([
+        speechToText(accountId, resolved.stt),
+        languageModel(accountId, resolved.llm),
+        textToSpeech(accountId, resolved.tts),
+      ]);
       return {
-        providers: {
-          stt: speechToText(accountId, resolved.stt),
-          llm: languageModel(accountId, resolved.llm),
-          tts: textToSpeech(accountId, resolved.tts),
-        },
+        providers: { stt, llm, tts },
         ratePerMinute: resolved.stt.priceCents + resolved.llm.priceCents + resolved.tts.priceCents,
       };
     },

@@ -1,26 +1,44 @@
 // GET /health answers both of the spec's health tables in one body (DESIGN §4): the hosted
-// API's status and service, and the engine router's provider report.
+// API's status and service, and the engine router's provider report. GET /capabilities says
+// which providers and transports this server offers. Both are open: no credential needed.
 import type { FastifyInstance } from 'fastify';
+import { OPENAI_LLM_DEFAULTS } from '../../providers/llm/openai.ts';
+
+interface ProviderConfig {
+  provider: string;
+  apiKey?: string | undefined;
+  baseUrl?: string | undefined;
+}
+
+/** A provider counts as configured when it can be used: embedded, or with a key or an endpoint. */
+function isConfigured(p: ProviderConfig): boolean {
+  return p.provider !== 'none' && (p.provider === 'flite' || Boolean(p.apiKey) || Boolean(p.baseUrl));
+}
 
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
-  const { config } = app.services;
-  app.get('/health', { config: { auth: 'none' } }, async () => {
-    const { stt, llm, tts } = config.providers;
-    const configured = (p: { provider: string; apiKey?: string | undefined; baseUrl?: string | undefined }) =>
-      p.provider !== 'none' && (p.provider === 'flite' || Boolean(p.apiKey) || Boolean(p.baseUrl));
-    return {
-      status: 'ok',
-      service: 'voxflow',
-      transport: 'websocket',
-      stt_provider: stt.provider,
-      stt_configured: configured(stt),
-      tts_provider: tts.provider,
-      tts_configured: configured(tts),
-      llm_provider: llm.provider,
-      llm_configured: configured(llm),
-      turn_provider: 'silero',
-      turn_configured: false,
-      system_prompt_configured: false,
-    };
-  });
+  const { config, engine } = app.services;
+  const { stt, llm, tts } = config.providers;
+
+  app.get('/health', { config: { auth: 'none' } }, async () => ({
+    status: 'ok',
+    service: 'voxflow',
+    transport: app.hasRoute({ method: 'POST', url: '/offer' }) ? 'webrtc+websocket' : 'websocket',
+    stt_provider: stt.provider,
+    stt_configured: isConfigured(stt),
+    tts_provider: tts.provider,
+    tts_configured: isConfigured(tts),
+    llm_provider: llm.provider,
+    llm_configured: isConfigured(llm),
+    turn_provider: 'silero',
+    turn_configured: engine.hearsVoice,
+    system_prompt_configured: config.engine.assistantPrompt.trim().length > 0,
+  }));
+
+  app.get('/capabilities', { config: { auth: 'none' } }, async () => ({
+    stt: { provider: stt.provider },
+    tts: { provider: tts.provider },
+    llm: { provider: llm.provider, model: llm.provider === 'openai' ? (llm.model ?? OPENAI_LLM_DEFAULTS.model) : null },
+    turn: { provider: engine.hearsVoice ? 'silero' : 'none' },
+    transport: { webrtc: app.hasRoute({ method: 'POST', url: '/offer' }), websocket: true },
+  }));
 }

@@ -45,6 +45,13 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
   const { store, engine } = app.services;
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   app.decorateRequest('preparedSession', null);
+  // An upgrade refused by the auth hook (which runs before @fastify/websocket's own onRequest
+  // hook marks the request as a WebSocket one) would leave the raw socket open after the error
+  // response: the server's close would then wait for the client to hang up. Once answered, an
+  // upgrade request that was not upgraded has nothing more to say.
+  app.addHook('onResponse', async (request) => {
+    if (request.raw.headers.upgrade?.toLowerCase() === 'websocket') request.raw.socket.destroy();
+  });
 
   // Hosted API: the token in the path is the only credential.
   app.get<{ Params: { token: string } }>(
@@ -56,7 +63,7 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
         const record = await store.sessions.claim(digest(request.params.token), Date.now() / 1000);
         if (!record) throw new AppError('session_token_invalid');
         try {
-          request.preparedSession = { record, providers: engine.admit(record.accountId), allowSimulator: false };
+          request.preparedSession = { record, providers: await engine.admit(record.accountId), allowSimulator: false };
           if (record.flowId) engine.loadFlow(record.accountId, record.flowId);
         } catch (error) {
           await store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
@@ -93,7 +100,7 @@ export async function prepareEngineSession(app: FastifyInstance, request: Fastif
   try {
     if (claimed) {
       // The session was started through POST /v1/sessions: its flow, context and metadata apply.
-      const providers = engine.admit(accountId);
+      const providers = await engine.admit(accountId);
       if (claimed.flowId) engine.loadFlow(accountId, claimed.flowId);
       return { record: claimed, providers, allowSimulator: false };
     }
@@ -102,7 +109,7 @@ export async function prepareEngineSession(app: FastifyInstance, request: Fastif
     }
     const flowId = query.mode === 'flow' ? query.program_id! : null;
     if (flowId) engine.loadFlow(accountId, flowId);
-    const providers = engine.admit(accountId);
+    const providers = await engine.admit(accountId);
     const record = await store.sessions.createConnected({ accountId, flowId, transport, mode: query.mode, context: {}, metadata: {} });
     // The studio signs in with a JWT: its owner may drive the flow by hand.
     return { record, providers, allowSimulator: request.principal?.kind === 'jwt' };
