@@ -11,6 +11,12 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/**
+ * Time a provider may take to answer (per attempt, and between streamed chunks); each vendor's
+ * own default when unset. Tests shorten it so a hung provider fails in milliseconds.
+ */
+const timeoutMs = positiveInt.optional();
+
 export const DEFAULT_ASSISTANT_PROMPT =
   'You are a friendly, helpful voice assistant. Everything you say is spoken aloud: answer in one to three short sentences of plain words, with no lists, markdown or emoji.';
 
@@ -50,13 +56,13 @@ export const ConfigSchema = z.object({
   providers: z
     .object({
       stt: z
-        .object({ provider: z.enum(['none', 'deepgram', 'openai']).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText })
+        .object({ provider: z.enum(['none', 'deepgram', 'openai']).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, timeoutMs })
         .prefault({}),
       llm: z
-        .object({ provider: z.enum(['none', 'openai']).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText })
+        .object({ provider: z.enum(['none', 'openai']).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, timeoutMs })
         .prefault({}),
       tts: z
-        .object({ provider: z.enum(['flite', 'openai', 'deepgram']).default('flite'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, voice: optionalText })
+        .object({ provider: z.enum(['flite', 'openai', 'deepgram']).default('flite'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, voice: optionalText, timeoutMs })
         .prefault({}),
     })
     .prefault({}),
