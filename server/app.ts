@@ -96,6 +96,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         return reply.status(400).send(errorBody('bad_request', error.message));
       },
       bodyLimit: config.limits.bodyBytes,
+      // `/v1/flows/` is the list, as clients expect, not a flow with an empty id.
+      routerOptions: { ignoreTrailingSlash: true },
       requestTimeout: config.limits.requestTimeoutMs,
       // Behind a reverse proxy, the client's address comes from X-Forwarded-For (rate limits per IP).
       trustProxy: config.publicUrl.startsWith('https:') ? 'loopback' : false,

@@ -6,6 +6,7 @@ import { ENGINE_SAMPLE_RATE } from '../providers/types.ts';
 
 export const FRAME_SAMPLES = ENGINE_SAMPLE_RATE / 50; // 20 ms
 const FRAME_MS = 20;
+let lateFrameCount = 0;
 
 interface Segment {
   text: string;
@@ -42,6 +43,8 @@ export class AudioOut {
   private framesInBurst = 0;
   private speaking = false;
   private open = false;
+  /** The queue ran dry while the reply went on (synthesis slower than playback): not a late frame. */
+  private starved = false;
   /** Segments of the current reply sent in full. */
   private sentSegments: Segment[] = [];
 
@@ -108,6 +111,11 @@ export class AudioOut {
     return report;
   }
 
+  /** Frames sent more than one frame late because the process was busy, since start (all sessions). */
+  static get lateFrames(): number {
+    return lateFrameCount;
+  }
+
   /** Called by the shared clock: sends every frame that is due now. */
   tick(): void {
     this.pump();
@@ -121,7 +129,10 @@ export class AudioOut {
         return;
       }
       if (head.sent >= head.queued) {
-        if (!head.complete) return; // waiting for more synthesized audio of this sentence
+        if (!head.complete) {
+          this.starved = true;
+          return; // waiting for more synthesized audio of this sentence
+        }
         this.segments.shift();
         this.sentSegments.push(head);
             this.offsetInChunk = 0;
@@ -136,12 +147,15 @@ export class AudioOut {
       } else if (this.framesInBurst * FRAME_MS > now - this.burstStartedAt) {
         return; // the next frame is not due yet
       }
-      // A gap in synthesis (waiting for the next sentence) restarts the schedule rather than
-      // bursting out the backlog of "missed" frames.
-      if (now - this.burstStartedAt > (this.framesInBurst + 2) * FRAME_MS) {
+      const lateness = now - (this.burstStartedAt + this.framesInBurst * FRAME_MS);
+      if (lateness > FRAME_MS && !this.starved) lateFrameCount++;
+      // A gap (waiting for the next sentence, or a stalled event loop) restarts the schedule
+      // rather than bursting out the backlog of "missed" frames.
+      if (lateness > 2 * FRAME_MS || this.starved) {
         this.burstStartedAt = now;
         this.framesInBurst = 0;
       }
+      this.starved = false;
       const frame = this.takeFrame(head);
       this.framesInBurst++;
       this.listener.sendFrame(frame);

@@ -1,0 +1,115 @@
+// Voice engine figures, measured in one run on this machine:
+// 1. server_ms per turn (DESIGN §5: voice_to_voice minus endpointing, STT, model TTFT and TTS
+//    TTFB) with instant provider fakes, for typed turns and for spoken turns; targets p50 ≤ 15 ms,
+//    p95 ≤ 40 ms.
+// 2. Concurrent real-time sessions the server process holds: every caller streams 100 ms audio
+//    chunks in real time and the agent answers at length, while the server's event-loop delay
+//    (p99 < 20 ms) and its late output frames (none) are watched. Fakes and callers run in child
+//    processes, so the server process's work is the server's alone.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { AudioOut } from '../../server/engine/audio-out.ts';
+import { connectVoice, wsUrl } from '../support/voice-client.ts';
+import { startVoiceRig } from '../support/voice-server.ts';
+import { createAccount, createFlow, startTestServer } from '../support/server.ts';
+import { percentile, type BenchRow } from './bench-kit.ts';
+
+const here = (file: string) => new URL(file, import.meta.url).pathname;
+
+async function serverMsPerTurn(): Promise<BenchRow[]> {
+  const rig = await startVoiceRig({
+    rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello.' } }, { respond: { text: 'Sure, here is my answer to that.' } }],
+    deepgram: { transcribe: () => 'Is it an animal?' },
+  });
+  try {
+    const client = await connectVoice(wsUrl(rig.server.url, `/ws?mode=assistant&api_key=${rig.account.apiKey}`));
+    await client.waitFor('agent_stopped_speaking', undefined, 20_000);
+    const typed: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const before = client.ofType('metrics').length;
+      client.send({ type: 'text', text: `Question number ${i}?` });
+      await client.waitFor('agent_stopped_speaking', () => client.ofType('metrics').length > before, 20_000);
+      typed.push(client.ofType('metrics').at(-1)!.server_ms!);
+    }
+    const spoken: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const before = client.ofType('metrics').length;
+      await client.speak('Is it an animal?', { speed: 4, silenceAfterMs: 800 });
+      await client.waitFor('agent_stopped_speaking', () => client.ofType('metrics').length > before, 20_000);
+      const m = client.ofType('metrics').at(-1)!;
+      if (m.stt_ms !== null) spoken.push(m.server_ms!);
+    }
+    client.close();
+    typed.sort((a, b) => a - b);
+    spoken.sort((a, b) => a - b);
+    return [
+      { name: 'server_ms per typed turn', value: `${percentile(typed, 50)} ms p50, ${percentile(typed, 95)} ms p95`, target: 'p50 ≤ 15, p95 ≤ 40', how: `${typed.length} typed turns over WebSocket; fake LLM/STT answer at once; flite TTS` },
+      { name: 'server_ms per spoken turn', value: `${percentile(spoken, 50)} ms p50, ${percentile(spoken, 95)} ms p95`, target: 'p50 ≤ 15, p95 ≤ 40', how: `${spoken.length} spoken turns (flite speech → Silero → Deepgram fake), sent at 4× real time` },
+    ];
+  } finally {
+    await rig.close();
+  }
+}
+
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`child exited ${code}`)));
+  });
+}
+
+async function concurrentSessions(): Promise<BenchRow[]> {
+  const fakes = spawn(process.execPath, ['--import', 'tsx', here('./fake-providers-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const urls = JSON.parse(await firstLine(fakes)) as { openai: string; deepgram: string };
+  const server = await startTestServer({
+    engine: { maxSessions: 500 },
+    providers: {
+      stt: { provider: 'deepgram', apiKey: 'dg', baseUrl: urls.deepgram },
+      llm: { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai },
+      tts: { provider: 'flite' },
+    },
+  });
+  const rows: BenchRow[] = [];
+  try {
+    const account = await createAccount(server);
+    const flowId = await createFlow(server, account.apiKey);
+    // Enough credit for every minute of the run: the bench measures the engine, not the ledger.
+    await server.app.services.store.credits.grant(server.app.services.store.accounts.findByEmail(account.email)!.id, 1_000_000, 'bench', 'bench-grant');
+    const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
+    let held = 0;
+    for (const sessions of [5, 10, 15, 20, 25, 30, 40]) {
+      const lag = monitorEventLoopDelay({ resolution: 5 });
+      const lateBefore = AudioOut.lateFrames;
+      const clients = spawn(process.execPath, ['--import', 'tsx', here('./engine-load-clients.ts'), wsUrl(server.url, ''), account.apiKey, flowId, String(sessions), String(seconds)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      // Measure once every caller is connected and talking (first 3 s are warm-up).
+      await new Promise((r) => setTimeout(r, 3000));
+      lag.enable();
+      const summary = JSON.parse(await firstLine(clients)) as { opened: number; failures: number; framesReceived: number };
+      lag.disable();
+      const late = AudioOut.lateFrames - lateBefore;
+      const p99 = lag.percentile(99) / 1e6;
+      const ok = p99 < 20 && late === 0 && summary.failures === 0 && summary.opened === sessions;
+      rows.push({
+        name: `${sessions} real-time sessions`,
+        value: `lag p99 ${p99.toFixed(1)} ms, max ${(lag.max / 1e6).toFixed(1)} ms; ${late} late frames; ${summary.framesReceived} agent frames out${ok ? '' : ' ✗'}`,
+        how: `${seconds} s, callers streaming 100 ms chunks in real time; lag measured in the server process after 3 s`,
+      });
+      await new Promise((r) => setTimeout(r, 1500)); // let the sessions end
+      if (!ok) break;
+      held = sessions;
+    }
+    rows.push({ name: 'sessions held by the server process', value: `${held}`, target: '≥ 15 per core', how: 'largest count above with lag p99 < 20 ms and no late frames' });
+  } finally {
+    await server.close();
+    fakes.kill();
+  }
+  return rows;
+}
+
+export async function run(): Promise<BenchRow[]> {
+  return [...(await serverMsPerTurn()), ...(await concurrentSessions())];
+}
