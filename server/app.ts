@@ -28,6 +28,7 @@ import { createProviderRegistry } from './providers/registry.ts';
 import { createSileroVad } from './providers/turn/silero.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
 import { websocketTransport } from './transports/websocket/index.ts';
+import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
 
 export interface BuildOptions {
   /** A pino logger configuration or false; defaults to the configured level, secrets redacted. */
@@ -36,6 +37,8 @@ export interface BuildOptions {
   hooks?: SessionHook[];
   /** Length of a billed minute; tests shorten it. */
   minuteMs?: number;
+  /** Peer-connection timeouts; tests shorten them. */
+  webrtc?: WebRtcOptions;
 }
 
 /**
@@ -165,6 +168,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(creditRoutes);
     await app.register(providerRoutes);
     await app.register(websocketTransport);
+    await app.register(webrtcTransport, options.webrtc ?? {});
     await app.ready();
     return app;
   } catch (error) {

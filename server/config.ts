@@ -73,6 +73,19 @@ export const ConfigSchema = z.object({
       language: z.string().min(2).default('en'),
       /** Live voice sessions at once; past that, new ones get 503. */
       maxSessions: positiveInt.default(100),
+      /** WebRTC peer connections at once (each holds UDP sockets and codec state). */
+      maxPeerConnections: positiveInt.default(50),
+    })
+    .prefault({}),
+  ice: z
+    .object({
+      /** STUN server URLs, e.g. stun:stun.example.com:3478; none needed on one machine or a LAN. */
+      stunUrls: z.array(z.string().min(1)).default([]),
+      /** TURN server URLs, e.g. turn:turn.example.com:3478?transport=udp. */
+      turnUrls: z.array(z.string().min(1)).default([]),
+      /** The TURN server's shared secret (TURN REST API, coturn's static-auth-secret). */
+      turnSecret: optionalText,
+      ttlSeconds: positiveInt.default(3600),
     })
     .prefault({}),
 });
@@ -131,6 +144,9 @@ Other environment:
   VOXFLOW_TTS_PROVIDER flite|openai|deepgram  (+ VOXFLOW_TTS_API_KEY, _BASE_URL, _MODEL, VOXFLOW_TTS_VOICE)
   OPENAI_API_KEY, DEEPGRAM_API_KEY            used for that vendor when its VOXFLOW_*_API_KEY is unset
   VOXFLOW_ASSISTANT_PROMPT, VOXFLOW_LANGUAGE (default en), VOXFLOW_MAX_SESSIONS (default 100)
+  VOXFLOW_STUN_URLS, VOXFLOW_TURN_URLS  comma-separated ICE server URLs for WebRTC
+  VOXFLOW_TURN_SECRET  TURN REST shared secret; VOXFLOW_ICE_TTL_SECONDS credential lifetime (3600)
+  VOXFLOW_MAX_PEER_CONNECTIONS  WebRTC connections at once (default 50)
 `;
 
 /**
@@ -169,7 +185,15 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (env.VOXFLOW_ASSISTANT_PROMPT) engine.assistantPrompt = env.VOXFLOW_ASSISTANT_PROMPT;
   if (env.VOXFLOW_LANGUAGE) engine.language = env.VOXFLOW_LANGUAGE;
   if (env.VOXFLOW_MAX_SESSIONS) engine.maxSessions = env.VOXFLOW_MAX_SESSIONS;
+  if (env.VOXFLOW_MAX_PEER_CONNECTIONS) engine.maxPeerConnections = env.VOXFLOW_MAX_PEER_CONNECTIONS;
   config.engine = engine;
+  const list = (value: string | undefined) => (value ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+  config.ice = {
+    stunUrls: list(env.VOXFLOW_STUN_URLS),
+    turnUrls: list(env.VOXFLOW_TURN_URLS),
+    ...(env.VOXFLOW_TURN_SECRET ? { turnSecret: env.VOXFLOW_TURN_SECRET } : {}),
+    ...(env.VOXFLOW_ICE_TTL_SECONDS ? { ttlSeconds: env.VOXFLOW_ICE_TTL_SECONDS } : {}),
+  };
 
   let serve = false;
   let help = false;

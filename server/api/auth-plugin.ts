@@ -72,6 +72,38 @@ const RULE_WORDS: Record<AuthRule, string> = {
   engine: 'a JWT access token, an API key, or ?session_token=<token from POST /v1/sessions>',
 };
 
+/**
+ * Establishes the caller for `rule` and sets request.principal (and claimedSession). With the
+ * engine rule a `?session_token=` is either used up (`startsSession`: it opens the session) or
+ * only checked (e.g. /ice-servers, so the same token still opens the session after).
+ */
+export async function authenticateRequest(app: FastifyInstance, request: FastifyRequest, rule: AuthRule, startsSession: boolean): Promise<void> {
+  if (rule === 'none') return;
+  if (rule === 'engine') {
+    const token = (request.query as Record<string, unknown>).session_token;
+    if (typeof token === 'string' && token) {
+      const now = Date.now() / 1000;
+      const session = startsSession
+        ? await app.services.store.sessions.claim(digest(token), now)
+        : app.services.store.sessions.findByTokenHash(digest(token));
+      if (!session || (!startsSession && (session.status !== 'created' || session.expiresAt <= now))) throw new AppError('session_token_invalid');
+      request.principal = { kind: 'session', accountId: session.accountId, sessionId: session.id };
+      request.claimedSession = startsSession ? session : null;
+      return;
+    }
+  }
+  const credentials = readCredentials(request, rule === 'engine');
+  if (!credentials.bearer && !credentials.apiKey) {
+    throw new AppError('missing_credentials', `This endpoint needs ${RULE_WORDS[rule]}.`);
+  }
+  const principal = await authenticate(app, credentials);
+  if (!allows(rule, principal)) {
+    throw new AppError('wrong_credential_kind', `This endpoint needs ${RULE_WORDS[rule]}.`);
+  }
+  app.limitCredential(principal);
+  request.principal = principal;
+}
+
 export const authPlugin = fp(
   async (app: FastifyInstance) => {
     const { rateLimit } = app.services.config;
@@ -88,6 +120,9 @@ export const authPlugin = fp(
 
     app.decorateRequest('principal', null);
     app.decorateRequest('claimedSession', null);
+    app.decorate('limitCredential', (principal: Principal) =>
+      limit(perCredential, principal.kind === 'api_key' ? `key ${principal.apiKeyId}` : `account ${principal.accountId}`),
+    );
 
     app.addHook('onRequest', async (request) => {
       limit(perIp, request.ip);
@@ -95,31 +130,10 @@ export const authPlugin = fp(
       if (request.routeOptions.url === undefined) return;
       const config = request.routeOptions.config;
       if (config.authAttempt) limit(authAttempts, `${request.ip} ${request.routeOptions.url}`);
-      const rule = config.auth ?? 'jwt_or_api_key';
-      if (rule === 'none') return;
-
-      if (rule === 'engine') {
-        const token = (request.query as Record<string, unknown>).session_token;
-        if (typeof token === 'string' && token) {
-          // A session token is good for one connection: claiming it here uses it up.
-          const session = await app.services.store.sessions.claim(digest(token), Date.now() / 1000);
-          if (!session) throw new AppError('session_token_invalid');
-          request.principal = { kind: 'session', accountId: session.accountId, sessionId: session.id };
-          request.claimedSession = session;
-          return;
-        }
-      }
-      const credentials = readCredentials(request, rule === 'engine');
-      if (!credentials.bearer && !credentials.apiKey) {
-        throw new AppError('missing_credentials', `This endpoint needs ${RULE_WORDS[rule]}.`);
-      }
-      const principal = await authenticate(app, credentials);
-      if (!allows(rule, principal)) {
-        throw new AppError('wrong_credential_kind', `This endpoint needs ${RULE_WORDS[rule]}.`);
-      }
-      limit(perCredential, principal.kind === 'api_key' ? `key ${principal.apiKeyId}` : `account ${principal.accountId}`);
-      request.principal = principal;
+      if (config.authInHandler) return;
+      await authenticateRequest(app, request, config.auth ?? 'jwt_or_api_key', config.startsSession ?? false);
     });
+
   },
   { name: 'voxflow-auth' },
 );

@@ -33,6 +33,8 @@ export type AuthRule =
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** Counts a request against its credential's rate limit (429 past it). */
+    limitCredential(principal: Principal): void;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -43,6 +45,10 @@ declare module 'fastify' {
     auth?: AuthRule;
     /** Signup and login get the tight per-IP limit. */
     authAttempt?: boolean;
+    /** With the 'engine' rule: a ?session_token= is used up here (it opens a session). */
+    startsSession?: boolean;
+    /** The handler authenticates itself (with authenticateRequest) once it has read the body. */
+    authInHandler?: boolean;
   }
 }
 

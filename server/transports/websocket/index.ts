@@ -7,44 +7,17 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { z } from 'zod';
-import { accountOf } from '../../api/services.ts';
-import { parseInput } from '../../api/validation.ts';
-import { EngineRefusal, type AccountProviders } from '../../engine/voice-engine.ts';
 import { AppError } from '../../errors.ts';
 import { digest } from '../../security/opaque-tokens.ts';
-import type { Session } from '../../store/store.ts';
+import { decoratePreparedSession, prepareEngineSession, refusalToAppError } from '../session-admission.ts';
 
 /** Largest frame accepted; larger ones close the socket with 1009 (message too big). */
 export const MAX_FRAME_BYTES = 64 * 1024;
 
-export const EngineQuery = z.object({
-  mode: z.enum(['assistant', 'flow'], { error: 'mode must be "assistant" or "flow"' }).default('assistant'),
-  program_id: z.string().min(1).max(200).optional(),
-});
-
-interface PreparedSession {
-  record: Session;
-  providers: AccountProviders;
-  allowSimulator: boolean;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    preparedSession: PreparedSession | null;
-  }
-}
-
-/** Maps an engine refusal onto the API's coded errors. */
-export function refusalToAppError(error: unknown): unknown {
-  if (!(error instanceof EngineRefusal)) return error;
-  return new AppError(error.code === 'invalid_flow' ? 'invalid_flow' : error.code, error.message);
-}
-
 export async function websocketTransport(app: FastifyInstance): Promise<void> {
   const { store, engine } = app.services;
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
-  app.decorateRequest('preparedSession', null);
+  decoratePreparedSession(app);
   // An upgrade refused by the auth hook (which runs before @fastify/websocket's own onRequest
   // hook marks the request as a WebSocket one) would leave the raw socket open after the error
   // response: the server's close would then wait for the client to hang up. Once answered, an
@@ -79,44 +52,13 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
     '/ws',
     {
       websocket: true,
-      config: { auth: 'engine' },
+      config: { auth: 'engine', startsSession: true },
       preValidation: async (request: FastifyRequest, _reply: FastifyReply) => {
         request.preparedSession = await prepareEngineSession(app, request, 'websocket');
       },
     },
     (socket, request) => attach(app, socket, request),
   );
-}
-
-/**
- * Resolves what an engine-router request asks for into a stored, connected session: the flow
- * from `program_id` (or the claimed session's own), the account's providers, and admission.
- */
-export async function prepareEngineSession(app: FastifyInstance, request: FastifyRequest, transport: 'websocket' | 'webrtc'): Promise<PreparedSession> {
-  const { store, engine } = app.services;
-  const query = parseInput(EngineQuery, request.query, 'query');
-  const accountId = accountOf(request.principal);
-  const claimed = request.claimedSession;
-  try {
-    if (claimed) {
-      // The session was started through POST /v1/sessions: its flow, context and metadata apply.
-      const providers = await engine.admit(accountId);
-      if (claimed.flowId) engine.loadFlow(accountId, claimed.flowId);
-      return { record: claimed, providers, allowSimulator: false };
-    }
-    if (query.mode === 'flow' && !query.program_id) {
-      throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
-    }
-    const flowId = query.mode === 'flow' ? query.program_id! : null;
-    if (flowId) engine.loadFlow(accountId, flowId);
-    const providers = await engine.admit(accountId);
-    const record = await store.sessions.createConnected({ accountId, flowId, transport, mode: query.mode, context: {}, metadata: {} });
-    // The studio signs in with a JWT: its owner may drive the flow by hand.
-    return { record, providers, allowSimulator: request.principal?.kind === 'jwt' };
-  } catch (error) {
-    if (claimed) await store.sessions.end(claimed.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
-    throw refusalToAppError(error);
-  }
 }
 
 function attach(app: FastifyInstance, socket: WebSocket, request: FastifyRequest): void {

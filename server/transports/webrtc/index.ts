@@ -1,0 +1,130 @@
+// WebRTC signalling for the engine router (spec §4, DESIGN §4):
+//   POST  /offer?mode=&program_id=   {sdp, type:"offer"} → {pc_id, sdp, type:"answer"}
+//   PATCH /offer/:pc_id              {candidates:[{candidate, sdpMid, sdpMLineIndex}]}
+//   PATCH /offer                     Pipecat's form: {pc_id, candidates:[{candidate, sdp_mid, sdp_mline_index}]}
+//   GET   /ice-servers               {iceServers, ttlSeconds}
+// POST /offer also takes Pipecat SmallWebRTC's fields: pc_id + restart_pc renegotiate an existing
+// connection, request_data is accepted and ignored. A pc_id is an unguessable capability: the
+// PATCH calls that carry one need no other credential (a browser that used a one-connection
+// session token has nothing else to send).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { authenticateRequest } from '../../api/auth-plugin.ts';
+import { accountOf } from '../../api/services.ts';
+import { parseInput } from '../../api/validation.ts';
+import { AppError } from '../../errors.ts';
+import { decoratePreparedSession, prepareEngineSession } from '../session-admission.ts';
+import { iceConfiguration } from './ice-servers.ts';
+import { WebRtcPeer } from './peer.ts';
+
+const MAX_SDP_BYTES = 64 * 1024;
+
+const OfferBody = z.object({
+  sdp: z.string().min(1, 'sdp must be the SDP offer text').max(MAX_SDP_BYTES),
+  type: z.literal('offer', { error: 'type must be "offer"' }),
+  pc_id: z.string().max(100).nullish(),
+  restart_pc: z.boolean().nullish(),
+  request_data: z.unknown().optional(),
+  requestData: z.unknown().optional(),
+});
+
+const Candidate = z
+  .object({
+    candidate: z.string().max(2_000),
+    sdpMid: z.string().max(64).nullish(),
+    sdpMLineIndex: z.number().int().min(0).max(64).nullish(),
+    sdp_mid: z.string().max(64).nullish(),
+    sdp_mline_index: z.number().int().min(0).max(64).nullish(),
+  })
+  .transform((c) => ({ candidate: c.candidate, sdpMid: c.sdpMid ?? c.sdp_mid ?? null, sdpMLineIndex: c.sdpMLineIndex ?? c.sdp_mline_index ?? null }));
+
+const CandidatesBody = z.object({
+  pc_id: z.string().max(100).optional(),
+  candidates: z.array(Candidate).max(50, 'at most 50 candidates at a time'),
+});
+
+export interface WebRtcOptions {
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  disconnectGraceMs?: number;
+}
+
+export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptions = {}): Promise<void> {
+  const { config, engine } = app.services;
+  const peers = new Map<string, { peer: WebRtcPeer; accountId: string }>();
+  decoratePreparedSession(app);
+
+  app.addHook('preClose', async () => {
+    for (const { peer } of peers.values()) peer.close('server_shutdown');
+  });
+
+  const findPeer = (pcId: string | undefined) => {
+    const entry = pcId ? peers.get(pcId) : undefined;
+    if (!entry) throw new AppError('not_found', `No peer connection "${pcId ?? ''}"; it may have ended.`);
+    return entry;
+  };
+
+  const answerOrBadSdp = async (peer: WebRtcPeer, sdp: string) => {
+    try {
+      return await peer.answer(sdp);
+    } catch (error) {
+      throw new AppError('bad_request', `The SDP offer could not be used: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+
+  // Authenticated in the handler: a renegotiation names its live pc_id, which is credential enough.
+  app.post('/offer', { config: { auth: 'engine', startsSession: true, authInHandler: true } }, async (request: FastifyRequest) => {
+    const body = parseInput(OfferBody, request.body);
+    // Renegotiation (Pipecat's restart_pc, or a new offer on a live connection): same peer, new answer.
+    if (body.pc_id && peers.has(body.pc_id)) {
+      const { peer } = findPeer(body.pc_id);
+      return { pc_id: peer.id, sdp: await answerOrBadSdp(peer, body.sdp), type: 'answer' };
+    }
+    await authenticateRequest(app, request, 'engine', true);
+    if (peers.size >= config.engine.maxPeerConnections) throw new AppError('at_capacity', 'Too many WebRTC connections at once; try again shortly.');
+    if (!/^v=0/m.test(body.sdp) || !/^m=audio /m.test(body.sdp)) {
+      throw new AppError('bad_request', 'The SDP offer is malformed or has no audio section (m=audio).');
+    }
+    const prepared = await prepareEngineSession(app, request, 'webrtc');
+    const accountId = prepared.record.accountId;
+    const peer = new WebRtcPeer({
+      iceServers: iceConfiguration(config.ice, accountId).iceServers,
+      connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
+      idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+      disconnectGraceMs: options.disconnectGraceMs ?? 10_000,
+      log: request.log,
+      onClosed: (closed) => peers.delete(closed.id),
+    });
+    let sdp: string;
+    try {
+      sdp = await answerOrBadSdp(peer, body.sdp);
+    } catch (error) {
+      peer.close('refused');
+      await app.services.store.sessions.end(prepared.record.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
+      throw error;
+    }
+    peers.set(peer.id, { peer, accountId });
+    peer.onConnected(() => engine.start({ record: prepared.record, allowSimulator: prepared.allowSimulator }, prepared.providers, peer.output));
+    return { pc_id: peer.id, sdp, type: 'answer' };
+  });
+
+  const addCandidates = async (pcId: string | undefined, body: unknown) => {
+    const { candidates } = parseInput(CandidatesBody, body);
+    const { peer } = findPeer(pcId);
+    for (const candidate of candidates) {
+      // An end-of-candidates marker or a candidate werift cannot use is skipped, not fatal.
+      if (!candidate.candidate) continue;
+      try {
+        await peer.addCandidate(candidate);
+      } catch (error) {
+        app.log.debug({ err: error, peer: peer.id }, 'ignored a remote ICE candidate');
+      }
+    }
+    return { status: 'success' };
+  };
+
+  app.patch<{ Params: { pc_id: string } }>('/offer/:pc_id', { config: { auth: 'none' } }, async (request) => addCandidates(request.params.pc_id, request.body));
+  app.patch('/offer', { config: { auth: 'none' } }, async (request) => addCandidates((request.body as { pc_id?: string } | undefined)?.pc_id, request.body));
+
+  app.get('/ice-servers', { config: { auth: 'engine' } }, async (request) => iceConfiguration(config.ice, accountOf(request.principal)));
+}

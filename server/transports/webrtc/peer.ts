@@ -1,0 +1,231 @@
+// One browser (or Pipecat client) connected over WebRTC: werift's peer connection, Opus in and
+// out, the session's JSON events on a data channel, and cleanup when the peer goes away.
+//
+// Rates: the engine speaks PCM16 at 16 kHz. libopus decodes straight to 16 kHz and encodes from
+// 16 kHz (RTP's Opus clock stays 48 kHz, so timestamps advance 960 per 20 ms), which does the
+// 48 kHz ⇄ 16 kHz conversion inside the codec with its own filters — cheaper and cleaner than
+// decoding to 48 kHz and running a second resampler over the result.
+import { randomBytes } from 'node:crypto';
+import { Decoder, Encoder } from '@evan/opus';
+import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
+import type { ServerEvent } from '../../engine/events.ts';
+import type { SessionOutput, VoiceSession } from '../../engine/session.ts';
+import type { IceServer } from './ice-servers.ts';
+import { JitterBuffer } from './jitter-buffer.ts';
+
+const OPUS_CLOCK_PER_FRAME = 960; // 20 ms at Opus's 48 kHz RTP clock
+const SAMPLES_PER_FRAME = 320; // 20 ms at 16 kHz
+/** Events kept while the data channel is not open yet; the oldest go first past this. */
+const MAX_PENDING_EVENTS = 500;
+const CLIENT_CHANNEL_WAIT_MS = 1_000;
+
+export interface PeerLogger {
+  warn(object: Record<string, unknown>, message: string): void;
+}
+
+export interface PeerOptions {
+  iceServers: IceServer[];
+  /** Ends the peer when it has not connected this long after the answer. */
+  connectTimeoutMs: number;
+  /** Ends the peer when neither audio nor data arrived for this long. */
+  idleTimeoutMs: number;
+  /** Time a `disconnected` connection gets to come back before it is ended. */
+  disconnectGraceMs: number;
+  log: PeerLogger;
+  onClosed(peer: WebRtcPeer, reason: string): void;
+}
+
+export type PeerState = 'new' | 'connected' | 'closed';
+
+export class WebRtcPeer {
+  readonly id = `pc_${randomBytes(16).toString('base64url')}`;
+  readonly pc: RTCPeerConnection;
+  private readonly outbound = new MediaStreamTrack({ kind: 'audio' });
+  private channel: RTCDataChannel | null = null;
+  private readonly pendingEvents: string[] = [];
+  private session: VoiceSession | null = null;
+  private startSession: (() => VoiceSession) | null = null;
+  private readonly decoder = new Decoder({ channels: 1, sample_rate: 16_000 });
+  private readonly encoder = new Encoder({ channels: 1, sample_rate: 16_000, application: 'voip' });
+  private readonly jitter = new JitterBuffer<Buffer>((payload) => this.decode(payload));
+  private sequence = randomBytes(2).readUInt16BE();
+  private timestamp = randomBytes(4).readUInt32BE();
+  private readonly ssrc = randomBytes(4).readUInt32BE();
+  private lastSentAt = 0;
+  private lastActivityAt = performance.now();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private disconnectTimer: NodeJS.Timeout | null = null;
+  private state: PeerState = 'new';
+  private payloadType = 111;
+
+  constructor(private readonly options: PeerOptions) {
+    this.pc = new RTCPeerConnection({
+      codecs: {
+        audio: [
+          new RTCRtpCodecParameters({
+            mimeType: 'audio/opus',
+            clockRate: 48_000,
+            channels: 2,
+            payloadType: 111,
+            parameters: 'minptime=10;useinbandfec=1',
+            rtcpFeedback: [{ type: 'transport-cc' }],
+          }),
+        ],
+      },
+      iceServers: options.iceServers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
+      iceUseIpv6: false,
+      // werift skips loopback by default; a browser on the same machine reaches us there.
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+    });
+    const transceiver = this.pc.addTransceiver(this.outbound, { direction: 'sendrecv' });
+    transceiver.onTrack.subscribe((track) => {
+      track.onReceiveRtp.subscribe((rtp) => {
+        this.lastActivityAt = performance.now();
+        this.jitter.push(rtp.header.sequenceNumber, rtp.payload);
+      });
+    });
+    this.pc.onDataChannel.subscribe((channel) => this.adoptChannel(channel));
+    this.pc.connectionStateChange.subscribe((state) => this.onConnectionState(state));
+    this.timers.push(
+      setTimeout(() => {
+        if (this.state === 'new') this.close('connect_timeout');
+      }, options.connectTimeoutMs),
+    );
+  }
+
+  get connectionState(): PeerState {
+    return this.state;
+  }
+
+  /** Answers an offer; the answer carries our candidates (werift gathers before it resolves). */
+  async answer(offerSdp: string): Promise<string> {
+    await this.pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+    const answer = await this.pc.createAnswer();
+    await this.pc.setLocalDescription(answer);
+    const codec = this.pc.getTransceivers()[0]?.sender.codec;
+    if (codec) this.payloadType = codec.payloadType;
+    return this.pc.localDescription!.sdp;
+  }
+
+  async addCandidate(candidate: { candidate: string; sdpMid?: string | null; sdpMLineIndex?: number | null }): Promise<void> {
+    await this.pc.addIceCandidate({ candidate: candidate.candidate, sdpMid: candidate.sdpMid ?? undefined, sdpMLineIndex: candidate.sdpMLineIndex ?? undefined });
+  }
+
+  /** The session starts once media can flow, so its greeting is not spoken into the void. */
+  onConnected(start: () => VoiceSession): void {
+    this.startSession = start;
+    if (this.state === 'connected') this.beginSession();
+  }
+
+  /** What the engine sends: events on the data channel, audio as Opus RTP. */
+  readonly output: SessionOutput = {
+    sendEvent: (event: ServerEvent) => this.sendEvent(event),
+    sendAudio: (frame: Int16Array) => this.sendAudio(frame),
+    close: (_code: number, reason: string) => this.close(reason),
+  };
+
+  close(reason: string): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    for (const timer of this.timers) clearInterval(timer);
+    if (this.disconnectTimer) clearTimeout(this.disconnectTimer);
+    void this.session?.end(reason === 'session_ended' ? 'client_ended' : reason);
+    // Let the session's last events (session_ended) leave before the channel goes.
+    setTimeout(() => {
+      this.pc.close().catch((error: unknown) => this.options.log.warn({ err: error, peer: this.id }, 'closing a peer connection failed'));
+    }, 200).unref();
+    this.options.onClosed(this, reason);
+  }
+
+  private onConnectionState(state: string): void {
+    if (state === 'connected') {
+      if (this.disconnectTimer) clearTimeout(this.disconnectTimer);
+      this.disconnectTimer = null;
+      if (this.state === 'new') {
+        this.state = 'connected';
+        this.lastActivityAt = performance.now();
+        this.watchIdle();
+        // A client that opened its own channel announces it just after connecting; only a
+        // client that did not gets one from us (events wait in the queue meanwhile).
+        this.timers.push(
+          setTimeout(() => {
+            if (!this.channel && this.state === 'connected') this.adoptChannel(this.pc.createDataChannel('events'));
+          }, CLIENT_CHANNEL_WAIT_MS),
+        );
+        this.beginSession();
+      }
+    } else if (state === 'failed' || state === 'closed') {
+      this.close(state === 'failed' ? 'ice_failed' : 'client_disconnected');
+    } else if (state === 'disconnected' && !this.disconnectTimer) {
+      // A network blip may recover (ICE consent resumes); a peer that is really gone does not.
+      this.disconnectTimer = setTimeout(() => this.close('client_disconnected'), this.options.disconnectGraceMs);
+    }
+  }
+
+  private beginSession(): void {
+    if (this.session || !this.startSession || this.state !== 'connected') return;
+    this.session = this.startSession();
+  }
+
+  private watchIdle(): void {
+    const every = Math.max(1_000, Math.floor(this.options.idleTimeoutMs / 4));
+    this.timers.push(
+      setInterval(() => {
+        if (performance.now() - this.lastActivityAt > this.options.idleTimeoutMs) this.close('idle_timeout');
+      }, every),
+    );
+  }
+
+  private adoptChannel(channel: RTCDataChannel): void {
+    // The first channel carries the events; a client may open more (Pipecat's is one of them).
+    if (this.channel) return;
+    this.channel = channel;
+    channel.stateChanged.subscribe((state) => {
+      if (state === 'open') this.flushEvents();
+    });
+    channel.onMessage.subscribe((data) => {
+      this.lastActivityAt = performance.now();
+      const text = typeof data === 'string' ? data : data.toString('utf8');
+      this.session?.handleTextFrame(text);
+    });
+    if (channel.readyState === 'open') this.flushEvents();
+  }
+
+  private sendEvent(event: ServerEvent): void {
+    const text = JSON.stringify(event);
+    if (this.channel?.readyState === 'open') {
+      this.channel.send(text);
+      return;
+    }
+    this.pendingEvents.push(text);
+    if (this.pendingEvents.length > MAX_PENDING_EVENTS) this.pendingEvents.shift();
+  }
+
+  private flushEvents(): void {
+    while (this.pendingEvents.length > 0 && this.channel?.readyState === 'open') this.channel.send(this.pendingEvents.shift()!);
+  }
+
+  private sendAudio(frame: Int16Array): void {
+    if (this.state !== 'connected' || frame.length !== SAMPLES_PER_FRAME) return;
+    const now = performance.now();
+    // After a pause the timestamp jumps by the time that passed, so the receiver's jitter buffer
+    // keeps its timing; the marker bit says a talkspurt begins.
+    const resumed = this.lastSentAt === 0 || now - this.lastSentAt > 60;
+    if (resumed && this.lastSentAt !== 0) this.timestamp = (this.timestamp + Math.round((now - this.lastSentAt) * 48)) >>> 0;
+    else if (!resumed) this.timestamp = (this.timestamp + OPUS_CLOCK_PER_FRAME) >>> 0;
+    this.lastSentAt = now;
+    this.sequence = (this.sequence + 1) & 0xffff;
+    const payload = Buffer.from(this.encoder.encode(frame));
+    const header = new RtpHeader({ payloadType: this.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, ssrc: this.ssrc, marker: resumed });
+    this.outbound.writeRtp(new RtpPacket(header, payload));
+  }
+
+  private decode(payload: Buffer | null): void {
+    if (!this.session) return;
+    // A lost packet is concealed by the decoder (an empty packet asks libopus for PLC).
+    const bytes = this.decoder.decode(payload ?? new Uint8Array(0));
+    const pcm = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 1);
+    // The decoder may reuse its buffer: the engine gets its own copy.
+    this.session.pushAudio(pcm.slice());
+  }
+}
