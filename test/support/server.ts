@@ -34,7 +34,12 @@ export interface TestResponse {
   text: string;
 }
 
-export async function startTestServer(overrides: ConfigInput = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  /** Length of a billed minute (buildApp's minuteMs), so metering can be tested in seconds. */
+  minuteMs?: number;
+}
+
+export async function startTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'voxflow-api-')));
   const config = makeConfig({
     host: '127.0.0.1',
@@ -46,7 +51,7 @@ export async function startTestServer(overrides: ConfigInput = {}): Promise<Test
     ...overrides,
     dataDir,
   });
-  const app = await buildApp(config);
+  const app = await buildApp(config, { minuteMs: options.minuteMs });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   config.publicUrl = address;
   const ownsDataDir = overrides.dataDir === undefined;

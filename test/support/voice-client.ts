@@ -78,7 +78,8 @@ export function connectVoice(url: string, headers: Record<string, string> = {}):
         };
         const timer = setTimeout(() => {
           cleanup();
-          reject(new Error(`no ${type} event within ${timeoutMs} ms; events: ${events.map((e) => e.type).join(', ')}`));
+          const errors = events.filter((e) => e.type === 'error').map((e) => `${e.code}: ${e.message}`);
+          reject(new Error(`no ${type} event within ${timeoutMs} ms; events: ${events.map((e) => e.type).join(', ')}${errors.length > 0 ? `; errors: ${errors.join(' | ')}` : ''}`));
         }, timeoutMs);
         const cleanup = () => {
           clearTimeout(timer);
@@ -98,9 +99,11 @@ export function connectVoice(url: string, headers: Record<string, string> = {}):
 
   return new Promise((resolve, reject) => {
     socket.once('open', () => resolve(client));
-    socket.once('unexpected-response', (_request, response) => {
+    socket.once('unexpected-response', (request, response) => {
       reject(Object.assign(new Error(`upgrade refused with ${response.statusCode}`), { status: response.statusCode }));
+      // With this listener set, ws leaves the connection to us: an open one would hold up the server's close.
       response.resume();
+      request.destroy();
     });
     socket.once('error', (error) => reject(error));
   });

@@ -3,6 +3,7 @@ import { startFakeDeepgram, type FakeDeepgram, type FakeDeepgramOptions } from '
 import { startFakeOpenAI, type ChatRule, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server.ts';
 import type { ConfigInput } from '../../server/config.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from './server.ts';
+import { connectVoice, type VoiceClient } from './voice-client.ts';
 
 export interface VoiceRig {
   server: TestServer;
@@ -23,23 +24,36 @@ export async function startVoiceRig(options: {
   llm?: 'openai' | 'none';
   tts?: 'flite' | 'openai' | 'deepgram';
   config?: ConfigInput;
+  /** Provider timeouts (config.providers.<kind>.timeoutMs), so a hung provider fails fast. */
+  timeoutsMs?: { stt?: number; llm?: number; tts?: number };
+  /** Length of a billed minute. */
+  minuteMs?: number;
 } = {}): Promise<VoiceRig> {
   const openai = await startFakeOpenAI({ rules: options.rules, transcripts: options.stt === 'openai' ? options.transcripts : undefined, ...options.openai });
   const deepgram = await startFakeDeepgram({ transcripts: options.stt !== 'openai' ? options.transcripts : undefined, ...options.deepgram });
   const stt = options.stt ?? 'deepgram';
-  const server = await startTestServer({
-    ...options.config,
-    providers: {
-      stt: stt === 'deepgram' ? { provider: 'deepgram', apiKey: 'dg-test', baseUrl: deepgram.url } : stt === 'openai' ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url } : { provider: 'none' },
-      llm: (options.llm ?? 'openai') === 'openai' ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url } : { provider: 'none' },
-      tts:
-        options.tts === 'openai'
-          ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url }
-          : options.tts === 'deepgram'
-            ? { provider: 'deepgram', apiKey: 'dg-test', baseUrl: deepgram.url }
-            : { provider: 'flite' },
+  const timeouts = options.timeoutsMs ?? {};
+  const server = await startTestServer(
+    {
+      ...options.config,
+      providers: {
+        stt: {
+          ...(stt === 'deepgram' ? { provider: 'deepgram', apiKey: 'dg-test', baseUrl: deepgram.url } : stt === 'openai' ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url } : { provider: 'none' }),
+          timeoutMs: timeouts.stt,
+        },
+        llm: { ...((options.llm ?? 'openai') === 'openai' ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url } : { provider: 'none' }), timeoutMs: timeouts.llm },
+        tts: {
+          ...(options.tts === 'openai'
+            ? { provider: 'openai', apiKey: 'sk-test', baseUrl: openai.url }
+            : options.tts === 'deepgram'
+              ? { provider: 'deepgram', apiKey: 'dg-test', baseUrl: deepgram.url }
+              : { provider: 'flite' }),
+          timeoutMs: timeouts.tts,
+        },
+      },
     },
-  });
+    { minuteMs: options.minuteMs },
+  );
   const account = await createAccount(server);
   const flowId = await createFlow(server, account.apiKey);
   return {
@@ -70,3 +84,20 @@ export const GUESSING_GAME_RULES: ChatRule[] = [
   { when: { lastRole: 'user', lastUserText: /again|yes/i, toolsOffered: ['play_again'] }, respond: { toolCalls: [{ name: 'play_again', arguments: {} }] } },
   { when: { lastRole: 'tool', toolsOffered: ['begin_game'] }, respond: { text: "Let's play again. Tell me when you're ready." } },
 ];
+
+/** Starts a session the way a backend does (POST /v1/sessions with the API key) and connects to its ws_url. */
+export async function connectSession(rig: VoiceRig, body: Record<string, unknown> = { flow_id: rig.flowId }): Promise<VoiceClient> {
+  const started = await rig.server.request('POST', '/v1/sessions', { apiKey: rig.account.apiKey, body });
+  if (started.status !== 200) throw new Error(`session start failed: ${started.status} ${started.text}`);
+  return connectVoice(started.body.ws_url);
+}
+
+/** The chat-completion requests the model fake received, in order. */
+export function chatRequests(rig: VoiceRig): Array<{ messages: Array<{ role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string }>; tools?: Array<{ function: { name: string } }> }> {
+  return rig.openai.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body as never);
+}
+
+/** Names of the tools a chat request offered. */
+export function toolsOffered(request: { tools?: Array<{ function: { name: string } }> }): string[] {
+  return (request.tools ?? []).map((t) => t.function.name);
+}

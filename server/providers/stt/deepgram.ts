@@ -140,10 +140,13 @@ class DeepgramTranscriptionStream implements TranscriptionStream {
     return new Promise<string>((resolve, reject) => {
       const onAbort = () => this.#settle({ error: signal.reason });
       signal.addEventListener('abort', onAbort, { once: true });
-      const deadline = setTimeout(
-        () => this.#settle({ error: new ProviderError(PROVIDER, 'timeout', `${PROVIDER} sent no final transcript within ${this.settings.timeoutMs} ms`) }),
-        this.settings.timeoutMs,
-      );
+      const deadline = setTimeout(() => {
+        const error = new ProviderError(PROVIDER, 'timeout', `${PROVIDER} sent no final transcript within ${this.settings.timeoutMs} ms`);
+        // A connection that leaves a Finalize unanswered is stuck: drop it, so the next turn
+        // starts on a fresh one instead of failing the same way for the rest of the session.
+        if (this.#conn === conn) this.#lose(conn, error);
+        else this.#settle({ error });
+      }, this.settings.timeoutMs);
       const waiter: FlushWaiter = {
         resolve,
         reject,
