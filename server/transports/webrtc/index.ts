@@ -10,12 +10,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { authenticateRequest } from '../../api/auth-plugin.ts';
-import { accountOf } from '../../api/services.ts';
+import { accountOf, type Principal } from '../../api/services.ts';
 import { parseInput } from '../../api/validation.ts';
 import { AppError } from '../../errors.ts';
 import { decoratePreparedSession, prepareEngineSession } from '../session-admission.ts';
 import { iceConfiguration } from './ice-servers.ts';
 import { WebRtcPeer } from './peer.ts';
+import { testPageRoute } from './test-page.ts';
 
 const MAX_SDP_BYTES = 64 * 1024;
 
@@ -51,8 +52,9 @@ export interface WebRtcOptions {
 
 export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptions = {}): Promise<void> {
   const { config, engine } = app.services;
-  const peers = new Map<string, { peer: WebRtcPeer; accountId: string }>();
+  const peers = new Map<string, { peer: WebRtcPeer; principal: Principal }>();
   decoratePreparedSession(app);
+  await testPageRoute(app);
 
   app.addHook('preClose', async () => {
     for (const { peer } of peers.values()) peer.close('server_shutdown');
@@ -75,25 +77,34 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   // Authenticated in the handler: a renegotiation names its live pc_id, which is credential enough.
   app.post('/offer', { config: { auth: 'engine', startsSession: true, authInHandler: true } }, async (request: FastifyRequest) => {
     const body = parseInput(OfferBody, request.body);
-    // Renegotiation (Pipecat's restart_pc, or a new offer on a live connection): same peer, new answer.
-    if (body.pc_id && peers.has(body.pc_id)) {
-      const { peer } = findPeer(body.pc_id);
-      return { pc_id: peer.id, sdp: await answerOrBadSdp(peer, body.sdp), type: 'answer' };
+    const existing = body.pc_id ? peers.get(body.pc_id) : undefined;
+    // A new offer on a live connection renegotiates it: same peer, new answer.
+    if (existing && !body.restart_pc) {
+      return { pc_id: existing.peer.id, sdp: await answerOrBadSdp(existing.peer, body.sdp), type: 'answer' };
     }
-    await authenticateRequest(app, request, 'engine', true);
+    // Pipecat's restart_pc: the client built a new connection (ICE failed or stayed down) and
+    // keeps its pc_id; the old peer and its session end, a new session starts on the new one.
+    if (existing) existing.peer.close('restarted');
+    else await authenticateRequest(app, request, 'engine', true);
     if (peers.size >= config.engine.maxPeerConnections) throw new AppError('at_capacity', 'Too many WebRTC connections at once; try again shortly.');
     if (!/^v=0/m.test(body.sdp) || !/^m=audio /m.test(body.sdp)) {
       throw new AppError('bad_request', 'The SDP offer is malformed or has no audio section (m=audio).');
     }
+    // The restarted connection belongs to whoever opened the first one, with the same rights.
+    if (existing) request.principal = existing.principal;
     const prepared = await prepareEngineSession(app, request, 'webrtc');
     const accountId = prepared.record.accountId;
     const peer = new WebRtcPeer({
+      id: existing?.peer.id,
       iceServers: iceConfiguration(config.ice, accountId).iceServers,
       connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
       idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
       disconnectGraceMs: options.disconnectGraceMs ?? 10_000,
       log: request.log,
-      onClosed: (closed) => peers.delete(closed.id),
+      // A restarted peer's replacement holds the same id: only remove the entry that is this peer.
+      onClosed: (closed) => {
+        if (peers.get(closed.id)?.peer === closed) peers.delete(closed.id);
+      },
     });
     let sdp: string;
     try {
@@ -103,7 +114,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
       await app.services.store.sessions.end(prepared.record.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
       throw error;
     }
-    peers.set(peer.id, { peer, accountId });
+    peers.set(peer.id, { peer, principal: request.principal! });
     peer.onConnected(() => engine.start({ record: prepared.record, allowSimulator: prepared.allowSimulator }, prepared.providers, peer.output));
     return { pc_id: peer.id, sdp, type: 'answer' };
   });

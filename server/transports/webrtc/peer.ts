@@ -18,12 +18,16 @@ const SAMPLES_PER_FRAME = 320; // 20 ms at 16 kHz
 /** Events kept while the data channel is not open yet; the oldest go first past this. */
 const MAX_PENDING_EVENTS = 500;
 const CLIENT_CHANNEL_WAIT_MS = 1_000;
+/** The RTVI protocol version our bot-ready claims (Pipecat client-js 1.x speaks 2.x). */
+const RTVI_VERSION = '2.1.0';
 
 export interface PeerLogger {
   warn(object: Record<string, unknown>, message: string): void;
 }
 
 export interface PeerOptions {
+  /** Keeps a pc_id across Pipecat's restart_pc (a new connection under the same id). */
+  id?: string;
   iceServers: IceServer[];
   /** Ends the peer when it has not connected this long after the answer. */
   connectTimeoutMs: number;
@@ -38,7 +42,7 @@ export interface PeerOptions {
 export type PeerState = 'new' | 'connected' | 'closed';
 
 export class WebRtcPeer {
-  readonly id = `pc_${randomBytes(16).toString('base64url')}`;
+  readonly id: string;
   readonly pc: RTCPeerConnection;
   private readonly outbound = new MediaStreamTrack({ kind: 'audio' });
   private channel: RTCDataChannel | null = null;
@@ -59,6 +63,7 @@ export class WebRtcPeer {
   private payloadType = 111;
 
   constructor(private readonly options: PeerOptions) {
+    this.id = options.id ?? `pc_${randomBytes(16).toString('base64url')}`;
     this.pc = new RTCPeerConnection({
       codecs: {
         audio: [
@@ -186,9 +191,38 @@ export class WebRtcPeer {
     channel.onMessage.subscribe((data) => {
       this.lastActivityAt = performance.now();
       const text = typeof data === 'string' ? data : data.toString('utf8');
+      if (this.handlePipecatMessage(text)) return;
       this.session?.handleTextFrame(text);
     });
     if (channel.readyState === 'open') this.flushEvents();
+  }
+
+  /**
+   * Pipecat's client speaks RTVI on the same channel: it sends "ping: <ms>" keep-alives,
+   * SmallWebRTC `signalling` notices, and `client-ready`, and its connect() resolves only once
+   * `bot-ready` answers (same id, data an object). Those are answered or absorbed here; our own
+   * protocol's messages go to the session.
+   */
+  private handlePipecatMessage(text: string): boolean {
+    if (text.startsWith('ping')) return true;
+    if (!text.includes('"rtvi-ai"') && !text.includes('"signalling"')) return false;
+    let message: { label?: unknown; type?: unknown; id?: unknown };
+    try {
+      message = JSON.parse(text) as typeof message;
+    } catch {
+      return false;
+    }
+    if (message.type === 'signalling') return true;
+    if (message.label !== 'rtvi-ai') return false;
+    if (message.type === 'client-ready') {
+      this.sendRaw(JSON.stringify({ label: 'rtvi-ai', type: 'bot-ready', id: message.id, data: { version: RTVI_VERSION, about: { library: 'voxflow' } } }));
+    }
+    return true;
+  }
+
+  private sendRaw(text: string): void {
+    if (this.channel?.readyState === 'open') this.channel.send(text);
+    else this.pendingEvents.push(text);
   }
 
   private sendEvent(event: ServerEvent): void {
