@@ -1,0 +1,73 @@
+// N WebRTC callers in one process, each a werift peer connection like a browser's: Opus speech
+// in real time (a question, then silence, looped), a data channel, the agent's audio received.
+// Args: httpBase apiKey flowId sessions seconds. Prints a JSON summary.
+import { Encoder } from '@evan/opus';
+import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket } from 'werift';
+import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
+
+const [httpBase, apiKey, flowId, sessionsArg, secondsArg] = process.argv.slice(2);
+const sessions = Number(sessionsArg);
+const seconds = Number(secondsArg);
+const FRAME = 960; // 20 ms at 48 kHz
+
+const question = await synthesizeSpeech('Is it something you can eat?', { sampleRate: 48_000 });
+const cycle = padWithSilence(question, 200, 8000 - 200 - Math.round((question.length / 48_000) * 1000), 48_000);
+// Pre-encoded once: callers replay the same packets, as a browser's encoder would produce them.
+const encoder = new Encoder({ channels: 1, sample_rate: 48_000, application: 'voip' });
+const packets: Buffer[] = [];
+for (let at = 0; at + FRAME <= cycle.length; at += FRAME) packets.push(Buffer.from(encoder.encode(cycle.subarray(at, at + FRAME))));
+
+let received = 0;
+const connectMs: number[] = [];
+const stops: Array<() => Promise<void>> = [];
+let failures = 0;
+
+async function caller(index: number): Promise<void> {
+  const pc = new RTCPeerConnection({
+    codecs: { audio: [new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48_000, channels: 2, payloadType: 111 })] },
+    iceAdditionalHostAddresses: ['127.0.0.1'],
+    iceUseIpv6: false,
+  });
+  const track = new MediaStreamTrack({ kind: 'audio' });
+  const transceiver = pc.addTransceiver(track, { direction: 'sendrecv' });
+  transceiver.onTrack.subscribe((remote) => remote.onReceiveRtp.subscribe(() => received++));
+  pc.createDataChannel('events');
+  const started = performance.now();
+  await pc.setLocalDescription(await pc.createOffer());
+  const response = await fetch(`${httpBase}/offer?mode=flow&program_id=${flowId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-key': apiKey! },
+    body: JSON.stringify({ sdp: pc.localDescription!.sdp, type: 'offer' }),
+  });
+  if (!response.ok) {
+    failures++;
+    return;
+  }
+  const answer = (await response.json()) as { sdp: string };
+  await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
+  await new Promise<void>((resolve) => {
+    if (pc.connectionState === 'connected') resolve();
+    pc.connectionStateChange.subscribe((state) => state === 'connected' && resolve());
+  });
+  connectMs.push(performance.now() - started);
+  let n = Math.floor((index / sessions) * packets.length);
+  let sequence = 0;
+  let timestamp = 0;
+  const timer = setInterval(() => {
+    track.writeRtp(new RtpPacket(new RtpHeader({ payloadType: 111, sequenceNumber: sequence, timestamp, ssrc: 1000 + index }), packets[n % packets.length]!));
+    sequence = (sequence + 1) & 0xffff;
+    timestamp = (timestamp + FRAME) >>> 0;
+    n++;
+  }, 20);
+  stops.push(async () => {
+    clearInterval(timer);
+    await pc.close();
+  });
+}
+
+await Promise.all(Array.from({ length: sessions }, (_, i) => caller(i).catch(() => failures++)));
+process.stdout.write(`${JSON.stringify({ phase: 'connected', connectMs })}\n`);
+await new Promise((r) => setTimeout(r, seconds * 1000));
+await Promise.all(stops.map((stop) => stop()));
+process.stdout.write(`${JSON.stringify({ phase: 'done', failures, received, connected: connectMs.length })}\n`);
+process.exit(0);
