@@ -6,16 +6,12 @@
 //    chunks in real time and the agent answers at length, while the server's event-loop delay
 //    (p99 < 20 ms) and its late output frames (none) are watched. Fakes and callers run in child
 //    processes, so the server process's work is the server's alone.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { AudioOut } from '../../server/engine/audio-out.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { startVoiceRig } from '../support/voice-server.ts';
-import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
-
-const here = (file: string) => new URL(file, import.meta.url).pathname;
+import { lines, spawnTs, startLoadRig } from './load-rig.ts';
 
 async function serverMsPerTurn(): Promise<BenchRow[]> {
   const rig = await startVoiceRig({
@@ -52,43 +48,20 @@ async function serverMsPerTurn(): Promise<BenchRow[]> {
   }
 }
 
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`child exited ${code}`)));
-  });
-}
-
 async function concurrentSessions(): Promise<BenchRow[]> {
-  const fakes = spawn(process.execPath, ['--import', 'tsx', here('./fake-providers-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const urls = JSON.parse(await firstLine(fakes)) as { openai: string; deepgram: string };
-  const server = await startTestServer({
-    engine: { maxSessions: 500 },
-    providers: {
-      stt: { provider: 'deepgram', apiKey: 'dg', baseUrl: urls.deepgram },
-      llm: { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai },
-      tts: { provider: 'flite' },
-    },
-  });
+  const { server, apiKey, flowId, close } = await startLoadRig();
   const rows: BenchRow[] = [];
   try {
-    const account = await createAccount(server);
-    const flowId = await createFlow(server, account.apiKey);
-    // Enough credit for every minute of the run: the bench measures the engine, not the ledger.
-    await server.app.services.store.credits.grant(server.app.services.store.accounts.findByEmail(account.email)!.id, 1_000_000, 'bench', 'bench-grant');
     const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
     let held = 0;
     for (const sessions of [5, 10, 15, 20, 25, 30, 40]) {
       const lag = monitorEventLoopDelay({ resolution: 5 });
       const lateBefore = AudioOut.lateFrames;
-      const clients = spawn(process.execPath, ['--import', 'tsx', here('./engine-load-clients.ts'), wsUrl(server.url, ''), account.apiKey, flowId, String(sessions), String(seconds)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(sessions), String(seconds)]);
       // Measure once every caller is connected and talking (first 3 s are warm-up).
       await new Promise((r) => setTimeout(r, 3000));
       lag.enable();
-      const summary = JSON.parse(await firstLine(clients)) as { opened: number; failures: number; framesReceived: number };
+      const summary = JSON.parse(await lines(clients).next()) as { opened: number; failures: number; framesReceived: number };
       lag.disable();
       const late = AudioOut.lateFrames - lateBefore;
       const p99 = lag.percentile(99) / 1e6;
@@ -104,8 +77,7 @@ async function concurrentSessions(): Promise<BenchRow[]> {
     }
     rows.push({ name: 'sessions held by the server process', value: `${held}`, target: '≥ 15 per core', how: 'largest count above with lag p99 < 20 ms and no late frames' });
   } finally {
-    await server.close();
-    fakes.kill();
+    await close();
   }
   return rows;
 }

@@ -5,46 +5,20 @@
 // - the number of concurrent real-time WebRTC sessions the server process holds with event-loop
 //   lag p99 < 20 ms and no late frames (target ≥ 15). Callers (werift peers streaming Opus speech
 //   in real time) and the provider fakes run in child processes.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createInterface, type Interface } from 'node:readline';
 import { AudioOut } from '../../server/engine/audio-out.ts';
-import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
-
-const here = (file: string) => new URL(file, import.meta.url).pathname;
-
-function lines(child: ChildProcess): { next(): Promise<string> } {
-  const reader: Interface = createInterface({ input: child.stdout! });
-  const queue: string[] = [];
-  const waiting: Array<(line: string) => void> = [];
-  reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : queue.push(line)));
-  return { next: () => (queue.length > 0 ? Promise.resolve(queue.shift()!) : new Promise((resolve) => waiting.push(resolve))) };
-}
+import { lines, spawnTs, startLoadRig } from './load-rig.ts';
 
 export async function run(): Promise<BenchRow[]> {
-  const fakes = spawn(process.execPath, ['--import', 'tsx', here('./fake-providers-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const urls = JSON.parse(await lines(fakes).next()) as { openai: string; deepgram: string };
-  const server = await startTestServer({
-    engine: { maxSessions: 500, maxPeerConnections: 500 },
-    providers: {
-      stt: { provider: 'deepgram', apiKey: 'dg', baseUrl: urls.deepgram },
-      llm: { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai },
-      tts: { provider: 'flite' },
-    },
-  });
+  const { server, apiKey, flowId, close } = await startLoadRig();
   const rows: BenchRow[] = [];
   try {
-    const account = await createAccount(server);
-    const flowId = await createFlow(server, account.apiKey);
-    await server.app.services.store.credits.grant(server.app.services.store.accounts.findByEmail(account.email)!.id, 1_000_000, 'bench', 'bench-grant');
     const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
     let held = 0;
     const allConnect: number[] = [];
     for (const sessions of [5, 10, 15, 20, 25, 30]) {
-      const clients = spawn(process.execPath, ['--import', 'tsx', here('./webrtc-load-clients.ts'), server.url, account.apiKey, flowId, String(sessions), String(seconds)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const clients = spawnTs('./webrtc-load-clients.ts', [server.url, apiKey, flowId, String(sessions), String(seconds)]);
       const out = lines(clients);
       const connected = JSON.parse(await out.next()) as { connectMs: number[] };
       allConnect.push(...connected.connectMs);
@@ -78,8 +52,7 @@ export async function run(): Promise<BenchRow[]> {
     rows.unshift({ name: 'offer → connected on loopback', value: `${percentile(allConnect, 50).toFixed(0)} ms p50, ${percentile(allConnect, 95).toFixed(0)} ms p95`, how: `${allConnect.length} werift peers, POST /offer to connectionState connected, client side` });
     rows.push({ name: 'WebRTC sessions held by the server process', value: `${held}`, target: '≥ 15 per core', how: 'largest count above with lag p99 < 20 ms and no late frames' });
   } finally {
-    await server.close();
-    fakes.kill();
+    await close();
   }
   return rows;
 }

@@ -1,0 +1,52 @@
+// The server the load benches measure: provider fakes in a child process of their own (so their
+// work is not counted against the server's core), an account with ample credit, and a flow.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface, type Interface } from 'node:readline';
+import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
+
+export interface LoadRig {
+  server: TestServer;
+  apiKey: string;
+  flowId: string;
+  close(): Promise<void>;
+}
+
+/** Lines a child process prints, one at a time. */
+export function lines(child: ChildProcess): { next(): Promise<string> } {
+  const reader: Interface = createInterface({ input: child.stdout! });
+  const queue: string[] = [];
+  const waiting: Array<(line: string) => void> = [];
+  reader.on('line', (line) => (waiting.length > 0 ? waiting.shift()!(line) : queue.push(line)));
+  return { next: () => (queue.length > 0 ? Promise.resolve(queue.shift()!) : new Promise((resolve) => waiting.push(resolve))) };
+}
+
+export function spawnTs(file: string, args: string[] = []): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+export async function startLoadRig(): Promise<LoadRig> {
+  const fakes = spawnTs('./fake-providers-process.ts');
+  const urls = JSON.parse(await lines(fakes).next()) as { openai: string; deepgram: string };
+  const server = await startTestServer({
+    engine: { maxSessions: 500, maxPeerConnections: 500 },
+    providers: {
+      stt: { provider: 'deepgram', apiKey: 'dg', baseUrl: urls.deepgram },
+      llm: { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai },
+      tts: { provider: 'flite' },
+    },
+  });
+  const account = await createAccount(server);
+  const flowId = await createFlow(server, account.apiKey);
+  // Enough credit for every minute of the run: the benches measure the engine, not the ledger.
+  const { store } = server.app.services;
+  await store.credits.grant(store.accounts.findByEmail(account.email)!.id, 1_000_000, 'bench', 'bench-grant');
+  return {
+    server,
+    apiKey: account.apiKey,
+    flowId,
+    async close() {
+      await server.close();
+      fakes.kill();
+    },
+  };
+}
