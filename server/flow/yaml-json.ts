@@ -14,8 +14,10 @@
 // step runs on the smallest pieces of text that changed: a map is compared with the JSON key by
 // key, removed entries are cut out with the comments above them, new entries are rendered on
 // their own and spliced in, and a changed entry is rewritten by the core step applied to its
-// own lines. Only what that cannot handle (aliases, entries that do not start their own line,
-// an emptied map) falls back to the core step on the whole document.
+// own lines; every piece is checked by parsing it. What cannot be cut into such pieces (aliases,
+// keys that do not start their line, an emptied map, `|+` scalars) takes the core step on the
+// whole document, checked the same way. A confined edit costs about one parse of the document
+// (the library's parse is the floor); the whole-document step about four.
 //
 // Pure TypeScript: the studio bundles this folder, so no Node APIs here.
 
@@ -61,7 +63,11 @@ export function yamlToJson(yamlText: string): unknown {
 /** A fresh YAML text for data that has no stored YAML yet. */
 export function jsonToYaml(json: unknown): string {
   const doc = new Document();
-  doc.contents = freshNode(doc, toData(json, new Set()) ?? null);
+  const root = freshNode(doc, toData(json, new Set()) ?? null);
+  // The library writes a block scalar at the root without indentation, which breaks when the
+  // text starts with a space.
+  if (isScalar(root) && root.type === Scalar.BLOCK_LITERAL) root.type = Scalar.QUOTE_DOUBLE;
+  doc.contents = root;
   return doc.toString(FRESH_OPTIONS);
 }
 
@@ -73,7 +79,7 @@ export function jsonToYaml(json: unknown): string {
 export function applyJsonToYaml(yamlText: string, json: unknown): string {
   const data = toData(json, new Set()) ?? null;
   const envelope = splitEnvelope(yamlText);
-  const doc = parseDocument(envelope.body);
+  const doc = parseDocument(envelope.body, QUIET);
   if (doc.errors.length > 0) {
     throw new Error(
       `The stored YAML has errors, cannot apply JSON onto it: ${doc.errors.map((e) => e.message).join('; ')}`,
@@ -89,33 +95,46 @@ export function applyJsonToYaml(yamlText: string, json: unknown): string {
   const ours = withFinalNewline(envelope, root);
   const options: ToStringOptions = { ...FRESH_OPTIONS, ...detectOptions(doc, ours) };
   const hasAliases = ours.includes('*') && aliasTargets(doc).size > 0;
-  if (before.ok && !hasAliases && isDataObject(data)) {
+  // Entries are checked on their own; an alias reaches outside its entry, and a block scalar
+  // that keeps its trailing empty lines (`|+`) takes in the empty lines that follow it.
+  if (before.ok && !hasAliases && !KEEP_CHOMPING.test(ours) && isDataObject(data)) {
     const edits = mapEdits(ours, root, before.value as DataObject, data, options);
     const spliced = edits && splice(ours, edits);
-    if (spliced !== null) return joinEnvelope(envelope, spliced);
+    if (edits && spliced !== null) return joinEnvelope(envelope, spliced, endsAsBefore(ours, edits));
   }
-  const render = (d: Document): string => d.toString(options);
-  return joinEnvelope(envelope, applyToDocument(doc, ours, data, render, hasAliases));
+  const merged = applyToText(ours, doc, data, (d) => d.toString(options), hasAliases);
+  // Rendering flaws of the library that even the plainest styles do not avoid (around explicit
+  // `? ` keys): a fresh rendering of the JSON loses the comments but not the data.
+  return merged === null ? jsonToYaml(data) : joinEnvelope(envelope, merged, merged === ours);
 }
 
 /**
- * The core step: `data` merged onto `doc` (parsed from `ours`), as text. `render` writes a
- * Document the way `ours` is laid out (its options, its indentation).
+ * The core step: `data` merged onto `doc`, the Document parsed from `ours`, as text checked to
+ * hold exactly `data`. `render` writes a Document the way `ours` is laid out. Null when the
+ * library does not render the merge correctly even with plain styles for new values.
  */
-function applyToDocument(
-  doc: Document,
+function applyToText(
   ours: string,
+  doc: Document,
   data: Data,
   render: (doc: Document) => string,
   hasAliases: boolean,
-): string {
-  const base = render(doc);
-  const ctx = createContext(doc, hasAliases);
-  doc.contents = mergeNode(ctx, doc.contents, data);
-  repairAliases(ctx);
-  if (!ctx.changed) return ours;
-  const theirs = render(doc);
-  return base === ours ? theirs : mergeTexts(base, ours, theirs, data);
+  onlyPlain = false,
+): string | null {
+  for (const plain of onlyPlain ? [true] : [false, true]) {
+    // The first attempt mutated the Document.
+    const target = plain && !onlyPlain ? parseDocument(ours, QUIET) : doc;
+    const base = render(target);
+    const ctx = createContext(target, hasAliases, plain);
+    target.contents = mergeNode(ctx, target.contents, data);
+    repairAliases(ctx);
+    if (!ctx.changed) return ours;
+    const theirs = render(target);
+    const merged = base === ours ? null : mergeTexts(base, ours, theirs, data);
+    if (merged !== null) return merged;
+    if (holds(theirs, data)) return theirs;
+  }
+  return null;
 }
 
 // --------------------------------------------------------------------------------------------
@@ -211,6 +230,12 @@ function errorMessage(error: unknown): string {
 
 const FRESH_OPTIONS: ToStringOptions = { lineWidth: 0 };
 
+/** For the parses that check work in progress, whose warnings are of no use to anyone. */
+const QUIET = { logLevel: 'silent' } as const;
+
+/** A block scalar header that keeps trailing empty lines; may also match inside text. */
+const KEEP_CHOMPING = /[|>][1-9]?\+/;
+
 interface Envelope {
   body: string;
   bom: boolean;
@@ -231,9 +256,10 @@ function splitEnvelope(text: string): Envelope {
   const crlf = lf > 0 && countOf(body, '\r\n') === lf;
   if (crlf) body = body.replaceAll('\r\n', '\n');
   let tail = '';
-  // With keep chomping (`|+`) trailing blank lines are content.
-  const blank = /\n[ \t\n]*$/.exec(body);
-  if (blank && !/[|>][1-9]?\+/.test(body)) {
+  // Only empty lines: a line of spaces or tabs may be content of a block scalar, and so are
+  // empty lines with keep chomping (`|+`).
+  const blank = /\n\n+$/.exec(body);
+  if (blank && !KEEP_CHOMPING.test(body)) {
     tail = body.slice(blank.index + 1);
     body = body.slice(0, blank.index + 1);
   }
@@ -244,20 +270,32 @@ function splitEnvelope(text: string): Envelope {
 // document ends in a block scalar, whose value the line break would change.
 function withFinalNewline(envelope: Envelope, root: YAMLMap<unknown, unknown>): string {
   const body = envelope.body;
-  if (body === '' || body.endsWith('\n')) return body;
-  let last: unknown = root;
-  while (isMap(last) || isSeq(last)) {
-    const item: unknown = last.items[last.items.length - 1];
-    last = isPair(item) ? item.value : item;
-  }
-  if (isScalar(last) && (last.type === Scalar.BLOCK_LITERAL || last.type === Scalar.BLOCK_FOLDED)) return body;
+  if (body === '' || body.endsWith('\n') || endsInBlockScalar(root)) return body;
   envelope.unterminated = true;
   return `${body}\n`;
 }
 
-function joinEnvelope(envelope: Envelope, body: string): string {
-  let joined = body + envelope.tail;
-  if (envelope.unterminated && joined.endsWith('\n')) joined = joined.slice(0, -1);
+/** Whether the last thing written for `node` is a block scalar (`|` or `>`). */
+function endsInBlockScalar(node: unknown): boolean {
+  let last = node;
+  while (isMap(last) || isSeq(last)) {
+    const item: unknown = last.items[last.items.length - 1];
+    last = isPair(item) ? item.value : item;
+  }
+  return isScalar(last) && (last.type === Scalar.BLOCK_LITERAL || last.type === Scalar.BLOCK_FOLDED);
+}
+
+/**
+ * `body` in the stored envelope. Trailing blank lines and a missing final line break are only
+ * restored when the end of the text is what it was: after new text they could change its
+ * meaning (a block scalar there would lose its last line break, or keep the blank lines).
+ */
+function joinEnvelope(envelope: Envelope, body: string, sameEnd: boolean): string {
+  let joined = body;
+  if (sameEnd) {
+    joined += envelope.tail;
+    if (envelope.unterminated && joined.endsWith('\n')) joined = joined.slice(0, -1);
+  }
   const text = envelope.crlf ? joined.replaceAll('\n', '\r\n') : joined;
   return envelope.bom ? `\uFEFF${text}` : text;
 }
@@ -272,12 +310,12 @@ function countOf(text: string, needle: string): number {
 // as much as possible renders back to the stored text.
 function detectOptions(doc: Document, text: string): ToStringOptions {
   let indent: number | undefined;
-  let indentSeq: boolean | undefined;
+  let seqOffset: number | undefined; // of a block list from its key
   let padded = 0;
   let unpadded = 0;
-  const column = (offset: number): number => offset - (text.lastIndexOf('\n', offset - 1) + 1);
+  const column = (offset: number): number => (offset <= 0 ? 0 : offset - (text.lastIndexOf('\n', offset - 1) + 1));
   // A sample is enough to decide, and the walk is a noticeable share of a large document.
-  const decided = (): boolean => indent !== undefined && indentSeq !== undefined && padded + unpadded >= 16;
+  const decided = (): boolean => indent !== undefined && seqOffset !== undefined && padded + unpadded >= 16;
   visit(doc, {
     Map(_key, map) {
       if (decided()) return visit.BREAK;
@@ -285,7 +323,7 @@ function detectOptions(doc: Document, text: string): ToStringOptions {
         if (map.items.length > 0 && map.range) countPadding(map.range[0]);
         return undefined;
       }
-      if (!map.range || (indent !== undefined && indentSeq !== undefined)) return undefined;
+      if (!map.range || (indent !== undefined && seqOffset !== undefined)) return undefined;
       const mapColumn = column(map.range[0]);
       for (const pair of map.items) {
         const value = pair.value;
@@ -293,8 +331,8 @@ function detectOptions(doc: Document, text: string): ToStringOptions {
         if (indent === undefined && isMap(value) && !value.flow && value.items.length > 0) {
           const step = column(value.range[0]) - mapColumn;
           if (step > 0 && step <= 9) indent = step;
-        } else if (indentSeq === undefined && isSeq(value) && !value.flow && value.items.length > 0) {
-          indentSeq = column(value.range[0]) > mapColumn;
+        } else if (seqOffset === undefined && isSeq(value) && !value.flow && value.items.length > 0) {
+          seqOffset = column(value.range[0]) - mapColumn;
         }
       }
       return undefined;
@@ -312,7 +350,9 @@ function detectOptions(doc: Document, text: string): ToStringOptions {
   }
   const options: ToStringOptions = {};
   if (indent !== undefined) options.indent = indent;
-  if (indentSeq !== undefined) options.indentSeq = indentSeq;
+  // The library puts a block list `indent` deeper than its key, or two less without indentSeq.
+  const step = indent ?? 2;
+  if (seqOffset !== undefined) options.indentSeq = Math.abs(seqOffset - step) <= Math.abs(seqOffset - (step - 2));
   if (unpadded + padded > 0) options.flowCollectionPadding = padded >= unpadded;
   return options;
 }
@@ -340,10 +380,16 @@ function mapEdits(
 ): Edit[] | null {
   const edits: Edit[] = [];
   const ctx = createContext(new Document(), false); // renames are planned as in mergeMap
-  return editMap(map, before, after) ? edits : null;
+  if (!editMap(map, before, after)) return null;
+  // Text that keeps its trailing empty lines would take in those of an edit right after it.
+  for (const edit of edits) {
+    if (KEEP_CHOMPING.test(edit.text) && edits.some((other) => other !== edit && other.from === edit.to)) return null;
+  }
+  return edits;
 
   function lineStart(offset: number): number {
-    return text.lastIndexOf('\n', offset - 1) + 1;
+    // lastIndexOf takes a negative start as 0, where a line break may be.
+    return offset <= 0 ? 0 : text.lastIndexOf('\n', offset - 1) + 1;
   }
 
   function lineAfter(offset: number): number {
@@ -393,7 +439,7 @@ function mapEdits(
       if (!editEntry(pair, oldKey, key, was[oldKey] as Data, now[key] as Data, column)) return fail();
     }
     items.forEach((pair, i) => {
-      if (!remaining.includes(pair)) edits.push({ from: entryStart(items, i, column), to: entryEnd(pair), text: '' });
+      if (!remaining.includes(pair)) edits.push({ from: entryStart(items, i, column), to: entryEnd(pair, column), text: '' });
     });
 
     const spaced = mostlySpaced(items);
@@ -403,14 +449,22 @@ function mapEdits(
         at = entryStart(items, 0, column);
       } else {
         const next = remaining.find((pair, i) => i > remaining.indexOf(slot) && plan.kept.has(pair));
-        at = next ? entryStart(items, items.indexOf(next), column) : entryEnd(items[items.length - 1] as Pair);
+        at = next ? entryStart(items, items.indexOf(next), column) : entryEnd(items[items.length - 1] as Pair, column);
       }
-      let chunk = '';
-      for (const [j, key] of keys.entries()) {
-        const entry = renderEntry(key, now[key] as Data, column);
-        if (entry === null) return fail();
-        chunk += (spaced && !(slot === START && j === 0) ? '\n' : '') + entry;
+      const added: DataObject = {};
+      for (const key of keys) setOwn(added, key, now[key] as Data);
+      let chunk: string | null = null;
+      for (const plain of [false, true]) {
+        let text = '';
+        for (const [j, key] of keys.entries()) {
+          text += (spaced && !(slot === START && j === 0) ? '\n' : '') + renderEntry(key, now[key] as Data, column, plain);
+        }
+        if (holds(text, added) && fitsBefore(text, at, column)) {
+          chunk = text;
+          break;
+        }
       }
+      if (chunk === null) return fail();
       // What used to come first is no longer first: it gets the separation the others have.
       if (slot === START && spaced && text[at] !== '\n') chunk += '\n';
       edits.push({ from: at, to: at, text: chunk });
@@ -429,7 +483,7 @@ function mapEdits(
   /** Where an entry begins: the comment lines right above its key, and blank lines above those. */
   function entryStart(items: ReadonlyArray<Pair<unknown, unknown>>, index: number, column: number): number {
     const key = (items[index] as Pair<unknown, unknown>).key as Scalar;
-    const floor = index > 0 ? entryEnd(items[index - 1] as Pair<unknown, unknown>) : 0;
+    const floor = index > 0 ? entryEnd(items[index - 1] as Pair<unknown, unknown>, column) : 0;
     let start = lineStart((key.range as [number, number, number])[0]);
     while (start > floor) {
       const previous = lineStart(start - 1);
@@ -447,10 +501,21 @@ function mapEdits(
     return Math.max(start, floor);
   }
 
-  function entryEnd(pair: Pair<unknown, unknown>): number {
+  /** Where an entry ends: after its value and the deeper comment lines that follow it. */
+  function entryEnd(pair: Pair<unknown, unknown>, column: number): number {
     let end = isNode(pair.key) && pair.key.range ? pair.key.range[2] : 0;
     if (isNode(pair.value) && pair.value.range) end = Math.max(end, pair.value.range[2]);
-    return lineAfter(end);
+    end = lineAfter(end);
+    // Left behind, they would read as text of a block scalar ending the entry above.
+    for (let at = end; at < text.length; ) {
+      const next = lineAfter(at + 1);
+      const line = text.slice(at, next);
+      const first = line.search(/\S/);
+      if (first !== -1 && (line[first] !== '#' || first <= column)) break;
+      if (first !== -1) end = next;
+      at = next;
+    }
+    return end;
   }
 
   function editEntry(pair: Pair<unknown, unknown>, oldKey: string, newKey: string, was: Data, now: Data, column: number): boolean {
@@ -460,20 +525,39 @@ function mapEdits(
     }
     const key = pair.key as Scalar;
     const from = lineStart((key.range as [number, number, number])[0]);
-    const to = entryEnd(pair);
-    const rewritten = rewriteEntry(text.slice(from, to), column, single(oldKey, was), single(newKey, now), options);
-    if (rewritten === null) return false;
-    edits.push({ from, to, text: rewritten });
+    const to = entryEnd(pair, column);
+    for (const plain of [false, true]) {
+      const rewritten = rewriteEntry(text.slice(from, to), column, single(oldKey, was), single(newKey, now), options, plain);
+      if (rewritten !== null && fitsBefore(rewritten, to, column)) {
+        edits.push({ from, to, text: rewritten });
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // An entry was checked on its own. What follows it cannot change its meaning unless it ends
+  // in a block scalar: then deeper lines would read as more of its text, and so would empty
+  // lines if it keeps them (`|+`).
+  function fitsBefore(entry: string, at: number, column: number): boolean {
+    if (!endsInBlockScalar(parseDocument(entry, QUIET).contents)) return true;
+    const keep = KEEP_CHOMPING.test(entry);
+    while (at < text.length) {
+      const next = lineAfter(at + 1);
+      const line = text.slice(at, next).replace(/\n$/, '');
+      if (/\S/.test(line)) return indentOf(line) <= column;
+      if (keep || line.length > column) return false;
+      at = next;
+    }
     return true;
   }
 
-  function renderEntry(key: string, value: Data, column: number): string | null {
+  function renderEntry(key: string, value: Data, column: number, plain: boolean): string {
     const doc = new Document();
     const entry = new YAMLMap<unknown, unknown>();
-    entry.items.push(new Pair(freshNode(doc, key), freshNode(doc, value)));
+    entry.items.push(new Pair(freshNode(doc, key, plain, true), freshNode(doc, value, plain)));
     doc.contents = entry;
-    const rendered = indentLines(doc.toString(options), column);
-    return holds(rendered, single(key, value)) ? rendered : null;
+    return indentLines(doc.toString(options), column);
   }
 }
 
@@ -484,16 +568,16 @@ function rewriteEntry(
   before: DataObject,
   after: DataObject,
   options: ToStringOptions,
+  plain: boolean,
 ): string | null {
-  const doc = parseDocument(lines);
+  const doc = parseDocument(lines, QUIET);
   const root = doc.contents;
   if (doc.errors.length > 0 || !isMap(root)) return null;
   const was = safeToJS(doc, root);
   if (!was.ok || !dataEquals(was.value, before)) return null;
   // An entry may be laid out unlike the rest of the document (one list unpadded, say).
   const own: ToStringOptions = { ...options, ...detectOptions(doc, lines) };
-  const rewritten = applyToDocument(doc, lines, after, (d) => indentLines(d.toString(own), column), false);
-  return holds(rewritten, after) ? rewritten : null;
+  return applyToText(lines, doc, after, (d) => indentLines(d.toString(own), column), false, plain);
 }
 
 function single(key: string, value: Data): DataObject {
@@ -509,6 +593,14 @@ function indentLines(text: string, column: number): string {
     .split('\n')
     .map((line) => (line === '' ? line : pad + line))
     .join('\n');
+}
+
+/** Whether the text still ends with a line that is not in a block scalar, as it did. */
+function endsAsBefore(text: string, edits: readonly Edit[]): boolean {
+  let last: Edit | undefined;
+  for (const edit of edits) if (edit.to === text.length && (!last || edit.from >= last.from)) last = edit;
+  if (!last) return true;
+  return last.text !== '' && !endsInBlockScalar(parseDocument(last.text, QUIET).contents);
 }
 
 /** `text` with the edits applied; null if two of them overlap. */
@@ -537,14 +629,19 @@ interface KeptAlias {
 
 interface MergeContext {
   doc: Document;
+  /**
+   * Write new and changed strings double-quoted: the style the library never gets wrong, and
+   * whose meaning does not depend on the lines that follow.
+   */
+  plain: boolean;
   changed: boolean;
   /** What each alias resolved to before any node was touched. */
   aliasValues: Map<Alias, { ok: true; value: unknown } | { ok: false }>;
   keptAliases: KeptAlias[];
 }
 
-function createContext(doc: Document, hasAliases: boolean): MergeContext {
-  const ctx: MergeContext = { doc, changed: false, aliasValues: new Map(), keptAliases: [] };
+function createContext(doc: Document, hasAliases: boolean, plain = false): MergeContext {
+  const ctx: MergeContext = { doc, plain, changed: false, aliasValues: new Map(), keptAliases: [] };
   if (!hasAliases) return ctx;
   // Anchored nodes come before their aliases and may be edited before the merge reaches an
   // alias, so the old alias values are taken up front.
@@ -578,23 +675,28 @@ function safeToJS(doc: Document, node: Node): { ok: true; value: unknown } | { o
   }
 }
 
-function freshNode(doc: Document, value: Data): Node {
+function freshNode(doc: Document, value: Data, plain = false, isKey = false): Node {
   const node = doc.createNode(value, { aliasDuplicateObjects: false }) as Node;
-  // New multi-line text reads best as a block literal, like the prompts designers write.
   visit(node, {
     Scalar(key, scalar) {
-      if (key !== 'key' && typeof scalar.value === 'string' && scalar.value.includes('\n')) {
-        scalar.type = Scalar.BLOCK_LITERAL;
-      }
+      if (typeof scalar.value !== 'string') return;
+      if (plain) scalar.type = Scalar.QUOTE_DOUBLE;
+      // New multi-line text reads best as a block literal, like the prompts designers write.
+      else if (key !== 'key' && !isKey && blockable(scalar.value)) scalar.type = Scalar.BLOCK_LITERAL;
     },
   });
   return node;
 }
 
+// The library writes a block scalar made only of whitespace as an empty one.
+function blockable(text: string): boolean {
+  return text.includes('\n') && /\S/.test(text);
+}
+
 // A replaced node keeps the comments around it: they are about its place in the document.
-function replaceNode(ctx: MergeContext, old: unknown, value: Data): Node {
+function replaceNode(ctx: MergeContext, old: unknown, value: Data, isKey = false): Node {
   ctx.changed = true;
-  const node = freshNode(ctx.doc, value);
+  const node = freshNode(ctx.doc, value, ctx.plain, isKey);
   if (isNode(old)) {
     if (old.commentBefore) node.commentBefore = old.commentBefore;
     if (old.comment) node.comment = old.comment;
@@ -654,7 +756,11 @@ function updateScalar(ctx: MergeContext, node: Scalar, value: Data): boolean {
   if (node.tag && !tagFits(node.tag, value)) return false;
   ctx.changed = true;
   node.value = value;
-  if (typeof value === 'string' && value.includes('\n') && (!node.type || node.type === Scalar.PLAIN)) {
+  if (typeof value !== 'string') return true;
+  const block = node.type === Scalar.BLOCK_LITERAL || node.type === Scalar.BLOCK_FOLDED;
+  if (ctx.plain || (block && !/\S/.test(value))) {
+    node.type = Scalar.QUOTE_DOUBLE;
+  } else if (blockable(value) && (!node.type || node.type === Scalar.PLAIN)) {
     // A plain scalar would fold the line breaks away on the next read.
     node.type = Scalar.BLOCK_LITERAL;
   }
@@ -702,7 +808,6 @@ type Slot = Pair<unknown, unknown> | typeof START;
 
 /** How the entries of a map line up with the keys of the JSON object. */
 interface MapPlan {
-  byKey: Map<string, Pair<unknown, unknown>>;
   /** Pairs whose key the JSON still has. */
   kept: Set<Pair<unknown, unknown>>;
   /** Pairs whose key the JSON dropped, reused under a new key (see takeRenamed). */
@@ -748,7 +853,7 @@ function planMap(ctx: MergeContext, map: YAMLMap<unknown, unknown>, value: DataO
     if (!list) inserted.set(slot, (list = []));
     list.push(key);
   }
-  return { byKey, kept, renamed, inserted };
+  return { kept, renamed, inserted };
 }
 
 function mergeMap(ctx: MergeContext, map: YAMLMap<unknown, unknown>, value: DataObject): void {
@@ -766,7 +871,7 @@ function mergeMap(ctx: MergeContext, map: YAMLMap<unknown, unknown>, value: Data
         ctx.changed = true;
         const item = value[key] as Data;
         const pair = renamed.get(key);
-        if (!pair) return new Pair(freshNode(ctx.doc, key), freshNode(ctx.doc, item));
+        if (!pair) return new Pair(freshNode(ctx.doc, key, ctx.plain, true), freshNode(ctx.doc, item, ctx.plain));
         renameKey(ctx, pair, key);
         pair.value = mergeNode(ctx, pair.value, item, (node) => (pair.value = node));
         return pair;
@@ -818,7 +923,7 @@ function takeRenamed(
 
 function renameKey(ctx: MergeContext, pair: Pair<unknown, unknown>, key: string): void {
   const node = pair.key;
-  if (!(isScalar(node) && updateScalar(ctx, node, key))) pair.key = replaceNode(ctx, node, key);
+  if (!(isScalar(node) && updateScalar(ctx, node, key))) pair.key = replaceNode(ctx, node, key, true);
 }
 
 // Half of the entries unchanged is what a renamed state looks like when it also had a
@@ -909,7 +1014,7 @@ function mergeSeq(ctx: MergeContext, seq: YAMLSeq<unknown>, value: Data[]): void
       items.push(mergeNode(ctx, oldItems[i], item, (node) => (seq.items[i] = node)));
     } else {
       ctx.changed = true;
-      items.push(freshNode(ctx.doc, item));
+      items.push(freshNode(ctx.doc, item, ctx.plain));
     }
   }
   if (oldItems.length > value.length) ctx.changed = true;
@@ -934,7 +1039,7 @@ function mergeScalarSeq(ctx: MergeContext, seq: YAMLSeq<unknown>, value: Array<n
       used.add(index);
       return oldItems[index];
     }
-    return freshNode(ctx.doc, item);
+    return freshNode(ctx.doc, item, ctx.plain);
   });
   if (items.length === oldItems.length && items.every((item, i) => item === oldItems[i])) return;
   ctx.changed = true;
@@ -945,8 +1050,8 @@ function mergeScalarSeq(ctx: MergeContext, seq: YAMLSeq<unknown>, value: Array<n
 // --------------------------------------------------------------------------------------------
 // Three-way text merge
 
-/** Ours with the edit that turned base into theirs, when that provably gives `data`; else theirs. */
-function mergeTexts(base: string, ours: string, theirs: string, data: Data): string {
+/** Ours with the edit that turned base into theirs, when that provably gives `data`. */
+function mergeTexts(base: string, ours: string, theirs: string, data: Data): string | null {
   const ids = new Map<string, number>();
   const intern = (text: string): { lines: string[]; codes: Int32Array } => {
     const lines = text.split('\n');
@@ -984,10 +1089,10 @@ function mergeTexts(base: string, ours: string, theirs: string, data: Data): str
     }).join('\n');
 
   const fine = attempt(true);
-  if (fine === theirs || holds(fine, data)) return fine;
+  if (fine !== theirs && holds(fine, data)) return fine;
   const coarse = attempt(false);
-  if (coarse !== fine && holds(coarse, data)) return coarse;
-  return theirs;
+  if (coarse !== fine && coarse !== theirs && holds(coarse, data)) return coarse;
+  return null;
 }
 
 function indentOf(line: string): number {
@@ -996,7 +1101,7 @@ function indentOf(line: string): number {
 
 /** Whether `text` is YAML without errors that holds exactly `data`. */
 function holds(text: string, data: Data): boolean {
-  const doc = parseDocument(text);
+  const doc = parseDocument(text, QUIET);
   if (doc.errors.length > 0) return false;
   try {
     return dataEquals(doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }), data);
