@@ -104,21 +104,21 @@ describe("Pipecat's web client against /offer", () => {
     await page.goto(`${rig.server.url}/pipecat-interop/index.html?endpoint=${encodeURIComponent(endpoint)}&jwt=${rig.account.jwt}`);
 
     await page
-      .waitForFunction(() => (window as any).interop.ready || (window as any).interop.error, undefined, { timeout: 30_000 })
+      .waitForFunction(() => (globalThis as any).interop.ready || (globalThis as any).interop.error, undefined, { timeout: 30_000 })
       .catch(async (error: unknown) => {
-        throw new Error(`connect() did not settle: ${JSON.stringify(await page.evaluate(() => (window as any).interop))}; ${String(error)}`);
+        throw new Error(`connect() did not settle: ${JSON.stringify(await page.evaluate(() => (globalThis as any).interop))}; ${String(error)}`);
       });
-    const afterConnect = await page.evaluate(() => (window as any).interop);
+    const afterConnect = await page.evaluate(() => (globalThis as any).interop);
     expect(afterConnect.error).toBeNull();
     expect(afterConnect.states).toContain('ready');
 
     // The client's microphone reached the engine: "I'm ready" moved the flow to playing, whose
     // tools the model is offered next.
     await expect
-      .poll(() => rig.openai.requests.some((r) => JSON.stringify(r.body?.tools ?? []).includes('record_answer')), { timeout: 30_000, interval: 250 })
+      .poll(() => rig.openai.requests.some((r) => JSON.stringify((r.body as { tools?: unknown })?.tools ?? []).includes('record_answer')), { timeout: 30_000, interval: 250 })
       .toBe(true);
     // The agent's voice played in the page.
-    await expect.poll(async () => (await page.evaluate(() => (window as any).interop.maxRms)) as number, { timeout: 15_000, interval: 250 }).toBeGreaterThan(0.01);
+    await expect.poll(async () => (await page.evaluate(() => (globalThis as any).interop.maxRms)) as number, { timeout: 15_000, interval: 250 }).toBeGreaterThan(0.01);
 
     const sessions = await rig.server.request('GET', '/v1/sessions', { jwt: rig.account.jwt });
     expect(sessions.body[0]).toMatchObject({ transport: 'webrtc', flow_id: rig.flowId, status: 'connected' });

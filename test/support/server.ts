@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/app.ts';
 import { makeConfig, type ConfigInput } from '../../server/config.ts';
+import type { WebRtcOptions } from '../../server/transports/webrtc/index.ts';
 
 export const GUESSING_GAME_YAML = readFileSync(new URL('../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');
 
@@ -37,6 +38,8 @@ export interface TestResponse {
 export interface TestServerOptions {
   /** Length of a billed minute (buildApp's minuteMs), so metering can be tested in seconds. */
   minuteMs?: number;
+  /** WebRTC peer timeouts (connect, idle, disconnect grace), so a vanished browser is noticed in seconds. */
+  webrtc?: WebRtcOptions;
 }
 
 export async function startTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -51,7 +54,7 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     ...overrides,
     dataDir,
   });
-  const app = await buildApp(config, { minuteMs: options.minuteMs });
+  const app = await buildApp(config, { minuteMs: options.minuteMs, webrtc: options.webrtc });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   config.publicUrl = address;
   const ownsDataDir = overrides.dataDir === undefined;

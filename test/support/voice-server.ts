@@ -2,7 +2,7 @@
 import { startFakeDeepgram, type FakeDeepgram, type FakeDeepgramOptions } from '../fakes/deepgram-server.ts';
 import { startFakeOpenAI, type ChatRule, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server.ts';
 import type { ConfigInput } from '../../server/config.ts';
-import { createAccount, createFlow, startTestServer, type TestServer } from './server.ts';
+import { createAccount, createFlow, startTestServer, type TestServer, type TestServerOptions } from './server.ts';
 import { connectVoice, type VoiceClient } from './voice-client.ts';
 
 export interface VoiceRig {
@@ -28,6 +28,8 @@ export async function startVoiceRig(options: {
   timeoutsMs?: { stt?: number; llm?: number; tts?: number };
   /** Length of a billed minute. */
   minuteMs?: number;
+  /** WebRTC peer timeouts (buildApp's webrtc options). */
+  webrtc?: TestServerOptions['webrtc'];
 } = {}): Promise<VoiceRig> {
   const openai = await startFakeOpenAI({ rules: options.rules, transcripts: options.stt === 'openai' ? options.transcripts : undefined, ...options.openai });
   const deepgram = await startFakeDeepgram({ transcripts: options.stt !== 'openai' ? options.transcripts : undefined, ...options.deepgram });
@@ -52,7 +54,7 @@ export async function startVoiceRig(options: {
         },
       },
     },
-    { minuteMs: options.minuteMs },
+    { minuteMs: options.minuteMs, webrtc: options.webrtc },
   );
   const account = await createAccount(server);
   const flowId = await createFlow(server, account.apiKey);

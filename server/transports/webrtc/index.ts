@@ -84,12 +84,13 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     }
     // Pipecat's restart_pc: the client built a new connection (ICE failed or stayed down) and
     // keeps its pc_id; the old peer and its session end, a new session starts on the new one.
-    if (existing) existing.peer.close('restarted');
-    else await authenticateRequest(app, request, 'engine', true);
-    if (peers.size >= config.engine.maxPeerConnections) throw new AppError('at_capacity', 'Too many WebRTC connections at once; try again shortly.');
+    // Refusals that need no account come first, so they never use up a one-connection token.
+    if (!existing && peers.size >= config.engine.maxPeerConnections) throw new AppError('at_capacity', 'Too many WebRTC connections at once; try again shortly.');
     if (!/^v=0/m.test(body.sdp) || !/^m=audio /m.test(body.sdp)) {
       throw new AppError('bad_request', 'The SDP offer is malformed or has no audio section (m=audio).');
     }
+    if (existing) existing.peer.close('restarted');
+    else await authenticateRequest(app, request, 'engine', true);
     // The restarted connection belongs to whoever opened the first one, with the same rights.
     if (existing) request.principal = existing.principal;
     const prepared = await prepareEngineSession(app, request, 'webrtc');
@@ -102,8 +103,14 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
       disconnectGraceMs: options.disconnectGraceMs ?? 10_000,
       log: request.log,
       // A restarted peer's replacement holds the same id: only remove the entry that is this peer.
-      onClosed: (closed) => {
+      onClosed: (closed, reason) => {
         if (peers.get(closed.id)?.peer === closed) peers.delete(closed.id);
+        // A peer that never connected never started its session: its record is ended here.
+        if (!closed.hasSession) {
+          void app.services.store.sessions
+            .end(prepared.record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents: 0 })
+            .catch((error: unknown) => request.log.warn({ err: error }, 'could not end the session of an unconnected peer'));
+        }
       },
     });
     let sdp: string;

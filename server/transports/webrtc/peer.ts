@@ -102,6 +102,11 @@ export class WebRtcPeer {
     return this.state;
   }
 
+  /** Whether a voice session ever started on this peer (it owns ending it then). */
+  get hasSession(): boolean {
+    return this.session !== null;
+  }
+
   /** Answers an offer; the answer carries our candidates (werift gathers before it resolves). */
   async answer(offerSdp: string): Promise<string> {
     await this.pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
@@ -109,6 +114,13 @@ export class WebRtcPeer {
     await this.pc.setLocalDescription(answer);
     const codec = this.pc.getTransceivers()[0]?.sender.codec;
     if (codec) this.payloadType = codec.payloadType;
+    // werift keeps the connection 'connected' when the browser closes or reloads; its DTLS
+    // transport is what notices (the close alert), so that is watched too.
+    for (const transport of this.pc.dtlsTransports) {
+      transport.onStateChange.subscribe((state) => {
+        if (state === 'closed' || state === 'failed') this.close(state === 'failed' ? 'ice_failed' : 'client_disconnected');
+      });
+    }
     return this.pc.localDescription!.sdp;
   }
 
@@ -187,6 +199,8 @@ export class WebRtcPeer {
     this.channel = channel;
     channel.stateChanged.subscribe((state) => {
       if (state === 'open') this.flushEvents();
+      // The events channel closing means the page went away.
+      if (state === 'closed' && this.state === 'connected') this.close('client_disconnected');
     });
     channel.onMessage.subscribe((data) => {
       this.lastActivityAt = performance.now();

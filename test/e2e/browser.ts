@@ -1,0 +1,121 @@
+// Browser tests drive Debian's Chromium through playwright-core (DESIGN §9: no browser downloads
+// here). The microphone is Chromium's fake capture device fed from a WAV file, which Chromium
+// plays in a loop: a WAV is one utterance and a long silence, and the Deepgram fake's transcript
+// queue says what each pass of the loop meant.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { padWithSilence, synthesizeSpeech, writeWav } from '../support/speech.ts';
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** Screenshots of what the tests saw; gitignored. */
+export const ARTIFACTS_DIR = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+
+/** Chromium's fake capture device records at 48 kHz. */
+const MIC_RATE = 48_000;
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  // The server listens on 127.0.0.1: ICE must be allowed to use loopback candidates.
+  '--allow-loopback-in-peer-connection',
+  '--use-fake-ui-for-media-stream',
+  '--use-fake-device-for-media-stream',
+];
+
+export interface TestBrowser {
+  browser: Browser;
+  /** A fresh page that records the page's console errors and uncaught exceptions. */
+  newPage(): Promise<Page>;
+  /** Console errors and page exceptions seen so far, for failure messages. */
+  pageErrors: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A 48 kHz WAV for the fake microphone: `text` spoken by flite after `leadMs` of silence and
+ * before `tailMs` of it (the file loops, so the tail is the pause between passes). Without text,
+ * only silence: a microphone that hears nothing.
+ */
+export async function writeMicWav(dir: string, text: string | null, options: { leadMs?: number; tailMs?: number } = {}): Promise<string> {
+  const path = join(dir, 'mic.wav');
+  const speech = text === null ? new Int16Array(0) : await synthesizeSpeech(text, { sampleRate: MIC_RATE });
+  await writeWav(path, padWithSilence(speech, options.leadMs ?? 0, options.tailMs ?? 1_000, MIC_RATE), MIC_RATE);
+  return path;
+}
+
+/** Launches Debian's Chromium with a fake microphone that plays `micWav` in a loop. */
+export async function launchChromium(options: { micWav: string }): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(`Debian chromium is required: apt-get install chromium (${CHROMIUM_PATH} is missing)`);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${options.micWav}`],
+  });
+  const pageErrors: string[] = [];
+  return {
+    browser,
+    pageErrors,
+    async newPage() {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      page.on('console', (message) => {
+        if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
+      });
+      page.on('pageerror', (error) => pageErrors.push(`exception: ${error.message}`));
+      return page;
+    },
+    async close() {
+      await browser.close();
+    },
+  };
+}
+
+/** A temporary directory for a test's WAV files, removed by the returned function. */
+export async function tempDir(): Promise<{ path: string; remove(): Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), 'voxflow-e2e-'));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** Saves a screenshot of the page under test-artifacts/. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(ARTIFACTS_DIR, { recursive: true });
+  const path = join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path });
+  return path;
+}
+
+/** Signs in on the /test page the way a person does: email, password, the Sign in button. */
+export async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText(`Signed in as ${email}`).waitFor();
+}
+
+/** The events the /test page received on its data channel (the page keeps them on window.voxflow). */
+export function pageEvents(page: Page): Promise<Array<Record<string, any>>> {
+  return page.evaluate(() => (globalThis as any).voxflow.events);
+}
+
+/** Inbound audio of the page's peer connection, from RTCPeerConnection.getStats(). */
+export function inboundAudio(page: Page): Promise<{ packetsReceived: number; totalAudioEnergy: number; audioLevel: number } | null> {
+  return page.evaluate(async () => {
+    const pc = (globalThis as any).voxflow.pc;
+    if (!pc) return null;
+    let found: { packetsReceived: number; totalAudioEnergy: number; audioLevel: number } | null = null;
+    (await pc.getStats()).forEach((s: any) => {
+      if (s.type === 'inbound-rtp' && s.kind === 'audio') found = { packetsReceived: s.packetsReceived ?? 0, totalAudioEnergy: s.totalAudioEnergy ?? 0, audioLevel: s.audioLevel ?? 0 };
+    });
+    return found;
+  });
+}
