@@ -48,17 +48,32 @@ export interface BuildOptions {
  */
 function loadVoiceInput(app: FastifyInstance) {
   const vad = createSileroVad();
-  const state = { ready: false, failed: false };
-  vad.load().then(
-    () => {
-      state.ready = true;
-    },
-    (error: unknown) => {
+  const state = { failed: false };
+  // Creating the ONNX session blocks the event loop for a few hundred ms: after listening.
+  afterListening(app, () =>
+    vad.load().catch((error: unknown) => {
       state.failed = true;
       app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
-    },
+    }),
   );
   return { userInput: createVadUserInput(vad), hearsVoice: () => !state.failed };
+}
+
+/**
+ * Work that can wait until the server answers requests (warm-ups, model loads). In tests that
+ * never listen (inject), it still runs once the app is ready.
+ */
+function afterListening(app: FastifyInstance, work: () => Promise<unknown>): void {
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    setTimeout(() => void work(), 50).unref();
+  };
+  app.addHook('onListen', async () => start());
+  app.addHook('onReady', async () => {
+    setTimeout(start, 2_000).unref();
+  });
 }
 
 /** Session tokens travel in URLs (/v1/ws/<token>, ?session_token=); logs get only their start. */
@@ -108,8 +123,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     const registry = createProviderRegistry(config, store, secrets);
     const voiceInput = loadVoiceInput(app);
-    // Not awaited: a slow or failing warm-up must not hold up the API; the first session waits if needed.
-    registry.warmUp().catch((error: unknown) => app.log.warn({ err: error }, 'the embedded voice could not warm up'));
+    // A slow or failing warm-up must not hold up the API; the first session waits if needed.
+    afterListening(app, () => registry.warmUp().catch((error: unknown) => app.log.warn({ err: error }, 'the embedded voice could not warm up')));
     const engine = new VoiceEngine({
       store,
       hooks: new SessionHooks([loggingHook(app.log), ...(options.hooks ?? [])], app.log),

@@ -15,7 +15,12 @@ import { parseInput } from '../../api/validation.ts';
 import { AppError } from '../../errors.ts';
 import { decoratePreparedSession, prepareEngineSession } from '../session-admission.ts';
 import { iceConfiguration } from './ice-servers.ts';
-import { WebRtcPeer } from './peer.ts';
+import type { WebRtcPeer } from './peer.ts';
+
+// werift takes about half a second to import: it loads with the first offer (and in the
+// background once the server is up), not on the server's start-up path.
+let peerModule: Promise<typeof import('./peer.ts')> | null = null;
+const loadPeerModule = () => (peerModule ??= import('./peer.ts'));
 import { testPageRoute } from './test-page.ts';
 
 const MAX_SDP_BYTES = 64 * 1024;
@@ -56,6 +61,10 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   decoratePreparedSession(app);
   await testPageRoute(app);
 
+  app.addHook('onListen', async () => {
+    setTimeout(() => void loadPeerModule().catch((error: unknown) => app.log.warn({ err: error }, 'could not preload WebRTC')), 100).unref();
+  });
+
   app.addHook('preClose', async () => {
     for (const { peer } of peers.values()) peer.close('server_shutdown');
   });
@@ -95,6 +104,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     if (existing) request.principal = existing.principal;
     const prepared = await prepareEngineSession(app, request, 'webrtc');
     const accountId = prepared.record.accountId;
+    const { WebRtcPeer } = await loadPeerModule();
     const peer = new WebRtcPeer({
       id: existing?.peer.id,
       iceServers: iceConfiguration(config.ice, accountId).iceServers,
