@@ -18,11 +18,16 @@ function isConfigured(p: ProviderConfig): boolean {
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
   const { config, engine } = app.services;
   const { stt, llm, tts } = config.providers;
+  // Known once every route is registered; not looked up on each request.
+  let webrtc = false;
+  app.addHook('onReady', async () => {
+    webrtc = app.hasRoute({ method: 'POST', url: '/offer' });
+  });
 
   app.get('/health', { config: { auth: 'none' } }, async () => ({
     status: 'ok',
     service: 'voxflow',
-    transport: app.hasRoute({ method: 'POST', url: '/offer' }) ? 'webrtc+websocket' : 'websocket',
+    transport: webrtc ? 'webrtc+websocket' : 'websocket',
     stt_provider: stt.provider,
     stt_configured: isConfigured(stt),
     tts_provider: tts.provider,
@@ -39,6 +44,6 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     tts: { provider: tts.provider },
     llm: { provider: llm.provider, model: llm.provider === 'openai' ? (llm.model ?? OPENAI_LLM_DEFAULTS.model) : null },
     turn: { provider: engine.hearsVoice ? 'silero' : 'none' },
-    transport: { webrtc: app.hasRoute({ method: 'POST', url: '/offer' }), websocket: true },
+    transport: { webrtc, websocket: true },
   }));
 }

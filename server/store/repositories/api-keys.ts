@@ -49,6 +49,11 @@ interface ApiKeyRow {
 }
 
 export function createApiKeysRepository(db: Database): ApiKeysRepository {
+  // Every API-key request looks its key up; this process is the data dir's only writer (the
+  // lockfile), so active keys can be remembered exactly: revoke() forgets them at once.
+  const activeByHash = new Map<string, ApiKey>();
+  /** When each key was last recorded as used, so most touch() calls need no query at all. */
+  const lastRecordedUse = new Map<string, number>();
   return {
     create({ accountId, label, prefix, keyHash }) {
       const key: ApiKey = {
@@ -85,12 +90,19 @@ export function createApiKeysRepository(db: Database): ApiKeysRepository {
     },
 
     findActiveByHash(keyHash) {
+      const known = activeByHash.get(keyHash);
+      if (known) return known;
       const row = db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL', [keyHash]);
-      return row ? toApiKey(row) : null;
+      if (!row) return null;
+      const key = toApiKey(row);
+      activeByHash.set(keyHash, key);
+      return key;
     },
 
     revoke(accountId, id) {
       const revokedAt = db.now();
+      // Forgotten before the write is even durable: a revoked key must stop working at once.
+      for (const [hash, key] of activeByHash) if (key.id === id && key.accountId === accountId) activeByHash.delete(hash);
       return db.write(
         (tx) =>
           tx.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL', [
@@ -102,11 +114,16 @@ export function createApiKeysRepository(db: Database): ApiKeysRepository {
     },
 
     touch(id, now) {
+      const remembered = lastRecordedUse.get(id);
+      if (remembered !== undefined && now - remembered < TOUCH_INTERVAL_SECS) return Promise.resolve(false);
       const row = db.get<{ last_used_at: number | null }>('SELECT last_used_at FROM api_keys WHERE id = ?', [id]);
       // Decided on the read so that the common case costs no write and no fsync at all.
       if (!row || (row.last_used_at !== null && now - row.last_used_at < TOUCH_INTERVAL_SECS)) {
+        if (row?.last_used_at != null) lastRecordedUse.set(id, row.last_used_at);
         return Promise.resolve(false);
       }
+      lastRecordedUse.set(id, now);
+      for (const [hash, key] of activeByHash) if (key.id === id) activeByHash.set(hash, { ...key, lastUsedAt: now });
       return db.write(
         (tx) =>
           tx.run('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)', [
