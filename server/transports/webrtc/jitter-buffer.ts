@@ -9,6 +9,8 @@ export interface JitterOutput<T> {
 }
 
 const SEQ_MOD = 65_536;
+/** Sequence distance past which a packet means a new stream, not a late or early one. */
+const RESTART_DISTANCE = 1_000;
 
 /** Distance from a to b in 16-bit sequence space, negative when b is before a. */
 function seqDelta(a: number, b: number): number {
@@ -28,11 +30,13 @@ export class JitterBuffer<T> {
   push(sequenceNumber: number, packet: T): void {
     if (this.next === null) this.next = sequenceNumber;
     const ahead = seqDelta(this.next, sequenceNumber);
-    if (ahead < 0 || this.held.has(sequenceNumber)) return; // late or duplicate
-    if (ahead > 1_000) {
-      // The sender restarted its sequence (or jumped): start over from here.
+    if (Math.abs(ahead) > RESTART_DISTANCE) {
+      // Far from where we are, in either direction: the sender restarted or jumped. Start over
+      // from here rather than drop every packet that follows as "late".
       this.held.clear();
       this.next = sequenceNumber;
+    } else if (ahead < 0 || this.held.has(sequenceNumber)) {
+      return; // late or duplicate
     }
     this.held.set(sequenceNumber, packet);
     this.drain();

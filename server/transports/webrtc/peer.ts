@@ -270,10 +270,18 @@ export class WebRtcPeer {
 
   private decode(payload: Buffer | null): void {
     if (!this.session) return;
-    // A lost packet is concealed by the decoder (an empty packet asks libopus for PLC).
-    const bytes = this.decoder.decode(payload ?? new Uint8Array(0));
-    const pcm = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 1);
-    // The decoder may reuse its buffer: the engine gets its own copy.
-    this.session.pushAudio(pcm.slice());
+    // A lost packet (null) or one libopus refuses becomes 20 ms of silence: the VAD's timeline
+    // stays whole, and nothing is thrown into werift's RTP callback. (This binding has no PLC
+    // entry point: decode() of an empty buffer is a BadArgument.)
+    let pcm: Int16Array;
+    try {
+      if (!payload) throw new Error('lost');
+      const bytes = this.decoder.decode(payload);
+      // The decoder may reuse its buffer: the engine gets its own copy.
+      pcm = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 1).slice();
+    } catch {
+      pcm = new Int16Array(SAMPLES_PER_FRAME);
+    }
+    this.session.pushAudio(pcm);
   }
 }
