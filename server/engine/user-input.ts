@@ -50,7 +50,9 @@ class VadUserInput implements UserTurnInput {
     const start = this.received;
     this.received += pcm.length;
     this.arrivals.push({ end: this.received, at: this.now() });
-    if (this.arrivals.length > ARRIVALS_KEPT) this.arrivals.splice(0, this.arrivals.length - ARRIVALS_KEPT);
+    // Pruned in batches: splicing one entry off the front on every 20 ms frame would move the
+    // whole array each time, on the audio path.
+    if (this.arrivals.length > 2 * ARRIVALS_KEPT) this.arrivals.splice(0, this.arrivals.length - ARRIVALS_KEPT);
     this.tracker.push(pcm).then(
       (events) => this.handle(events, pcm, start),
       (error: unknown) => {
