@@ -14,6 +14,8 @@ export class SessionMeter {
   private charged = 0;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** A debit under way; stop() waits for it so the session records what the ledger charged. */
+  private inFlight: Promise<boolean> | null = null;
 
   constructor(
     private readonly credits: CreditsRepository,
@@ -37,10 +39,11 @@ export class SessionMeter {
     return paid;
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    await this.inFlight?.catch(() => false);
   }
 
   private schedule(): void {
@@ -57,7 +60,13 @@ export class SessionMeter {
     this.timer.unref();
   }
 
-  private async chargeMinute(): Promise<boolean> {
+  private chargeMinute(): Promise<boolean> {
+    const charge = this.debitNextMinute();
+    this.inFlight = charge;
+    return charge;
+  }
+
+  private async debitNextMinute(): Promise<boolean> {
     const minute = this.minute++;
     const result = await this.credits.debit(this.accountId, this.ratePerMinute, {
       idempotencyKey: `session:${this.sessionId}:minute:${minute}`,

@@ -460,7 +460,7 @@ export class VoiceSession {
 
   private async finish(reason: string): Promise<void> {
     const charged = () => this.setup.meter?.chargedCents ?? 0;
-    this.setup.meter?.stop();
+    const meterStopped = this.setup.meter?.stop();
     this.interrupt();
     this.ended = true;
     this.lifetime.abort();
@@ -468,6 +468,7 @@ export class VoiceSession {
     this.input?.close();
     this.stt?.close();
     const durationSecs = this.startedAt ? Math.round((Date.now() - this.startedAt) / 1000) : 0;
+    await meterStopped;
     try {
       await this.setup.recordEnd({ reason, creditsChargedCents: charged() });
     } catch (error) {
