@@ -29,6 +29,7 @@ import { createSileroVad } from './providers/turn/silero.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
 import { websocketTransport } from './transports/websocket/index.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
+import { studioRoutes } from './studio.ts';
 
 export interface BuildOptions {
   /** A pino logger configuration or false; defaults to the configured level, secrets redacted. */
@@ -39,6 +40,8 @@ export interface BuildOptions {
   minuteMs?: number;
   /** Peer-connection timeouts; tests shorten them. */
   webrtc?: WebRtcOptions;
+  /** The built studio's folder; found next to the server when unset, null to serve none. */
+  studioDir?: string | null;
 }
 
 /**
@@ -184,6 +187,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(providerRoutes);
     await app.register(websocketTransport);
     await app.register(webrtcTransport, options.webrtc ?? {});
+    await app.register(studioRoutes, { dir: options.studioDir });
     await app.ready();
     return app;
   } catch (error) {

@@ -91,4 +91,11 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'flow layout: where the studio shows each state',
+    // Positions are the designer's, not the flow's: kept beside the YAML, never inside it, so
+    // moving a node never rewrites the document or its comments.
+    sql: `ALTER TABLE flows ADD COLUMN layout TEXT;`,
+  },
 ];

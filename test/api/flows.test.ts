@@ -89,13 +89,13 @@ describe('creating a flow', () => {
 });
 
 describe('reading flows', () => {
-  it('lists the account\'s flows as {id, name, created_at} only, without yaml_content', async () => {
+  it('lists the account\'s flows as {id, name, created_at, updated_at} only, without yaml_content', async () => {
     const id = await createFlow(server, account.apiKey, 'Listed');
     const list = await server.request('GET', '/v1/flows', { apiKey: account.apiKey });
     expect(list.status).toBe(200);
     const item = list.body.find((f: { id: string }) => f.id === id);
     expect(item).toBeDefined();
-    expect(Object.keys(item).sort()).toEqual(['created_at', 'id', 'name']);
+    expect(Object.keys(item).sort()).toEqual(['created_at', 'id', 'name', 'updated_at']);
     expect(item.name).toBe('Listed');
     expect(list.text).not.toContain('yaml_content');
   });
@@ -167,6 +167,32 @@ describe('changing a flow', () => {
   it('refuses PUT with neither name nor yaml_content with 422 invalid_request', async () => {
     const id = await createFlow(server, account.apiKey, 'Empty put', MINIMAL_FLOW);
     expectError(await server.request('PUT', `/v1/flows/${id}`, { apiKey: account.apiKey, body: {} }), 422, 'invalid_request');
+  });
+
+  it('keeps the studio layout beside the YAML: PUT {layout} stores positions, the YAML stays byte for byte, null clears it', async () => {
+    const id = await createFlow(server, account.apiKey, 'Laid out', MINIMAL_FLOW);
+    expect((await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey })).body.layout).toBeNull();
+    const layout = { positions: { start: { x: 10, y: -20.5 }, gone: { x: 0, y: 0 } } };
+    const put = await server.request('PUT', `/v1/flows/${id}`, { apiKey: account.apiKey, body: { layout } });
+    expect(put.status).toBe(200);
+    const read = await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey });
+    expect(read.body.layout).toEqual(layout);
+    expect(read.body.yaml_content).toBe(MINIMAL_FLOW);
+    // Saving YAML alone leaves the layout as it was.
+    await server.request('PUT', `/v1/flows/${id}`, { apiKey: account.apiKey, body: { yaml_content: MINIMAL_FLOW + '# edited\n' } });
+    expect((await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey })).body.layout).toEqual(layout);
+    await server.request('PUT', `/v1/flows/${id}`, { apiKey: account.apiKey, body: { layout: null } });
+    expect((await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey })).body.layout).toBeNull();
+  });
+
+  it('refuses a layout that is not positions of finite numbers with 422, naming the field', async () => {
+    const id = await createFlow(server, account.apiKey, 'Bad layout', MINIMAL_FLOW);
+    for (const layout of [{ positions: { a: { x: 'left', y: 0 } } }, { positions: { a: { x: 1 } } }, { where: {} }, [1, 2]]) {
+      const put = await server.request('PUT', `/v1/flows/${id}`, { apiKey: account.apiKey, body: { layout } });
+      expectError(put, 422, 'invalid_request');
+      expect(JSON.stringify(put.body.error.details)).toContain('layout');
+    }
+    expect((await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey })).body.layout).toBeNull();
   });
 
   it('answers PUT on an unknown flow with 404 flow_not_found', async () => {

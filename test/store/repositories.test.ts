@@ -105,8 +105,8 @@ describe('flows', () => {
     const second = await store.flows.create({ accountId: ada.id, name: 'Second', yamlContent: 'id: second\n' });
 
     expect(store.flows.list(ada.id)).toEqual([
-      { id: first.id, name: 'First', createdAt: first.createdAt },
-      { id: second.id, name: 'Second', createdAt: second.createdAt },
+      { id: first.id, name: 'First', createdAt: first.createdAt, updatedAt: first.updatedAt },
+      { id: second.id, name: 'Second', createdAt: second.createdAt, updatedAt: second.updatedAt },
     ]);
     expect(store.flows.get(ada.id, first.id)).toEqual(first);
 

@@ -7,7 +7,7 @@ import { applyJsonToYaml, yamlToJson } from '../../flow/yaml-json.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../services.ts';
 import { parseInput } from '../validation.ts';
-import { CreateFlowBody, FlowJsonBody, UpdateFlowBody } from './schemas.ts';
+import { CreateFlowBody, FlowJsonBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 
 type FlowParams = { Params: { flow_id: string } };
 
@@ -26,11 +26,21 @@ function validated(yamlText: string): Diagnostic[] {
   return diagnostics;
 }
 
+function parseLayout(text: string | null): FlowLayout | null {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as FlowLayout;
+  } catch {
+    return null;
+  }
+}
+
 function fullView(flow: Flow, diagnostics?: Diagnostic[]) {
   return {
     id: flow.id,
     name: flow.name,
     yaml_content: flow.yamlContent,
+    layout: parseLayout(flow.layout),
     created_at: flow.createdAt,
     updated_at: flow.updatedAt,
     ...(diagnostics ? { diagnostics } : {}),
@@ -55,7 +65,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/v1/flows', { config }, async (request) => {
-    return store.flows.list(accountOf(request.principal)).map((f) => ({ id: f.id, name: f.name, created_at: f.createdAt }));
+    return store.flows.list(accountOf(request.principal)).map((f) => ({ id: f.id, name: f.name, created_at: f.createdAt, updated_at: f.updatedAt }));
   });
 
   app.get<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
@@ -68,7 +78,8 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     ownFlow(accountId, request.params.flow_id);
     const body = parseInput(UpdateFlowBody, request.body);
     const warnings = body.yaml_content !== undefined ? validated(body.yaml_content) : undefined;
-    const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent: body.yaml_content });
+    const layout = body.layout === undefined ? undefined : body.layout === null ? null : JSON.stringify(body.layout);
+    const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent: body.yaml_content, layout });
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);
   });

@@ -6,6 +6,8 @@ export interface Flow {
   accountId: string;
   name: string;
   yamlContent: string;
+  /** The studio's node positions as JSON text, or null when it lays the graph out itself. */
+  layout: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -15,11 +17,14 @@ export interface FlowSummary {
   id: string;
   name: string;
   createdAt: number;
+  updatedAt: number;
 }
 
 export interface FlowChanges {
   name?: string;
   yamlContent?: string;
+  /** JSON text; null clears it (back to automatic layout). */
+  layout?: string | null;
 }
 
 /** Every method is scoped to an account: another account's flow reads as absent. */
@@ -37,6 +42,7 @@ interface FlowRow {
   account_id: string;
   name: string;
   yaml_content: string;
+  layout: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -50,7 +56,7 @@ export function createFlowsRepository(db: Database): FlowsRepository {
   return {
     create({ accountId, name, yamlContent }) {
       const now = db.now();
-      const flow: Flow = { id: newId(), accountId, name, yamlContent, createdAt: now, updatedAt: now };
+      const flow: Flow = { id: newId(), accountId, name, yamlContent, layout: null, createdAt: now, updatedAt: now };
       return db.write((tx) => {
         tx.run(
           'INSERT INTO flows (id, account_id, name, yaml_content, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -62,23 +68,25 @@ export function createFlowsRepository(db: Database): FlowsRepository {
 
     list(accountId) {
       return db
-        .all<Pick<FlowRow, 'id' | 'name' | 'created_at'>>(
-          'SELECT id, name, created_at FROM flows WHERE account_id = ? ORDER BY created_at, rowid',
+        .all<Pick<FlowRow, 'id' | 'name' | 'created_at' | 'updated_at'>>(
+          'SELECT id, name, created_at, updated_at FROM flows WHERE account_id = ? ORDER BY created_at, rowid',
           [accountId],
         )
-        .map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at }));
+        .map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at }));
     },
 
     get,
 
-    update(accountId, id, { name, yamlContent }) {
+    update(accountId, id, { name, yamlContent, layout }) {
       const updatedAt = db.now();
       return db.write((tx) => {
-        // COALESCE keeps a field that was not given; both fields are NOT NULL, so null never means "clear".
+        // COALESCE keeps a field that was not given; name and YAML are NOT NULL, so null never
+        // means "clear" for them. The layout can be cleared, so it is set only when given.
         const changed = tx.run(
-          `UPDATE flows SET name = COALESCE(?, name), yaml_content = COALESCE(?, yaml_content), updated_at = ?
+          `UPDATE flows SET name = COALESCE(?, name), yaml_content = COALESCE(?, yaml_content),
+             layout = CASE WHEN ? THEN ? ELSE layout END, updated_at = ?
            WHERE id = ? AND account_id = ?`,
-          [name ?? null, yamlContent ?? null, updatedAt, id, accountId],
+          [name ?? null, yamlContent ?? null, layout !== undefined ? 1 : 0, layout ?? null, updatedAt, id, accountId],
         );
         return changed === 1 ? get(accountId, id) : null;
       });
@@ -96,6 +104,7 @@ function toFlow(row: FlowRow): Flow {
     accountId: row.account_id,
     name: row.name,
     yamlContent: row.yaml_content,
+    layout: row.layout,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -1,0 +1,123 @@
+// The studio's client for the hosted API: one typed function per endpoint, errors as values the
+// screens must handle (STYLE: errors as values where a caller must handle them). The JWT lives in
+// memory and sessionStorage (not localStorage: a closed tab forgets it); the desktop app gets a
+// fresh one from the preload at start.
+import type { Diagnostic } from '../../../server/flow/types.ts';
+
+export interface ApiFailure {
+  ok: false;
+  status: number;
+  code: string;
+  message: string;
+  details: unknown;
+}
+export type ApiResult<T> = { ok: true; value: T } | ApiFailure;
+
+/** Times are Unix seconds, as the API sends them. */
+export interface FlowSummary { id: string; name: string; created_at: number; updated_at: number }
+/** Where the studio draws each state; kept beside the YAML by the server, never inside it. */
+export interface FlowLayout { positions: Record<string, { x: number; y: number }> }
+export interface FlowRecord extends FlowSummary { yaml_content: string; layout: FlowLayout | null; diagnostics?: Diagnostic[] }
+export interface ApiKeyView { id: string; label: string | null; prefix: string; created_at: number; last_used_at: number | null }
+export interface CreatedApiKey extends ApiKeyView { key: string }
+export interface SessionView {
+  id: string;
+  token_prefix: string;
+  flow_id: string | null;
+  mode: 'assistant' | 'flow';
+  transport: string | null;
+  status: string;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  duration_secs: number | null;
+  end_reason: string | null;
+  credits_charged_usd_cents: number;
+}
+export interface CreditsView { balance_usd_cents: number; rate_per_minute_usd_cents: number; effective_rate_per_minute_usd_cents: number }
+export type ProviderKind = 'stt' | 'llm' | 'tts';
+export type ProvidersView = Record<`${ProviderKind}_provider`, string | null> & Record<`${ProviderKind}_api_key`, string | null>;
+export type ProvidersPatch = Partial<Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key`, string | null>>;
+export interface Capabilities { [key: string]: unknown }
+
+const TOKEN_KEY = 'voxflow.access_token';
+const EMAIL_KEY = 'voxflow.email';
+
+let accessToken: string | null = sessionStorage.getItem(TOKEN_KEY);
+const unauthorizedListeners = new Set<() => void>();
+
+export function currentToken(): string | null {
+  return accessToken;
+}
+export function currentEmail(): string | null {
+  return sessionStorage.getItem(EMAIL_KEY);
+}
+export function rememberSignIn(token: string, email: string): void {
+  accessToken = token;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  sessionStorage.setItem(EMAIL_KEY, email);
+}
+export function forgetSignIn(): void {
+  accessToken = null;
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(EMAIL_KEY);
+}
+/** Called when a signed-in request comes back 401 (an expired token): the app shows sign-in. */
+export function onUnauthorized(listener: () => void): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = {};
+  if (accessToken) headers.authorization = `Bearer ${accessToken}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };
+  }
+  if (response.status === 204) return { ok: true, value: undefined as T };
+  let payload: unknown = null;
+  try {
+    payload = await response.json();
+  } catch {
+    // Not JSON (a proxy's error page, say): reported below with the status alone.
+  }
+  if (response.ok) return { ok: true, value: payload as T };
+  const error = (payload as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
+  if (response.status === 401 && accessToken) for (const listener of unauthorizedListeners) listener();
+  return {
+    ok: false,
+    status: response.status,
+    code: error?.code ?? `http_${response.status}`,
+    message: error?.message ?? `The server answered ${response.status} ${response.statusText}.`,
+    details: error?.details ?? null,
+  };
+}
+
+const id = (value: string) => encodeURIComponent(value);
+
+export const api = {
+  signUp: (email: string, password: string) => request<{ access_token: string }>('POST', '/auth/signup', { email, password }),
+  logIn: (email: string, password: string) => request<{ access_token: string }>('POST', '/auth/login', { email, password }),
+
+  listFlows: () => request<FlowSummary[]>('GET', '/v1/flows'),
+  getFlow: (flowId: string) => request<FlowRecord>('GET', `/v1/flows/${id(flowId)}`),
+  createFlow: (name: string, yamlContent: string) => request<FlowRecord>('POST', '/v1/flows', { name, yaml_content: yamlContent }),
+  updateFlow: (flowId: string, changes: { name?: string; yaml_content?: string; layout?: FlowLayout | null }) => request<FlowRecord>('PUT', `/v1/flows/${id(flowId)}`, changes),
+  deleteFlow: (flowId: string) => request<void>('DELETE', `/v1/flows/${id(flowId)}`),
+
+  listApiKeys: () => request<ApiKeyView[]>('GET', '/auth/api-keys'),
+  createApiKey: (label: string) => request<CreatedApiKey>('POST', `/auth/api-keys?label=${encodeURIComponent(label)}`),
+  revokeApiKey: (keyId: string) => request<void>('DELETE', `/auth/api-keys/${id(keyId)}`),
+
+  listSessions: () => request<SessionView[]>('GET', '/v1/sessions'),
+  credits: () => request<CreditsView>('GET', '/v1/credits/balance'),
+  providers: () => request<ProvidersView>('GET', '/v1/providers'),
+  updateProviders: (patch: ProvidersPatch) => request<ProvidersView>('PATCH', '/v1/providers', patch),
+
+  capabilities: () => request<Capabilities>('GET', '/capabilities'),
+  health: () => request<Record<string, unknown>>('GET', '/health'),
+};

@@ -1,0 +1,2 @@
+// Svelte 5 compiles TypeScript in <script lang="ts"> itself; no preprocessor is needed.
+export default {};

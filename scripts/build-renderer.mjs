@@ -1,0 +1,36 @@
+// Builds the studio (renderer/) with Vite into dist/renderer/, which the server serves at `/`.
+// With --if-stale it does nothing when the build is newer than every source it is made from, so
+// `npm run serve` and the browser tests pay for a build only after a change.
+import { readdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCES = ['renderer', 'server/flow', 'electron/contract.ts', 'package.json'];
+
+async function newest(path) {
+  const info = await stat(path);
+  if (!info.isDirectory()) return info.mtimeMs;
+  let latest = 0;
+  for (const entry of await readdir(path)) latest = Math.max(latest, await newest(join(path, entry)));
+  return latest;
+}
+
+export async function isStudioFresh() {
+  try {
+    const built = (await stat(join(root, 'dist', 'renderer', 'index.html'))).mtimeMs;
+    for (const source of SOURCES) if ((await newest(join(root, source))) >= built) return false;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function buildStudio() {
+  const { build } = await import('vite');
+  await build({ configFile: join(root, 'renderer', 'vite.config.ts'), logLevel: 'warn' });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (!(process.argv.includes('--if-stale') && (await isStudioFresh()))) await buildStudio();
+}
