@@ -126,6 +126,9 @@ export class AudioOut {
       const head = this.segments[0];
       if (!head) {
         if (this.speaking && !this.open) this.finish();
+        // The reply goes on but its next sentence has not begun: a gap in synthesis, like a
+        // segment waiting for audio, so its first frame restarts the schedule and is not "late".
+        else if (this.speaking) this.starved = true;
         return;
       }
       if (head.sent >= head.queued) {

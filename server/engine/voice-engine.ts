@@ -9,6 +9,9 @@ import { SessionMeter } from './metering.ts';
 import { VoiceSession, type SessionLogger, type SessionOutput, type SessionProviders } from './session.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
 
+/** Parsed flows kept for session starts; a flow edited since is parsed again. */
+const PARSED_FLOWS_KEPT = 200;
+
 export interface AccountProviders {
   providers: SessionProviders;
   /** Cents per minute this account pays with these providers. */
@@ -77,10 +80,24 @@ export class VoiceEngine {
   }
 
   /** Loads and validates an account's flow for a session. */
+  /** The latest parsed version of recently run flows, oldest first (flow ids are unique across accounts). */
+  private readonly parsedFlows = new Map<string, { yaml: string; document: FlowDocument | null }>();
+
   loadFlow(accountId: string, flowId: string): FlowDocument {
     const flow = this.deps.store.flows.get(accountId, flowId);
     if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
-    const { document } = parseFlow(flow.yamlContent);
+    const cached = this.parsedFlows.get(flowId);
+    let document: FlowDocument | null;
+    if (cached && cached.yaml === flow.yamlContent) {
+      document = cached.document;
+    } else {
+      // Parsing a flow takes milliseconds on the event loop that paces every session's audio, so
+      // each stored version is parsed once; the runtime only reads the document.
+      document = parseFlow(flow.yamlContent).document;
+      this.parsedFlows.delete(flowId);
+      this.parsedFlows.set(flowId, { yaml: flow.yamlContent, document });
+      if (this.parsedFlows.size > PARSED_FLOWS_KEPT) this.parsedFlows.delete(this.parsedFlows.keys().next().value!);
+    }
     // Stored flows were validated on save; a document that no longer validates is refused, not run.
     if (!document) throw new EngineRefusal('invalid_flow', `The flow "${flowId}" does not validate any more; open it in the editor.`);
     return document;

@@ -24,7 +24,12 @@ export function spawnTs(file: string, args: string[] = []): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
-export async function startLoadRig(): Promise<LoadRig> {
+/**
+ * `tts: 'flite'` synthesizes in the server process (embedded TTS, on its worker thread);
+ * `tts: 'openai'` fetches speech from the fake in the fakes' process, as a hosted TTS would,
+ * so the figure is the engine's own cost.
+ */
+export async function startLoadRig(options: { tts?: 'flite' | 'openai' } = {}): Promise<LoadRig> {
   const fakes = spawnTs('./fake-providers-process.ts');
   const urls = JSON.parse(await lines(fakes).next()) as { openai: string; deepgram: string };
   const server = await startTestServer({
@@ -32,7 +37,7 @@ export async function startLoadRig(): Promise<LoadRig> {
     providers: {
       stt: { provider: 'deepgram', apiKey: 'dg', baseUrl: urls.deepgram },
       llm: { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai },
-      tts: { provider: 'flite' },
+      tts: options.tts === 'openai' ? { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai } : { provider: 'flite' },
     },
   });
   const account = await createAccount(server);

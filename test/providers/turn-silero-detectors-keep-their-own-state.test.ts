@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { int16ToFloat32 } from '../../server/audio/pcm.ts';
 import { shutdownFlite } from '../../server/providers/tts/flite.ts';
 import { SILERO_FRAME_SAMPLES, createSileroVad, releaseSileroModels } from '../../server/providers/turn/silero.ts';
@@ -69,4 +70,38 @@ test('a detector carries its memory from frame to frame: the same frame scores d
   const [heard] = await probabilities(afterSpeech, [probe]);
   const [fresh] = await probabilities(afterSilence, [probe]);
   expect(Math.abs(heard! - fresh!)).toBeGreaterThan(0.01);
+});
+
+test('frames sent without waiting, by twenty detectors at once, score as each detector alone', async () => {
+  const vad = createSileroVad();
+  const alone = await probabilities(vad.createDetector(), frames);
+  const detectors = Array.from({ length: 20 }, () => vad.createDetector());
+  // A 100 ms chunk of audio is three frames handed over in one go, for every caller at once.
+  const all = await Promise.all(detectors.map((detector) => Promise.all(frames.map((frame) => detector.probability(frame)))));
+  for (const scores of all) expect(scores).toEqual(alone);
+});
+
+/** CPU time this thread has run, in ms (Linux schedstat). */
+const threadCpuMs = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
+const processCpuMs = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
+
+test('inference runs on another thread: the main thread does under a third of the work', async () => {
+  const vad = createSileroVad();
+  await vad.load();
+  const detectors = Array.from({ length: 10 }, () => vad.createDetector());
+  const mainBefore = threadCpuMs();
+  const allBefore = processCpuMs();
+  await Promise.all(detectors.map((detector) => probabilities(detector, frames)));
+  const main = threadCpuMs() - mainBefore;
+  const all = processCpuMs() - allBefore;
+  expect(main / all, `main thread ${main.toFixed(1)} ms of ${all.toFixed(1)} ms CPU`).toBeLessThan(1 / 3);
+});
+
+test('a model file that cannot be read fails load and every frame with a clear provider error', async () => {
+  const vad = createSileroVad({ modelPath: '/nonexistent/silero.onnx' });
+  await expect(vad.load()).rejects.toThrow(/cannot load the Silero model at \/nonexistent\/silero.onnx/);
+  await expect(vad.createDetector().probability(frames[0]!)).rejects.toThrow(/Silero/);
 });

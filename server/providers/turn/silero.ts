@@ -1,21 +1,20 @@
-// Silero VAD v5 on onnxruntime-node (CPU). One InferenceSession per model file serves every
-// session in the process; each detector keeps its own recurrent state and audio context.
+// Silero VAD v5 on onnxruntime-node (CPU), run on a worker thread of its own (silero-worker.mjs):
+// one worker per model file serves every session in the process, batching the next frame of
+// every detector into one inference. Each detector's recurrent state lives in the worker.
 //
-// Costs measured on this machine: importing onnxruntime-node ~185 ms and creating the session
-// ~115 ms, both synchronous native work that stalls the event loop once, so the server should
-// call `load()` at start-up rather than on the first caller's audio. Then ~125 µs per 32 ms frame.
-// ORT's `run` is synchronous native code deferred to a setImmediate, so a frame never blocks
-// for longer than that.
-import { readFile } from 'node:fs/promises';
+// Why a worker: ORT's run() is synchronous native work (~125 µs per frame alone, less batched).
+// On the main thread, frames of many callers arriving together stalled the event loop for tens
+// of milliseconds and delayed every session's outgoing audio. Loading (import ~185 ms, session
+// ~115 ms, both synchronous) also moves off the main thread.
 import { createRequire } from 'node:module';
-import type { InferenceSession, Tensor } from 'onnxruntime-node';
+import { Worker } from 'node:worker_threads';
 import { ENGINE_SAMPLE_RATE, ProviderError } from '../types.ts';
 import type { VoiceActivityDetector, VoiceActivityModel } from '../types.ts';
 
 export const SILERO_FRAME_SAMPLES = 512;
 /** v5 expects the last 64 samples of the previous frame in front of each frame. */
 const CONTEXT_SAMPLES = 64;
-const STATE_SIZE = 2 * 1 * 128;
+const INPUT_SAMPLES = CONTEXT_SAMPLES + SILERO_FRAME_SAMPLES;
 
 export interface SileroOptions {
   /** The .onnx file; defaults to the v5 model inside @ricky0123/vad-web (Electron passes its own). */
@@ -27,16 +26,7 @@ export interface SileroVoiceActivityModel extends VoiceActivityModel {
   load(): Promise<void>;
 }
 
-type OrtModule = typeof import('onnxruntime-node');
-
-interface LoadedModel {
-  ort: OrtModule;
-  session: InferenceSession;
-  /** The sample-rate input, the same for every run. */
-  sampleRate: Tensor;
-}
-
-const loadedModels = new Map<string, Promise<LoadedModel>>();
+const hosts = new Map<string, SileroWorkerHost>();
 
 export function defaultSileroModelPath(): string {
   return createRequire(import.meta.url).resolve('@ricky0123/vad-web/dist/silero_vad_v5.onnx');
@@ -44,117 +34,208 @@ export function defaultSileroModelPath(): string {
 
 export function createSileroVad(options: SileroOptions = {}): SileroVoiceActivityModel {
   let modelPath: string | undefined = options.modelPath;
-  const model = () => loadModel((modelPath ??= defaultSileroModelPath()));
+  const host = () => hostFor((modelPath ??= defaultSileroModelPath()));
   return {
     provider: 'silero',
     frameSamples: SILERO_FRAME_SAMPLES,
-    load: async () => {
-      await model();
-    },
-    createDetector: () => new SileroDetector(model),
+    load: () => host().load(),
+    createDetector: () => new SileroDetector(host()),
   };
 }
 
-/** Drops the shared sessions (tests and process shutdown); the next detector loads afresh. */
+/** Stops the shared workers (tests and process shutdown); the next detector starts afresh. */
 export async function releaseSileroModels(): Promise<void> {
-  const models = [...loadedModels.values()];
-  loadedModels.clear();
-  for (const loading of models) {
-    const loaded = await loading.catch(() => null);
-    await loaded?.session.release();
-  }
+  const stopping = [...hosts.values()];
+  hosts.clear();
+  await Promise.all(stopping.map((host) => host.close()));
 }
 
-function loadModel(path: string): Promise<LoadedModel> {
-  let loading = loadedModels.get(path);
-  if (!loading) {
-    loading = openModel(path);
-    // A failed load must not stick: the next caller (say, after the file is restored) retries.
-    loading.catch(() => loadedModels.delete(path));
-    loadedModels.set(path, loading);
+function hostFor(path: string): SileroWorkerHost {
+  let host = hosts.get(path);
+  if (!host) {
+    host = new SileroWorkerHost(path);
+    hosts.set(path, host);
   }
-  return loading;
+  return host;
 }
 
-async function openModel(path: string): Promise<LoadedModel> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    throw new ProviderError('silero', 'bad_request', `cannot read the Silero model at ${path}: ${(error as Error).message}`, false, { cause: error });
+type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'failed'; message: string }
+  | { type: 'results'; seqs: Int32Array; probabilities: Float32Array }
+  | { type: 'error'; seqs: Int32Array; message: string };
+
+interface PendingFrame {
+  det: number;
+  seq: number;
+  fresh: boolean;
+  input: Float32Array;
+  resolve(probability: number): void;
+  reject(error: unknown): void;
+}
+
+/** The worker for one model file: starts on first use, restarts after a crash. */
+class SileroWorkerHost {
+  private worker: Worker | null = null;
+  private ready: Promise<void> | null = null;
+  private nextDetector = 0;
+  private nextSeq = 0;
+  /** Frames sent and not answered, by sequence number. */
+  private readonly inFlight = new Map<number, PendingFrame>();
+  /** Frames of this tick, posted together on the next setImmediate. */
+  private outbox: PendingFrame[] = [];
+  /** Detectors closed this tick: told after their last frames, so the worker frees them. */
+  private closing: number[] = [];
+  private flushScheduled = false;
+
+  constructor(private readonly modelPath: string) {}
+
+  newDetectorId(): number {
+    return ++this.nextDetector;
   }
-  try {
-    const ort = (await import('onnxruntime-node')) as OrtModule;
-    const session = await ort.InferenceSession.create(bytes, {
-      // A frame is ~125 µs of work: extra ORT threads would cost more to wake than they save,
-      // and would contend with the rest of the server for the same cores.
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
+
+  load(): Promise<void> {
+    this.start();
+    return this.ready!;
+  }
+
+  infer(det: number, input: Float32Array, fresh: boolean): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.outbox.push({ det, seq: ++this.nextSeq, fresh, input, resolve, reject });
+      this.scheduleFlush();
     });
-    const expected = ['input', 'state', 'sr'];
-    if (!expected.every((name) => session.inputNames.includes(name)) || !['output', 'stateN'].every((name) => session.outputNames.includes(name))) {
-      throw new Error(`expected inputs ${expected.join(', ')} and outputs output, stateN; the model has ${session.inputNames.join(', ')} → ${session.outputNames.join(', ')} (is it Silero v5?)`);
-    }
-    return { ort, session, sampleRate: new ort.Tensor('int64', BigInt64Array.from([BigInt(ENGINE_SAMPLE_RATE)]), []) };
-  } catch (error) {
-    throw new ProviderError('silero', 'bad_request', `cannot load the Silero model at ${path}: ${(error as Error).message}`, false, { cause: error });
+  }
+
+  closeDetector(det: number): void {
+    if (!this.worker) return;
+    this.closing.push(det);
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.stopped(worker, new ProviderError('silero', 'server', 'Silero was shut down', false));
+    await worker.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./silero-worker.mjs', import.meta.url), {
+      workerData: { modelPath: this.modelPath, sampleRate: ENGINE_SAMPLE_RATE },
+      // Plain JS: it needs none of the parent's loader flags (tsx).
+      execArgv: [],
+    });
+    // An idle VAD must not keep the process alive; frames in flight ref it (flush/settle).
+    worker.unref();
+    this.worker = worker;
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: WorkerMessage) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'failed') {
+          const error = new ProviderError('silero', 'bad_request', `cannot load the Silero model at ${this.modelPath}: ${message.message}`, false);
+          reject(error);
+          this.stopped(worker, error);
+        } else this.answered(message);
+      });
+      const crashed = (reason: string, cause?: unknown) => {
+        const error = new ProviderError('silero', 'server', `the Silero worker ${reason}`, true, { cause });
+        reject(error);
+        this.stopped(worker, error);
+      };
+      worker.on('error', (error) => crashed(`crashed: ${error.message}`, error));
+      worker.on('exit', (code) => crashed(`exited with code ${code}`));
+    });
+    this.ready.catch(() => {}); // reported to the frames waiting, and to load() callers
+    return worker;
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const frames = this.outbox;
+    const closing = this.closing;
+    this.outbox = [];
+    this.closing = [];
+    if (frames.length > 0) this.postFrames(frames);
+    for (const det of closing) this.worker?.postMessage({ type: 'close', det });
+  }
+
+  private postFrames(frames: PendingFrame[]): void {
+    const worker = this.start();
+    const input = new Float32Array(frames.length * INPUT_SAMPLES);
+    frames.forEach((frame, i) => {
+      input.set(frame.input, i * INPUT_SAMPLES);
+      this.inFlight.set(frame.seq, frame);
+    });
+    worker.ref();
+    worker.postMessage({ type: 'frames', frames: frames.map(({ det, seq, fresh }) => ({ det, seq, fresh })), input }, [input.buffer]);
+  }
+
+  private answered(message: Extract<WorkerMessage, { type: 'results' | 'error' }>): void {
+    message.seqs.forEach((seq, i) => {
+      const frame = this.inFlight.get(seq);
+      if (!frame) return;
+      this.inFlight.delete(seq);
+      if (message.type === 'results') frame.resolve(message.probabilities[i]!);
+      else frame.reject(new ProviderError('silero', 'server', `Silero inference failed: ${message.message}`, false));
+    });
+    if (this.inFlight.size === 0) this.worker?.unref();
+  }
+
+  /** The worker is gone: fail every frame it owed, forget it (the next frame starts a new one). */
+  private stopped(worker: Worker, error: ProviderError): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.ready = null;
+    const owed = [...this.inFlight.values(), ...this.outbox];
+    this.inFlight.clear();
+    this.outbox = [];
+    for (const frame of owed) frame.reject(error);
   }
 }
 
 class SileroDetector implements VoiceActivityDetector {
-  private state: Tensor | null = null;
+  private readonly id: number;
   private readonly context = new Float32Array(CONTEXT_SAMPLES);
-  /** Runs are chained: each needs the state the previous one produced. */
-  private tail: Promise<unknown> = Promise.resolve();
-  /** Bumped by reset() so a run already in flight cannot bring old state back. */
-  private generation = 0;
+  /** The next frame starts from a zero state (first frame, or after reset()). */
+  private fresh = true;
   private closed = false;
 
-  constructor(private readonly model: () => Promise<LoadedModel>) {}
+  constructor(private readonly host: SileroWorkerHost) {
+    this.id = host.newDetectorId();
+  }
 
   probability(frame: Float32Array): Promise<number> {
     if (this.closed) return Promise.reject(new Error('the Silero detector is closed'));
     if (frame.length !== SILERO_FRAME_SAMPLES) {
       return Promise.reject(new RangeError(`Silero takes frames of ${SILERO_FRAME_SAMPLES} samples, got ${frame.length}`));
     }
-    // The input is assembled now, in call order, so the caller may reuse `frame` at once.
-    const input = new Float32Array(CONTEXT_SAMPLES + SILERO_FRAME_SAMPLES);
+    // The input is assembled now, in call order, so the caller may reuse `frame` at once. The
+    // worker runs a detector's frames in the order they were sent.
+    const input = new Float32Array(INPUT_SAMPLES);
     input.set(this.context);
     input.set(frame, CONTEXT_SAMPLES);
     this.context.set(frame.subarray(SILERO_FRAME_SAMPLES - CONTEXT_SAMPLES));
-
-    const generation = this.generation;
-    const result = this.tail.then(() => this.infer(input, generation));
-    this.tail = result.catch(() => {});
-    return result;
+    const fresh = this.fresh;
+    this.fresh = false;
+    return this.host.infer(this.id, input, fresh);
   }
 
   reset(): void {
-    this.generation++;
-    this.state = null;
+    this.fresh = true;
     this.context.fill(0);
   }
 
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     this.reset();
-  }
-
-  private async infer(input: Float32Array, generation: number): Promise<number> {
-    const { ort, session, sampleRate } = await this.model();
-    if (this.closed) throw new Error('the Silero detector is closed');
-    const state = generation === this.generation && this.state ? this.state : new ort.Tensor('float32', new Float32Array(STATE_SIZE), [2, 1, 128]);
-    let outputs: InferenceSession.ReturnType;
-    try {
-      outputs = await session.run({ input: new ort.Tensor('float32', input, [1, input.length]), state, sr: sampleRate });
-    } catch (error) {
-      throw new ProviderError('silero', 'server', `Silero inference failed: ${(error as Error).message}`, false, { cause: error });
-    }
-    if (generation === this.generation) this.state = outputs['stateN'] ?? null;
-    const probability = outputs['output']?.data[0];
-    if (typeof probability !== 'number') throw new ProviderError('silero', 'bad_response', 'Silero returned no probability', false);
-    return probability;
+    this.host.closeDetector(this.id);
   }
 }

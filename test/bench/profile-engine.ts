@@ -1,0 +1,22 @@
+// Not a bench: runs N real-time WebSocket sessions against an in-process server for S seconds,
+// so `node --cpu-prof --import tsx test/bench/profile-engine.ts N S` shows where a session's CPU goes.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { AudioOut } from '../../server/engine/audio-out.ts';
+import { wsUrl } from '../support/voice-client.ts';
+import { lines, spawnTs, startLoadRig } from './load-rig.ts';
+
+const [sessions = '10', seconds = '15'] = process.argv.slice(2);
+const { server, apiKey, flowId, close } = await startLoadRig({ tts: process.env.VOXFLOW_BENCH_TTS === 'openai' ? 'openai' : 'flite' });
+const started = process.cpuUsage();
+const t0 = performance.now();
+const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, sessions, seconds]);
+const lag = monitorEventLoopDelay({ resolution: 5 });
+setTimeout(() => lag.enable(), 3000);
+const lateBefore = AudioOut.lateFrames;
+const summary = await lines(clients).next();
+lag.disable();
+const used = process.cpuUsage(started);
+const wall = performance.now() - t0;
+process.stdout.write(`${summary}\nserver process CPU ${(((used.user + used.system) / 1000 / wall) * 100).toFixed(1)}% of a core over ${(wall / 1000).toFixed(1)} s; lag p50 ${(lag.percentile(50) / 1e6).toFixed(1)} p99 ${(lag.percentile(99) / 1e6).toFixed(1)} max ${(lag.max / 1e6).toFixed(1)} ms; late frames ${AudioOut.lateFrames - lateBefore}\n`);
+await close();
+process.exit(0);
