@@ -28,6 +28,14 @@ export interface SpokenSentence {
   whole: boolean;
 }
 
+/** Where one sentence's synthesized audio goes, in order. */
+export interface SegmentWriter {
+  readonly text: string;
+  append(pcm: Int16Array): void;
+  /** No more audio for this sentence (also after a failure: what came is played). */
+  complete(): void;
+}
+
 export interface AudioOutListener {
   sendFrame(frame: Int16Array): void;
   /** The first frame of a burst of speech left. */
@@ -47,6 +55,8 @@ export class AudioOut {
   private starved = false;
   /** Segments of the current reply sent in full. */
   private sentSegments: Segment[] = [];
+  /** Callers waiting for the unsent audio to drop below a number of samples. */
+  private bufferWaiters: Array<{ below: number; resolve: () => void }> = [];
 
   constructor(
     private readonly listener: AudioOutListener,
@@ -62,16 +72,43 @@ export class AudioOut {
     return this.speaking || this.open || this.segments.length > 0;
   }
 
+  /** Samples synthesized and not yet sent, over every queued sentence. */
+  get bufferedSamples(): number {
+    let buffered = 0;
+    for (const segment of this.segments) buffered += segment.queued - segment.sent;
+    return buffered;
+  }
+
+  /**
+   * Resolves once less than `ms` of synthesized audio waits to be sent (at once if so already, and
+   * on stop()). The speech queue synthesizes the next sentence only then: audio a barge-in would
+   * throw away is never paid for, in CPU for embedded TTS or in money for a hosted one.
+   */
+  whenBufferedBelow(ms: number): Promise<void> {
+    const below = (ms * ENGINE_SAMPLE_RATE) / 1000;
+    if (this.bufferedSamples < below) return Promise.resolve();
+    return new Promise((resolve) => this.bufferWaiters.push({ below, resolve }));
+  }
+
+  private releaseBufferWaiters(all: boolean): void {
+    if (this.bufferWaiters.length === 0) return;
+    const buffered = all ? 0 : this.bufferedSamples;
+    const waiting = this.bufferWaiters;
+    this.bufferWaiters = waiting.filter((waiter) => buffered >= waiter.below);
+    for (const waiter of waiting) if (buffered < waiter.below) waiter.resolve();
+  }
+
   /** A reply starts: frames may arrive in several segments until endReply(). */
   beginReply(): void {
     this.open = true;
   }
 
   /** A sentence's audio starts; returns a handle to append its chunks to. */
-  beginSegment(text: string, tag: number | null = null): { append(pcm: Int16Array): void; complete(): void } {
+  beginSegment(text: string, tag: number | null = null): SegmentWriter {
     const segment: Segment = { text, tag, chunks: [], queued: 0, sent: 0, complete: false };
     this.segments.push(segment);
     return {
+      text,
       append: (pcm) => {
         if (pcm.length === 0 || !this.segments.includes(segment)) return;
         segment.chunks.push(pcm);
@@ -108,6 +145,7 @@ export class AudioOut {
     this.open = false;
     this.speaking = false;
     this.sentSegments = [];
+    this.releaseBufferWaiters(true);
     return report;
   }
 
@@ -162,6 +200,7 @@ export class AudioOut {
       const frame = this.takeFrame(head);
       this.framesInBurst++;
       this.listener.sendFrame(frame);
+      this.releaseBufferWaiters(false);
     }
   }
 

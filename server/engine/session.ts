@@ -19,7 +19,7 @@ import {
   type TextToSpeech,
   type TranscriptionStream,
 } from '../providers/types.ts';
-import { AudioOut, type AudioClock, type SpokenSentence } from './audio-out.ts';
+import { AudioOut, type AudioClock, type SegmentWriter, type SpokenSentence } from './audio-out.ts';
 import { parseClientMessage, type ClientMessage, type ServerEvent } from './events.ts';
 import type { SessionHooks } from './hooks.ts';
 import type { SessionMeter } from './metering.ts';
@@ -481,8 +481,16 @@ export class VoiceSession {
 }
 
 /**
+ * How much synthesized speech may wait ahead of what is playing before the next sentence is
+ * synthesized. Enough to hide a hosted TTS's first-byte time (typically 0.2–1 s); more would be
+ * synthesis a barge-in throws away.
+ */
+const SPEECH_LOOKAHEAD_MS = 2_500;
+
+/**
  * Sentences to speech, in order, one synthesis at a time (the next sentence is synthesized
- * while the previous one plays). A failed sentence is reported and skipped.
+ * while the previous one plays, once less than SPEECH_LOOKAHEAD_MS is left to play). A failed
+ * sentence is reported and skipped.
  */
 class SpeechQueue {
   private tail: Promise<void> = Promise.resolve();
@@ -498,19 +506,23 @@ class SpeechQueue {
   say(text: string, tag: number | null): void {
     const spoken = text.trim();
     if (!spoken) return;
-    this.tail = this.tail.then(() => this.synthesize(spoken, tag));
+    // The sentence joins the output queue now, before it is synthesized, so a barge-in reports
+    // it as unheard instead of leaving it in the model's memory as if it had been spoken.
+    const segment = this.audioOut.beginSegment(spoken, tag);
+    this.tail = this.tail.then(() => this.synthesize(segment));
   }
 
   finished(): Promise<void> {
     return this.tail;
   }
 
-  private async synthesize(text: string, tag: number | null): Promise<void> {
+  private async synthesize(segment: SegmentWriter): Promise<void> {
     if (this.signal.aborted) return;
-    const segment = this.audioOut.beginSegment(text, tag);
+    await this.audioOut.whenBufferedBelow(SPEECH_LOOKAHEAD_MS);
+    if (this.signal.aborted) return;
     this.timing?.speechRequested();
     try {
-      for await (const pcm of this.tts.synthesize(text, this.signal)) {
+      for await (const pcm of this.tts.synthesize(segment.text, this.signal)) {
         if (this.signal.aborted) return;
         this.timing?.speechAnswered();
         segment.append(pcm);

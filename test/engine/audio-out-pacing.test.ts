@@ -65,3 +65,45 @@ describe('pacing the agent voice', () => {
     expect(AudioOut.lateFrames - before).toBe(1);
   });
 });
+
+describe('synthesizing only a little ahead of playback', () => {
+  it('waits while more than the lookahead is queued, and goes on once playback drains below it', async () => {
+    const r = rig();
+    r.out.beginReply();
+    const s = r.out.beginSegment('A sentence of two seconds.');
+    s.append(sentence(100)); // 2 s queued
+    s.complete();
+    let released = false;
+    const waiting = r.out.whenBufferedBelow(1_000).then(() => (released = true));
+    r.advance(900);
+    await Promise.resolve();
+    expect(released).toBe(false); // 1.1 s still to play
+    r.advance(200);
+    await waiting;
+    expect(r.sent.length).toBeGreaterThanOrEqual(50);
+  });
+
+  it('lets waiting synthesis go at once when the agent is interrupted', async () => {
+    const r = rig();
+    r.out.beginReply();
+    const s = r.out.beginSegment('A long answer.');
+    s.append(sentence(200));
+    const waiting = r.out.whenBufferedBelow(500);
+    r.out.stop();
+    await expect(waiting).resolves.toBeUndefined();
+  });
+
+  it('reports a sentence queued but not yet synthesized as unheard on barge-in', () => {
+    const r = rig();
+    r.out.beginReply();
+    const first = r.out.beginSegment('First sentence here.', 1);
+    r.out.beginSegment('Second sentence never synthesized.', 1);
+    first.append(sentence(5));
+    first.complete();
+    r.advance(200);
+    expect(r.out.stop()).toEqual([
+      { tag: 1, text: 'First sentence here.', spoken: 'First sentence here.', whole: true },
+      { tag: 1, text: 'Second sentence never synthesized.', spoken: '', whole: false },
+    ]);
+  });
+});
