@@ -122,6 +122,23 @@ describe('flows', () => {
     expect(await store.flows.update(ada.id, first.id, { name: 'Gone' })).toBeNull();
     expect(store.flows.list(ada.id).map((flow) => flow.id)).toEqual([second.id]);
   });
+
+  it('lists what was just written, every time: a read list never hides a create, rename or delete', async () => {
+    const { store } = await storeWithClock();
+    const { ada, bo } = await twoAccounts(store);
+    const first = await store.flows.create({ accountId: ada.id, name: 'First', yamlContent: 'id: a\n' });
+    expect(store.flows.list(ada.id).map((f) => f.name)).toEqual(['First']);
+    store.flows.list(ada.id)[0]!.name = 'changed by a caller'; // a caller's copy, not the store's
+    expect(store.flows.list(ada.id).map((f) => f.name)).toEqual(['First']);
+    await store.flows.create({ accountId: bo.id, name: 'Bo flow', yamlContent: 'id: b\n' });
+    const second = await store.flows.create({ accountId: ada.id, name: 'Second', yamlContent: 'id: c\n' });
+    expect(store.flows.list(ada.id).map((f) => f.name)).toEqual(['First', 'Second']);
+    await store.flows.update(ada.id, first.id, { name: 'Renamed' });
+    expect(store.flows.list(ada.id).map((f) => f.name)).toEqual(['Renamed', 'Second']);
+    await store.flows.delete(ada.id, second.id);
+    expect(store.flows.list(ada.id).map((f) => f.name)).toEqual(['Renamed']);
+    expect(store.flows.list(bo.id).map((f) => f.name)).toEqual(['Bo flow']);
+  });
 });
 
 describe('provider settings', () => {

@@ -15,6 +15,8 @@ export const SILERO_FRAME_SAMPLES = 512;
 /** v5 expects the last 64 samples of the previous frame in front of each frame. */
 const CONTEXT_SAMPLES = 64;
 const INPUT_SAMPLES = CONTEXT_SAMPLES + SILERO_FRAME_SAMPLES;
+/** How long frames gather before they are posted to the worker together. */
+const FLUSH_MS = 8;
 
 export interface SileroOptions {
   /** The .onnx file; defaults to the v5 model inside @ricky0123/vad-web (Electron passes its own). */
@@ -82,7 +84,7 @@ class SileroWorkerHost {
   private nextSeq = 0;
   /** Frames sent and not answered, by sequence number. */
   private readonly inFlight = new Map<number, PendingFrame>();
-  /** Frames of this tick, posted together on the next setImmediate. */
+  /** Frames gathered for the next message to the worker. */
   private outbox: PendingFrame[] = [];
   /** Detectors closed this tick: told after their last frames, so the worker frees them. */
   private closing: number[] = [];
@@ -115,7 +117,10 @@ class SileroWorkerHost {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    // Frames wait up to FLUSH_MS to travel together: WebRTC delivers each caller's audio packet
+    // by packet, and one message per frame cost more main-thread time than the inference it
+    // moved away. A few ms is nothing next to the hundreds of ms a turn decision waits anyway.
+    setTimeout(() => this.flush(), FLUSH_MS);
   }
 
   async close(): Promise<void> {

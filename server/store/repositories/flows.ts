@@ -47,7 +47,16 @@ interface FlowRow {
   updated_at: number;
 }
 
+/** Accounts whose flow list is kept in memory, most recently used last. */
+const LISTS_CACHED = 1_000;
+
 export function createFlowsRepository(db: Database): FlowsRepository {
+  // The flow list is the studio's and the API's most frequent read, and this process is the
+  // database's only writer (DESIGN §7), so a list stays valid until this repository changes a
+  // flow of that account. Every write below forgets the account's list inside its transaction.
+  const lists = new Map<string, FlowSummary[]>();
+  const forgetList = (accountId: string) => lists.delete(accountId);
+
   const get = (accountId: string, id: string): Flow | null => {
     const row = db.get<FlowRow>('SELECT * FROM flows WHERE id = ? AND account_id = ?', [id, accountId]);
     return row ? toFlow(row) : null;
@@ -58,6 +67,7 @@ export function createFlowsRepository(db: Database): FlowsRepository {
       const now = db.now();
       const flow: Flow = { id: newId(), accountId, name, yamlContent, layout: null, createdAt: now, updatedAt: now };
       return db.write((tx) => {
+        forgetList(accountId);
         tx.run(
           'INSERT INTO flows (id, account_id, name, yaml_content, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
           [flow.id, flow.accountId, flow.name, flow.yamlContent, flow.createdAt, flow.updatedAt],
@@ -67,12 +77,21 @@ export function createFlowsRepository(db: Database): FlowsRepository {
     },
 
     list(accountId) {
-      return db
+      const cached = lists.get(accountId);
+      if (cached) {
+        lists.delete(accountId);
+        lists.set(accountId, cached);
+        return cached.map((flow) => ({ ...flow }));
+      }
+      const list = db
         .all<Pick<FlowRow, 'id' | 'name' | 'created_at' | 'updated_at'>>(
           'SELECT id, name, created_at, updated_at FROM flows WHERE account_id = ? ORDER BY created_at, rowid',
           [accountId],
         )
         .map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at }));
+      lists.set(accountId, list);
+      if (lists.size > LISTS_CACHED) lists.delete(lists.keys().next().value!);
+      return list.map((flow) => ({ ...flow }));
     },
 
     get,
@@ -80,6 +99,7 @@ export function createFlowsRepository(db: Database): FlowsRepository {
     update(accountId, id, { name, yamlContent, layout }) {
       const updatedAt = db.now();
       return db.write((tx) => {
+        forgetList(accountId);
         // COALESCE keeps a field that was not given; name and YAML are NOT NULL, so null never
         // means "clear" for them. The layout can be cleared, so it is set only when given.
         const changed = tx.run(
@@ -93,7 +113,10 @@ export function createFlowsRepository(db: Database): FlowsRepository {
     },
 
     delete(accountId, id) {
-      return db.write((tx) => tx.run('DELETE FROM flows WHERE id = ? AND account_id = ?', [id, accountId]) === 1);
+      return db.write((tx) => {
+        forgetList(accountId);
+        return tx.run('DELETE FROM flows WHERE id = ? AND account_id = ?', [id, accountId]) === 1;
+      });
     },
   };
 }

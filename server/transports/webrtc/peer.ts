@@ -41,6 +41,18 @@ export interface PeerOptions {
 
 export type PeerState = 'new' | 'connected' | 'closed';
 
+/**
+ * The agent's voice encoder. Complexity 5 instead of libopus's default 10: measured here at
+ * 169 vs 261 µs per 20 ms frame of speech with the same packet size; libwebrtc itself uses 5 on
+ * mobile. The agent speaks half of every call, so this is a large share of a session's CPU.
+ */
+function createVoiceEncoder(): Encoder {
+  const encoder = new Encoder({ channels: 1, sample_rate: 16_000, application: 'voip' });
+  encoder.complexity = 5;
+  encoder.signal = 'voice';
+  return encoder;
+}
+
 export class WebRtcPeer {
   readonly id: string;
   readonly pc: RTCPeerConnection;
@@ -50,7 +62,7 @@ export class WebRtcPeer {
   private session: VoiceSession | null = null;
   private startSession: (() => VoiceSession) | null = null;
   private readonly decoder = new Decoder({ channels: 1, sample_rate: 16_000 });
-  private readonly encoder = new Encoder({ channels: 1, sample_rate: 16_000, application: 'voip' });
+  private readonly encoder = createVoiceEncoder();
   private readonly jitter = new JitterBuffer<Buffer>((payload) => this.decode(payload));
   private sequence = randomBytes(2).readUInt16BE();
   private timestamp = randomBytes(4).readUInt32BE();
