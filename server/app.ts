@@ -51,15 +51,19 @@ export interface BuildOptions {
  */
 function loadVoiceInput(app: FastifyInstance) {
   const vad = createSileroVad();
-  const state = { failed: false };
-  // Creating the ONNX session blocks the event loop for a few hundred ms: after listening.
+  const state = { failed: false, ready: false };
+  // The model loads on its own worker thread, but it takes a few hundred ms of CPU: after
+  // listening, so it does not delay start-up.
   afterListening(app, () =>
-    vad.load().catch((error: unknown) => {
-      state.failed = true;
-      app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
-    }),
+    vad.load().then(
+      () => (state.ready = true),
+      (error: unknown) => {
+        state.failed = true;
+        app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
+      },
+    ),
   );
-  return { userInput: createVadUserInput(vad), hearsVoice: () => !state.failed };
+  return { userInput: createVadUserInput(vad), hearsVoice: () => !state.failed, voiceReady: () => state.ready };
 }
 
 /**
@@ -135,6 +139,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       providersFor: registry.providersFor,
       userInput: voiceInput.userInput,
       hearsVoice: voiceInput.hearsVoice,
+      voiceReady: voiceInput.voiceReady,
       assistantPrompt: config.engine.assistantPrompt,
       language: config.engine.language,
       maxSessions: config.engine.maxSessions,

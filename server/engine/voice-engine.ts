@@ -28,6 +28,8 @@ export interface VoiceEngineDeps {
   userInput: ((listener: TurnListener) => UserTurnInput) | null;
   /** False once the VAD is known not to work (it loads in the background). */
   hearsVoice?: () => boolean;
+  /** The voice activity model has finished loading (it loads after the server listens). */
+  voiceReady?: () => boolean;
   assistantPrompt: string;
   language: string;
   maxSessions: number;
@@ -62,6 +64,10 @@ export class VoiceEngine {
   }
 
   /** Whether spoken input works: false when the VAD could not be loaded. */
+  get voiceReady(): boolean {
+    return this.hearsVoice && (this.deps.voiceReady?.() ?? true);
+  }
+
   get hearsVoice(): boolean {
     return this.deps.userInput !== null && (this.deps.hearsVoice?.() ?? true);
   }

@@ -12,9 +12,14 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `node --import tsx server/main.ts --serve ...args` and waits for its serving line. */
-export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--serve', '--port', '0', '--log-level', 'warn', ...args], {
+/** The sources through tsx, as the tests run them. */
+export const SOURCE_ENTRY = ['--import', 'tsx', 'server/main.ts'];
+/** The esbuild bundle `npm run serve` runs (build it first with scripts/build-server.mjs). */
+export const BUNDLE_ENTRY = ['dist/server/main.mjs'];
+
+/** Starts `node <entry> --serve ...args` and waits for its serving line. */
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, entry: string[] = SOURCE_ENTRY): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...entry, '--serve', '--port', '0', '--log-level', 'warn', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

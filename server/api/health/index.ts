@@ -43,7 +43,8 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     stt: { provider: stt.provider },
     tts: { provider: tts.provider },
     llm: { provider: llm.provider, model: llm.provider === 'openai' ? (llm.model ?? OPENAI_LLM_DEFAULTS.model) : null },
-    turn: { provider: engine.hearsVoice ? 'silero' : 'none' },
+    // `ready` turns true once the model has loaded, a moment after start-up.
+    turn: { provider: engine.hearsVoice ? 'silero' : 'none', ready: engine.voiceReady },
     transport: { webrtc, websocket: true },
   }));
 }
