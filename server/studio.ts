@@ -47,12 +47,16 @@ const PAGE_HEADERS = {
   'permissions-policy': 'microphone=(self), camera=(), geolocation=()',
 };
 
-/** The built studio: next to the bundled server (dist/server → dist/renderer) or from sources. */
+/**
+ * The built studio: dist/renderer, seen from the sources (server/ → ../dist/renderer) or from the
+ * bundle (dist/server/ → ../renderer). From the sources, ../renderer is the Vite source folder,
+ * whose index.html loads /src/main.ts: a build has an assets folder, the sources have none.
+ */
 export function findStudioDir(): string | null {
-  const candidates = [new URL('../renderer/', import.meta.url), new URL('../dist/renderer/', import.meta.url)];
+  const candidates = [new URL('../dist/renderer/', import.meta.url), new URL('../renderer/', import.meta.url)];
   for (const candidate of candidates) {
     const dir = fileURLToPath(candidate);
-    if (existsSync(join(dir, 'index.html'))) return dir;
+    if (existsSync(join(dir, 'index.html')) && existsSync(join(dir, 'assets'))) return dir;
   }
   return null;
 }
