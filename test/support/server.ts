@@ -40,6 +40,8 @@ export interface TestServerOptions {
   minuteMs?: number;
   /** WebRTC peer timeouts (connect, idle, disconnect grace), so a vanished browser is noticed in seconds. */
   webrtc?: WebRtcOptions;
+  /** The built studio to serve (buildApp's studioDir); dist/renderer when unset. */
+  studioDir?: string | null;
 }
 
 export async function startTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -54,7 +56,7 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     ...overrides,
     dataDir,
   });
-  const app = await buildApp(config, { minuteMs: options.minuteMs, webrtc: options.webrtc });
+  const app = await buildApp(config, { minuteMs: options.minuteMs, webrtc: options.webrtc, studioDir: options.studioDir });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   config.publicUrl = address;
   const ownsDataDir = overrides.dataDir === undefined;
