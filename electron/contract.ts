@@ -14,7 +14,12 @@ export interface DesktopInvokeChannels {
   'file:save-yaml': { args: [suggestedName: string, text: string]; result: boolean };
 }
 
-/** Menu commands: main → renderer, fired by the native menu. */
+/**
+ * Menu commands: main → renderer, fired by the native menu (a click, or its shortcut when the
+ * page did not handle the key itself). On macOS, text fields leave Cmd+Z and Shift+Cmd+Z to the
+ * menu, so 'undo' and 'redo' also arrive while a text field has focus: the studio should undo in
+ * that field then (document.execCommand('undo')), not in the flow.
+ */
 export type DesktopMenuCommand = 'new-flow' | 'open-yaml' | 'save-yaml' | 'save-flow' | 'undo' | 'redo';
 
 /** What the preload exposes as `window.voxflowDesktop` (absent in a plain browser). */

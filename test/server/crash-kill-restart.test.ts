@@ -36,6 +36,7 @@ describe('the server killed while writing', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const url = server.url;
       let stop = false;
+      const acknowledgedBefore = acknowledged.size;
       const writer = async (w: number) => {
         for (let i = 0; !stop; i++) {
           const name = `round ${round} writer ${w} #${i}`;
@@ -48,7 +49,11 @@ describe('the server killed while writing', () => {
         }
       };
       const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
-      await new Promise((r) => setTimeout(r, 150 + Math.random() * 600));
+      // The kill comes at a random moment once writes are flowing: a freshly started server
+      // warms up its voice models first, and on a busy machine a fixed delay could end a round
+      // before any write was acknowledged, testing nothing.
+      while (acknowledged.size < acknowledgedBefore + 6) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, Math.random() * 600));
       server.child.kill('SIGKILL');
       await server.exited;
       stop = true;

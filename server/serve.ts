@@ -1,0 +1,151 @@
+// Starting the server from code. `startServer` builds, listens and announces the URL; the
+// desktop app calls it for its embedded server. `serveFromCommandLine` is the headless command
+// (`npm run serve`, and the packaged app's `--serve`): flags, exit codes, signals and a graceful
+// close that flushes the store. Both forms go through here so they cannot drift apart.
+import type { FastifyInstance } from 'fastify';
+import { ConfigError, USAGE, makeConfig, parseCommandLine, type Config } from './config.ts';
+import { buildApp, type BuildOptions } from './app.ts';
+import { StoreLockedError } from './store/store.ts';
+
+/** How long a graceful close may take (sessions end, the store snapshots) before giving up. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface RunningServer {
+  app: FastifyInstance;
+  /** The app's own config: its publicUrl carries the real port once listening on port 0. */
+  config: Config;
+  /** Where clients reach it (the public URL). */
+  url: string;
+  /** The address it listens on, e.g. http://127.0.0.1:43125. */
+  address: string;
+  /** Ends live sessions and flushes the store, once; later calls wait for the same close. */
+  close(): Promise<void>;
+}
+
+export interface StartServerOptions extends BuildOptions {
+  /**
+   * The public URL was configured (flag or env), so it stays as given even on port 0. Otherwise
+   * a URL derived from host and port follows the port actually taken.
+   */
+  publicUrlConfigured?: boolean;
+  /** Receives the "Voxflow is serving at …" line; stdout by default. */
+  announce?: (line: string) => void;
+}
+
+/** Builds the app and listens on the configured host and port. Throws StoreLockedError when another process holds the data dir. */
+export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
+  const { publicUrlConfigured = false, announce = (line: string) => process.stdout.write(line), ...buildOptions } = options;
+  const app = await buildApp(config, buildOptions);
+  let address: string;
+  try {
+    address = await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    // A taken port must not leave the data dir locked by a server that never served.
+    await app.close();
+    throw error;
+  }
+  const port = Number(new URL(address).port);
+  // With port 0 the real port is known only now. The services hold this same config object, so
+  // the ws_url handed to clients follows too.
+  if (config.port === 0 && !publicUrlConfigured) {
+    config.publicUrl = config.publicUrl.replace(/:0$/, `:${port}`);
+  }
+  app.log.info({ url: config.publicUrl, dataDir: config.dataDir }, `Voxflow is listening on ${address}`);
+  announce(`Voxflow is serving at ${config.publicUrl} (listening on ${address}, data in ${config.dataDir})\n`);
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    config,
+    url: config.publicUrl,
+    address,
+    close: () => (closing ??= app.close()),
+  };
+}
+
+/** What the headless command touches of its process; injected so the desktop and tests can stand in. */
+export interface ServeCommandIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Ends the process: process.exit under Node, app.exit in Electron. */
+  exit(code: number): void;
+  /** Where SIGINT and SIGTERM arrive. */
+  signals: { on(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown };
+}
+
+const processIo: ServeCommandIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  exit: (code) => process.exit(code),
+  signals: process,
+};
+
+export interface ServeCommand {
+  server: RunningServer;
+  /** Closes gracefully, then exits 0 (1 if closing failed or took too long). Idempotent. */
+  stop(reason: string): void;
+}
+
+/**
+ * Runs `voxflow --serve [flags]`: prints the usage for --help or without --serve, exits 2 on a
+ * bad flag or value and 1 when the data dir is in use; otherwise serves until SIGINT/SIGTERM
+ * (or `stop`). Resolves with the running command, or null once it has exited.
+ */
+export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, io: ServeCommandIo = processIo): Promise<ServeCommand | null> {
+  let cli;
+  let config;
+  try {
+    cli = parseCommandLine(argv, env);
+    config = makeConfig(cli.config);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`${error.message}\n`);
+      io.exit(2);
+      return null;
+    }
+    throw error;
+  }
+  if (cli.help || !cli.serve) {
+    io.stdout(USAGE);
+    io.exit(cli.help ? 0 : 2);
+    return null;
+  }
+
+  let server: RunningServer;
+  try {
+    server = await startServer(config, { publicUrlConfigured: Boolean(cli.config.publicUrl), announce: io.stdout });
+  } catch (error) {
+    if (error instanceof StoreLockedError) {
+      io.stderr(`${error.message}\n`);
+      io.exit(1);
+      return null;
+    }
+    throw error;
+  }
+
+  let closing = false;
+  const stop = (reason: string) => {
+    if (closing) return;
+    closing = true;
+    server.app.log.info(`${reason}: closing; the store is flushed before exit`);
+    const force = setTimeout(() => {
+      io.stderr('shutdown took too long; exiting\n');
+      io.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    server.close().then(
+      () => {
+        clearTimeout(force);
+        io.exit(0);
+      },
+      (error: unknown) => {
+        clearTimeout(force);
+        io.stderr(`error while closing: ${String(error)}\n`);
+        io.exit(1);
+      },
+    );
+  };
+  io.signals.on('SIGINT', () => stop('SIGINT'));
+  io.signals.on('SIGTERM', () => stop('SIGTERM'));
+  return { server, stop };
+}
