@@ -1,0 +1,66 @@
+// How the sessions screen words a session record: its status (a token never used, a live call,
+// an ended one), why it ended, which flow it ran, and the totals above the table. Pure, no DOM.
+import type { SessionView } from '../../lib/api-types.ts';
+
+/** A session token is good for 10 minutes if unused (server config limits.sessionTokenTtlSeconds). */
+const TOKEN_TTL_SECONDS = 600;
+
+export type Tone = 'ok' | 'live' | 'muted' | 'warn' | 'danger';
+
+export function sessionStatus(session: SessionView, nowMs: number): { label: string; tone: Tone } {
+  switch (session.status) {
+    case 'connected':
+      return { label: 'Live', tone: 'live' };
+    case 'ended':
+      return session.end_reason === 'error' || session.end_reason === 'credits_exhausted' ? { label: 'Ended', tone: 'warn' } : { label: 'Ended', tone: 'ok' };
+    case 'created':
+      return nowMs / 1000 - session.created_at > TOKEN_TTL_SECONDS ? { label: 'Never connected', tone: 'muted' } : { label: 'Waiting to connect', tone: 'muted' };
+    default:
+      return { label: session.status, tone: 'muted' };
+  }
+}
+
+const END_REASONS: Record<string, string> = {
+  client_ended: 'Caller ended it',
+  client_disconnected: 'Caller disconnected',
+  credits_exhausted: 'Out of credits',
+  error: 'Error',
+  server_shutdown: 'Server stopped',
+};
+
+export function endReasonLabel(reason: string | null): string {
+  if (reason === null) return '—';
+  return END_REASONS[reason] ?? reason.replace(/_/g, ' ');
+}
+
+/** The flow a session ran, by its current name; an assistant session has none. */
+export function flowLabel(session: SessionView, flowNames: ReadonlyMap<string, string>): string {
+  if (session.flow_id === null) return 'Assistant (no flow)';
+  return flowNames.get(session.flow_id) ?? 'Deleted flow';
+}
+
+export function transportLabel(transport: string | null): string {
+  if (transport === null) return '—';
+  return ({ websocket: 'WebSocket', webrtc: 'WebRTC' } as Record<string, string>)[transport] ?? transport;
+}
+
+export function modeLabel(mode: string): string {
+  return mode === 'flow' ? 'Flow' : mode === 'assistant' ? 'Assistant' : mode;
+}
+
+/** Seconds talked: the record's duration once ended, the time since it started while live. */
+export function sessionSeconds(session: SessionView, nowMs: number): number | null {
+  if (session.duration_secs !== null) return session.duration_secs;
+  if (session.status === 'connected' && session.started_at !== null) return Math.max(0, nowMs / 1000 - session.started_at);
+  return null;
+}
+
+export function sessionTotals(sessions: readonly SessionView[], nowMs: number): { count: number; seconds: number; cents: number } {
+  let seconds = 0;
+  let cents = 0;
+  for (const session of sessions) {
+    seconds += sessionSeconds(session, nowMs) ?? 0;
+    cents += session.credits_charged_usd_cents;
+  }
+  return { count: sessions.length, seconds, cents };
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { PROVIDER_VENDORS, describeKeyState, initialVendor, keyState } from '../../../renderer/src/components/screens/provider-keys.ts';
+import type { ProvidersView } from '../../../renderer/src/lib/api-types.ts';
+import { VENDORS } from '../../../server/providers/account-providers.ts';
+
+const view = (changes: Partial<ProvidersView>): ProvidersView => ({
+  stt_provider: 'none',
+  stt_api_key: null,
+  llm_provider: 'none',
+  llm_api_key: null,
+  tts_provider: 'flite',
+  tts_api_key: null,
+  ...changes,
+});
+
+describe('the provider keys section', () => {
+  it('offers exactly the vendors the server accepts per kind', () => {
+    expect(PROVIDER_VENDORS).toEqual(VENDORS);
+  });
+
+  it("says whose key serves each part, and so whether it is charged", () => {
+    expect(describeKeyState(keyState(view({ llm_provider: 'openai', llm_api_key: 'sk-…abcd' }), 'llm'))).toMatch(/your key.*not charged/i);
+    expect(describeKeyState(keyState(view({ llm_provider: 'openai' }), 'llm'))).toMatch(/server's key.*credits/i);
+    expect(describeKeyState(keyState(view({}), 'tts'))).toMatch(/built in.*free/i);
+    expect(keyState(view({}), 'stt')).toEqual({ kind: 'unavailable' });
+  });
+
+  it('starts the vendor select on the vendor in use, or the default one when none is', () => {
+    expect(initialVendor(view({ stt_provider: 'openai' }), 'stt')).toBe('openai');
+    expect(initialVendor(view({}), 'stt')).toBe('deepgram');
+    expect(initialVendor(view({}), 'tts')).toBe('flite');
+  });
+});
