@@ -6,6 +6,10 @@ import { withRetryStream } from '../retry.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError, type TextToSpeech } from '../types.ts';
 import { Pcm16ByteReader } from './pcm-bytes.ts';
 
+/** Input samples resampled at a time: 250 ms of 24 kHz audio, well under a millisecond of work. */
+const RESAMPLE_SLICE = 6_000;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export interface OpenAITextToSpeechOptions {
   /** Optional for local servers, which ignore it. */
   apiKey?: string;
@@ -43,8 +47,14 @@ export function createOpenAITextToSpeech(options: OpenAITextToSpeechOptions = {}
       const reader = new Pcm16ByteReader();
       const resampler = new StreamingResampler(OPENAI_PCM_RATE, ENGINE_SAMPLE_RATE);
       for await (const bytes of body) {
-        const pcm = resampler.process(reader.push(bytes));
-        if (pcm.length > 0) yield pcm;
+        // A local server can hand over seconds of audio in one chunk; resampling it in slices,
+        // with a turn of the event loop between them, keeps every other session's frames on time.
+        const samples = reader.push(bytes);
+        for (let offset = 0; offset < samples.length; offset += RESAMPLE_SLICE) {
+          if (offset > 0) await yieldToEventLoop();
+          const pcm = resampler.process(samples.subarray(offset, offset + RESAMPLE_SLICE));
+          if (pcm.length > 0) yield pcm;
+        }
       }
       const tail = resampler.flush();
       if (tail.length > 0) yield tail;
