@@ -1,6 +1,6 @@
 // N voice clients in one process, each a real-time caller: 100 ms chunks of audio every 100 ms
 // (a spoken question, then silence while the agent answers), receiving the agent's audio.
-// Prints a JSON summary when done. Args: wsBase apiKey flowId sessions seconds
+// Prints a line once all are connected, and a JSON summary when done. Args: wsBase apiKey flowId sessions seconds
 import WebSocket from 'ws';
 import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
 
@@ -50,6 +50,8 @@ await Promise.all(
   ),
 );
 
+// Every caller is connected: the bench starts its warm-up from here, not from this process's start.
+process.stdout.write(`${JSON.stringify({ phase: 'connected', opened })}\n`);
 await new Promise((r) => setTimeout(r, seconds * 1000));
 for (const stop of stops) stop();
 process.stdout.write(`${JSON.stringify({ opened, failures, framesReceived })}\n`);

@@ -48,34 +48,37 @@ async function serverMsPerTurn(): Promise<BenchRow[]> {
   }
 }
 
-async function concurrentSessions(): Promise<BenchRow[]> {
-  const { server, apiKey, flowId, close } = await startLoadRig();
+async function concurrentSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> {
+  const { server, apiKey, flowId, close } = await startLoadRig({ tts });
+  const speech = tts === 'flite' ? 'flite TTS in the server process' : 'hosted-style TTS (fake OpenAI speech in the fakes process)';
   const rows: BenchRow[] = [];
   try {
     const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
     let held = 0;
     for (const sessions of [5, 10, 15, 20, 25, 30, 40]) {
       const lag = monitorEventLoopDelay({ resolution: 5 });
-      const lateBefore = AudioOut.lateFrames;
       const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(sessions), String(seconds)]);
-      // Measure once every caller is connected and talking (first 3 s are warm-up).
+      const out = lines(clients);
+      await out.next(); // every caller connected
+      // Measure once every caller is talking (the first 3 s are warm-up: greetings, first turns).
       await new Promise((r) => setTimeout(r, 3000));
+      const lateBefore = AudioOut.lateFrames;
       lag.enable();
-      const summary = JSON.parse(await lines(clients).next()) as { opened: number; failures: number; framesReceived: number };
+      const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number };
       lag.disable();
       const late = AudioOut.lateFrames - lateBefore;
       const p99 = lag.percentile(99) / 1e6;
       const ok = p99 < 20 && late === 0 && summary.failures === 0 && summary.opened === sessions;
       rows.push({
-        name: `${sessions} real-time sessions`,
+        name: `${sessions} real-time sessions, ${tts}`,
         value: `lag p99 ${p99.toFixed(1)} ms, max ${(lag.max / 1e6).toFixed(1)} ms; ${late} late frames; ${summary.framesReceived} agent frames out${ok ? '' : ' ✗'}`,
-        how: `${seconds} s, callers streaming 100 ms chunks in real time; lag measured in the server process after 3 s`,
+        how: `${seconds} s (measured from 3 s after all connected), callers streaming 100 ms chunks in real time, ${speech}; lag and late frames in the server process`,
       });
       await new Promise((r) => setTimeout(r, 1500)); // let the sessions end
       if (!ok) break;
       held = sessions;
     }
-    rows.push({ name: 'sessions held by the server process', value: `${held}`, target: '≥ 15 per core', how: 'largest count above with lag p99 < 20 ms and no late frames' });
+    rows.push({ name: `sessions held, ${tts}`, value: `${held}`, target: '≥ 15 per core', how: `largest count above with lag p99 < 20 ms and no late frames; ${speech}` });
   } finally {
     await close();
   }
@@ -83,5 +86,5 @@ async function concurrentSessions(): Promise<BenchRow[]> {
 }
 
 export async function run(): Promise<BenchRow[]> {
-  return [...(await serverMsPerTurn()), ...(await concurrentSessions())];
+  return [...(await serverMsPerTurn()), ...(await concurrentSessions('flite')), ...(await concurrentSessions('openai'))];
 }

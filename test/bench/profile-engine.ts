@@ -10,10 +10,13 @@ const { server, apiKey, flowId, close } = await startLoadRig({ tts: process.env.
 const started = process.cpuUsage();
 const t0 = performance.now();
 const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, sessions, seconds]);
+const out = lines(clients);
+await out.next(); // all connected
+await new Promise((r) => setTimeout(r, 3000));
 const lag = monitorEventLoopDelay({ resolution: 5 });
-setTimeout(() => lag.enable(), 3000);
+lag.enable();
 const lateBefore = AudioOut.lateFrames;
-const summary = await lines(clients).next();
+const summary = await out.next();
 lag.disable();
 const used = process.cpuUsage(started);
 const wall = performance.now() - t0;
