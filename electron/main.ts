@@ -43,8 +43,10 @@ async function runDesktop(): Promise<void> {
     return;
   }
   const { origin } = server;
+  // On will-quit, not before-quit: the windows have closed by then, each having had its say
+  // about unsaved changes, so a designer who chooses to stay never finds the server shut.
   app.on(
-    'before-quit',
+    'will-quit',
     createQuitGuard({
       closeServer: server.close,
       quit: () => app.quit(),

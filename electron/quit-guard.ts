@@ -1,7 +1,7 @@
 // Quitting waits for the embedded server to close: live sessions end and are recorded, the
-// store writes its snapshot and releases the data dir's lock. Electron's `before-quit` cannot
-// wait on a promise, so the first quit is held back (preventDefault), the server closes, and the
-// app quits again; that second pass goes through. Pure: the adapter passes Electron's event and
+// store writes its snapshot and releases the data dir's lock. Electron's `will-quit` (after every
+// window has closed) cannot wait on a promise, so the first quit is held back (preventDefault),
+// the server closes, and the app quits again; that second pass goes through. Pure: the adapter passes Electron's event and
 // `app.quit`.
 
 export interface QuitGuardOptions {

@@ -28,7 +28,17 @@ export async function isStudioFresh() {
 
 export async function buildStudio() {
   const { build } = await import('vite');
-  await build({ configFile: join(root, 'renderer', 'vite.config.ts'), logLevel: 'warn' });
+  // Always a production build, also when called from the tests: vitest sets NODE_ENV=test, and
+  // Vite takes "production" from NODE_ENV, so Svelte would compile in dev mode (twice the code,
+  // slower pages than users get).
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({ configFile: join(root, 'renderer', 'vite.config.ts'), logLevel: 'warn', mode: 'production' });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,0 +1,115 @@
+// The flow as the editor reads it: the plain data of the YAML (yamlToJson), which may still have
+// validation errors. parseFlow only hands back a document when there are none, but a designer
+// who points a transition at a state that does not exist yet must still see and edit the graph,
+// so everything here reads the data defensively (wrong shapes read as empty) and never throws.
+import type { ParameterType } from '../../../../server/flow/types.ts';
+
+/** The root of a flow's data: a map, as YAML gives it (possibly with errors in it). */
+export type FlowData = Record<string, unknown>;
+
+export interface ParameterView {
+  name: string;
+  type: ParameterType | string;
+  required: boolean;
+}
+
+export interface ToolView {
+  name: string;
+  /** Listed in the state's `agent.tools`: the model may call it there. */
+  listed: boolean;
+  /** Has a definition under the state's `tools`. */
+  defined: boolean;
+  description: string;
+  speechCue: string | null;
+  parameters: ParameterView[];
+  /** The state a call moves to (`transitions.on_tool_call`), null when the tool stays. */
+  target: string | null;
+}
+
+export interface StateView {
+  name: string;
+  uiPrompt: string;
+  agentPrompt: string;
+  /** Listed tools first, in list order; then tools only defined or only in transitions. */
+  tools: ToolView[];
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
+
+export function statesOf(data: FlowData | null): Record<string, unknown> {
+  return record(data?.states);
+}
+
+export function stateNames(data: FlowData | null): string[] {
+  return Object.keys(statesOf(data));
+}
+
+export function initialStateOf(data: FlowData | null): string | null {
+  const initial = data?.initial_state;
+  return typeof initial === 'string' ? initial : null;
+}
+
+export function listedTools(state: unknown): string[] {
+  const tools = record(record(state).agent).tools;
+  return Array.isArray(tools) ? tools.filter((t): t is string => typeof t === 'string') : [];
+}
+
+export function transitionsOf(state: unknown): Record<string, string> {
+  const onToolCall = record(record(record(state).transitions).on_tool_call);
+  const out: Record<string, string> = {};
+  for (const [tool, target] of Object.entries(onToolCall)) if (typeof target === 'string') out[tool] = target;
+  return out;
+}
+
+function readParameters(value: unknown): ParameterView[] {
+  return Object.entries(record(value)).map(([name, spec]) => ({
+    name,
+    type: text(record(spec).type) || 'string',
+    required: record(spec).required === true,
+  }));
+}
+
+export function readState(name: string, state: unknown): StateView {
+  const definitions = record(record(state).tools);
+  const transitions = transitionsOf(state);
+  const listed = listedTools(state);
+  const order = [...new Set([...listed, ...Object.keys(definitions), ...Object.keys(transitions)])];
+  const listedSet = new Set(listed);
+  return {
+    name,
+    uiPrompt: text(record(record(state).ui).prompt),
+    agentPrompt: text(record(record(state).agent).prompt),
+    tools: order.map((tool) => {
+      const definition = definitions[tool];
+      const cue = record(definition).speech_cue;
+      return {
+        name: tool,
+        listed: listedSet.has(tool),
+        defined: Object.hasOwn(definitions, tool),
+        description: text(record(definition).description),
+        speechCue: typeof cue === 'string' ? cue : null,
+        parameters: readParameters(record(definition).parameters),
+        target: Object.hasOwn(transitions, tool) ? transitions[tool]! : null,
+      };
+    }),
+  };
+}
+
+export function readStates(data: FlowData | null): StateView[] {
+  return Object.entries(statesOf(data)).map(([name, state]) => readState(name, state));
+}
+
+export function findState(data: FlowData | null, name: string): StateView | null {
+  const states = statesOf(data);
+  return Object.hasOwn(states, name) ? readState(name, states[name]) : null;
+}

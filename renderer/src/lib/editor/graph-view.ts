@@ -1,0 +1,183 @@
+// The derived graph as xyflow nodes and edges. xyflow keeps what it measured about a node on
+// the node object (and skips re-measuring an object it already knows), so a node whose card,
+// place, selection and overlay are unchanged is handed back as the very same object; a changed
+// one is a copy of the previous object (keeping `measured`) with the new fields.
+import type { Edge, Node } from '@xyflow/svelte';
+import type { FlowGraph, StateCard, TalkMarks, TransitionLink } from './graph.ts';
+import { NODE_WIDTH, estimateHeight, type Positions } from './layout.ts';
+
+export interface StateNodeData extends Record<string, unknown> {
+  card: StateCard;
+  /** The text does not read as YAML: the node shows the last readable version. */
+  stale: boolean;
+  /** Lit by test-talk: the state the session is in now, or one it went through. */
+  talk: 'active' | 'visited' | null;
+  /** The steps at which test-talk entered this state. */
+  visits: number[];
+}
+
+/**
+ * How an edge is drawn: down from the bottom of its state into the top of the next; across from
+ * side to side to a state on the same row (east or west); a move back up (a loop to an earlier
+ * state) round the left or right side instead of through the states between; a staying tool as a
+ * loop on the right.
+ */
+export type EdgeRoute = 'down' | 'east' | 'west' | 'left' | 'right' | 'loop';
+
+export interface TransitionEdgeData extends Record<string, unknown> {
+  link: TransitionLink;
+  route: EdgeRoute;
+  /** Estimated drawn heights of the two states, for anchoring side routes at mid-height. */
+  sourceHeight: number;
+  targetHeight: number;
+  /** The steps at which test-talk moved along this edge. */
+  taken: number[];
+  /** The latest move of the session. */
+  last: boolean;
+}
+
+export type StateNode = Node<StateNodeData, 'state'>;
+export type TransitionEdge = Edge<TransitionEdgeData, 'transition'>;
+
+export const NO_MARKS: TalkMarks = { active: null, visits: new Map(), taken: new Map(), lastLink: null };
+
+const NO_STEPS: number[] = [];
+
+function sameSteps(a: number[], b: number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+export function buildNodes(
+  graph: FlowGraph,
+  positions: Positions,
+  selected: string | null,
+  marks: TalkMarks,
+  stale: boolean,
+  previous: ReadonlyArray<StateNode>,
+): StateNode[] {
+  const before = new Map(previous.map((n) => [n.id, n]));
+  const nodes: StateNode[] = [];
+  for (const card of graph.cards) {
+    const position = positions[card.name];
+    // Not placed yet (a full layout is on its way): drawn once it has a place.
+    if (!position) continue;
+    const visits = marks.visits.get(card.name) ?? NO_STEPS;
+    const talk = marks.active === card.name ? 'active' : visits.length > 0 ? 'visited' : null;
+    const isSelected = selected === card.name;
+    const old = before.get(card.name);
+    if (
+      old &&
+      old.data.card === card &&
+      old.data.stale === stale &&
+      old.data.talk === talk &&
+      sameSteps(old.data.visits, visits) &&
+      old.position.x === position.x &&
+      old.position.y === position.y &&
+      (old.selected ?? false) === isSelected
+    ) {
+      nodes.push(old);
+      continue;
+    }
+    nodes.push({
+      ...old,
+      id: card.name,
+      type: 'state',
+      position,
+      selected: isSelected,
+      deletable: false,
+      // Arrow keys move a selected node; a stale graph is read-only.
+      draggable: !stale,
+      connectable: !stale,
+      ariaLabel: `State ${card.name}${card.initial ? ', start' : ''}`,
+      data: { card, stale, talk, visits },
+    });
+  }
+  return nodes;
+}
+
+export function buildEdges(
+  graph: FlowGraph,
+  positions: Positions,
+  marks: TalkMarks,
+  previous: ReadonlyArray<TransitionEdge>,
+): TransitionEdge[] {
+  const before = new Map(previous.map((e) => [e.id, e]));
+  const heights = new Map(graph.cards.map((c) => [c.name, estimateHeight(c)]));
+  const edges: TransitionEdge[] = [];
+  for (const link of graph.links) {
+    if (!positions[link.source] || !positions[link.target]) continue;
+    const taken = marks.taken.get(link.id) ?? NO_STEPS;
+    const last = marks.lastLink === link.id;
+    const route = routeOf(link, positions);
+    const sourceHeight = heights.get(link.source)!;
+    const targetHeight = heights.get(link.target)!;
+    const old = before.get(link.id);
+    if (
+      old &&
+      old.data!.link === link &&
+      old.data!.route === route &&
+      old.data!.sourceHeight === sourceHeight &&
+      old.data!.targetHeight === targetHeight &&
+      old.data!.last === last &&
+      sameSteps(old.data!.taken, taken)
+    ) {
+      edges.push(old);
+      continue;
+    }
+    edges.push({
+      id: link.id,
+      type: 'transition',
+      source: link.source,
+      target: link.target,
+      // Every edge hangs on the two real handles; TransitionEdge draws side routes and loops
+      // from them (fewer handles: each is measured by xyflow, 200 states × 6 cost ~0.2 s).
+      sourceHandle: 'out',
+      targetHandle: 'in',
+      deletable: false,
+      markerEnd: { type: 'arrowclosed', width: 18, height: 18 },
+      ariaLabel: link.selfLoop ? `${link.tool}: stays in ${link.source}` : `${link.tool}: ${link.source} to ${link.target}`,
+      data: { link, route, sourceHeight, targetHeight, taken, last },
+    });
+  }
+  return edges;
+}
+
+/** Which way an edge goes, from where its two states are drawn (top-left corners). */
+export function routeOf(link: TransitionLink, positions: Positions): EdgeRoute {
+  if (link.selfLoop) return 'loop';
+  const from = positions[link.source]!;
+  const to = positions[link.target]!;
+  // Below, or on the same row but overlapping in x (a bottom-to-top curve still reads there).
+  if (to.y > from.y + ROW || (to.y >= from.y - ROW && Math.abs(to.x - from.x) < NODE_WIDTH)) return 'down';
+  if (to.y >= from.y - ROW) return to.x > from.x ? 'east' : 'west';
+  // Back up: round the side of the state that is further out, so the curve clears both.
+  return from.x < to.x ? 'left' : 'right';
+}
+
+/** States whose tops are closer than this are on one row. */
+const ROW = 60;
+
+/** What edge labels can ask of the graph (a Svelte context set by FlowGraph). */
+export interface GraphActions {
+  /** A transition's label was chosen: show its tool in the inspector. */
+  activateLink(link: TransitionLink): void;
+}
+export const GRAPH_ACTIONS = Symbol('graph-actions');
+
+/** A connection dragged on the canvas, waiting for the designer to say which tool makes it. */
+export interface ConnectRequest {
+  source: string;
+  /** null: dropped on empty canvas, where a new state is made. */
+  target: string | null;
+  /** Where it was dropped: on screen (px inside the canvas) and on the canvas (flow coordinates). */
+  screen: { x: number; y: number };
+  flow: { x: number; y: number };
+}
+
+export interface ConnectChoice {
+  tool: string;
+  /** For a new tool; null when an existing tool was chosen. */
+  description: string | null;
+  /** For a drop on empty canvas: the state to create. */
+  newState: string | null;
+}

@@ -1,0 +1,142 @@
+// The flow editor on a big flow, in Chromium at 1280×800 against a real server:
+// - open: from navigating to /flow-editor?flow=ID until all 200 states of a generated flow are
+//   drawn on the canvas (fetch, parse and validate, dagre layout, xyflow's first render);
+// - re-sync: from typing one character into CodeMirror (a transition's target) until the graph
+//   shows the edge moved (the analysis in the flow worker, the graph derivation, xyflow's update).
+// run.ts lists this file by name beside the *.bench.ts ones; `npm run bench studio` runs it alone.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { buildApp } from '../../server/app.ts';
+import { makeConfig } from '../../server/config.ts';
+import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
+import { generateFlowYaml } from '../support/generate-flow.ts';
+import { createAccount, createFlow, type TestServer } from '../support/server.ts';
+import { ms, percentile, type BenchRow } from './bench-kit.ts';
+
+const STATES = 200;
+const OPENS = 3;
+const EDITS = 5;
+
+/**
+ * A production build of the studio of its own: dist/renderer may be a build made under vitest,
+ * whose NODE_ENV=test makes Vite compile Svelte in dev mode (about twice the code, and slower).
+ */
+async function buildForBench(outDir: string): Promise<void> {
+  const { build } = await import('vite');
+  const previous = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({
+      configFile: fileURLToPath(new URL('../../renderer/vite.config.ts', import.meta.url)),
+      mode: 'production',
+      logLevel: 'error',
+      build: { outDir, emptyOutDir: true, sourcemap: false },
+    });
+  } finally {
+    process.env.NODE_ENV = previous;
+  }
+}
+
+/** The real app serving that build (named explicitly: run from sources, the server would find renderer/'s sources). */
+async function startServer(studioDir: string, dataDir: string): Promise<TestServer> {
+  await mkdir(dataDir, { recursive: true });
+  const config = makeConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', passwordHashCost: 10, dataDir });
+  const app = await buildApp(config, { studioDir });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  config.publicUrl = url;
+  return {
+    app,
+    url,
+    dataDir,
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = options.body === undefined ? {} : { 'content-type': 'application/json' };
+      if (options.jwt) headers.authorization = `Bearer ${options.jwt}`;
+      if (options.apiKey) headers['x-service-key'] = options.apiKey;
+      const response = await fetch(url + path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, text };
+    },
+    close: () => app.close(),
+  };
+}
+
+export async function run(): Promise<BenchRow[]> {
+  const dir = await tempDir();
+  const studio = join(dir.path, 'studio');
+  await buildForBench(studio);
+  const server = await startServer(studio, join(dir.path, 'data'));
+  const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
+  try {
+    const account = await createAccount(server);
+    const yaml = generateFlowYaml(STATES);
+    const flowId = await createFlow(server, account.apiKey, 'Bench 200 states', yaml);
+    const signIn = async (page: Page) => {
+      await page.goto(`${server.url}/sign-in`);
+      await page.evaluate(
+        ([token, email]) => {
+          (globalThis as any).sessionStorage.setItem('voxflow.access_token', token!);
+          (globalThis as any).sessionStorage.setItem('voxflow.email', email!);
+        },
+        [account.jwt, account.email],
+      );
+    };
+
+    const opens: number[] = [];
+    let page: Page | null = null;
+    for (let i = 0; i < OPENS; i++) {
+      await page?.close();
+      page = await chromium.newPage();
+      await signIn(page);
+      const start = Date.now();
+      await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
+      await page.waitForFunction((count) => (globalThis as any).document.querySelectorAll('.svelte-flow__node').length === count, STATES, { timeout: 120_000, polling: 'raf' });
+      opens.push(Date.now() - start);
+    }
+
+    // Re-sync: the last line is s199's transitions, `{ next199: s0, skip199: s1 } }`. With the
+    // cursor after `s1`, typing 0 points skip199 at s10 and Backspace points it back at s1.
+    await page!.getByRole('tab', { name: 'YAML' }).click();
+    await page!.locator('.cm-content').click();
+    await page!.keyboard.press('Control+End');
+    for (let left = 0; left < 5; left++) await page!.keyboard.press('ArrowLeft');
+    const edits: number[] = [];
+    for (let i = 0; i < EDITS; i++) {
+      const target = i % 2 === 0 ? 's10' : 's1';
+      const before = await page!.evaluate(() => performance.now());
+      if (i % 2 === 0) await page!.keyboard.type('0');
+      else await page!.keyboard.press('Backspace');
+      const after = await page!.waitForFunction(
+        ([edge, label]) => {
+          const drawn: string = (globalThis as any).document.querySelector(`.svelte-flow__edge[data-id="${edge}"]`)?.getAttribute('aria-label') ?? '';
+          return drawn.endsWith(label!) ? performance.now() : false;
+        },
+        [`s${STATES - 1}→skip${STATES - 1}`, ` to ${target}`],
+        { timeout: 60_000, polling: 'raf' },
+      );
+      edits.push(Number(await after.jsonValue()) - before);
+    }
+    if (chromium.pageErrors.length > 0) throw new Error(`the page reported errors: ${chromium.pageErrors.join(' | ')}`);
+
+    const sortedOpens = [...opens].sort((a, b) => a - b);
+    const sortedEdits = [...edits].sort((a, b) => a - b);
+    const kib = (new TextEncoder().encode(yaml).length / 1024).toFixed(0);
+    return [
+      {
+        name: `open a ${STATES}-state flow until every state is drawn`,
+        value: `${ms(percentile(sortedOpens, 50))} p50, ${ms(sortedOpens.at(-1)!)} max`,
+        how: `${STATES} states / ${kib} KiB YAML, no saved layout (dagre runs); navigation → ${STATES} xyflow nodes in the DOM; ${OPENS} fresh pages, Chromium 1280×800, production build`,
+      },
+      {
+        name: 'YAML keystroke → graph updated',
+        value: `${ms(percentile(sortedEdits, 50))} p50, ${ms(sortedEdits.at(-1)!)} max`,
+        how: `one character typed into CodeMirror retargets s${STATES - 1}'s skip transition → its edge goes to the new state (page clock); ${EDITS} edits`,
+      },
+    ];
+  } finally {
+    await chromium.close();
+    await server.close();
+    await dir.remove();
+  }
+}
