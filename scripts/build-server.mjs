@@ -1,8 +1,8 @@
 // Bundles the server into dist/server/ with esbuild: one ES module with our code and the pure-JS
 // packages it loads at start (fastify, ws, yaml, zod, jose, pino…). Running the bundle skips
 // transpiling TypeScript and resolving hundreds of package files at start-up, which were most of
-// the start time (measured: 0.6–0.75 s instead of 0.95–1.2 s to the "serving" line, same loaded
-// machine, alternating runs). Packages with native addons, WASM or workers of their own, and the
+// the start time (measured to the "serving" line, alternating runs on one machine: 0.66–0.82 s
+// instead of 0.92–1.19 s when quiet, 0.6–0.75 s instead of 0.95–1.2 s under load). Packages with native addons, WASM or workers of their own, and the
 // vendor SDKs loaded on first use, stay external. `npm run serve` builds when sources changed.
 import { build } from 'esbuild';
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
