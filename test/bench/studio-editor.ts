@@ -4,69 +4,23 @@
 // - re-sync: from typing one character into CodeMirror (a transition's target) until the graph
 //   shows the edge moved (the analysis in the flow worker, the graph derivation, xyflow's update).
 // run.ts lists this file by name beside the *.bench.ts ones; `npm run bench studio` runs it alone.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { buildApp } from '../../server/app.ts';
-import { makeConfig } from '../../server/config.ts';
+// @ts-expect-error: a plain ES module script without type declarations.
+import { buildStudio, isStudioFresh } from '../../scripts/build-renderer.mjs';
 import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
-import { createAccount, createFlow, type TestServer } from '../support/server.ts';
+import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 
 const STATES = 200;
 const OPENS = 3;
 const EDITS = 5;
 
-/**
- * A production build of the studio of its own: dist/renderer may be a build made under vitest,
- * whose NODE_ENV=test makes Vite compile Svelte in dev mode (about twice the code, and slower).
- */
-async function buildForBench(outDir: string): Promise<void> {
-  const { build } = await import('vite');
-  const previous = process.env.NODE_ENV;
-  process.env.NODE_ENV = 'production';
-  try {
-    await build({
-      configFile: fileURLToPath(new URL('../../renderer/vite.config.ts', import.meta.url)),
-      mode: 'production',
-      logLevel: 'error',
-      build: { outDir, emptyOutDir: true, sourcemap: false },
-    });
-  } finally {
-    process.env.NODE_ENV = previous;
-  }
-}
-
-/** The real app serving that build (named explicitly: run from sources, the server would find renderer/'s sources). */
-async function startServer(studioDir: string, dataDir: string): Promise<TestServer> {
-  await mkdir(dataDir, { recursive: true });
-  const config = makeConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', passwordHashCost: 10, dataDir });
-  const app = await buildApp(config, { studioDir });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  config.publicUrl = url;
-  return {
-    app,
-    url,
-    dataDir,
-    async request(method, path, options = {}) {
-      const headers: Record<string, string> = options.body === undefined ? {} : { 'content-type': 'application/json' };
-      if (options.jwt) headers.authorization = `Bearer ${options.jwt}`;
-      if (options.apiKey) headers['x-service-key'] = options.apiKey;
-      const response = await fetch(url + path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, text };
-    },
-    close: () => app.close(),
-  };
-}
-
 export async function run(): Promise<BenchRow[]> {
   const dir = await tempDir();
-  const studio = join(dir.path, 'studio');
-  await buildForBench(studio);
-  const server = await startServer(studio, join(dir.path, 'data'));
+  // The studio as users get it: scripts/build-renderer.mjs always builds in production mode.
+  if (!(await isStudioFresh())) await buildStudio();
+  const server = await startTestServer();
   const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
   try {
     const account = await createAccount(server);

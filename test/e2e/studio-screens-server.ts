@@ -1,18 +1,13 @@
-// The server for the flows, sessions, settings and sign-in browser tests. Two things differ from
-// startTestServer's:
-// - It serves the built studio explicitly. Run from sources, server/studio.ts findStudioDir()
-//   picks `server/../renderer/` (the Vite sources, whose index.html loads /src/main.ts) before
-//   dist/renderer, so the page could not start.
-// - It serves a snapshot of the build, copied when the server starts. On a shared machine another
-//   build can empty and rewrite dist/renderer at any moment (Vite's emptyOutDir); the server
-//   lists its files at start, so the page would ask for assets that no longer exist.
+// The server for the studio's browser tests: startTestServer, serving a snapshot of the studio's
+// build copied when the server starts. On a machine where someone else builds the studio while
+// the tests run, Vite empties and rewrites dist/renderer at any moment; the server lists its
+// files at start, so the page would ask for assets that no longer exist.
 import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../../server/app.ts';
-import { makeConfig, type ConfigInput } from '../../server/config.ts';
-import type { TestServer } from '../support/server.ts';
+import type { ConfigInput } from '../../server/config.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 const BUILD_DIR = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
 
@@ -32,49 +27,14 @@ async function snapshotStudio(into: string): Promise<void> {
 }
 
 export async function startScreensServer(overrides: ConfigInput = {}): Promise<TestServer> {
-  const root = await mkdtemp(join(tmpdir(), 'voxflow-screens-'));
-  const dataDir = join(root, 'data');
-  const studioDir = join(root, 'studio');
+  const studioDir = await mkdtemp(join(tmpdir(), 'voxflow-studio-'));
   await snapshotStudio(studioDir);
-  const config = makeConfig({
-    host: '127.0.0.1',
-    port: 0,
-    logLevel: 'silent',
-    passwordHashCost: 10,
-    rateLimit: { authPerMinute: 10_000, credentialPerMinute: 100_000, ipPerMinute: 100_000 },
-    ...overrides,
-    dataDir,
-  });
-  const app = await buildApp(config, { studioDir });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  config.publicUrl = url;
+  const server = await startTestServer(overrides, { studioDir });
   return {
-    app,
-    url,
-    dataDir,
-    async request(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      let body: string | Buffer | undefined;
-      if (options.rawBody !== undefined) body = options.rawBody;
-      else if (options.body !== undefined) {
-        body = JSON.stringify(options.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      if (options.jwt) headers.authorization = `Bearer ${options.jwt}`;
-      if (options.apiKey) headers['x-service-key'] = options.apiKey;
-      const response = await fetch(url + path, { method, headers, body });
-      const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, headers: response.headers, body: parsed, text };
-    },
+    ...server,
     async close() {
-      await app.close();
-      await rm(root, { recursive: true, force: true });
+      await server.close();
+      await rm(studioDir, { recursive: true, force: true });
     },
   };
 }

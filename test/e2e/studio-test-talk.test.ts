@@ -1,6 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUESSING_GAME_RULES, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
@@ -17,29 +14,6 @@ const PROMPT = {
   playing: (asked: number) => `Ask yes-or-no questions, or name your guess. Questions asked: ${asked} of 10.`,
   won: 'You got it: a cat! Found in 1 questions.',
 };
-
-const STUDIO_BUILD = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
-const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.map': 'application/json' };
-
-/**
- * Workaround while server/studio.ts, run from sources, serves renderer/ (the Vite sources, whose
- * page loads /src/main.ts) instead of dist/renderer: the voice rig's server cannot be told where
- * the build is, so the browser gets the built studio from dist/renderer at the server's own
- * origin (the page keeps the server's headers, CSP included). It turns itself off once the
- * server serves a built page.
- */
-async function serveBuiltStudio(page: Page, origin: string): Promise<void> {
-  const served = await (await fetch(`${origin}/flow-editor`)).text();
-  if (!served.includes('/src/main.ts')) return;
-  const context = page.context();
-  await context.route(`${origin}/assets/**`, async (route) => {
-    const file = new URL(route.request().url()).pathname.slice(1);
-    await route.fulfill({ body: await readFile(STUDIO_BUILD + file), contentType: TYPES[extname(file)] ?? 'application/octet-stream' });
-  });
-  await context.route((url) => url.origin === origin && ['/flow-editor', '/sign-in'].includes(url.pathname), async (route) => {
-    await route.fulfill({ response: await route.fetch(), body: await readFile(STUDIO_BUILD + 'index.html', 'utf8') });
-  });
-}
 
 describe('test-talk in the flow editor', () => {
   let chromium: TestBrowser;
@@ -58,7 +32,6 @@ describe('test-talk in the flow editor', () => {
   /** The editor of the rig's flow, signed in as its account (the studio keeps the JWT in sessionStorage), on the Test tab. */
   async function openTestTab(rig: VoiceRig, setUp?: (page: Page) => Promise<void>): Promise<{ page: Page; panel: Locator }> {
     const page = await chromium.newPage();
-    await serveBuiltStudio(page, rig.server.url);
     await setUp?.(page);
     await page.goto(`${rig.server.url}/sign-in`);
     await page.evaluate(

@@ -16,21 +16,7 @@ import type {
   Capabilities,
 } from './api-types.ts';
 
-export type {
-  ApiFailure,
-  ApiResult,
-  FlowSummary,
-  FlowLayout,
-  FlowRecord,
-  ApiKeyView,
-  CreatedApiKey,
-  SessionView,
-  CreditsView,
-  ProviderKind,
-  ProvidersView,
-  ProvidersPatch,
-  Capabilities,
-} from './api-types.ts';
+export type * from './api-types.ts';
 
 const TOKEN_KEY = 'voxflow.access_token';
 const EMAIL_KEY = 'voxflow.email';
