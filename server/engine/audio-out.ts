@@ -1,12 +1,22 @@
 // The agent's voice on its way out: sentences of synthesized audio, sent as 20 ms frames paced
-// in real time. The first frame of a burst leaves at once (so latency is not rounded up to the
-// next tick); later frames leave when due on the session's own schedule. It also knows how much
-// of each sentence was actually sent, which is what a barge-in records as spoken.
+// in real time. The first frames of a burst leave at once (so latency is not rounded up to the
+// next tick); later frames leave on the session's own schedule, OUTPUT_LEAD_MS before they are
+// due to play. It also knows how much of each sentence was actually sent, which is what a
+// barge-in records as spoken.
+//
+// The lead is the listener's cushion: a frame is heard without a gap as long as it arrives before
+// its play time, so a pause of the event loop shorter than the lead (a garbage collection under
+// load, a burst of packets) costs the caller nothing. 40 ms is two frames, the size of the audio
+// chunks Pipecat's output transports send by default (4 × 10 ms, each on the wire at its start).
+// What it costs: after a barge-in the caller's side may still hold up to 40 ms of the cut reply
+// (a WebSocket client can drop it on `interrupted`); the server itself sends nothing more.
 import { ENGINE_SAMPLE_RATE } from '../providers/types.ts';
 
 export const FRAME_SAMPLES = ENGINE_SAMPLE_RATE / 50; // 20 ms
 const FRAME_MS = 20;
+export const OUTPUT_LEAD_MS = 40;
 let lateFrameCount = 0;
+let underrunFrameCount = 0;
 
 interface Segment {
   text: string;
@@ -149,9 +159,17 @@ export class AudioOut {
     return report;
   }
 
-  /** Frames sent more than one frame late because the process was busy, since start (all sessions). */
+  /** Frames sent after their play time because the process was busy, since start (all sessions). */
   static get lateFrames(): number {
     return lateFrameCount;
+  }
+
+  /**
+   * Frames sent after their play time in the middle of a reply because their audio was not there
+   * yet (synthesis slower than playback, or a model round still running), since start.
+   */
+  static get underrunFrames(): number {
+    return underrunFrameCount;
   }
 
   /** Called by the shared clock: sends every frame that is due now. */
@@ -165,18 +183,18 @@ export class AudioOut {
       if (!head) {
         if (this.speaking && !this.open) this.finish();
         // The reply goes on but its next sentence has not begun: a gap in synthesis, like a
-        // segment waiting for audio, so its first frame restarts the schedule and is not "late".
-        else if (this.speaking) this.starved = true;
+        // segment waiting for audio, so a frame it makes late is not counted as the process's.
+        else this.noteStarved();
         return;
       }
       if (head.sent >= head.queued) {
         if (!head.complete) {
-          this.starved = true;
+          this.noteStarved();
           return; // waiting for more synthesized audio of this sentence
         }
         this.segments.shift();
         this.sentSegments.push(head);
-            this.offsetInChunk = 0;
+        this.offsetInChunk = 0;
         continue;
       }
       const now = this.now();
@@ -185,14 +203,20 @@ export class AudioOut {
         this.burstStartedAt = now;
         this.framesInBurst = 0;
         this.listener.onStarted();
-      } else if (this.framesInBurst * FRAME_MS > now - this.burstStartedAt) {
-        return; // the next frame is not due yet
+      } else if (this.framesInBurst * FRAME_MS - OUTPUT_LEAD_MS > now - this.burstStartedAt) {
+        return; // the next frame is not due to leave yet
       }
+      // Late: the frame leaves after the moment it should be playing, so the caller heard a gap.
       const lateness = now - (this.burstStartedAt + this.framesInBurst * FRAME_MS);
-      if (lateness > FRAME_MS && !this.starved) lateFrameCount++;
-      // A gap (waiting for the next sentence, or a stalled event loop) restarts the schedule
-      // rather than bursting out the backlog of "missed" frames.
-      if (lateness > 2 * FRAME_MS || this.starved) {
+      if (lateness > 0) {
+        if (this.starved) underrunFrameCount++;
+        else lateFrameCount++;
+      }
+      // A gap the caller heard (the next sentence's synthesis came too late, or a stall longer
+      // than the lead) restarts the schedule, with a new lead, rather than bursting out the
+      // backlog of "missed" frames. A shorter wait only eats into the lead: the frames held back
+      // leave at once and the schedule, and what the caller has buffered, stay as they were.
+      if (lateness > 0) {
         this.burstStartedAt = now;
         this.framesInBurst = 0;
       }
@@ -202,6 +226,11 @@ export class AudioOut {
       this.listener.sendFrame(frame);
       this.releaseBufferWaiters(false);
     }
+  }
+
+  /** No audio to send: starved if a frame was due to leave by now (being ahead is not starving). */
+  private noteStarved(): void {
+    if (this.speaking && this.framesInBurst * FRAME_MS - OUTPUT_LEAD_MS <= this.now() - this.burstStartedAt) this.starved = true;
   }
 
   /** Up to one 20 ms frame from the segment; a sentence's last frame is padded with silence. */

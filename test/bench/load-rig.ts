@@ -1,6 +1,7 @@
 // The server the load benches measure: provider fakes in a child process of their own (so their
 // work is not counted against the server's core), an account with ample credit, and a flow.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { createInterface, type Interface } from 'node:readline';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -20,8 +21,20 @@ export function lines(child: ChildProcess): { next(): Promise<string> } {
   return { next: () => (queue.length > 0 ? Promise.resolve(queue.shift()!) : new Promise((resolve) => waiting.push(resolve))) };
 }
 
+/**
+ * A helper process of the load benches: the callers or the provider fakes. They stand in for other
+ * machines (the callers' phones, a hosted provider), yet here they share the server's two cores,
+ * so they run at a lower priority (nice 10): when the server needs a core it gets it, as it would
+ * on a machine of its own. They still get every cycle the server leaves idle.
+ */
 export function spawnTs(file: string, args: string[] = []): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    setPriority(child.pid!, 10);
+  } catch {
+    // not permitted here: they compete at the same priority
+  }
+  return child;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AudioOut, FRAME_SAMPLES } from '../../server/engine/audio-out.ts';
+import { AudioOut, FRAME_SAMPLES, OUTPUT_LEAD_MS } from '../../server/engine/audio-out.ts';
 
 // AudioOut paces the agent's voice on a fake clock here, so each case is exact: what a caller
-// hears is frames at 20 ms steps, and "late" counts only frames the process itself delayed.
+// hears is frames at 20 ms steps, each sent up to 40 ms ahead, and "late" counts only frames the
+// process itself delayed past their play time.
 function rig() {
   let now = 0;
   const sent: number[] = [];
@@ -27,19 +28,22 @@ function rig() {
 const sentence = (frames: number) => new Int16Array(FRAME_SAMPLES * frames);
 
 describe('pacing the agent voice', () => {
-  it('sends one frame per 20 ms, the first at once', () => {
+  it('sends the first frames at once, up to the lead, then one per 20 ms, each 40 ms before it plays', () => {
+    expect(OUTPUT_LEAD_MS).toBe(40);
     const r = rig();
     r.out.beginReply();
     const s = r.out.beginSegment('Hello there.');
-    s.append(sentence(5));
+    s.append(sentence(6));
     s.complete();
     r.advance(100);
-    expect(r.sent).toEqual([0, 20, 40, 60, 80]);
+    // Frame i plays at 20·i ms; it leaves 40 ms before that, or at once.
+    expect(r.sent).toEqual([0, 0, 0, 20, 40, 60]);
   });
 
-  it('does not count a wait for the next sentence of the reply as late frames', () => {
+  it('counts a wait for the next sentence of the reply as an underrun, not as late frames', () => {
     const r = rig();
     const before = AudioOut.lateFrames;
+    const underrunsBefore = AudioOut.underrunFrames;
     r.out.beginReply();
     const first = r.out.beginSegment('First sentence.');
     first.append(sentence(3));
@@ -51,9 +55,42 @@ describe('pacing the agent voice', () => {
     r.advance(100);
     expect(r.sent).toHaveLength(6);
     expect(AudioOut.lateFrames - before).toBe(0);
+    expect(AudioOut.underrunFrames - underrunsBefore).toBe(1); // the caller heard the gap
   });
 
-  it('counts a frame the process held back by more than a frame as late', () => {
+  it('keeps the schedule when the next sentence comes while the caller still has audio', () => {
+    const r = rig();
+    const underrunsBefore = AudioOut.underrunFrames;
+    r.out.beginReply();
+    const first = r.out.beginSegment('First sentence.');
+    first.append(sentence(3));
+    first.complete();
+    r.advance(30); // 3 frames (60 ms) sent at 0; the caller plays them until 60
+    const second = r.out.beginSegment('Second sentence.');
+    second.append(sentence(3));
+    second.complete();
+    r.advance(100);
+    // No second burst: frame 3 plays at 60 and leaves at 30 (when it came), frame 4 at 40, 5 at 60.
+    expect(r.sent).toEqual([0, 0, 0, 30, 40, 60]);
+    expect(AudioOut.underrunFrames - underrunsBefore).toBe(0);
+  });
+
+  it('absorbs a stall shorter than the lead: nothing late, the held-back frames leave at once', () => {
+    const r = rig();
+    const before = AudioOut.lateFrames;
+    r.out.beginReply();
+    const s = r.out.beginSegment('A long sentence.');
+    s.append(sentence(10));
+    s.complete();
+    r.advance(40); // frames 0–4 sent; the caller has audio until 100
+    r.stall(50); // the event loop was blocked until 90
+    r.advance(30);
+    // Frames 5 and 6 (due to leave at 60 and 80) go at 90; 7 and 8 on the old schedule.
+    expect(r.sent).toEqual([0, 0, 0, 20, 40, 90, 90, 100, 120]);
+    expect(AudioOut.lateFrames - before).toBe(0);
+  });
+
+  it('counts a frame that leaves after its play time as late, and starts a new lead from there', () => {
     const r = rig();
     const before = AudioOut.lateFrames;
     r.out.beginReply();
@@ -61,8 +98,9 @@ describe('pacing the agent voice', () => {
     s.append(sentence(10));
     s.complete();
     r.advance(40);
-    r.stall(60); // the event loop was blocked for 60 ms
+    r.stall(80); // blocked until 120: frame 5 should have played at 100
     expect(AudioOut.lateFrames - before).toBe(1);
+    expect(r.sent.slice(5)).toEqual([120, 120, 120]); // a gap was heard; a fresh lead of two frames
   });
 });
 

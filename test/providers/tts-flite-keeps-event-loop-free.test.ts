@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, expect, test } from 'vitest';
 import { createFliteTts, shutdownFlite } from '../../server/providers/tts/flite.ts';
+import { busiestThread, threads } from '../support/threads.ts';
 import { collect, neverAborted } from './support.ts';
 
 afterAll(() => shutdownFlite());
@@ -45,4 +46,18 @@ test('ten sentences are synthesized on another thread: the main thread does unde
   const all = processCpuMs() - allBefore;
   expect(samples / 16_000).toBeGreaterThan(10); // the work really happened
   expect(main / all, `main thread ${main.toFixed(1)} ms of ${all.toFixed(1)} ms CPU`).toBeLessThan(0.2);
+});
+
+// Under load the main thread must win the CPU: it paces every caller's audio frame, while
+// synthesis runs ahead of playback and can wait. The thread flite runs on has a lower priority.
+test('synthesis runs on a thread that yields to the main thread (nice 10 against the process’s own)', async () => {
+  const tts = createFliteTts();
+  await tts.warmUp();
+  const before = threads();
+  for (const sentence of SENTENCES.slice(0, 4)) await collect(tts.synthesize(sentence, neverAborted()));
+  const busiest = busiestThread(before, threads());
+  const main = threads().find((t) => t.tid === process.pid)!;
+  expect(busiest.tid).not.toBe(process.pid);
+  expect(busiest.usedMs).toBeGreaterThan(20); // it is the thread that synthesized
+  expect(busiest.nice).toBe(main.nice + 10);
 });

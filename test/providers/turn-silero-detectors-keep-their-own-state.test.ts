@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { busiestThread, threads } from '../support/threads.ts';
 import { int16ToFloat32 } from '../../server/audio/pcm.ts';
 import { shutdownFlite } from '../../server/providers/tts/flite.ts';
 import { SILERO_FRAME_SAMPLES, createSileroVad, releaseSileroModels } from '../../server/providers/turn/silero.ts';
@@ -98,6 +99,18 @@ test('inference runs on another thread: the main thread does under a third of th
   const main = threadCpuMs() - mainBefore;
   const all = processCpuMs() - allBefore;
   expect(main / all, `main thread ${main.toFixed(1)} ms of ${all.toFixed(1)} ms CPU`).toBeLessThan(1 / 3);
+});
+
+test('inference runs on a thread that yields to the main thread (nice 5 against the process’s own)', async () => {
+  const vad = createSileroVad();
+  await vad.load();
+  const detectors = Array.from({ length: 10 }, () => vad.createDetector());
+  const before = threads();
+  await Promise.all(detectors.map((detector) => probabilities(detector, frames)));
+  const busiest = busiestThread(before, threads());
+  const main = threads().find((t) => t.tid === process.pid)!;
+  expect(busiest.tid).not.toBe(process.pid);
+  expect(busiest.nice).toBe(main.nice + 5);
 });
 
 test('a model file that cannot be read fails load and every frame with a clear provider error', async () => {

@@ -5,14 +5,25 @@
 // Protocol. In: { id, text, voice }. Out: { type: 'ready' } once, then per job
 // { type: 'done', id, sampleRate, samples: ArrayBuffer (PCM16 mono, transferred) } or
 // { type: 'failed', id, message }.
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WASI } from 'node:wasi';
 import { parentPort, workerData } from 'node:worker_threads';
 
 if (!parentPort) throw new Error('flite-worker.mjs runs as a worker thread');
+
+// This thread yields the CPU to the main thread, which paces every session's audio in 20 ms frames:
+// on a busy machine a frame that waits for a core is a gap the caller hears, while synthesis, which
+// runs up to 2.5 s ahead of playback, can wait a little. Linux keeps a nice value per thread, so
+// setting it on this thread's own id leaves the rest of the process alone. Elsewhere (no
+// /proc/thread-self) it is skipped: os.setPriority there would lower the whole process.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 10);
+} catch {
+  // not Linux, or not permitted: run at the process's priority
+}
 const port = parentPort;
 
 // Node 20 bugs, both reproduced here as a SIGABRT/SIGSEGV of the whole process, not just this

@@ -9,8 +9,21 @@
 // Messages out: {type:'ready'} | {type:'failed', message}
 //               {type:'results', seqs: Int32Array, probabilities: Float32Array}
 //               {type:'error', seqs: Int32Array, message}
+import { readlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+
+// This thread yields the CPU to the main thread, which paces every session's audio in 20 ms frames:
+// on a busy machine a frame that waits for a core is a gap the caller hears, while voice activity
+// detection, a few frames behind at worst, can wait a little. Linux keeps a nice value per thread,
+// so setting it on this thread's own id leaves the rest of the process alone. Elsewhere (no
+// /proc/thread-self) it is skipped: os.setPriority there would lower the whole process.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 5);
+} catch {
+  // not Linux, or not permitted: run at the process's priority
+}
 
 const INPUT_SAMPLES = 576; // 64 samples of context + a 512-sample frame
 const STATE_UNITS = 128;

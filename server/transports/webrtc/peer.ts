@@ -12,8 +12,8 @@ import type { ServerEvent } from '../../engine/events.ts';
 import type { SessionOutput, VoiceSession } from '../../engine/session.ts';
 import type { IceServer } from './ice-servers.ts';
 import { JitterBuffer } from './jitter-buffer.ts';
+import { RtpClock } from './rtp-clock.ts';
 
-const OPUS_CLOCK_PER_FRAME = 960; // 20 ms at Opus's 48 kHz RTP clock
 const SAMPLES_PER_FRAME = 320; // 20 ms at 16 kHz
 /** Events kept while the data channel is not open yet; the oldest go first past this. */
 const MAX_PENDING_EVENTS = 500;
@@ -65,9 +65,8 @@ export class WebRtcPeer {
   private readonly encoder = createVoiceEncoder();
   private readonly jitter = new JitterBuffer<Buffer>((payload) => this.decode(payload));
   private sequence = randomBytes(2).readUInt16BE();
-  private timestamp = randomBytes(4).readUInt32BE();
+  private readonly clock = new RtpClock(randomBytes(4).readUInt32BE());
   private readonly ssrc = randomBytes(4).readUInt32BE();
-  private lastSentAt = 0;
   private lastActivityAt = performance.now();
   private readonly timers: NodeJS.Timeout[] = [];
   private disconnectTimer: NodeJS.Timeout | null = null;
@@ -267,16 +266,10 @@ export class WebRtcPeer {
 
   private sendAudio(frame: Int16Array): void {
     if (this.state !== 'connected' || frame.length !== SAMPLES_PER_FRAME) return;
-    const now = performance.now();
-    // After a pause the timestamp jumps by the time that passed, so the receiver's jitter buffer
-    // keeps its timing; the marker bit says a talkspurt begins.
-    const resumed = this.lastSentAt === 0 || now - this.lastSentAt > 60;
-    if (resumed && this.lastSentAt !== 0) this.timestamp = (this.timestamp + Math.round((now - this.lastSentAt) * 48)) >>> 0;
-    else if (!resumed) this.timestamp = (this.timestamp + OPUS_CLOCK_PER_FRAME) >>> 0;
-    this.lastSentAt = now;
+    const { timestamp, marker } = this.clock.next(performance.now());
     this.sequence = (this.sequence + 1) & 0xffff;
     const payload = Buffer.from(this.encoder.encode(frame));
-    const header = new RtpHeader({ payloadType: this.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, ssrc: this.ssrc, marker: resumed });
+    const header = new RtpHeader({ payloadType: this.payloadType, sequenceNumber: this.sequence, timestamp, ssrc: this.ssrc, marker });
     this.outbound.writeRtp(new RtpPacket(header, payload));
   }
 
