@@ -26,3 +26,10 @@ export async function timeRuns(runs: number, fn: () => unknown, warmup = 3): Pro
 }
 
 export const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
+
+/** "p50 / p95 ms over n" of unsorted millisecond values, or "none" when there are none. */
+export function p50p95(values: number[]): string {
+  if (values.length === 0) return 'none';
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${percentile(sorted, 50).toFixed(0)} / ${percentile(sorted, 95).toFixed(0)} ms p50/p95 over ${sorted.length} turns`;
+}

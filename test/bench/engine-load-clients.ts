@@ -14,16 +14,26 @@ const question = await synthesizeSpeech('Is it something you can eat?');
 const cycle = padWithSilence(question, 200, 8000 - 200 - Math.round((question.length / 16000) * 1000));
 
 let framesReceived = 0;
+/** voice_to_voice_ms of the turns that ended in the measuring window (3 s after all connected). */
+const voiceToVoice: number[] = [];
+let windowFrom = Infinity;
 let opened = 0;
 let failures = 0;
 const stops: Array<() => void> = [];
+
+function noteMetrics(text: string): void {
+  if (performance.now() < windowFrom || !text.includes('"metrics"')) return;
+  const event = JSON.parse(text) as { type: string; voice_to_voice_ms?: number | null };
+  if (event.type === 'metrics' && typeof event.voice_to_voice_ms === 'number') voiceToVoice.push(event.voice_to_voice_ms);
+}
 
 await Promise.all(
   Array.from({ length: sessions }, (_, i) =>
     new Promise<void>((resolve) => {
       const socket = new WebSocket(`${wsBase}/ws?mode=flow&program_id=${flowId}&api_key=${apiKey}`);
-      socket.on('message', (_data, isBinary) => {
+      socket.on('message', (data, isBinary) => {
         if (isBinary) framesReceived++;
+        else noteMetrics(String(data));
       });
       socket.on('error', () => failures++);
       socket.on('open', () => {
@@ -52,7 +62,8 @@ await Promise.all(
 
 // Every caller is connected: the bench starts its warm-up from here, not from this process's start.
 process.stdout.write(`${JSON.stringify({ phase: 'connected', opened })}\n`);
+windowFrom = performance.now() + 3000;
 await new Promise((r) => setTimeout(r, seconds * 1000));
 for (const stop of stops) stop();
-process.stdout.write(`${JSON.stringify({ opened, failures, framesReceived })}\n`);
+process.stdout.write(`${JSON.stringify({ opened, failures, framesReceived, voiceToVoice })}\n`);
 process.exit(0);

@@ -7,12 +7,10 @@
 //    (p99 < 20 ms), its late output frames and underruns (none) and its CPU are watched. Fakes and
 //    callers run in child processes (at a lower priority: they stand in for other machines), so
 //    the server process's work is the server's alone.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { AudioOut } from '../../server/engine/audio-out.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { startVoiceRig } from '../support/voice-server.ts';
-import { percentile, type BenchRow } from './bench-kit.ts';
-import { lines, spawnTs, startLoadRig } from './load-rig.ts';
+import { p50p95, percentile, type BenchRow } from './bench-kit.ts';
+import { lines, measureStep, sessionsHeld, spawnTs, startLoadRig } from './load-rig.ts';
 
 async function serverMsPerTurn(): Promise<BenchRow[]> {
   const rig = await startVoiceRig({
@@ -52,51 +50,31 @@ async function serverMsPerTurn(): Promise<BenchRow[]> {
 async function concurrentSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> {
   const { server, apiKey, flowId, close } = await startLoadRig({ tts });
   const speech = tts === 'flite' ? 'flite TTS in the server process' : 'hosted-style TTS (fake OpenAI speech in the fakes process)';
-  const rows: BenchRow[] = [];
+  const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
   try {
-    const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
-    let held = 0;
-    let heldCores = 0;
-    for (const sessions of [5, 10, 15, 20, 25, 30, 40, 50, 60]) {
-      const lag = monitorEventLoopDelay({ resolution: 5 });
-      const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(sessions), String(seconds)]);
-      const out = lines(clients);
-      await out.next(); // every caller connected
-      // Measure once every caller is talking (the first 3 s are warm-up: greetings, first turns).
-      await new Promise((r) => setTimeout(r, 3000));
-      const lateBefore = AudioOut.lateFrames;
-      const underrunsBefore = AudioOut.underrunFrames;
-      const cpuBefore = process.cpuUsage();
-      const windowStart = performance.now();
-      lag.enable();
-      const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number };
-      lag.disable();
-      const cpu = process.cpuUsage(cpuBefore);
-      const cores = (cpu.user + cpu.system) / 1000 / (performance.now() - windowStart); // every thread of the server process
-      const late = AudioOut.lateFrames - lateBefore;
-      const underruns = AudioOut.underrunFrames - underrunsBefore;
-      const p99 = lag.percentile(99) / 1e6;
-      const ok = p99 < 20 && late === 0 && underruns === 0 && summary.failures === 0 && summary.opened === sessions;
-      rows.push({
-        name: `${sessions} real-time sessions, ${tts}`,
-        value: `lag p99 ${p99.toFixed(1)} ms, max ${(lag.max / 1e6).toFixed(1)} ms; ${late} late, ${underruns} underrun frames; ${(cores * 100).toFixed(0)} % CPU; ${summary.framesReceived} agent frames out${ok ? '' : ' ✗'}`,
-        how: `${seconds} s (measured from 3 s after all connected), callers streaming 100 ms chunks in real time, ${speech}; lag, late frames (sent after their play time), underruns (mid-reply audio not ready by then) and CPU (all threads, in cores) of the server process`,
-      });
-      await new Promise((r) => setTimeout(r, 1500)); // let the sessions end
-      if (!ok) break;
-      held = sessions;
-      heldCores = cores;
-    }
-    rows.push({
-      name: `sessions held, ${tts}`,
-      value: held === 0 ? '0' : `${held}, using ${(heldCores * 100).toFixed(0)} % of a core: ${(held / Math.max(heldCores, 1)).toFixed(0)} per core`,
-      target: '≥ 15 per core',
-      how: `largest count above with lag p99 < 20 ms, no late frames and no underruns; per core = held ÷ the larger of 1 and the cores the server process used; ${speech}`,
-    });
+    return await sessionsHeld(
+      `real-time sessions, ${tts}`,
+      [5, 10, 15, 20, 25, 30, 40, 50, 60],
+      async (sessions) => {
+        const result = await measureStep(async () => {
+          const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(sessions), String(seconds)]);
+          const out = lines(clients);
+          await out.next(); // every caller connected
+          // Measure once every caller is talking (the first 3 s are warm-up: greetings, first turns).
+          await new Promise((r) => setTimeout(r, 3000));
+          return async () => {
+            const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
+            return { healthy: summary.failures === 0 && summary.opened === sessions, extra: `${summary.framesReceived} agent frames out; voice-to-voice ${p50p95(summary.voiceToVoice)}` };
+          };
+        });
+        await new Promise((r) => setTimeout(r, 1500)); // let the sessions end
+        return result;
+      },
+      { step: `${seconds} s (measured from 3 s after all connected), callers streaming 100 ms chunks in real time, ${speech}`, held: speech },
+    );
   } finally {
     await close();
   }
-  return rows;
 }
 
 export async function run(): Promise<BenchRow[]> {

@@ -18,6 +18,9 @@ const packets: Buffer[] = [];
 for (let at = 0; at + FRAME <= cycle.length; at += FRAME) packets.push(Buffer.from(encoder.encode(cycle.subarray(at, at + FRAME))));
 
 let received = 0;
+/** voice_to_voice_ms of the turns that ended in the measuring window (3 s after all connected). */
+const voiceToVoice: number[] = [];
+let windowFrom = Infinity;
 const connectMs: number[] = [];
 const stops: Array<() => Promise<void>> = [];
 let failures = 0;
@@ -31,7 +34,13 @@ async function caller(index: number): Promise<void> {
   const track = new MediaStreamTrack({ kind: 'audio' });
   const transceiver = pc.addTransceiver(track, { direction: 'sendrecv' });
   transceiver.onTrack.subscribe((remote) => remote.onReceiveRtp.subscribe(() => received++));
-  pc.createDataChannel('events');
+  const events = pc.createDataChannel('events');
+  events.onMessage.subscribe((data) => {
+    const text = typeof data === 'string' ? data : data.toString('utf8');
+    if (performance.now() < windowFrom || !text.includes('"metrics"')) return;
+    const event = JSON.parse(text) as { type: string; voice_to_voice_ms?: number | null };
+    if (event.type === 'metrics' && typeof event.voice_to_voice_ms === 'number') voiceToVoice.push(event.voice_to_voice_ms);
+  });
   const started = performance.now();
   await pc.setLocalDescription(await pc.createOffer());
   const response = await fetch(`${httpBase}/offer?mode=flow&program_id=${flowId}`, {
@@ -67,7 +76,8 @@ async function caller(index: number): Promise<void> {
 
 await Promise.all(Array.from({ length: sessions }, (_, i) => caller(i).catch(() => failures++)));
 process.stdout.write(`${JSON.stringify({ phase: 'connected', connectMs })}\n`);
+windowFrom = performance.now() + 3000;
 await new Promise((r) => setTimeout(r, seconds * 1000));
 await Promise.all(stops.map((stop) => stop()));
-process.stdout.write(`${JSON.stringify({ phase: 'done', failures, received, connected: connectMs.length })}\n`);
+process.stdout.write(`${JSON.stringify({ phase: 'done', failures, received, connected: connectMs.length, voiceToVoice })}\n`);
 process.exit(0);
