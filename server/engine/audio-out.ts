@@ -183,7 +183,7 @@ export class AudioOut {
       if (!head) {
         if (this.speaking && !this.open) this.finish();
         // The reply goes on but its next sentence has not begun: a gap in synthesis, like a
-        // segment waiting for audio, so a frame it makes late is not counted as the process's.
+        // segment waiting for audio, so a frame it makes late counts as an underrun.
         else this.noteStarved();
         return;
       }
@@ -208,15 +208,13 @@ export class AudioOut {
       }
       // Late: the frame leaves after the moment it should be playing, so the caller heard a gap.
       const lateness = now - (this.burstStartedAt + this.framesInBurst * FRAME_MS);
-      if (lateness > 0) {
-        if (this.starved) underrunFrameCount++;
-        else lateFrameCount++;
-      }
       // A gap the caller heard (the next sentence's synthesis came too late, or a stall longer
       // than the lead) restarts the schedule, with a new lead, rather than bursting out the
       // backlog of "missed" frames. A shorter wait only eats into the lead: the frames held back
       // leave at once and the schedule, and what the caller has buffered, stay as they were.
       if (lateness > 0) {
+        if (this.starved) underrunFrameCount++;
+        else lateFrameCount++;
         this.burstStartedAt = now;
         this.framesInBurst = 0;
       }

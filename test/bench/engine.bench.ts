@@ -9,7 +9,7 @@
 //    the server process's work is the server's alone.
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { startVoiceRig } from '../support/voice-server.ts';
-import { p50p95, percentile, type BenchRow } from './bench-kit.ts';
+import { percentile, type BenchRow } from './bench-kit.ts';
 import { lines, measureStep, sessionsHeld, spawnTs, startLoadRig } from './load-rig.ts';
 
 async function serverMsPerTurn(): Promise<BenchRow[]> {
@@ -64,7 +64,7 @@ async function concurrentSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> 
           await new Promise((r) => setTimeout(r, 3000));
           return async () => {
             const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
-            return { healthy: summary.failures === 0 && summary.opened === sessions, extra: `${summary.framesReceived} agent frames out; voice-to-voice ${p50p95(summary.voiceToVoice)}` };
+            return { healthy: summary.failures === 0 && summary.opened === sessions, voiceToVoice: summary.voiceToVoice, extra: `${summary.framesReceived} agent frames out` };
           };
         });
         await new Promise((r) => setTimeout(r, 1500)); // let the sessions end

@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface, type Interface } from 'node:readline';
 import { AudioOut } from '../../server/engine/audio-out.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
-import type { BenchRow } from './bench-kit.ts';
+import { p50p95, percentile, type BenchRow } from './bench-kit.ts';
 
 export interface LoadRig {
   server: TestServer;
@@ -82,6 +82,8 @@ export interface StepResult {
   underruns: number;
   /** Cores the server process used (every thread), over the window. */
   cores: number;
+  /** voice_to_voice_ms of the callers' turns in the window. */
+  voiceToVoice: number[];
   /** What else the step wants printed (e.g. frames or packets the callers received). */
   extra: string;
 }
@@ -91,7 +93,7 @@ export interface StepResult {
  * event-loop delay, late and underrun frames, CPU. `drive` resolves when the window starts and
  * returns a promise of the callers' verdict at its end.
  */
-export async function measureStep(drive: () => Promise<() => Promise<{ healthy: boolean; extra: string }>>): Promise<StepResult> {
+export async function measureStep(drive: () => Promise<() => Promise<{ healthy: boolean; voiceToVoice: number[]; extra: string }>>): Promise<StepResult> {
   const windowEnd = await drive();
   const lag = monitorEventLoopDelay({ resolution: 5 });
   const lateBefore = AudioOut.lateFrames;
@@ -109,13 +111,16 @@ export async function measureStep(drive: () => Promise<() => Promise<{ healthy: 
     late: AudioOut.lateFrames - lateBefore,
     underruns: AudioOut.underrunFrames - underrunsBefore,
     cores: (cpu.user + cpu.system) / 1000 / (performance.now() - windowStart),
+    voiceToVoice: verdict.voiceToVoice,
     extra: verdict.extra,
   };
 }
 
 /**
  * Raises the number of sessions step by step until one fails: event-loop delay p99 ≥ 20 ms, a
- * late or underrun frame, or a caller that could not connect. Now and then this machine (a VM:
+ * late or underrun frame, a caller that could not connect, or replies that got slower (the
+ * callers' voice-to-voice p50 more than 20% above the first step's: frames can all be on time
+ * while synthesis queues up and every answer starts later). Now and then this machine (a VM:
  * /proc/stat counts steal time) stops the server for 40–140 ms at light load: a CPU profile over
  * such a pause shows the main thread idle with its 5 ms timer overdue, or no samples at all. So a
  * failed step is run once more; both results are printed, and the count is held only if the
@@ -130,14 +135,17 @@ export async function sessionsHeld(
   const rows: BenchRow[] = [];
   let held = 0;
   let heldCores = 0;
+  let baseline = NaN; // voice-to-voice p50 of the first step
   for (const sessions of steps) {
     let passed = false;
     for (let attempt = 1; attempt <= 2 && !passed; attempt++) {
       const r = await runStep(sessions);
-      passed = r.healthy && r.lagP99Ms < 20 && r.late === 0 && r.underruns === 0;
+      const v2v = r.voiceToVoice.length > 0 ? percentile([...r.voiceToVoice].sort((a, b) => a - b), 50) : NaN;
+      if (Number.isNaN(baseline)) baseline = v2v;
+      passed = r.healthy && r.lagP99Ms < 20 && r.late === 0 && r.underruns === 0 && v2v <= baseline * 1.2;
       rows.push({
         name: `${sessions} ${label}${attempt === 2 ? ' (repeat)' : ''}`,
-        value: `lag p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms; ${r.late} late, ${r.underruns} underrun frames; ${(r.cores * 100).toFixed(0)} % CPU; ${r.extra}${passed ? '' : ' ✗'}`,
+        value: `lag p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms; ${r.late} late, ${r.underruns} underrun frames; voice-to-voice ${p50p95(r.voiceToVoice)}; ${(r.cores * 100).toFixed(0)} % CPU; ${r.extra}${passed ? '' : ' ✗'}`,
         how: `${how.step}; late = sent after its play time, underrun = mid-reply audio not ready by then; CPU of every server thread, in cores`,
       });
       if (passed) heldCores = r.cores;
@@ -149,7 +157,7 @@ export async function sessionsHeld(
     name: `${label}: held`,
     value: held === 0 ? '0' : `${held}, using ${(heldCores * 100).toFixed(0)} % of a core: ${(held / Math.max(heldCores, 1)).toFixed(1)} per core`,
     target: '≥ 15 per core',
-    how: `largest count above with lag p99 < 20 ms, no late frames and no underruns; per core = held ÷ the larger of 1 and the cores the server process used; ${how.held}`,
+    how: `largest count above with lag p99 < 20 ms, no late frames, no underruns and voice-to-voice p50 within 20% of the first step's; per core = held ÷ the larger of 1 and the cores the server process used; ${how.held}`,
   });
   return rows;
 }

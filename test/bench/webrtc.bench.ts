@@ -7,7 +7,7 @@
 //   lag p99 < 20 ms, no late frames and no underruns (target ≥ 15 per core), once with flite
 //   synthesizing in the server process and once with a hosted-style TTS. Callers (werift peers
 //   streaming Opus speech in real time) and the provider fakes run in child processes.
-import { p50p95, percentile, type BenchRow } from './bench-kit.ts';
+import { percentile, type BenchRow } from './bench-kit.ts';
 import { lines, measureStep, sessionsHeld, spawnTs, startLoadRig } from './load-rig.ts';
 
 async function webrtcSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> {
@@ -28,7 +28,7 @@ async function webrtcSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> {
           await new Promise((r) => setTimeout(r, 3000)); // greetings, first turns
           return async () => {
             const done = JSON.parse(await out.next()) as { failures: number; received: number; connected: number; voiceToVoice: number[] };
-            return { healthy: done.failures === 0 && done.connected === sessions, extra: `${done.received} RTP packets to callers; voice-to-voice ${p50p95(done.voiceToVoice)}` };
+            return { healthy: done.failures === 0 && done.connected === sessions, voiceToVoice: done.voiceToVoice, extra: `${done.received} RTP packets to callers` };
           };
         });
         if (sessions === 5 && first.length === 0) {

@@ -22,6 +22,13 @@ function rig() {
       now += ms;
       out.tick();
     },
+    /** A reply of one sentence, all of it synthesized. */
+    speak(frames: number) {
+      out.beginReply();
+      const s = out.beginSegment('A long sentence.');
+      s.append(new Int16Array(FRAME_SAMPLES * frames));
+      s.complete();
+    },
   };
 }
 
@@ -31,10 +38,7 @@ describe('pacing the agent voice', () => {
   it('sends the first frames at once, up to the lead, then one per 20 ms, each 40 ms before it plays', () => {
     expect(OUTPUT_LEAD_MS).toBe(40);
     const r = rig();
-    r.out.beginReply();
-    const s = r.out.beginSegment('Hello there.');
-    s.append(sentence(6));
-    s.complete();
+    r.speak(6);
     r.advance(100);
     // Frame i plays at 20·i ms; it leaves 40 ms before that, or at once.
     expect(r.sent).toEqual([0, 0, 0, 20, 40, 60]);
@@ -78,10 +82,7 @@ describe('pacing the agent voice', () => {
   it('absorbs a stall shorter than the lead: nothing late, the held-back frames leave at once', () => {
     const r = rig();
     const before = AudioOut.lateFrames;
-    r.out.beginReply();
-    const s = r.out.beginSegment('A long sentence.');
-    s.append(sentence(10));
-    s.complete();
+    r.speak(10);
     r.advance(40); // frames 0–4 sent; the caller has audio until 100
     r.stall(50); // the event loop was blocked until 90
     r.advance(30);
@@ -93,10 +94,7 @@ describe('pacing the agent voice', () => {
   it('counts a frame that leaves after its play time as late, and starts a new lead from there', () => {
     const r = rig();
     const before = AudioOut.lateFrames;
-    r.out.beginReply();
-    const s = r.out.beginSegment('A long sentence.');
-    s.append(sentence(10));
-    s.complete();
+    r.speak(10);
     r.advance(40);
     r.stall(80); // blocked until 120: frame 5 should have played at 100
     expect(AudioOut.lateFrames - before).toBe(1);
