@@ -33,7 +33,7 @@ async function webrtcSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> {
         });
         if (sessions === 5 && first.length === 0) {
           first.push({ name: `offer → connected on loopback, ${tts}`, value: `${percentile(connectMs, 50).toFixed(0)} ms p50, ${connectMs.at(-1)!.toFixed(0)} ms max`, how: `${connectMs.length} werift peers connecting at once to an idle server, POST /offer to connectionState connected, client side` });
-          first.push({ name: `server CPU per WebRTC session, ${tts}`, value: `${((result.cores / sessions) * 100).toFixed(1)} % of a core`, how: `process.cpuUsage of the server process over ${seconds} s with 5 callers talking, ÷ 5 (Opus, SRTP, VAD, engine${tts === 'flite' ? ", flite's worker thread" : ''})` });
+          first.push({ name: `server CPU per WebRTC session, ${tts}`, value: `${((result.cores / sessions) * 100).toFixed(1)} % of a core`, how: `process.cpuUsage of the server process over the last ${seconds - 3} s of 5 callers talking, ÷ 5 (Opus, SRTP, VAD, engine${tts === 'flite' ? ", flite's worker thread" : ''})` });
         }
         await new Promise((r) => setTimeout(r, 2000)); // let the peers close
         return result;
