@@ -1,29 +1,20 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
-import { startStudioRig, type StudioRig } from './studio.ts';
-import { startScreensServer } from './studio-screens-server.ts';
+import { studioSuite } from './studio-screens-server.ts';
 
 // The studio inside the desktop app, with the preload's bridge stood in for by a script (there
 // is no Electron binary here): it signs in to the local account without the form, the native
 // menu's "New flow…" and "Open YAML…" reach the flows screen from anywhere, and files are opened
 // and saved through the bridge instead of the browser's file input and downloads.
 describe('the studio in the desktop app', () => {
-  let rig: StudioRig;
-
-  beforeAll(async () => {
-    rig = await startStudioRig({ server: await startScreensServer() });
-  }, 60_000);
-  afterAll(async () => {
-    await rig?.close();
-    await rig?.server.close();
-  });
+  const rig = studioSuite();
 
   /** A page whose window.voxflowDesktop behaves like the preload's, recording what it is asked. */
   async function desktopPage(path: string, file: { name: string; text: string } | null): Promise<Page> {
-    const page = await rig.chromium.newPage();
+    const page = await rig().chromium.newPage();
     // A script as text: a function would be serialized with the test transpiler's helpers in it.
-    const bridge = { token: rig.account.jwt, email: rig.account.email, file };
+    const bridge = { token: rig().account.jwt, email: rig().account.email, file };
     await page.addInitScript(`(() => {
       const { token, email, file } = ${JSON.stringify(bridge)};
       const listeners = new Set();
@@ -37,7 +28,7 @@ describe('the studio in the desktop app', () => {
         onMenuCommand: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
       };
     })();`);
-    await page.goto(rig.server.url + path);
+    await page.goto(rig().server.url + path);
     return page;
   }
   const calls = (page: Page) => page.evaluate(() => (globalThis as any).desktopCalls as unknown[][]);
@@ -47,7 +38,7 @@ describe('the studio in the desktop app', () => {
     await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
     expect(await calls(page)).toContainEqual(['localSignIn']);
     const nav = page.getByRole('navigation', { name: 'Studio' });
-    expect(await nav.innerText()).toContain(rig.account.email);
+    expect(await nav.innerText()).toContain(rig().account.email);
     expect(await nav.innerText()).toContain('Local account');
     expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     await page.close();

@@ -5,34 +5,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
 import { screenshot, tempDir } from './browser.ts';
-import { startStudioRig, type StudioRig } from './studio.ts';
-import { startScreensServer } from './studio-screens-server.ts';
+import { studioSuite } from './studio-screens-server.ts';
 
 // Importing YAML files on the flows screen: checked in the page with the server's validator
 // before anything is uploaded, so a broken file shows its problems by line and never reaches
 // the account.
 describe('importing a flow from a YAML file', () => {
-  let rig: StudioRig;
+  const rig = studioSuite();
   let dir: Awaited<ReturnType<typeof tempDir>>;
 
   beforeAll(async () => {
     dir = await tempDir();
-    rig = await startStudioRig({ server: await startScreensServer() });
-  }, 60_000);
+  });
   afterAll(async () => {
-    await rig?.close();
-    await rig?.server.close();
     await dir?.remove();
   });
 
-  const flows = async () => (await rig.server.request('GET', '/v1/flows', { jwt: rig.account.jwt })).body as Array<{ id: string; name: string }>;
+  const flows = async () => (await rig().server.request('GET', '/v1/flows', { jwt: rig().account.jwt })).body as Array<{ id: string; name: string }>;
   async function fileWith(name: string, text: string): Promise<string> {
     const path = join(dir.path, name);
     await writeFile(path, text);
     return path;
   }
   async function openFlows(): Promise<Page> {
-    const page = await rig.open('/');
+    const page = await rig().open('/');
     await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
     return page;
   }
@@ -52,7 +48,7 @@ describe('importing a flow from a YAML file', () => {
     await page.getByRole('status').filter({ hasText: 'Imported “Order status”.' }).waitFor();
     await page.getByRole('table', { name: 'Flows' }).getByRole('link', { name: 'Order status', exact: true }).waitFor();
     const stored = (await flows()).find((f) => f.name === 'Order status')!;
-    const record = await rig.server.request('GET', `/v1/flows/${stored.id}`, { jwt: rig.account.jwt });
+    const record = await rig().server.request('GET', `/v1/flows/${stored.id}`, { jwt: rig().account.jwt });
     expect(record.body.yaml_content).toBe(yaml);
     await page.close();
   });

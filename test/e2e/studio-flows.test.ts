@@ -1,27 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML, createFlow } from '../support/server.ts';
 import { screenshot } from './browser.ts';
-import { startStudioRig, type StudioRig } from './studio.ts';
-import { startScreensServer } from './studio-screens-server.ts';
+import { studioSuite } from './studio-screens-server.ts';
 
 // The flows screen as a designer uses it, in Chromium at 1280×800 against the real server. The
 // tests run in order on one account: it starts with no flows.
 describe('the studio flows screen', () => {
-  let rig: StudioRig;
+  const rig = studioSuite();
 
-  beforeAll(async () => {
-    rig = await startStudioRig({ server: await startScreensServer() });
-  }, 60_000);
-  afterAll(async () => {
-    await rig?.close();
-    await rig?.server.close();
-  });
-
-  const open = (path = '/') => rig.open(path);
-  const api = (method: string, path: string, body?: unknown) => rig.server.request(method, path, { jwt: rig.account.jwt, body });
+  const open = (path = '/') => rig().open(path);
+  const api = (method: string, path: string, body?: unknown) => rig().server.request(method, path, { jwt: rig().account.jwt, body });
   const scrollWidth = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth');
   const flowLink = (page: Page, name: string) => page.getByRole('table', { name: 'Flows' }).getByRole('link', { name, exact: true });
 
@@ -63,7 +54,7 @@ describe('the studio flows screen', () => {
     const stored = await api('GET', `/v1/flows/${flowId}`);
     expect(stored.body).toMatchObject({ name: 'Ten questions', yaml_content: GUESSING_GAME_YAML });
 
-    await page.goto(rig.server.url + '/');
+    await page.goto(rig().server.url + '/');
     await flowLink(page, 'Ten questions').waitFor();
     await flowLink(page, 'Ten questions').click();
     await page.waitForURL(`**/flow-editor?flow=${flowId}`);
@@ -155,7 +146,7 @@ describe('the studio flows screen', () => {
 
   it('keeps a long list with very long names inside 1280 px, with a filter', { timeout: 40_000 }, async () => {
     const names = ['Order status', 'Appointment booking', 'Restaurant reservations', 'Insurance claim intake', 'Pizza order with upsell', 'After-hours triage', 'Customer survey', 'L'.repeat(200)];
-    for (const name of names) await createFlow(rig.server, rig.account.apiKey, name, GUESSING_GAME_YAML);
+    for (const name of names) await createFlow(rig().server, rig().account.apiKey, name, GUESSING_GAME_YAML);
     const page = await open('/');
     await flowLink(page, 'Order status').waitFor();
     expect(await scrollWidth(page)).toBeLessThanOrEqual(1280);
@@ -193,7 +184,7 @@ describe('the studio flows screen', () => {
     expect(order).toEqual([...order].sort((a, b) => a - b));
 
     // The skip link lands on the screen's title, past the navigation.
-    await page.goto(rig.server.url + '/');
+    await page.goto(rig().server.url + '/');
     await flowLink(page, 'Order status').waitFor();
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');

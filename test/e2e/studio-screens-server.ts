@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConfigInput } from '../../server/config.ts';
+import { afterAll, beforeAll } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { startStudioRig, type StudioRig } from './studio.ts';
 
 const BUILD_DIR = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
 
@@ -37,4 +39,20 @@ export async function startScreensServer(overrides: ConfigInput = {}): Promise<T
       await rm(studioDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The usual suite setup: Chromium and a screens server started once for the describe block and
+ * closed after it. Call inside describe(); the returned function gives the rig in tests.
+ */
+export function studioSuite(): () => StudioRig {
+  let rig: StudioRig | undefined;
+  beforeAll(async () => {
+    rig = await startStudioRig({ server: await startScreensServer() });
+  }, 60_000);
+  afterAll(async () => {
+    await rig?.close();
+    await rig?.server.close();
+  });
+  return () => rig!;
 }

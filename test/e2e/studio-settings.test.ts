@@ -1,33 +1,24 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { screenshot } from './browser.ts';
-import { startStudioRig, type StudioRig } from './studio.ts';
-import { startScreensServer } from './studio-screens-server.ts';
+import { studioSuite } from './studio-screens-server.ts';
 
 // The settings screen against the real server: what it shows must be what the API does — a key
 // created here works with X-Service-Key and stops working when revoked; a provider key typed
 // here is stored and never comes back in full.
 describe('the studio settings screen', () => {
-  let rig: StudioRig;
-
-  beforeAll(async () => {
-    rig = await startStudioRig({ server: await startScreensServer() });
-  }, 60_000);
-  afterAll(async () => {
-    await rig?.close();
-    await rig?.server.close();
-  });
+  const rig = studioSuite();
 
   async function openSettings(): Promise<Page> {
-    const page = await rig.open('/settings');
+    const page = await rig().open('/settings');
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
     return page;
   }
-  const flowsWithKey = async (key: string) => (await fetch(`${rig.server.url}/v1/flows`, { headers: { 'X-Service-Key': key } })).status;
+  const flowsWithKey = async (key: string) => (await fetch(`${rig().server.url}/v1/flows`, { headers: { 'X-Service-Key': key } })).status;
 
   it('creates an API key shown once with a copy button, lists only its prefix, and the key works', { timeout: 40_000 }, async () => {
     const page = await openSettings();
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rig.server.url });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rig().server.url });
     const section = page.getByRole('region', { name: 'API keys' });
     await section.getByLabel('Label').fill('backend');
     await section.getByRole('button', { name: 'Create key' }).click();
@@ -57,7 +48,7 @@ describe('the studio settings screen', () => {
   });
 
   it('revokes a key only after confirmation, and the key stops working at once', { timeout: 40_000 }, async () => {
-    const created = await rig.server.request('POST', '/auth/api-keys?label=staging', { jwt: rig.account.jwt });
+    const created = await rig().server.request('POST', '/auth/api-keys?label=staging', { jwt: rig().account.jwt });
     const key: string = created.body.key;
     expect(await flowsWithKey(key)).toBe(200);
 
@@ -87,7 +78,7 @@ describe('the studio settings screen', () => {
     await page.getByRole('status').filter({ hasText: 'Language model: saved.' }).waitFor();
 
     const masked = await llm.getByTestId('masked-llm').innerText();
-    const stored = await rig.server.request('GET', '/v1/providers', { jwt: rig.account.jwt });
+    const stored = await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt });
     expect(masked).toBe(stored.body.llm_api_key);
     expect(masked).toBe('sk-…2c4e');
     expect(await llm.getByLabel('Replace the key').inputValue()).toBe('');
@@ -102,7 +93,7 @@ describe('the studio settings screen', () => {
     await page.getByRole('dialog', { name: 'Clear your language model key?' }).getByRole('button', { name: 'Clear key' }).click();
     await page.getByRole('status').filter({ hasText: 'Language model: key cleared.' }).waitFor();
     expect(await llm.getByTestId('masked-llm').count()).toBe(0);
-    expect((await rig.server.request('GET', '/v1/providers', { jwt: rig.account.jwt })).body.llm_api_key).toBeNull();
+    expect((await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt })).body.llm_api_key).toBeNull();
     await page.close();
   });
 
@@ -113,12 +104,12 @@ describe('the studio settings screen', () => {
     await stt.getByRole('button', { name: 'Save' }).click();
     await stt.getByRole('alert').filter({ hasText: 'An API key is at least 8 characters.' }).waitFor();
     expect(await stt.getByLabel('API key').inputValue()).toBe('');
-    expect((await rig.server.request('GET', '/v1/providers', { jwt: rig.account.jwt })).body.stt_api_key).toBeNull();
+    expect((await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt })).body.stt_api_key).toBeNull();
     await page.close();
   });
 
   it('shows the credits the API reports', { timeout: 30_000 }, async () => {
-    const balance = (await rig.server.request('GET', '/v1/credits/balance', { jwt: rig.account.jwt })).body;
+    const balance = (await rig().server.request('GET', '/v1/credits/balance', { jwt: rig().account.jwt })).body;
     const page = await openSettings();
     const credits = page.getByRole('region', { name: 'Credits' });
     await credits.getByTestId('credit-balance').waitFor();
@@ -131,18 +122,18 @@ describe('the studio settings screen', () => {
   it("explains how to run the server headless, with this server's URL and endpoints", { timeout: 30_000 }, async () => {
     const page = await openSettings();
     const headless = page.getByRole('region', { name: 'Run this server headless' });
-    expect(await headless.getByTestId('server-url').innerText()).toBe(rig.server.url);
+    expect(await headless.getByTestId('server-url').innerText()).toBe(rig().server.url);
     await headless.getByText('Healthy').waitFor();
     const text = await headless.innerText();
-    const port = new URL(rig.server.url).port;
+    const port = new URL(rig().server.url).port;
     expect(text).toContain('npm install && npm run serve');
     expect(text).toContain(`npm run serve -- --host 127.0.0.1 --port ${port}`);
     for (const flag of ['--host', '--port', '--data-dir', '--public-url', 'VOXFLOW_HOST', 'VOXFLOW_PORT', 'VOXFLOW_DATA_DIR', 'VOXFLOW_PUBLIC_URL']) expect(text).toContain(flag);
-    expect(text).toContain(`${rig.server.url}/offer`);
-    expect(text).toContain(`${rig.server.url.replace('http:', 'ws:')}/v1/ws/<session_token>`);
-    expect(await headless.getByRole('link', { name: `${rig.server.url}/test` }).getAttribute('href')).toBe(`${rig.server.url}/test`);
+    expect(text).toContain(`${rig().server.url}/offer`);
+    expect(text).toContain(`${rig().server.url.replace('http:', 'ws:')}/v1/ws/<session_token>`);
+    expect(await headless.getByRole('link', { name: `${rig().server.url}/test` }).getAttribute('href')).toBe(`${rig().server.url}/test`);
     // What GET /capabilities says this server offers.
-    const capabilities = (await rig.server.request('GET', '/capabilities')).body;
+    const capabilities = (await rig().server.request('GET', '/capabilities')).body;
     const offered = headless.getByTestId('capabilities');
     await offered.waitFor();
     expect(await offered.innerText()).toMatch(new RegExp(`Text to speech\\s+${capabilities.tts.provider}`));

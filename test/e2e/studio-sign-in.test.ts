@@ -1,25 +1,16 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { screenshot } from './browser.ts';
-import { startStudioRig, type StudioRig } from './studio.ts';
-import { startScreensServer } from './studio-screens-server.ts';
+import { studioSuite } from './studio-screens-server.ts';
 
 // Signing up and in through the studio's form, as a person in a browser does (the desktop app
 // signs in without it: studio-flows-desktop-menu.test.ts).
 describe('signing in to the studio', () => {
-  let rig: StudioRig;
-
-  beforeAll(async () => {
-    rig = await startStudioRig({ server: await startScreensServer() });
-  }, 60_000);
-  afterAll(async () => {
-    await rig?.close();
-    await rig?.server.close();
-  });
+  const rig = studioSuite();
 
   async function signedOutPage(path = '/'): Promise<Page> {
-    const page = await rig.chromium.newPage();
-    await page.goto(rig.server.url + path);
+    const page = await rig().chromium.newPage();
+    await page.goto(rig().server.url + path);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     return page;
   }
@@ -41,7 +32,7 @@ describe('signing in to the studio', () => {
     expect(new URL(page.url()).pathname).toBe('/');
     expect(await page.getByRole('navigation', { name: 'Studio' }).innerText()).toContain(email);
     // The new account is real: it can sign in over the API with the same password.
-    const login = await rig.server.request('POST', '/auth/login', { body: { email, password: 'a long enough password' } });
+    const login = await rig().server.request('POST', '/auth/login', { body: { email, password: 'a long enough password' } });
     expect(login.status).toBe(200);
     await page.close();
   });
@@ -49,41 +40,41 @@ describe('signing in to the studio', () => {
   it('offers to sign in instead when the email has an account already', { timeout: 30_000 }, async () => {
     const page = await signedOutPage('/');
     await page.getByRole('button', { name: 'Create one' }).click();
-    await page.getByLabel('Email').fill(rig.account.email);
+    await page.getByLabel('Email').fill(rig().account.email);
     await password(page).fill('another long password');
     await page.getByRole('button', { name: 'Create account' }).click();
     const alert = page.getByRole('alert');
     await alert.filter({ hasText: 'An account with this email exists already.' }).waitFor();
     await alert.getByRole('button', { name: 'Sign in instead' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    expect(await page.getByLabel('Email').inputValue()).toBe(rig.account.email);
+    expect(await page.getByLabel('Email').inputValue()).toBe(rig().account.email);
     await page.close();
   });
 
   it('says a wrong password is wrong, keeps the email, and clears the password for another try', { timeout: 30_000 }, async () => {
     const page = await signedOutPage('/sign-in');
-    await page.getByLabel('Email').fill(rig.account.email);
+    await page.getByLabel('Email').fill(rig().account.email);
     await password(page).fill('not the password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'The email or password is wrong.' }).waitFor();
-    expect(await page.getByLabel('Email').inputValue()).toBe(rig.account.email);
+    expect(await page.getByLabel('Email').inputValue()).toBe(rig().account.email);
     expect(await password(page).inputValue()).toBe('');
     expect(await page.evaluate('document.activeElement?.id')).toBe('sign-in-password');
     expect(await page.evaluate("sessionStorage.getItem('voxflow.access_token')")).toBeNull();
 
-    await password(page).fill(rig.account.password);
+    await password(page).fill(rig().account.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
     // From /sign-in, signing in lands on the flows at /.
-    await page.waitForURL(rig.server.url + '/');
+    await page.waitForURL(rig().server.url + '/');
     expect(await page.title()).toBe('Flows · Voxflow Studio');
     await page.close();
   });
 
   it('keeps a deep link: signing in on /settings shows the settings', { timeout: 30_000 }, async () => {
     const page = await signedOutPage('/settings');
-    await page.getByLabel('Email').fill(rig.account.email);
-    await password(page).fill(rig.account.password);
+    await page.getByLabel('Email').fill(rig().account.email);
+    await password(page).fill(rig().account.password);
     await password(page).press('Enter');
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/settings');
@@ -91,7 +82,7 @@ describe('signing in to the studio', () => {
   });
 
   it('signs out back to the form, and a reload stays signed out', { timeout: 30_000 }, async () => {
-    const page = await rig.open('/sessions');
+    const page = await rig().open('/sessions');
     await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
