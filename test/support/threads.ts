@@ -3,6 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ThreadInfo {
   tid: number;
+  /** The kernel's name for it (Node 20 names worker threads and V8's helpers alike "node"). */
+  name: string;
   nice: number;
   /** CPU time run so far, in ms (schedstat: exact, not tick-rounded). */
   cpuMs: number;
@@ -15,7 +17,7 @@ export function threads(): ThreadInfo[] {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const cpuNs = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      list.push({ tid: Number(tid), nice: Number(fields[16]), cpuMs: cpuNs / 1e6 });
+      list.push({ tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(fields[16]), cpuMs: cpuNs / 1e6 });
     } catch {
       // the thread ended meanwhile
     }
