@@ -8,6 +8,9 @@
 // land before or after a call, never half-way (the anchors' most common bug).
 import { FlowRuntime, type ToolCallOutcome } from '../flow/runtime.ts';
 import type { FlowDocument } from '../flow/types.ts';
+import { parseClientMessage, type ClientMessage } from '../protocol/client-messages.ts';
+import type { ServerEvent, ToolCallSource } from '../protocol/events.ts';
+import { sessionError, type SessionErrorCode } from '../protocol/session-errors.ts';
 import { isAbortError } from '../providers/retry.ts';
 import {
   ENGINE_SAMPLE_RATE,
@@ -20,7 +23,6 @@ import {
   type TranscriptionStream,
 } from '../providers/types.ts';
 import { AudioOut, type AudioClock, type SegmentWriter, type SpokenSentence } from './audio-out.ts';
-import { parseClientMessage, type ClientMessage, type ServerEvent } from './events.ts';
 import type { SessionHooks } from './hooks.ts';
 import type { SessionMeter } from './metering.ts';
 import { SentenceSplitter } from './sentence-splitter.ts';
@@ -92,7 +94,7 @@ export class VoiceSession {
   private startedAt = 0;
   private ended = false;
   private endPromise: Promise<void> | null = null;
-  private warned = new Set<string>();
+  private warned = new Set<SessionErrorCode>();
   private simulatedCalls = 0;
   private readonly lifetime = new AbortController();
 
@@ -115,7 +117,7 @@ export class VoiceSession {
           onSpeechStarted: (preRoll) => this.onSpeechStarted(preRoll),
           onSpeech: (pcm) => this.stt?.write(pcm),
           onTurnEnded: (lastVoicedAt) => void this.onTurnEnded(lastVoicedAt),
-          onError: (error) => this.warnOnce('vad_failed', `voice activity detection failed: ${String(error)}`),
+          onError: (error) => this.warnOnce('vad_failed', `Voice activity detection failed: ${String(error)}`),
         })
       : null;
   }
@@ -139,12 +141,7 @@ export class VoiceSession {
     if (this.ended) return;
     if (this.runtime) this.sendFlowState();
     if (!this.setup.providers.llm) {
-      this.send({
-        type: 'error',
-        code: 'llm_unavailable',
-        message: 'No language model is configured, so the agent cannot speak or answer; simulate_tool still drives the flow.',
-        fatal: false,
-      });
+      this.send(sessionError('llm_unavailable'));
       return;
     }
     void this.runAgentTurn(null, new TurnTiming(++this.turnCount, 'greeting'));
@@ -154,7 +151,7 @@ export class VoiceSession {
   pushAudio(pcm: Int16Array): void {
     if (this.ended) return;
     if (!this.input) {
-      this.warnOnce('vad_unavailable', 'Voice activity detection is not available on this server; send typed turns instead.');
+      this.warnOnce('vad_unavailable');
       return;
     }
     this.input.push(pcm);
@@ -165,7 +162,7 @@ export class VoiceSession {
     if (this.ended) return;
     const parsed = parseClientMessage(text);
     if (!parsed.ok) {
-      this.send({ type: 'error', code: parsed.code, message: parsed.message, fatal: false });
+      this.send(sessionError(parsed.code, parsed.message));
       return;
     }
     this.handleMessage(parsed.message);
@@ -224,7 +221,7 @@ export class VoiceSession {
     timing.userTurnEnded(lastVoicedAt);
     this.send({ type: 'user_stopped_speaking' });
     if (!this.stt) {
-      this.send({ type: 'error', code: 'stt_unavailable', message: 'No speech-to-text provider is configured; send typed turns ({"type":"text"}) instead.', fatal: false });
+      this.send(sessionError('stt_unavailable'));
       return;
     }
     let text: string;
@@ -252,7 +249,7 @@ export class VoiceSession {
     const llm = this.setup.providers.llm;
     if (this.ended) return;
     if (!llm) {
-      if (userText !== null) this.warnOnce('llm_unavailable', 'No language model is configured, so the agent cannot answer; simulate_tool still drives the flow.');
+      if (userText !== null) this.warnOnce('llm_unavailable');
       return;
     }
     const turn: Turn = { controller: new AbortController(), timing, assistantMessages: [] };
@@ -307,7 +304,7 @@ export class VoiceSession {
     }
   }
 
-  private applyToolCall(call: ChatToolCall, source: 'model' | 'simulator', speech: SpeechQueue | null): ToolCallOutcome {
+  private applyToolCall(call: ChatToolCall, source: ToolCallSource, speech: SpeechQueue | null): ToolCallOutcome {
     const runtime = this.runtime;
     let outcome: ToolCallOutcome;
     if (runtime) {
@@ -347,11 +344,11 @@ export class VoiceSession {
 
   private simulateTool(name: string, args: Record<string, unknown>): void {
     if (!this.setup.allowSimulator) {
-      this.send({ type: 'error', code: 'forbidden', message: "simulate_tool is only for the account owner's studio sessions (signed in with a JWT).", fatal: false });
+      this.send(sessionError('forbidden'));
       return;
     }
     if (!this.runtime) {
-      this.send({ type: 'error', code: 'no_flow', message: 'simulate_tool needs a flow session; this is an assistant session.', fatal: false });
+      this.send(sessionError('no_flow'));
       return;
     }
     this.interrupt();
@@ -424,12 +421,12 @@ export class VoiceSession {
     if (timing.claimReport()) this.send({ type: 'metrics', ...timing.metrics() });
   }
 
-  private providerFailed(code: string, error: unknown, speakFallback = true): void {
+  private providerFailed(code: 'stt_failed' | 'llm_failed' | 'tts_failed', error: unknown, speakFallback = true): void {
     if (this.ended) return;
     const provider = error instanceof ProviderError ? error.provider : 'provider';
     const message = error instanceof ProviderError ? error.message : `${provider} failed`;
     this.setup.log.warn({ err: error, session: this.id, code }, 'provider failure in session');
-    this.send({ type: 'error', code, message, fatal: false });
+    this.send(sessionError(code, message));
     if (!speakFallback) return;
     const speech = new SpeechQueue(this.setup.providers.tts, this.audioOut, this.lifetime.signal, null, () => undefined);
     this.audioOut.beginReply();
@@ -439,10 +436,15 @@ export class VoiceSession {
     });
   }
 
-  private warnOnce(code: string, message: string): void {
+  private warnOnce(code: SessionErrorCode, message?: string): void {
     if (this.warned.has(code)) return;
     this.warned.add(code);
-    this.send({ type: 'error', code, message, fatal: false });
+    this.send(sessionError(code, message));
+  }
+
+  /** A frame the transport could not take (e.g. odd-length audio): the client is told, the session goes on. */
+  rejectFrame(code: 'malformed_audio', message?: string): void {
+    if (!this.ended) this.send(sessionError(code, message));
   }
 
   private send(event: ServerEvent): void {

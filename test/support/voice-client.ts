@@ -2,7 +2,7 @@
 // chunks paced in real time (or faster), sends control messages, and records every event and
 // every agent audio frame it receives, so tests can assert what a user would notice.
 import WebSocket from 'ws';
-import type { ServerEvent, ServerEventType } from '../../server/engine/events.ts';
+import type { ServerEvent, ServerEventType } from '../../server/protocol/events.ts';
 import { padWithSilence, synthesizeSpeech } from './speech.ts';
 
 export type AnyEvent = ServerEvent & Record<string, any>;

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { Decoder, Encoder } from '@evan/opus';
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
-import type { ServerEvent } from '../../engine/events.ts';
+import type { ServerEvent } from '../../protocol/events.ts';
 import type { SessionOutput, VoiceSession } from '../../engine/session.ts';
 import type { IceServer } from './ice-servers.ts';
 import { JitterBuffer } from './jitter-buffer.ts';

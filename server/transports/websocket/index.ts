@@ -86,7 +86,7 @@ function attach(app: FastifyInstance, socket: WebSocket, request: FastifyRequest
       return;
     }
     if (bytes.length % 2 !== 0) {
-      socket.send(JSON.stringify({ type: 'error', code: 'malformed_audio', message: 'binary frames are PCM16: a whole number of 2-byte samples', fatal: false }));
+      session.rejectFrame('malformed_audio');
       return;
     }
     // Copy into an aligned buffer: a Buffer slice may start at an odd offset.

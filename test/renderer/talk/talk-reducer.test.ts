@@ -2,7 +2,7 @@
 // them (server/engine/session.ts): a tool call's `tool_call` comes before the `flow_state` of the
 // state it moved to, a barge-in sends `interrupted` and then the agent's words as heard.
 import { describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../../server/engine/events.ts';
+import type { ServerEvent } from '../../../server/protocol/events.ts';
 import {
   describeEndReason,
   initialTalkView,

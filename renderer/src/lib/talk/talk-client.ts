@@ -4,7 +4,8 @@
 //   program_id=<flow> with the JWT → answer; our ICE candidates follow with PATCH /offer/<pc_id>.
 // Server events arrive as JSON on the data channel; client messages go back on it. No Svelte
 // here: the panel listens to typed events and folds them with talk-reducer.
-import type { ClientMessage, ServerEvent } from '../../../../server/engine/events.ts';
+import type { ClientMessage } from '../../../../server/protocol/client-messages.ts';
+import type { ServerEvent } from '../../../../server/protocol/events.ts';
 
 export interface TalkClientEvents {
   /** The connection's health once it is up: a network blip shows as reconnecting. */

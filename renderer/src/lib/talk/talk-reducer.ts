@@ -3,7 +3,7 @@
 // and immutable — every action returns a new view, and parts that did not change keep their
 // identity — so scripted event sequences can be replayed in tests and the panel can tell the
 // graph about overlay changes by comparing one reference.
-import type { ServerEvent, TurnMetrics } from '../../../../server/engine/events.ts';
+import type { ServerEvent, TurnMetrics } from '../../../../server/protocol/events.ts';
 import type { VariableValue } from '../../../../server/flow/template.ts';
 import type { TalkOverlay } from '../talk-overlay.ts';
 

@@ -1,0 +1,52 @@
+// Server-to-client events of a voice session (DESIGN §4): the same JSON on WebSocket text frames
+// and on the WebRTC data channel. One discriminated union, shared with the studio (pure: no Node
+// imports), so a new event or field is a type error wherever it is not handled.
+import type { VariableValue } from '../flow/template.ts';
+import type { SessionErrorCode } from './session-errors.ts';
+
+export interface TurnMetrics {
+  turn: number;
+  endpointing_ms: number | null;
+  stt_ms: number | null;
+  llm_ttft_ms: number | null;
+  tts_ttfb_ms: number | null;
+  voice_to_voice_ms: number | null;
+  server_ms: number | null;
+}
+
+export type ToolCallSource = 'model' | 'simulator';
+
+export type ServerEvent =
+  | { type: 'session_started'; session_id: string; mode: 'assistant' | 'flow'; flow_id: string | null; sample_rate: number }
+  | { type: 'flow_state'; state: string; prompt: string; artifact_type: string; variables: Record<string, VariableValue>; tools: string[] }
+  | { type: 'artifact'; state: string; artifact_type: string; prompt: string }
+  | { type: 'user_started_speaking' }
+  | { type: 'user_stopped_speaking' }
+  | { type: 'transcript'; role: 'user' | 'agent'; text: string; final: boolean; interrupted?: boolean }
+  | {
+      type: 'tool_call';
+      name: string;
+      arguments: unknown;
+      status: 'accepted' | 'rejected';
+      reason: string | null;
+      from_state: string;
+      to_state: string;
+      /** Who made the call: the model, or the designer through simulate_tool. */
+      source: ToolCallSource;
+    }
+  | { type: 'agent_started_speaking' }
+  | { type: 'agent_stopped_speaking' }
+  | { type: 'interrupted' }
+  | ({ type: 'metrics' } & TurnMetrics)
+  | { type: 'error'; code: SessionErrorCode; message: string; fatal: boolean }
+  | { type: 'credits_exhausted'; balance_usd_cents: number }
+  | { type: 'session_ended'; reason: string; duration_secs: number; credits_charged_usd_cents: number }
+  | { type: 'pong' };
+
+export type ServerEventType = ServerEvent['type'];
+
+export type ServerEventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;
+
+export function isServerEvent<T extends ServerEventType>(event: ServerEvent, type: T): event is ServerEventOf<T> {
+  return event.type === type;
+}
