@@ -22,10 +22,9 @@ import { PasswordHasher } from './security/passwords.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { openStore } from './store/store.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
-import { createVadUserInput } from './engine/user-input.ts';
+import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
 import { VoiceEngine } from './engine/voice-engine.ts';
-import { createProviderRegistry } from './providers/registry.ts';
-import { createSileroVad } from './providers/turn/silero.ts';
+import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
 import { websocketTransport } from './transports/websocket/index.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
@@ -42,28 +41,23 @@ export interface BuildOptions {
   webrtc?: WebRtcOptions;
   /** The built studio's folder; found next to the server when unset, null to serve none. */
   studioDir?: string | null;
+  /** How callers are heard (Silero by default); tests that carry no audio inject a lighter one. */
+  voiceInput?: VoiceInputFactory;
+  /** Start the embedded voice and the configured vendors' SDKs once listening (default true). */
+  warmUpVoice?: boolean;
 }
 
 /**
- * Silero VAD, loaded in the background so the server listens at once; a session that starts
+ * The voice input, loaded in the background so the server listens at once; a session that starts
  * before it is ready waits for it. Without it the server still runs: audio then gets a clear
  * error, and typed turns and the simulator still work.
  */
-function loadVoiceInput(app: FastifyInstance) {
-  const vad = createSileroVad();
-  const state = { failed: false, ready: false };
-  // The model loads on its own worker thread, but it takes a few hundred ms of CPU: after
-  // listening, so it does not delay start-up.
+function loadVoiceInput(app: FastifyInstance, factory: VoiceInputFactory): VoiceInput {
+  const input = factory();
   afterListening(app, () =>
-    vad.load().then(
-      () => (state.ready = true),
-      (error: unknown) => {
-        state.failed = true;
-        app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
-      },
-    ),
+    input.load().catch((error: unknown) => app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off')),
   );
-  return { userInput: createVadUserInput(vad), hearsVoice: () => !state.failed, voiceReady: () => state.ready };
+  return input;
 }
 
 /**
@@ -129,17 +123,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return503OnClosing: true,
     });
     const registry = createProviderRegistry(config, store, secrets);
-    const voiceInput = loadVoiceInput(app);
+    const voiceInput = loadVoiceInput(app, options.voiceInput ?? sileroVoiceInput);
     // A slow or failing warm-up must not hold up the API; the first session waits if needed.
-    afterListening(app, () => registry.warmUp().catch((error: unknown) => app.log.warn({ err: error }, 'the embedded voice could not warm up')));
+    if (options.warmUpVoice !== false) {
+      afterListening(app, () => registry.warmUp().catch((error: unknown) => app.log.warn({ err: error }, 'the embedded voice could not warm up')));
+    }
     const engine = new VoiceEngine({
       store,
       hooks: new SessionHooks([loggingHook(app.log), ...(options.hooks ?? [])], app.log),
       log: app.log,
       providersFor: registry.providersFor,
       userInput: voiceInput.userInput,
-      hearsVoice: voiceInput.hearsVoice,
-      voiceReady: voiceInput.voiceReady,
+      hearsVoice: () => voiceInput.hearsVoice(),
+      voiceReady: () => voiceInput.voiceReady(),
       assistantPrompt: config.engine.assistantPrompt,
       language: config.engine.language,
       maxSessions: config.engine.maxSessions,

@@ -1,6 +1,7 @@
 // The one place that reads process.env and the command line. Everything else receives a Config.
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { SERVER_VENDORS } from './providers/catalog.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
@@ -56,13 +57,13 @@ export const ConfigSchema = z.object({
   providers: z
     .object({
       stt: z
-        .object({ provider: z.enum(['none', 'deepgram', 'openai']).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, timeoutMs })
+        .object({ provider: z.enum(SERVER_VENDORS.stt).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, timeoutMs })
         .prefault({}),
       llm: z
-        .object({ provider: z.enum(['none', 'openai']).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, timeoutMs })
+        .object({ provider: z.enum(SERVER_VENDORS.llm).default('none'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, timeoutMs })
         .prefault({}),
       tts: z
-        .object({ provider: z.enum(['flite', 'openai', 'deepgram']).default('flite'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, voice: optionalText, timeoutMs })
+        .object({ provider: z.enum(SERVER_VENDORS.tts).default('flite'), apiKey: optionalText, baseUrl: optionalText, model: optionalText, voice: optionalText, timeoutMs })
         .prefault({}),
     })
     .prefault({}),

@@ -17,23 +17,16 @@ import {
   ProviderError,
   type ChatMessage,
   type ChatToolCall,
-  type LanguageModel,
-  type SpeechToText,
+  type SessionProviders,
   type TextToSpeech,
   type TranscriptionStream,
 } from '../providers/types.ts';
 import { AudioOut, type AudioClock, type SegmentWriter, type SpokenSentence } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
-import type { SessionMeter } from './metering.ts';
+import type { SessionMeter } from '../billing/metering.ts';
 import { SentenceSplitter } from './sentence-splitter.ts';
 import { TurnTiming } from './turn-timing.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
-
-export interface SessionProviders {
-  stt: SpeechToText | null;
-  llm: LanguageModel | null;
-  tts: TextToSpeech;
-}
 
 export interface SessionLogger {
   info(object: Record<string, unknown>, message: string): void;

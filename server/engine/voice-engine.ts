@@ -5,18 +5,14 @@ import type { FlowDocument } from '../flow/types.ts';
 import type { Session, Store } from '../store/store.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
-import { SessionMeter } from './metering.ts';
-import { VoiceSession, type SessionLogger, type SessionOutput, type SessionProviders } from './session.ts';
+import { checkFirstMinute } from '../billing/admission.ts';
+import { SessionMeter } from '../billing/metering.ts';
+import type { AccountProviders } from '../providers/types.ts';
+import { VoiceSession, type SessionLogger, type SessionOutput } from './session.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
 
 /** Parsed flows kept for session starts; a flow edited since is parsed again. */
 const PARSED_FLOWS_KEPT = 200;
-
-export interface AccountProviders {
-  providers: SessionProviders;
-  /** Cents per minute this account pays with these providers. */
-  ratePerMinute: number;
-}
 
 export interface VoiceEngineDeps {
   store: Store;
@@ -78,10 +74,8 @@ export class VoiceEngine {
       throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
     }
     const providers = await this.deps.providersFor(accountId);
-    const balance = this.deps.store.credits.balance(accountId);
-    if (providers.ratePerMinute > 0 && balance < providers.ratePerMinute) {
-      throw new EngineRefusal('insufficient_credits', `A minute costs ${providers.ratePerMinute} cents and the balance is ${balance}.`);
-    }
+    const credit = checkFirstMinute(this.deps.store.credits.balance(accountId), providers.ratePerMinute);
+    if (!credit.ok) throw new EngineRefusal('insufficient_credits', credit.message);
     return providers;
   }
 

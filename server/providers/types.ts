@@ -96,3 +96,19 @@ export interface VoiceActivityDetector {
   reset(): void;
   close(): void;
 }
+
+// ── One account's set ───────────────────────────────────────────────────────────────────────
+
+/** The providers one session uses: speech to text and the model may be missing, a voice never is. */
+export interface SessionProviders {
+  stt: SpeechToText | null;
+  llm: LanguageModel | null;
+  tts: TextToSpeech;
+}
+
+/** An account's providers (its own keys, else the server's) and what a minute with them costs. */
+export interface AccountProviders {
+  providers: SessionProviders;
+  /** Cents per minute this account pays with these providers. */
+  ratePerMinute: number;
+}

@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { accountOf } from '../api/services.ts';
 import { parseInput } from '../api/validation.ts';
-import { EngineRefusal, type AccountProviders } from '../engine/voice-engine.ts';
+import { EngineRefusal } from '../engine/voice-engine.ts';
+import type { AccountProviders } from '../providers/types.ts';
 import { AppError } from '../errors.ts';
 import type { Session } from '../store/store.ts';
 

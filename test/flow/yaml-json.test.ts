@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { Document, Scalar, isNode, isPair, isScalar, parseDocument, visit } from 'yaml';
-import { applyJsonToYaml, jsonToYaml, yamlToJson } from '../../server/flow/yaml-json.ts';
+import { applyJsonToYaml, jsonToYaml, yamlToJson } from '../../server/flow/yaml-edit/index.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 
 // A designer's hand-written flow: comments above, beside and below keys, blank lines between

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
-import { SIGNUP_CREDIT_CENTS } from '../../providers/account-providers.ts';
+import { SIGNUP_CREDIT_CENTS } from '../../billing/prices.ts';
 import { QueueFullError } from '../../util/work-queue.ts';
 import { EmailTakenError } from '../../store/store.ts';
 import { parseInput } from '../validation.ts';

@@ -1,6 +1,7 @@
 // GET /v1/credits/balance: what is left, the list rate, and what a minute costs this account now.
 import type { FastifyInstance } from 'fastify';
-import { RATE_PER_MINUTE_CENTS, effectiveRatePerMinute } from '../../providers/account-providers.ts';
+import { RATE_PER_MINUTE_CENTS } from '../../billing/prices.ts';
+import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
 import { accountOf } from '../services.ts';
 
 export async function creditRoutes(app: FastifyInstance): Promise<void> {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.ts';
 import { parseFlow } from '../../flow/parse.ts';
 import { hasErrors, type Diagnostic } from '../../flow/types.ts';
-import { applyJsonToYaml, yamlToJson } from '../../flow/yaml-json.ts';
+import { applyJsonToYaml, yamlToJson } from '../../flow/yaml-edit/index.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../services.ts';
 import { parseInput } from '../validation.ts';

@@ -2,7 +2,7 @@
 // API's status and service, and the engine router's provider report. GET /capabilities says
 // which providers and transports this server offers. Both are open: no credential needed.
 import type { FastifyInstance } from 'fastify';
-import { OPENAI_LLM_DEFAULTS } from '../../providers/llm/openai.ts';
+import { EMBEDDED_VENDORS, TURN_PROVIDER, defaultModel } from '../../providers/catalog.ts';
 
 interface ProviderConfig {
   provider: string;
@@ -12,7 +12,7 @@ interface ProviderConfig {
 
 /** A provider counts as configured when it can be used: embedded, or with a key or an endpoint. */
 function isConfigured(p: ProviderConfig): boolean {
-  return p.provider !== 'none' && (p.provider === 'flite' || Boolean(p.apiKey) || Boolean(p.baseUrl));
+  return p.provider !== 'none' && (EMBEDDED_VENDORS.has(p.provider) || Boolean(p.apiKey) || Boolean(p.baseUrl));
 }
 
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
@@ -34,7 +34,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     tts_configured: isConfigured(tts),
     llm_provider: llm.provider,
     llm_configured: isConfigured(llm),
-    turn_provider: 'silero',
+    turn_provider: TURN_PROVIDER,
     turn_configured: engine.hearsVoice,
     system_prompt_configured: config.engine.assistantPrompt.trim().length > 0,
   }));
@@ -42,9 +42,9 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get('/capabilities', { config: { auth: 'none' } }, async () => ({
     stt: { provider: stt.provider },
     tts: { provider: tts.provider },
-    llm: { provider: llm.provider, model: llm.provider === 'openai' ? (llm.model ?? OPENAI_LLM_DEFAULTS.model) : null },
+    llm: { provider: llm.provider, model: llm.provider === 'none' ? null : (llm.model ?? defaultModel('llm', llm.provider)) },
     // `ready` turns true once the model has loaded, a moment after start-up.
-    turn: { provider: engine.hearsVoice ? 'silero' : 'none', ready: engine.voiceReady },
+    turn: { provider: engine.hearsVoice ? TURN_PROVIDER : 'none', ready: engine.voiceReady },
     transport: { webrtc, websocket: true },
   }));
 }

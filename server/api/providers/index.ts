@@ -3,7 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
-import { PROVIDER_KINDS, VENDORS, keyContext, resolveProviders, type ProviderKind } from '../../providers/account-providers.ts';
+import { keyContext, resolveProviders } from '../../billing/provider-choice.ts';
+import { PROVIDER_KINDS, VENDORS, type ProviderKind } from '../../providers/catalog.ts';
 import { maskSecret, type SecretBox } from '../../security/secret-box.ts';
 import type { ProviderSettings, ProviderSettingsChanges } from '../../store/store.ts';
 import type { Config } from '../../config.ts';

@@ -3,7 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
-import { effectiveRatePerMinute } from '../../providers/account-providers.ts';
+import { checkFirstMinute } from '../../billing/admission.ts';
+import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
 import { newSessionToken } from '../../security/opaque-tokens.ts';
 import type { Session } from '../../store/store.ts';
 import { accountOf } from '../services.ts';
@@ -52,11 +53,9 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const flowId = body.flow_id ?? null;
     if (flowId && !store.flows.get(accountId, flowId)) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
 
-    const rate = effectiveRatePerMinute(config, store.providers.get(accountId));
-    const balance = store.credits.balance(accountId);
-    if (rate > 0 && balance < rate) {
-      throw new AppError('insufficient_credits', `A minute costs ${rate} cents and the balance is ${balance}; add credit or set your own provider keys.`);
-    }
+    const credit = checkFirstMinute(store.credits.balance(accountId), effectiveRatePerMinute(config, store.providers.get(accountId)));
+    if (!credit.ok) throw new AppError('insufficient_credits', credit.message);
+    const balance = credit.balance;
 
     const { token, prefix, hash } = newSessionToken();
     await store.sessions.create({

@@ -6,6 +6,7 @@ import type { OpenAITool } from '../../flow/runtime.ts';
 import { createOpenAIClient } from '../openai-client.ts';
 import { withRetryStream } from '../retry.ts';
 import { type ChatMessage, type ChatToolCall, type LanguageModel, type LlmChunk, ProviderError } from '../types.ts';
+import { DEFAULT_MODELS } from '../catalog.ts';
 
 export interface OpenAILanguageModelOptions {
   /** Optional for local servers, which ignore it. */
@@ -17,7 +18,7 @@ export interface OpenAILanguageModelOptions {
   timeoutMs?: number;
 }
 
-export const OPENAI_LLM_DEFAULTS = { model: 'gpt-4o-mini', timeoutMs: 15_000 } as const;
+export const OPENAI_LLM_DEFAULTS = { model: DEFAULT_MODELS.llm.openai, timeoutMs: 15_000 } as const;
 
 const PROVIDER = 'openai';
 

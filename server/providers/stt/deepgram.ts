@@ -7,6 +7,7 @@ import { createDeepgramClient, type DeepgramListenSocket } from '../deepgram-cli
 import { isAbortError, toProviderError, withRetry } from '../retry.ts';
 import { ProviderError, type SpeechToText, type TranscriptionStream } from '../types.ts';
 import { DEEPGRAM, openListenSocket } from './deepgram-socket.ts';
+import { DEFAULT_MODELS } from '../catalog.ts';
 
 export interface DeepgramSpeechToTextOptions {
   apiKey: string;
@@ -28,7 +29,7 @@ export interface DeepgramSpeechToTextOptions {
 }
 
 export const DEEPGRAM_STT_DEFAULTS = {
-  model: 'nova-3',
+  model: DEFAULT_MODELS.stt.deepgram,
   timeoutMs: 5_000,
   endpointingMs: 300,
   utteranceEndMs: 1_000,

@@ -5,6 +5,7 @@ import { concatPcm, encodeWav } from '../../audio/pcm.ts';
 import { createOpenAIClient } from '../openai-client.ts';
 import { withRetry } from '../retry.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError, type SpeechToText, type TranscriptionStream } from '../types.ts';
+import { DEFAULT_MODELS } from '../catalog.ts';
 
 export interface OpenAISpeechToTextOptions {
   /** Optional for local servers, which ignore it. */
@@ -16,7 +17,7 @@ export interface OpenAISpeechToTextOptions {
   timeoutMs?: number;
 }
 
-export const OPENAI_STT_DEFAULTS = { model: 'whisper-1', timeoutMs: 10_000 } as const;
+export const OPENAI_STT_DEFAULTS = { model: DEFAULT_MODELS.stt.openai, timeoutMs: 10_000 } as const;
 
 const PROVIDER = 'openai';
 

@@ -5,6 +5,7 @@ import { createDeepgramClient } from '../deepgram-client.ts';
 import { withRetryStream } from '../retry.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError, type TextToSpeech } from '../types.ts';
 import { Pcm16ByteReader } from './pcm-bytes.ts';
+import { DEFAULT_MODELS } from '../catalog.ts';
 
 export interface DeepgramTextToSpeechOptions {
   apiKey: string;
@@ -15,7 +16,7 @@ export interface DeepgramTextToSpeechOptions {
   timeoutMs?: number;
 }
 
-export const DEEPGRAM_TTS_DEFAULTS = { model: 'aura-2-thalia-en', timeoutMs: 10_000 } as const;
+export const DEEPGRAM_TTS_DEFAULTS = { model: DEFAULT_MODELS.tts.deepgram, timeoutMs: 10_000 } as const;
 
 const PROVIDER = 'deepgram';
 const CHUNK_SAMPLES = ENGINE_SAMPLE_RATE / 10;

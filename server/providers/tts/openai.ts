@@ -5,6 +5,7 @@ import { createOpenAIClient } from '../openai-client.ts';
 import { withRetryStream } from '../retry.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError, type TextToSpeech } from '../types.ts';
 import { Pcm16ByteReader } from './pcm-bytes.ts';
+import { DEFAULT_MODELS } from '../catalog.ts';
 
 /** Input samples resampled at a time: 250 ms of 24 kHz audio, well under a millisecond of work. */
 const RESAMPLE_SLICE = 6_000;
@@ -21,7 +22,7 @@ export interface OpenAITextToSpeechOptions {
   timeoutMs?: number;
 }
 
-export const OPENAI_TTS_DEFAULTS = { model: 'gpt-4o-mini-tts', voice: 'alloy', timeoutMs: 10_000 } as const;
+export const OPENAI_TTS_DEFAULTS = { model: DEFAULT_MODELS.tts.openai, voice: 'alloy', timeoutMs: 10_000 } as const;
 
 const PROVIDER = 'openai';
 /** What `response_format: 'pcm'` always is. */

@@ -2,7 +2,7 @@
 // editor applies it: the flow changes as asked, and the designer's comments are still there.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../server/flow/parse.ts';
-import { yamlToJson } from '../../../server/flow/yaml-json.ts';
+import { yamlToJson } from '../../../server/flow/yaml-edit/index.ts';
 import type { FlowData } from '../../../renderer/src/lib/editor/flow-data.ts';
 import * as ops from '../../../renderer/src/lib/editor/operations.ts';
 import { GUESSING_GAME_YAML } from '../../support/server.ts';

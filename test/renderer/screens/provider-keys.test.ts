@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PROVIDER_VENDORS, describeKeyState, initialVendor, keyState } from '../../../renderer/src/components/screens/provider-keys.ts';
+import { describeKeyState, initialVendor, keyState } from '../../../renderer/src/components/screens/provider-keys.ts';
 import type { ProvidersView } from '../../../renderer/src/lib/api-types.ts';
-import { VENDORS } from '../../../server/providers/account-providers.ts';
 
 const view = (changes: Partial<ProvidersView>): ProvidersView => ({
   stt_provider: 'none',
@@ -14,10 +13,6 @@ const view = (changes: Partial<ProvidersView>): ProvidersView => ({
 });
 
 describe('the provider keys section', () => {
-  it('offers exactly the vendors the server accepts per kind', () => {
-    expect(PROVIDER_VENDORS).toEqual(VENDORS);
-  });
-
   it("says whose key serves each part, and so whether it is charged", () => {
     expect(describeKeyState(keyState(view({ llm_provider: 'openai', llm_api_key: 'sk-…abcd' }), 'llm'))).toMatch(/your key.*not charged/i);
     expect(describeKeyState(keyState(view({ llm_provider: 'openai' }), 'llm'))).toMatch(/server's key.*credits/i);

@@ -1,22 +1,10 @@
-// The provider-keys section's model: which vendors an account may pick per kind (mirrored from
-// server/providers/account-providers.ts VENDORS, which the studio cannot import because that
-// folder is Node-side; a unit test keeps the two equal), and what the masked view means for
-// what a minute costs. Pure, no DOM.
+// The provider-keys section's model: which vendors an account may pick per kind (the server's
+// own catalog, server/providers/catalog.ts, which is pure data), and what the masked view means
+// for what a minute costs. Pure, no DOM.
+import { DEFAULT_ACCOUNT_VENDOR, EMBEDDED_VENDORS, PROVIDER_KINDS, VENDORS as PROVIDER_VENDORS } from '../../../../server/providers/catalog.ts';
 import type { ProviderKind, ProvidersView } from '../../lib/api-types.ts';
 
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['stt', 'llm', 'tts'];
-
-export const PROVIDER_VENDORS: Record<ProviderKind, readonly string[]> = {
-  stt: ['deepgram', 'openai'],
-  llm: ['openai'],
-  tts: ['openai', 'deepgram', 'flite'],
-};
-
-/** The vendor the server assumes for an account's own key when nothing else is chosen. */
-const DEFAULT_VENDOR: Record<ProviderKind, string> = { stt: 'deepgram', llm: 'openai', tts: 'openai' };
-
-/** Vendors that run inside the server: no key to set. */
-export const EMBEDDED_VENDORS: ReadonlySet<string> = new Set(['flite']);
+export { EMBEDDED_VENDORS, PROVIDER_KINDS, PROVIDER_VENDORS };
 
 export const KIND_TITLES: Record<ProviderKind, string> = { stt: 'Speech to text', llm: 'Language model', tts: 'Text to speech' };
 
@@ -29,7 +17,7 @@ export function vendorLabel(vendor: string): string {
 /** The vendor the form starts on: the one in use when the account may pick it, else the default. */
 export function initialVendor(view: ProvidersView, kind: ProviderKind): string {
   const current = view[`${kind}_provider`];
-  return current !== null && PROVIDER_VENDORS[kind].includes(current) ? current : DEFAULT_VENDOR[kind];
+  return current !== null && PROVIDER_VENDORS[kind].includes(current) ? current : DEFAULT_ACCOUNT_VENDOR[kind];
 }
 
 export type KeyState =

@@ -4,7 +4,7 @@
 // worker (flow-worker.ts): on a 200-state flow a parse costs ~100 ms, too long for a keystroke.
 import { parseFlow } from '../../../../server/flow/parse.ts';
 import type { Diagnostic, FlowDocument } from '../../../../server/flow/types.ts';
-import { yamlToJson } from '../../../../server/flow/yaml-json.ts';
+import { yamlToJson } from '../../../../server/flow/yaml-edit/index.ts';
 import { isRecord, type FlowData } from './flow-data.ts';
 
 export interface Analysis {

@@ -7,7 +7,7 @@
 // Operations take data that may have validation errors (flow-data.ts reads it defensively) and
 // never throw; one that makes no sense for the data (renaming a state that is not there) returns
 // the data unchanged, which the editor treats as "nothing to do".
-import { applyJsonToYaml } from '../../../../server/flow/yaml-json.ts';
+import { applyJsonToYaml } from '../../../../server/flow/yaml-edit/index.ts';
 import { isRecord, listedTools, statesOf, type FlowData } from './flow-data.ts';
 
 export type FlowEdit = (data: FlowData) => FlowData;

@@ -37,7 +37,7 @@ import {
   visit,
 } from 'yaml';
 import type { Alias, Node, ToStringOptions } from 'yaml';
-import { MAX_YAML_ALIASES } from './types.ts';
+import { MAX_YAML_ALIASES } from '../types.ts';
 
 type Data = null | boolean | number | string | Data[] | DataObject;
 interface DataObject {

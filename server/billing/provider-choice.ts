@@ -1,27 +1,9 @@
 // Which vendor serves each part of a voice session for an account, with whose key, and so what
-// the part costs. Rate: 3 cents a minute = 1 STT + 1 LLM + 1 TTS (DESIGN §3); a part served by
-// the account's own key, by an embedded local provider, or by nothing at all costs 0.
+// the part costs (prices.ts). Pure: the account's sealed key is passed on, never opened here.
 import type { Config } from '../config.ts';
+import { DEFAULT_ACCOUNT_VENDOR, EMBEDDED_VENDORS, PROVIDER_KINDS, type ProviderKind } from '../providers/catalog.ts';
 import type { ProviderSettings } from '../store/store.ts';
-
-export type ProviderKind = 'stt' | 'llm' | 'tts';
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['stt', 'llm', 'tts'];
-
-/** Vendors an account may pick for each kind. */
-export const VENDORS: Record<ProviderKind, readonly string[]> = {
-  stt: ['deepgram', 'openai'],
-  llm: ['openai'],
-  tts: ['openai', 'deepgram', 'flite'],
-};
-
-/** Providers that run inside this process: no key, no network, no charge. */
-const EMBEDDED = new Set(['flite']);
-/** The vendor an account's own key is for when neither the account nor the server chose one. */
-const DEFAULT_VENDOR: Record<ProviderKind, string> = { stt: 'deepgram', llm: 'openai', tts: 'openai' };
-
-export const RATE_PER_MINUTE_CENTS = 3;
-export const SIGNUP_CREDIT_CENTS = 200;
-const PART_PRICE_CENTS: Record<ProviderKind, number> = { stt: 1, llm: 1, tts: 1 };
+import { PART_PRICE_CENTS } from './prices.ts';
 
 /** The sealing context binds an account's key to its account and kind (AES-GCM additional data). */
 export function keyContext(accountId: string, kind: ProviderKind): string {
@@ -54,10 +36,10 @@ function accountChoice(settings: ProviderSettings, kind: ProviderKind): { provid
 export function resolveProvider(config: Config, settings: ProviderSettings, kind: ProviderKind): ResolvedProvider {
   const server = config.providers[kind];
   const own = accountChoice(settings, kind);
-  const provider = own.provider ?? (server.provider !== 'none' ? server.provider : own.sealedKey ? DEFAULT_VENDOR[kind] : 'none');
+  const provider = own.provider ?? (server.provider !== 'none' ? server.provider : own.sealedKey ? DEFAULT_ACCOUNT_VENDOR[kind] : 'none');
   let keySource: KeySource;
   if (provider === 'none') keySource = 'none';
-  else if (EMBEDDED.has(provider)) keySource = 'embedded';
+  else if (EMBEDDED_VENDORS.has(provider)) keySource = 'embedded';
   else if (own.sealedKey) keySource = 'account';
   // The server's key only serves the vendor the server is configured for.
   else if (provider === server.provider) keySource = 'server';

@@ -1,16 +1,16 @@
 // Builds the providers one account's sessions use: the account's own key where it set one (for
 // that vendor's own service), otherwise the server's configured provider and key, otherwise the
-// embedded one (flite) or nothing. Also prices the result (account-providers.ts).
+// embedded one (flite) or nothing, priced by billing/provider-choice.ts.
 //
 // Vendor modules are imported on first use: the SDKs take about a second to load, which a
 // server that does not use them should not pay at start-up. Configured ones load in warmUp().
+import { keyContext, resolveProviders, type ResolvedProvider } from '../billing/provider-choice.ts';
 import type { Config } from '../config.ts';
-import type { AccountProviders } from '../engine/voice-engine.ts';
+import type { ProviderKind } from '../providers/catalog.ts';
+import { FLITE_VOICES, createFliteTts, type FliteVoice } from '../providers/tts/flite.ts';
+import type { AccountProviders, LanguageModel, SpeechToText, TextToSpeech } from '../providers/types.ts';
 import type { SecretBox } from '../security/secret-box.ts';
 import type { Store } from '../store/store.ts';
-import { keyContext, resolveProviders, type ProviderKind, type ResolvedProvider } from './account-providers.ts';
-import { FLITE_VOICES, createFliteTts, type FliteVoice } from './tts/flite.ts';
-import type { LanguageModel, SpeechToText, TextToSpeech } from './types.ts';
 
 interface Connection {
   apiKey: string | undefined;
@@ -26,11 +26,11 @@ export interface ProviderRegistry {
 }
 
 const vendorModules = {
-  llmOpenai: () => import('./llm/openai.ts'),
-  sttOpenai: () => import('./stt/openai.ts'),
-  sttDeepgram: () => import('./stt/deepgram.ts'),
-  ttsOpenai: () => import('./tts/openai.ts'),
-  ttsDeepgram: () => import('./tts/deepgram.ts'),
+  llmOpenai: () => import('../providers/llm/openai.ts'),
+  sttOpenai: () => import('../providers/stt/openai.ts'),
+  sttDeepgram: () => import('../providers/stt/deepgram.ts'),
+  ttsOpenai: () => import('../providers/tts/openai.ts'),
+  ttsDeepgram: () => import('../providers/tts/deepgram.ts'),
 };
 
 export function createProviderRegistry(config: Config, store: Store, secrets: SecretBox): ProviderRegistry {
