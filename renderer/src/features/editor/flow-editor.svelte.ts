@@ -1,0 +1,321 @@
+// The flow editor's state: one source of truth, the YAML text, and everything derived from it.
+//
+// - YAML typing sets the text; the text is analysed (parse + validate, flow-worker.ts) and the
+//   graph follows the analysis. Analyses can come back out of order or late; each carries the
+//   version of the text it was made from and an older one never replaces a newer one.
+// - Graph and inspector edits are pure operations on the text's data (operations.ts), written
+//   back with applyJsonToYaml so comments survive; the graph follows at once from the edited
+//   data (no need to wait for the parse), and the diagnostics follow when the analysis is back.
+// - When the text is not readable YAML the graph keeps the last data that was, marked stale,
+//   and refuses graph edits until the text reads again.
+// - Positions are part of the same undo step as the text (EditHistory) and are saved together
+//   with it on Save: one Save, one "unsaved" state, no layout writes behind the designer's back.
+import type { Diagnostic, FlowDocument } from '../../../../server/flow/types.ts';
+import { api } from '../../lib/api.ts';
+import { analyzeFlowText, type Analysis } from './analyze.ts';
+import type { FlowData } from './flow-data.ts';
+import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from './graph.ts';
+import { EditHistory } from './history.ts';
+import { placeMissing, renamedStates, samePositions, type Positions } from './layout.ts';
+import { applyEditToText, type FlowEdit } from './operations.ts';
+import { startFlowWorker, type FlowWorker } from './worker-client.ts';
+
+export type LoadState =
+  | { kind: 'loading' }
+  | { kind: 'ready' }
+  | { kind: 'missing'; message: string }
+  | { kind: 'failed'; message: string };
+
+interface Snapshot {
+  yaml: string;
+  positions: Positions;
+}
+
+export interface EditOptions {
+  /** Changes with the same key in quick succession undo as one step (typing in a field). */
+  key?: string;
+  /** Positions after the edit (a new state's, a renamed state's); others are placed. */
+  positions?: (current: Positions) => Positions;
+  /** The state to select afterwards. */
+  select?: string | null;
+}
+
+/** Below this size a text is analysed on the page at once (< 10 ms): the graph follows typing. */
+const ANALYZE_IN_PAGE_BELOW = 24 * 1024;
+
+export class FlowEditor {
+  load = $state<LoadState>({ kind: 'loading' });
+  name = $state('');
+  /** The source of truth. */
+  yaml = $state('');
+  diagnostics = $state.raw<Diagnostic[]>([]);
+  /** The text the diagnostics were made from (CodeMirror shows them only on that text). */
+  diagnosedText = $state('');
+  /** The validated document (null while the text has errors), for test-talk. */
+  document = $state.raw<FlowDocument | null>(null);
+  /** The data the graph and the inspector show; the last readable one when `stale`. */
+  data = $state.raw<FlowData | null>(null);
+  stale = $state(false);
+  graph = $state.raw<FlowGraph>(EMPTY_GRAPH);
+  positions = $state.raw<Positions>({});
+  stateLines = $state.raw<Record<string, number>>({});
+  selected = $state<string | null>(null);
+  canUndo = $state(false);
+  canRedo = $state(false);
+  savedYaml = $state('');
+  savedPositions = $state.raw<Positions>({});
+  saving = $state(false);
+  saveError = $state<{ message: string; diagnostics: Diagnostic[] } | null>(null);
+  savedAt = $state<number | null>(null);
+  /** Something went wrong applying an edit (the text could not take it). */
+  editError = $state<string | null>(null);
+  laidOut = $state(false);
+  dirty = $derived(this.yaml !== this.savedYaml || !samePositions(this.positions, this.savedPositions));
+
+  private history = new EditHistory<Snapshot>({ yaml: '', positions: {} }, {}, (a, b) => a.yaml === b.yaml && samePositions(a.positions, b.positions));
+  private worker: FlowWorker | null = null;
+  private version = 0;
+  private appliedVersion = -1;
+  private analysing = false;
+  private savePromise: Promise<boolean> | null = null;
+
+  constructor(readonly flowId: string) {}
+
+  async open(): Promise<void> {
+    this.worker = startFlowWorker();
+    const result = await api.getFlow(this.flowId);
+    // Left before the flow arrived (close() stopped the worker): nothing more to do.
+    if (!this.worker) return;
+    if (!result.ok) {
+      this.load =
+        result.status === 404
+          ? { kind: 'missing', message: 'This flow does not exist, or it belongs to another account.' }
+          : { kind: 'failed', message: result.message };
+      return;
+    }
+    const flow = result.value;
+    this.name = flow.name;
+    this.yaml = flow.yaml_content;
+    this.savedYaml = flow.yaml_content;
+    const analysis = await this.analyze(flow.yaml_content);
+    if (!this.worker) return;
+    this.applyAnalysis(analysis, this.version);
+    const saved = flow.layout?.positions ?? {};
+    const names = this.graph.cards.map((c) => c.name);
+    const known: Positions = {};
+    for (const name of names) if (saved[name]) known[name] = saved[name]!;
+    // A flow never laid out (made by the API or from the template) gets dagre's layout; one laid
+    // out before keeps every position and only places states that were added since.
+    const positions =
+      Object.keys(known).length === 0 && names.length > 0
+        ? await this.worker.layout(this.graph.cards, this.graph.links, this.graph.initial).catch(() => null)
+        : placeMissing(known, this.graph.cards, this.graph.links);
+    if (!positions) return;
+    this.positions = positions;
+    this.savedPositions = this.positions;
+    this.history.reset({ yaml: this.yaml, positions: this.positions });
+    this.syncHistoryFlags();
+    this.laidOut = true;
+    this.load = { kind: 'ready' };
+  }
+
+  close(): void {
+    this.worker?.dispose();
+    this.worker = null;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Changes
+
+  /** The designer typed in the YAML. */
+  setYaml(text: string): void {
+    if (text === this.yaml) return;
+    this.yaml = text;
+    this.version++;
+    this.record('yaml');
+    void this.requestAnalysis();
+  }
+
+  /** A graph or inspector edit. False when it changed nothing (or the text is unreadable). */
+  edit(change: FlowEdit, options: EditOptions = {}): boolean {
+    if (this.stale || !this.data) return false;
+    let result: { text: string; data: FlowData } | null;
+    try {
+      const data = this.appliedVersion === this.version ? this.data : analyzeFlowText(this.yaml).data;
+      if (!data) return false;
+      result = applyEditToText(this.yaml, data, change);
+    } catch (error) {
+      this.editError = `That change could not be written into the YAML: ${error instanceof Error ? error.message : String(error)}`;
+      return false;
+    }
+    if (!result) return false;
+    this.editError = null;
+    this.yaml = result.text;
+    this.version++;
+    this.appliedVersion = this.version;
+    this.data = result.data;
+    const before = this.graph.cards.map((c) => c.name);
+    this.graph = deriveGraph(result.data, this.diagnostics, this.graph);
+    const positions = options.positions ? options.positions(this.positions) : this.positions;
+    this.positions = this.reconciled(positions, before);
+    if (options.select !== undefined) this.selected = options.select;
+    this.record(options.key ?? null);
+    void this.requestAnalysis();
+    return true;
+  }
+
+  /** Nodes dragged (or moved with the arrow keys) on the canvas. */
+  move(updates: Positions): void {
+    const changed = Object.entries(updates).some(([name, p]) => this.positions[name]?.x !== p.x || this.positions[name]?.y !== p.y);
+    if (!changed) return;
+    this.positions = { ...this.positions, ...updates };
+    this.record(null);
+  }
+
+  async autoLayout(): Promise<void> {
+    if (!this.worker) return;
+    const positions = await this.worker.layout(this.graph.cards, this.graph.links, this.graph.initial);
+    this.positions = positions;
+    this.record(null);
+  }
+
+  select(name: string | null): void {
+    this.selected = name;
+  }
+
+  undo(): void {
+    this.restore(this.history.undo());
+  }
+
+  redo(): void {
+    this.restore(this.history.redo());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Saving
+
+  /** Saves the text and the positions; resolves to whether the flow is saved. */
+  save(): Promise<boolean> {
+    this.savePromise ??= this.put().finally(() => (this.savePromise = null));
+    return this.savePromise;
+  }
+
+  private async put(): Promise<boolean> {
+    const yaml = this.yaml;
+    const positions = this.positions;
+    this.saving = true;
+    const result = await api.updateFlow(this.flowId, { yaml_content: yaml, layout: { positions } });
+    this.saving = false;
+    if (!result.ok) {
+      this.saveError = { message: result.message, diagnostics: Array.isArray(result.details) ? (result.details as Diagnostic[]) : [] };
+      return false;
+    }
+    this.saveError = null;
+    this.savedYaml = yaml;
+    this.savedPositions = positions;
+    this.savedAt = Date.now();
+    // Typing during the request leaves the editor dirty against what was sent, as it should.
+    return true;
+  }
+
+  async rename(name: string): Promise<string | null> {
+    const trimmed = name.trim();
+    if (trimmed === '' || trimmed === this.name) return null;
+    const result = await api.updateFlow(this.flowId, { name: trimmed });
+    if (!result.ok) return result.message;
+    this.name = result.value.name;
+    return null;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Internals
+
+  private record(key: string | null): void {
+    this.history.record({ yaml: this.yaml, positions: this.positions }, key);
+    this.syncHistoryFlags();
+    // A refused save is news until the designer changes something; the problems stay listed.
+    this.saveError = null;
+  }
+
+  private restore(snapshot: Snapshot | null): void {
+    if (!snapshot) return;
+    this.saveError = null;
+    this.yaml = snapshot.yaml;
+    this.positions = snapshot.positions;
+    this.version++;
+    this.syncHistoryFlags();
+    void this.requestAnalysis();
+  }
+
+  private syncHistoryFlags(): void {
+    this.canUndo = this.history.canUndo;
+    this.canRedo = this.history.canRedo;
+  }
+
+  private analyze(text: string): Promise<Analysis> {
+    if (text.length < ANALYZE_IN_PAGE_BELOW || !this.worker) return Promise.resolve(analyzeFlowText(text));
+    return this.worker.analyze(text);
+  }
+
+  /**
+   * One analysis at a time: while one runs, typing only moves the version on, and the text as
+   * it is when the analysis comes back is analysed next. A big flow is re-analysed as fast as
+   * the worker can, never queued behind every keystroke.
+   */
+  private async requestAnalysis(): Promise<void> {
+    if (this.analysing) return;
+    this.analysing = true;
+    try {
+      while (this.appliedVersion < this.version || this.diagnosedText !== this.yaml) {
+        const version = this.version;
+        const text = this.yaml;
+        const analysis = await this.analyze(text);
+        if (version >= this.appliedVersion) this.applyAnalysis(analysis, version);
+        if (version === this.version) break;
+      }
+    } finally {
+      this.analysing = false;
+    }
+  }
+
+  private applyAnalysis(analysis: Analysis, version: number): void {
+    this.appliedVersion = version;
+    this.diagnostics = analysis.diagnostics;
+    this.diagnosedText = analysis.text;
+    this.document = analysis.document;
+    this.stale = analysis.data === null;
+    if (analysis.data) {
+      this.data = analysis.data;
+      this.stateLines = analysis.stateLines;
+    }
+    const before = this.graph.cards.map((c) => c.name);
+    this.graph = deriveGraph(this.data, this.diagnostics, this.graph);
+    if (!this.laidOut) return;
+    if (Object.keys(this.positions).length === 0 && this.graph.cards.length > 0) {
+      // The flow opened unreadable and just became readable: lay it all out, as on a first open.
+      void this.worker?.layout(this.graph.cards, this.graph.links, this.graph.initial).then((positions) => {
+        this.positions = positions;
+        this.history.amend({ yaml: this.yaml, positions });
+      });
+      return;
+    }
+    const positions = this.reconciled(this.positions, before);
+    if (positions !== this.positions) {
+      this.positions = positions;
+      // Placing a state the YAML added belongs to the edit that added it.
+      this.history.amend({ yaml: this.yaml, positions });
+    }
+    if (this.selected !== null && !this.graph.cards.some((c) => c.name === this.selected)) {
+      const renamed = renamedStates(before, this.graph.cards.map((c) => c.name));
+      this.selected = Object.entries(renamed).find(([, old]) => old === this.selected)?.[0] ?? null;
+    }
+  }
+
+  /** Positions for exactly the graph's states: new ones placed, removed ones dropped. */
+  private reconciled(positions: Positions, namesBefore: string[]): Positions {
+    const names = this.graph.cards.map((c) => c.name);
+    const complete = names.every((n) => positions[n]) && Object.keys(positions).length === names.length;
+    if (complete) return positions;
+    return placeMissing(positions, this.graph.cards, this.graph.links, renamedStates(namesBefore, names));
+  }
+}

@@ -1,0 +1,214 @@
+// The graph the editor draws, derived from the flow's data (STYLE: the document is the source of
+// truth, graph nodes and edges are derived from it). One card per state, one link per
+// transition labelled with its tool, and a self-loop for every listed tool that stays.
+//
+// Derivation runs after every edit and every re-parse of the YAML; on a 200-state flow most
+// states did not change, so cards and links equal to the previous derivation are handed back as
+// the same objects. The graph component then keeps its xyflow node objects for them, and xyflow
+// skips re-measuring and re-rendering what is unchanged.
+import type { Diagnostic } from '../../../../server/flow/types.ts';
+import type { TalkOverlay } from '../talk/talk-overlay.ts';
+import { initialStateOf, readStates, type FlowData } from './flow-data.ts';
+
+export type ToolChipKind =
+  /** Listed, with a transition to another state. */
+  | 'move'
+  /** Listed, no transition (or one back to its own state): the session stays. */
+  | 'stay'
+  /** A transition to a state that does not exist. */
+  | 'dangling'
+  /** Defined or given a transition but not listed: the model cannot call it here. */
+  | 'unlisted';
+
+export interface ToolChip {
+  name: string;
+  kind: ToolChipKind;
+  target: string | null;
+}
+
+export interface StateCard {
+  name: string;
+  initial: boolean;
+  /** The card prompt (`ui.prompt`) the user sees, shortened for the node. */
+  excerpt: string;
+  tools: ToolChip[];
+  errors: number;
+  warnings: number;
+}
+
+export interface TransitionLink {
+  /** Unique: a tool belongs to one state, so source + tool names one transition. */
+  id: string;
+  source: string;
+  target: string;
+  tool: string;
+  selfLoop: boolean;
+  /** Among the self-loops of one state (they are drawn nested), or among parallel links. */
+  index: number;
+  count: number;
+}
+
+export interface FlowGraph {
+  cards: StateCard[];
+  links: TransitionLink[];
+  initial: string | null;
+}
+
+export const EMPTY_GRAPH: FlowGraph = { cards: [], links: [], initial: null };
+
+const EXCERPT_LENGTH = 110;
+
+export function excerpt(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > EXCERPT_LENGTH ? `${flat.slice(0, EXCERPT_LENGTH - 1).trimEnd()}…` : flat;
+}
+
+export function linkId(source: string, tool: string): string {
+  return `${source}→${tool}`;
+}
+
+/** The state a diagnostic points into, if any. */
+export function stateOfDiagnostic(diagnostic: Pick<Diagnostic, 'path'>): string | null {
+  const [root, state] = diagnostic.path;
+  return root === 'states' && typeof state === 'string' ? state : null;
+}
+
+export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Diagnostic>, previous: FlowGraph = EMPTY_GRAPH): FlowGraph {
+  const states = readStates(data);
+  const names = new Set(states.map((s) => s.name));
+  const initial = initialStateOf(data);
+  const counts = new Map<string, { errors: number; warnings: number }>();
+  for (const diagnostic of diagnostics) {
+    const state = stateOfDiagnostic(diagnostic);
+    if (state === null) continue;
+    const count = counts.get(state) ?? { errors: 0, warnings: 0 };
+    if (diagnostic.severity === 'error') count.errors++;
+    else count.warnings++;
+    counts.set(state, count);
+  }
+
+  const oldCards = new Map(previous.cards.map((c) => [c.name, c]));
+  const oldLinks = new Map(previous.links.map((l) => [l.id, l]));
+  const cards: StateCard[] = [];
+  const links: TransitionLink[] = [];
+
+  for (const state of states) {
+    const tools: ToolChip[] = state.tools.map((tool) => {
+      const kind: ToolChipKind = !tool.listed
+        ? 'unlisted'
+        : tool.target === null || tool.target === state.name
+          ? 'stay'
+          : names.has(tool.target)
+            ? 'move'
+            : 'dangling';
+      return { name: tool.name, kind, target: tool.target };
+    });
+    const card: StateCard = {
+      name: state.name,
+      initial: state.name === initial,
+      excerpt: excerpt(state.uiPrompt),
+      tools,
+      errors: counts.get(state.name)?.errors ?? 0,
+      warnings: counts.get(state.name)?.warnings ?? 0,
+    };
+    const old = oldCards.get(state.name);
+    cards.push(old && sameCard(old, card) ? old : card);
+
+    // A transition from a tool that is not listed never fires; drawing it would mislead, and the
+    // chip and the diagnostic already say so.
+    const moving = tools.filter((t) => t.kind === 'move');
+    const staying = tools.filter((t) => t.kind === 'stay');
+    const byTarget = new Map<string, ToolChip[]>();
+    for (const tool of moving) byTarget.set(tool.target!, [...(byTarget.get(tool.target!) ?? []), tool]);
+    for (const tool of moving) {
+      const siblings = byTarget.get(tool.target!)!;
+      pushLink(links, oldLinks, {
+        id: linkId(state.name, tool.name),
+        source: state.name,
+        target: tool.target!,
+        tool: tool.name,
+        selfLoop: false,
+        index: siblings.indexOf(tool),
+        count: siblings.length,
+      });
+    }
+    staying.forEach((tool, index) =>
+      pushLink(links, oldLinks, {
+        id: linkId(state.name, tool.name),
+        source: state.name,
+        target: state.name,
+        tool: tool.name,
+        selfLoop: true,
+        index,
+        count: staying.length,
+      }),
+    );
+  }
+
+  const reused = cards.length === previous.cards.length && cards.every((c, i) => c === previous.cards[i]);
+  const linksReused = links.length === previous.links.length && links.every((l, i) => l === previous.links[i]);
+  if (reused && linksReused && initial === previous.initial) return previous;
+  return { cards, links, initial };
+}
+
+function pushLink(links: TransitionLink[], old: Map<string, TransitionLink>, link: TransitionLink): void {
+  const before = old.get(link.id);
+  const same =
+    before &&
+    before.source === link.source &&
+    before.target === link.target &&
+    before.tool === link.tool &&
+    before.selfLoop === link.selfLoop &&
+    before.index === link.index &&
+    before.count === link.count;
+  links.push(same ? before : link);
+}
+
+function sameCard(a: StateCard, b: StateCard): boolean {
+  return (
+    a.initial === b.initial &&
+    a.excerpt === b.excerpt &&
+    a.errors === b.errors &&
+    a.warnings === b.warnings &&
+    a.tools.length === b.tools.length &&
+    a.tools.every((t, i) => t.name === b.tools[i]!.name && t.kind === b.tools[i]!.kind && t.target === b.tools[i]!.target)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test-talk overlay
+
+export interface TalkMarks {
+  active: string | null;
+  /** 1-based step numbers at which each state was entered (the initial state is step 1). */
+  visits: Map<string, number[]>;
+  /** Link id → step numbers at which the move along it was taken (the move into step n). */
+  taken: Map<string, number[]>;
+  /** The link of the latest move, animated on the graph. */
+  lastLink: string | null;
+}
+
+/**
+ * Where the talk overlay lights the graph. The overlay names the tool only for the latest move;
+ * earlier moves between two states that several tools connect are drawn on the first of them.
+ */
+export function talkMarks(overlay: TalkOverlay, links: ReadonlyArray<TransitionLink>): TalkMarks {
+  const visits = new Map<string, number[]>();
+  const taken = new Map<string, number[]>();
+  overlay.trail.forEach((state, i) => visits.set(state, [...(visits.get(state) ?? []), i + 1]));
+  let lastLink: string | null = null;
+  for (let i = 1; i < overlay.trail.length; i++) {
+    const from = overlay.trail[i - 1]!;
+    const to = overlay.trail[i]!;
+    const isLast = i === overlay.trail.length - 1;
+    const named =
+      isLast && overlay.lastMove && overlay.lastMove.from === from && overlay.lastMove.to === to
+        ? links.find((l) => l.source === from && l.tool === overlay.lastMove!.tool)
+        : undefined;
+    const link = named ?? links.find((l) => l.source === from && l.target === to);
+    if (!link) continue;
+    taken.set(link.id, [...(taken.get(link.id) ?? []), i + 1]);
+    if (isLast) lastLink = link.id;
+  }
+  return { active: overlay.activeState, visits, taken, lastLink };
+}

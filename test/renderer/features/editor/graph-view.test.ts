@@ -1,0 +1,77 @@
+// The derived graph as xyflow nodes and edges: what is drawn where, which side an edge takes,
+// what test-talk lights up, and that unchanged nodes stay the same objects (xyflow then skips
+// measuring and redrawing them).
+import { describe, expect, it } from 'vitest';
+import { parseFlow } from '../../../../server/flow/parse.ts';
+import type { FlowData } from '../../../../renderer/src/features/editor/flow-data.ts';
+import { deriveGraph, talkMarks } from '../../../../renderer/src/features/editor/graph.ts';
+import { NO_MARKS, buildEdges, buildNodes, routeOf } from '../../../../renderer/src/features/editor/graph-view.ts';
+import { autoLayout } from '../../../../renderer/src/features/editor/layout.ts';
+import { GUESSING_GAME_YAML } from '../../../support/server.ts';
+
+const game = parseFlow(GUESSING_GAME_YAML).document as unknown as FlowData;
+const graph = deriveGraph(game, []);
+const positions = autoLayout(graph.cards, graph.links, graph.initial);
+
+describe('nodes', () => {
+  it('draws each placed state at its position, the selected one selected', () => {
+    const nodes = buildNodes(graph, positions, 'won', NO_MARKS, false, []);
+    expect(nodes.map((n) => [n.id, n.position, n.selected])).toEqual(graph.cards.map((c) => [c.name, positions[c.name], c.name === 'won']));
+    expect(nodes.every((n) => n.type === 'state' && n.draggable === true)).toBe(true);
+  });
+
+  it('leaves out a state that has no position yet', () => {
+    const { lost: _lost, ...rest } = positions;
+    expect(buildNodes(graph, rest, null, NO_MARKS, false, []).map((n) => n.id)).toEqual(['setup', 'playing', 'won']);
+  });
+
+  it('keeps unchanged nodes as the same objects, with what xyflow measured on them', () => {
+    const first = buildNodes(graph, positions, null, NO_MARKS, false, []).map((n) => ({ ...n, measured: { width: 240, height: 100 } }));
+    const moved = { ...positions, won: { x: 999, y: 999 } };
+    const second = buildNodes(graph, moved, null, NO_MARKS, false, first);
+    expect(second[0]).toBe(first[0]);
+    expect(second[2]).not.toBe(first[2]);
+    expect(second[2]!.position).toEqual({ x: 999, y: 999 });
+    expect(second[2]!.measured).toEqual({ width: 240, height: 100 });
+  });
+
+  it('lights the state test-talk is in and marks the ones it went through, and clears with a new session', () => {
+    const marks = talkMarks({ live: true, activeState: 'playing', trail: ['setup', 'playing'], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } }, graph.links);
+    const nodes = buildNodes(graph, positions, null, marks, false, []);
+    expect(Object.fromEntries(nodes.map((n) => [n.id, [n.data.talk, n.data.visits]]))).toEqual({
+      setup: ['visited', [1]],
+      playing: ['active', [2]],
+      won: [null, []],
+      lost: [null, []],
+    });
+    const fresh = buildNodes(graph, positions, null, talkMarks({ live: true, activeState: 'setup', trail: ['setup'], lastMove: null }, graph.links), false, nodes);
+    expect(fresh.find((n) => n.id === 'playing')!.data.talk).toBeNull();
+  });
+
+  it('makes a stale graph read-only', () => {
+    expect(buildNodes(graph, positions, null, NO_MARKS, true, []).every((n) => n.draggable === false && n.connectable === false && n.data.stale)).toBe(true);
+  });
+});
+
+describe('edges', () => {
+  it('draws every transition and self-loop with its tool, and highlights the moves test-talk took', () => {
+    const marks = talkMarks({ live: true, activeState: 'playing', trail: ['setup', 'playing'], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } }, graph.links);
+    const edges = buildEdges(graph, positions, marks, []);
+    expect(edges).toHaveLength(7);
+    const begin = edges.find((e) => e.data!.link.tool === 'begin_game')!;
+    expect(begin.data).toMatchObject({ taken: [2], last: true, route: 'down' });
+    expect(begin.ariaLabel).toBe('begin_game: setup to playing');
+    expect(edges.filter((e) => e.data!.route === 'loop').map((e) => e.data!.link.tool)).toEqual(['record_answer', 'guess_wrong']);
+  });
+
+  it('goes down to a state below, across to one beside, and round the side back up', () => {
+    const link = graph.links.find((l) => l.tool === 'begin_game')!;
+    expect(routeOf(link, { setup: { x: 0, y: 0 }, playing: { x: 0, y: 300 } })).toBe('down');
+    expect(routeOf(link, { setup: { x: 0, y: 0 }, playing: { x: 400, y: 10 } })).toBe('east');
+    expect(routeOf(link, { setup: { x: 400, y: 0 }, playing: { x: 0, y: 10 } })).toBe('west');
+    expect(routeOf(link, { setup: { x: 0, y: 300 }, playing: { x: 100, y: 0 } })).toBe('left');
+    expect(routeOf(link, { setup: { x: 100, y: 300 }, playing: { x: 0, y: 0 } })).toBe('right');
+    const back = buildEdges(graph, positions, NO_MARKS, []).find((e) => e.id === 'won→play_again')!;
+    expect(['left', 'right']).toContain(back.data!.route);
+  });
+});
