@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCES = ['renderer', 'server/flow', 'server/engine/events.ts', 'resources/flows', 'electron/contract.ts', 'package.json'];
+const SOURCES = ['renderer', 'server/flow', 'server/protocol', 'server/providers/catalog.ts', 'resources/flows', 'electron/contract.ts', 'package.json'];
 
 async function newest(path) {
   const info = await stat(path);
