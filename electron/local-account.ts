@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Services } from '../server/api/services.ts';
+import type { Services } from '../server/http/services.ts';
 import { SIGNUP_CREDIT_CENTS } from '../server/billing/prices.ts';
 import { replaceFileAtomically } from '../server/store/durable-files.ts';
 import { EmailTakenError, type Account } from '../server/store/store.ts';

@@ -1,21 +1,21 @@
 // buildApp(config): the whole server as a Fastify instance that does not listen. main.ts and
 // Electron listen; tests build it with a temporary data dir. Every route is registered here,
 // explicitly (autoload breaks once bundled).
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from './config.ts';
-import { AppError, errorBody } from './errors.ts';
-import { MAX_JSON_DEPTH, nestingDepth } from './util/json-depth.ts';
 import { apiKeyRoutes } from './api/api-keys/index.ts';
-import { authPlugin } from './api/auth-plugin.ts';
 import { authRoutes } from './api/auth/index.ts';
 import { creditRoutes } from './api/credits/index.ts';
-import { installErrorHandling } from './api/error-handler.ts';
 import { flowRoutes } from './api/flows/index.ts';
 import { healthRoutes } from './api/health/index.ts';
 import { providerRoutes } from './api/providers/index.ts';
-import type { Services } from './api/services.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
+import { authPlugin } from './http/auth.ts';
+import { errorHandlerPlugin, frameworkErrors } from './http/error-handler.ts';
+import { jsonBodyPlugin } from './http/json-body.ts';
+import { rateLimitsPlugin } from './http/rate-limits.ts';
+import { servicesPlugin, type Services } from './http/services.ts';
 import { AccessTokens } from './security/access-tokens.ts';
 import { decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
 import { PasswordHasher } from './security/passwords.ts';
@@ -106,14 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const app = Fastify({
       logger: options.logger ?? loggerOptions(config),
       // Errors raised before routing (a malformed URL, an overlong id) get the API's error body too.
-      frameworkErrors: (error, _request, rawReply) => {
-        // The callback's reply is typed for the route that could not be found; it is a plain reply.
-        const reply = rawReply as unknown as FastifyReply;
-        if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-          return reply.status(404).send(errorBody('not_found', 'Nothing is here: ids are at most 100 characters.'));
-        }
-        return reply.status(400).send(errorBody('bad_request', error.message));
-      },
+      frameworkErrors,
       bodyLimit: config.limits.bodyBytes,
       // `/v1/flows/` is the list, as clients expect, not a flow with an empty id.
       routerOptions: { ignoreTrailingSlash: true },
@@ -149,35 +142,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       secrets,
       engine,
     };
-    app.decorate('services', services);
     // Live sessions end (and are recorded) before the store closes.
     app.addHook('preClose', async () => engine.close());
     app.addHook('onClose', async () => {
       await shutdownFlite();
       await store.close();
     });
-    // Only JSON bodies: any other content type is a clear 415, not a confusing 422.
-    app.removeContentTypeParser('text/plain');
-    // Many clients send `Content-Type: application/json` on every POST, body or not; an empty
-    // body means "no body" (routes that need one say so with a 422). Otherwise Fastify's own
-    // parser, which refuses __proto__ and constructor.prototype keys.
-    const parseJson = app.getDefaultJsonParser('error', 'error');
-    app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      const text = typeof body === 'string' ? body : body.toString('utf8');
-      if (text.trim() === '') return done(null, undefined);
-      parseJson(request, text, (error, value) => {
-        if (error) return done(error, undefined);
-        // Validation, JSON.stringify and YAML serialisation all recurse: a body nested thousands
-        // deep would overflow the stack there, so it is refused here, before anything walks it.
-        if (nestingDepth(value) > MAX_JSON_DEPTH) {
-          return done(new AppError('invalid_request', `The body is nested more than ${MAX_JSON_DEPTH} levels deep.`), undefined);
-        }
-        done(null, value);
-      });
-    });
-    installErrorHandling(app);
-
+    // The shared machinery every route stands on (server/http), then the API and the transports.
+    await app.register(servicesPlugin, { services });
+    await app.register(errorHandlerPlugin);
+    await app.register(jsonBodyPlugin);
+    await app.register(rateLimitsPlugin);
     await app.register(authPlugin);
     await app.register(healthRoutes);
     await app.register(authRoutes);

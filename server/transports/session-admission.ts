@@ -3,8 +3,8 @@
 // Refusals become the API's coded errors, answered before any socket or peer connection exists.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { accountOf } from '../api/services.ts';
-import { parseInput } from '../api/validation.ts';
+import { accountOf } from '../http/services.ts';
+import { parseInput } from '../http/validation.ts';
 import { EngineRefusal } from '../engine/voice-engine.ts';
 import type { AccountProviders } from '../providers/types.ts';
 import { AppError } from '../errors.ts';

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { newApiKey } from '../../security/opaque-tokens.ts';
 import type { ApiKey } from '../../store/store.ts';
-import { accountOf } from '../services.ts';
-import { parseInput } from '../validation.ts';
+import { accountOf } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
 
 const CreateQuery = z.object({ label: z.string().trim().max(100, 'at most 100 characters').optional() });
 

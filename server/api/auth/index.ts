@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { SIGNUP_CREDIT_CENTS } from '../../billing/prices.ts';
-import { QueueFullError } from '../../util/work-queue.ts';
+import { QueueFullError } from '../../security/work-queue.ts';
 import { EmailTakenError } from '../../store/store.ts';
-import { parseInput } from '../validation.ts';
+import { parseInput } from '../../http/validation.ts';
 
 const Credentials = z.object({
   email: z.string().trim().max(254, 'at most 254 characters').pipe(z.email('must be an email address')),

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { RATE_PER_MINUTE_CENTS } from '../../billing/prices.ts';
 import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
-import { accountOf } from '../services.ts';
+import { accountOf } from '../../http/services.ts';
 
 export async function creditRoutes(app: FastifyInstance): Promise<void> {
   const { store, config } = app.services;

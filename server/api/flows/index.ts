@@ -5,8 +5,8 @@ import { parseFlow } from '../../flow/parse.ts';
 import { hasErrors, type Diagnostic } from '../../flow/types.ts';
 import { applyJsonToYaml, yamlToJson } from '../../flow/yaml-edit/index.ts';
 import type { Flow } from '../../store/store.ts';
-import { accountOf } from '../services.ts';
-import { parseInput } from '../validation.ts';
+import { accountOf } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
 import { CreateFlowBody, FlowJsonBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 
 type FlowParams = { Params: { flow_id: string } };

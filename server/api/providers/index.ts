@@ -8,8 +8,8 @@ import { PROVIDER_KINDS, VENDORS, type ProviderKind } from '../../providers/cata
 import { maskSecret, type SecretBox } from '../../security/secret-box.ts';
 import type { ProviderSettings, ProviderSettingsChanges } from '../../store/store.ts';
 import type { Config } from '../../config.ts';
-import { accountOf } from '../services.ts';
-import { parseInput } from '../validation.ts';
+import { accountOf } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
 
 const key = z.string().trim().min(8, 'an API key is at least 8 characters').max(512, 'at most 512 characters').nullable();
 const vendor = (kind: ProviderKind) =>

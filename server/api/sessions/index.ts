@@ -7,8 +7,8 @@ import { checkFirstMinute } from '../../billing/admission.ts';
 import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
 import { newSessionToken } from '../../security/opaque-tokens.ts';
 import type { Session } from '../../store/store.ts';
-import { accountOf } from '../services.ts';
-import { parseInput } from '../validation.ts';
+import { accountOf } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
 
 const MAX_OBJECT_BYTES = 16 * 1024;
 const smallObject = (what: string) =>

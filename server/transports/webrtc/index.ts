@@ -9,9 +9,9 @@
 // session token has nothing else to send).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { authenticateRequest } from '../../api/auth-plugin.ts';
-import { accountOf, type Principal } from '../../api/services.ts';
-import { parseInput } from '../../api/validation.ts';
+import { authenticateRequest } from '../../http/auth.ts';
+import { accountOf, type Principal } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
 import { AppError } from '../../errors.ts';
 import { decoratePreparedSession, prepareEngineSession } from '../session-admission.ts';
 import { iceConfiguration } from './ice-servers.ts';

@@ -1,11 +1,11 @@
-// Establishes who is calling before any body is read, enforces each route's auth rule and the
-// per-IP and per-credential rate limits. Routes declare their rule in `config.auth`; a route
-// that forgets gets the strictest common rule (a JWT or an API key), never none.
+// Establishes who is calling before any body is read and enforces each route's auth rule
+// (DESIGN §3's matrix). Routes declare their rule in `config.auth`; a route that forgets gets
+// the strictest common rule (a JWT or an API key), never none. Each authenticated request
+// counts against its credential's rate limit (rate-limits.ts).
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import { digest, looksLikeApiKey } from '../security/opaque-tokens.ts';
-import { RateLimiter } from '../util/rate-limiter.ts';
 import type { AuthRule, Principal } from './services.ts';
 
 interface Credentials {
@@ -106,34 +106,17 @@ export async function authenticateRequest(app: FastifyInstance, request: Fastify
 
 export const authPlugin = fp(
   async (app: FastifyInstance) => {
-    const { rateLimit } = app.services.config;
-    const perIp = new RateLimiter(rateLimit.ipPerMinute);
-    const perCredential = new RateLimiter(rateLimit.credentialPerMinute);
-    const authAttempts = new RateLimiter(rateLimit.authPerMinute);
-
-    const limit = (limiter: RateLimiter, key: string) => {
-      const decision = limiter.take(key);
-      if (!decision.allowed) {
-        throw new AppError('rate_limited', undefined, undefined, { 'retry-after': String(decision.retryAfterSeconds) });
-      }
-    };
-
     app.decorateRequest('principal', null);
     app.decorateRequest('claimedSession', null);
-    app.decorate('limitCredential', (principal: Principal) =>
-      limit(perCredential, principal.kind === 'api_key' ? `key ${principal.apiKeyId}` : `account ${principal.accountId}`),
-    );
 
+    // Registered after the rate limits, so a flood is refused before any credential is looked up.
     app.addHook('onRequest', async (request) => {
-      limit(perIp, request.ip);
       // Unknown routes fall through to the 404 handler without asking for credentials.
       if (request.routeOptions.url === undefined) return;
       const config = request.routeOptions.config;
-      if (config.authAttempt) limit(authAttempts, `${request.ip} ${request.routeOptions.url}`);
       if (config.authInHandler) return;
       await authenticateRequest(app, request, config.auth ?? 'jwt_or_api_key', config.startsSession ?? false);
     });
-
   },
-  { name: 'voxflow-auth' },
+  { name: 'voxflow-auth', dependencies: ['voxflow-services', 'voxflow-rate-limits'] },
 );

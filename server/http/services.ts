@@ -1,4 +1,7 @@
-// What every route can reach, decorated once onto the app and typed by declaration merging.
+// What every route can reach, decorated once onto the app by the `voxflow-services` plugin and
+// typed by declaration merging; the other http/ plugins declare it as their dependency.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import type { VoiceEngine } from '../engine/voice-engine.ts';
 import type { AccessTokens } from '../security/access-tokens.ts';
@@ -33,7 +36,7 @@ export type AuthRule =
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
-    /** Counts a request against its credential's rate limit (429 past it). */
+    /** Counts a request against its credential's rate limit (429 past it); see rate-limits.ts. */
     limitCredential(principal: Principal): void;
   }
   interface FastifyRequest {
@@ -51,6 +54,13 @@ declare module 'fastify' {
     authInHandler?: boolean;
   }
 }
+
+export const servicesPlugin = fp(
+  async (app: FastifyInstance, options: { services: Services }) => {
+    app.decorate('services', options.services);
+  },
+  { name: 'voxflow-services' },
+);
 
 /** The caller's account; only called on routes whose auth rule guarantees a principal. */
 export function accountOf(principal: Principal | null): string {

@@ -1,0 +1,58 @@
+// Every failure leaves as {"error":{"code","message","details"}} with the status of its code in
+// server/errors.ts; 5xx bodies never carry internals (those go to the log). Fastify's own errors
+// and the store's are mapped onto registry codes here, not restated.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.ts';
+import { StoreClosedError, StoreFailedError } from '../store/store.ts';
+
+/** Fastify's own error codes, as registry codes (with a more precise message where it helps). */
+const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'payload_too_large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'unsupported_media_type' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'bad_request', message: 'The Content-Length does not match the body.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'malformed_json', message: 'The body is empty but the content type says JSON.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'malformed_json' },
+};
+
+function sendCoded(reply: FastifyReply, code: ErrorCode, message?: string, details?: unknown[]) {
+  return reply.status(ERRORS[code].status).send(errorBody(code, message ?? ERRORS[code].message, details));
+}
+
+/** Errors raised before routing (a malformed URL, an overlong id): Fastify's `frameworkErrors` option. */
+export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, _request, rawReply) => {
+  // The callback's reply is typed for the route that could not be found; it is a plain reply.
+  const reply = rawReply as unknown as FastifyReply;
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendCoded(reply, 'not_found', 'Nothing is here: ids are at most 100 characters.');
+  return sendCoded(reply, 'bad_request', error.message);
+};
+
+export const errorHandlerPlugin = fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
+      if (error instanceof AppError) {
+        if (error.headers) void reply.headers(error.headers);
+        return sendCoded(reply, error.code, error.message, error.details);
+      }
+      if (error instanceof StoreFailedError || error instanceof StoreClosedError) {
+        request.log.error({ err: error }, 'store unavailable');
+        return sendCoded(reply, 'store_unavailable');
+      }
+      const known = (error as FastifyError).code ? FASTIFY_CODES[(error as FastifyError).code] : undefined;
+      if (known) return sendCoded(reply, known.code, known.message);
+      // JSON.parse failures surface as a 400 SyntaxError from the content-type parser.
+      if (error instanceof SyntaxError && (error as FastifyError).statusCode === 400) {
+        return sendCoded(reply, 'malformed_json', `The request body is not valid JSON: ${error.message}`);
+      }
+      const status = (error as FastifyError).statusCode;
+      if (status && status >= 400 && status < 500) {
+        return reply.status(status).send(errorBody('bad_request', error.message));
+      }
+      request.log.error({ err: error }, 'unhandled error');
+      return sendCoded(reply, 'internal');
+    });
+
+    app.setNotFoundHandler((request, reply) => sendCoded(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+  },
+  { name: 'voxflow-errors' },
+);

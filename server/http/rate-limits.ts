@@ -1,0 +1,37 @@
+// Rate limits (DESIGN §3): every request counts against its IP, signup and login against a
+// tight per-IP budget, and each authenticated request against its credential (the auth plugin
+// calls `limitCredential` once it knows who is calling). Past a limit: 429 with Retry-After.
+// The windows live in this process: with several nodes each node counts for itself.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from '../errors.ts';
+import { RateLimiter } from './rate-limiter.ts';
+import type { Principal } from './services.ts';
+
+function take(limiter: RateLimiter, key: string): void {
+  const decision = limiter.take(key);
+  if (!decision.allowed) {
+    throw new AppError('rate_limited', undefined, undefined, { 'retry-after': String(decision.retryAfterSeconds) });
+  }
+}
+
+export const rateLimitsPlugin = fp(
+  async (app: FastifyInstance) => {
+    const { rateLimit } = app.services.config;
+    const perIp = new RateLimiter(rateLimit.ipPerMinute);
+    const perCredential = new RateLimiter(rateLimit.credentialPerMinute);
+    const authAttempts = new RateLimiter(rateLimit.authPerMinute);
+
+    app.decorate('limitCredential', (principal: Principal) =>
+      take(perCredential, principal.kind === 'api_key' ? `key ${principal.apiKeyId}` : `account ${principal.accountId}`),
+    );
+
+    app.addHook('onRequest', async (request) => {
+      take(perIp, request.ip);
+      if (request.routeOptions.url !== undefined && request.routeOptions.config.authAttempt) {
+        take(authAttempts, `${request.ip} ${request.routeOptions.url}`);
+      }
+    });
+  },
+  { name: 'voxflow-rate-limits', dependencies: ['voxflow-services'] },
+);
