@@ -1,13 +1,15 @@
-// Admission of a voice session, whatever the transport: which flow (from `program_id` or the
-// session a token claimed), the account's providers and credit, and the stored session record.
-// Refusals become the API's coded errors, answered before any socket or peer connection exists.
+// Admission of a voice session, whatever the transport, in one place that owns the session
+// record: which flow (from `program_id` or the session a token claimed), the account's
+// providers and credit, and the stored record. Refusals become the API's coded errors,
+// answered before any socket or peer connection exists; a record that was claimed or created
+// but never carried a session is ended here as refused, with nothing charged.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { EngineRefusal } from '../engine/voice-engine.ts';
+import { AppError } from '../errors.ts';
 import { accountOf } from '../http/services.ts';
 import { parseInput } from '../http/validation.ts';
-import { EngineRefusal } from '../engine/voice-engine.ts';
 import type { AccountProviders } from '../providers/types.ts';
-import { AppError } from '../errors.ts';
 import type { Session } from '../store/store.ts';
 
 export const EngineQuery = z.object({
@@ -15,56 +17,79 @@ export const EngineQuery = z.object({
   program_id: z.string().min(1).max(200).optional(),
 });
 
-export interface PreparedSession {
-  record: Session;
-  providers: AccountProviders;
-  allowSimulator: boolean;
+/** A session admitted to the engine and not started yet: the transport either starts it or refuses it. */
+export interface AdmittedSession {
+  readonly record: Session;
+  readonly providers: AccountProviders;
+  /** simulate_tool is for the account owner's studio sessions (signed in with a JWT). */
+  readonly allowSimulator: boolean;
+  /** The transport could not carry the session: its record ends with nothing charged. Idempotent. */
+  refuse(reason?: string): Promise<void>;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    preparedSession: PreparedSession | null;
+    admittedSession: AdmittedSession | null;
   }
 }
 
 /** Maps an engine refusal onto the API's coded errors. */
-export function refusalToAppError(error: unknown): unknown {
+function refusalToAppError(error: unknown): unknown {
   if (!(error instanceof EngineRefusal)) return error;
-  return new AppError(error.code === 'invalid_flow' ? 'invalid_flow' : error.code, error.message);
+  return new AppError(error.code, error.message);
+}
+
+async function endUnstarted(app: FastifyInstance, record: Session, reason: string): Promise<void> {
+  await app.services.store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents: 0 });
+}
+
+function admitted(app: FastifyInstance, record: Session, providers: AccountProviders, allowSimulator: boolean): AdmittedSession {
+  let refused: Promise<void> | null = null;
+  return { record, providers, allowSimulator, refuse: (reason = 'refused') => (refused ??= endUnstarted(app, record, reason)) };
 }
 
 /**
- * Resolves what an engine-router request asks for into a stored, connected session: the flow
- * from `program_id` (or the claimed session's own), the account's providers, and admission.
+ * A session started through POST /v1/sessions whose token was just claimed: its flow, context
+ * and metadata apply. Refused (and its record ended) when the account cannot run it now.
  */
-export async function prepareEngineSession(app: FastifyInstance, request: FastifyRequest, transport: 'websocket' | 'webrtc'): Promise<PreparedSession> {
-  const { store, engine } = app.services;
-  const query = parseInput(EngineQuery, request.query, 'query');
-  const accountId = accountOf(request.principal);
-  const claimed = request.claimedSession;
+export async function admitClaimedSession(app: FastifyInstance, record: Session): Promise<AdmittedSession> {
+  const { engine } = app.services;
   try {
-    if (claimed) {
-      // The session was started through POST /v1/sessions: its flow, context and metadata apply.
-      const providers = await engine.admit(accountId);
-      if (claimed.flowId) engine.loadFlow(accountId, claimed.flowId);
-      return { record: claimed, providers, allowSimulator: false };
-    }
-    if (query.mode === 'flow' && !query.program_id) {
-      throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
-    }
-    const flowId = query.mode === 'flow' ? query.program_id! : null;
-    if (flowId) engine.loadFlow(accountId, flowId);
-    const providers = await engine.admit(accountId);
-    const record = await store.sessions.createConnected({ accountId, flowId, transport, mode: query.mode, context: {}, metadata: {} });
-    // The studio signs in with a JWT: its owner may drive the flow by hand.
-    return { record, providers, allowSimulator: request.principal?.kind === 'jwt' };
+    const providers = await engine.admit(record.accountId);
+    if (record.flowId) engine.loadFlow(record.accountId, record.flowId);
+    return admitted(app, record, providers, false);
   } catch (error) {
-    if (claimed) await store.sessions.end(claimed.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
+    await endUnstarted(app, record, 'refused');
     throw refusalToAppError(error);
   }
 }
 
+/**
+ * An engine-router request (/ws, /offer): a claimed `?session_token=` session, or a new session
+ * for `mode` and `program_id` on the caller's account, recorded once it is admitted.
+ */
+export async function admitEngineSession(app: FastifyInstance, request: FastifyRequest, transport: 'websocket' | 'webrtc'): Promise<AdmittedSession> {
+  const { store, engine } = app.services;
+  const query = parseInput(EngineQuery, request.query, 'query');
+  const accountId = accountOf(request.principal);
+  if (request.claimedSession) return admitClaimedSession(app, request.claimedSession);
+  if (query.mode === 'flow' && !query.program_id) {
+    throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
+  }
+  const flowId = query.mode === 'flow' ? query.program_id! : null;
+  let providers: AccountProviders;
+  try {
+    if (flowId) engine.loadFlow(accountId, flowId);
+    providers = await engine.admit(accountId);
+  } catch (error) {
+    throw refusalToAppError(error);
+  }
+  const record = await store.sessions.createConnected({ accountId, flowId, transport, mode: query.mode, context: {}, metadata: {} });
+  // The studio signs in with a JWT: its owner may drive the flow by hand.
+  return admitted(app, record, providers, request.principal?.kind === 'jwt');
+}
+
 /** Registered once, by the first transport that needs it. */
-export function decoratePreparedSession(app: FastifyInstance): void {
-  if (!app.hasRequestDecorator('preparedSession')) app.decorateRequest('preparedSession', null);
+export function decorateAdmittedSession(app: FastifyInstance): void {
+  if (!app.hasRequestDecorator('admittedSession')) app.decorateRequest('admittedSession', null);
 }

@@ -13,7 +13,7 @@ import { authenticateRequest } from '../../http/auth.ts';
 import { accountOf, type Principal } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { AppError } from '../../errors.ts';
-import { decoratePreparedSession, prepareEngineSession } from '../session-admission.ts';
+import { admitEngineSession, decorateAdmittedSession } from '../session-admission.ts';
 import { iceConfiguration } from './ice-servers.ts';
 import type { WebRtcPeer } from './peer.ts';
 
@@ -58,7 +58,7 @@ export interface WebRtcOptions {
 export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptions = {}): Promise<void> {
   const { config, engine } = app.services;
   const peers = new Map<string, { peer: WebRtcPeer; principal: Principal }>();
-  decoratePreparedSession(app);
+  decorateAdmittedSession(app);
   await testPageRoute(app);
 
   app.addHook('onListen', async () => {
@@ -102,8 +102,8 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     else await authenticateRequest(app, request, 'engine', true);
     // The restarted connection belongs to whoever opened the first one, with the same rights.
     if (existing) request.principal = existing.principal;
-    const prepared = await prepareEngineSession(app, request, 'webrtc');
-    const accountId = prepared.record.accountId;
+    const admitted = await admitEngineSession(app, request, 'webrtc');
+    const accountId = admitted.record.accountId;
     const { WebRtcPeer } = await loadPeerModule();
     const peer = new WebRtcPeer({
       id: existing?.peer.id,
@@ -117,9 +117,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
         if (peers.get(closed.id)?.peer === closed) peers.delete(closed.id);
         // A peer that never connected never started its session: its record is ended here.
         if (!closed.hasSession) {
-          void app.services.store.sessions
-            .end(prepared.record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents: 0 })
-            .catch((error: unknown) => request.log.warn({ err: error }, 'could not end the session of an unconnected peer'));
+          admitted.refuse(reason).catch((error: unknown) => request.log.warn({ err: error }, 'could not end the session of an unconnected peer'));
         }
       },
     });
@@ -128,11 +126,11 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
       sdp = await answerOrBadSdp(peer, body.sdp);
     } catch (error) {
       peer.close('refused');
-      await app.services.store.sessions.end(prepared.record.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
+      await admitted.refuse();
       throw error;
     }
     peers.set(peer.id, { peer, principal: request.principal! });
-    peer.onConnected(() => engine.start({ record: prepared.record, allowSimulator: prepared.allowSimulator }, prepared.providers, peer.output));
+    peer.onConnected(() => engine.start({ record: admitted.record, allowSimulator: admitted.allowSimulator }, admitted.providers, peer.output));
     return { pc_id: peer.id, sdp, type: 'answer' };
   });
 

@@ -9,15 +9,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../errors.ts';
 import { digest } from '../../security/opaque-tokens.ts';
-import { decoratePreparedSession, prepareEngineSession, refusalToAppError } from '../session-admission.ts';
+import { admitClaimedSession, admitEngineSession, decorateAdmittedSession } from '../session-admission.ts';
 
 /** Largest frame accepted; larger ones close the socket with 1009 (message too big). */
 export const MAX_FRAME_BYTES = 64 * 1024;
 
 export async function websocketTransport(app: FastifyInstance): Promise<void> {
-  const { store, engine } = app.services;
+  const { store } = app.services;
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
-  decoratePreparedSession(app);
+  decorateAdmittedSession(app);
   // An upgrade refused by the auth hook (which runs before @fastify/websocket's own onRequest
   // hook marks the request as a WebSocket one) would leave the raw socket open after the error
   // response: the server's close would then wait for the client to hang up. Once answered, an
@@ -35,13 +35,7 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
       preValidation: async (request) => {
         const record = await store.sessions.claim(digest(request.params.token), Date.now() / 1000);
         if (!record) throw new AppError('session_token_invalid');
-        try {
-          request.preparedSession = { record, providers: await engine.admit(record.accountId), allowSimulator: false };
-          if (record.flowId) engine.loadFlow(record.accountId, record.flowId);
-        } catch (error) {
-          await store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason: 'refused', creditsChargedCents: 0 });
-          throw refusalToAppError(error);
-        }
+        request.admittedSession = await admitClaimedSession(app, record);
       },
     },
     (socket, request) => attach(app, socket, request),
@@ -54,7 +48,7 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
       websocket: true,
       config: { auth: 'engine', startsSession: true },
       preValidation: async (request: FastifyRequest, _reply: FastifyReply) => {
-        request.preparedSession = await prepareEngineSession(app, request, 'websocket');
+        request.admittedSession = await admitEngineSession(app, request, 'websocket');
       },
     },
     (socket, request) => attach(app, socket, request),
@@ -62,10 +56,10 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
 }
 
 function attach(app: FastifyInstance, socket: WebSocket, request: FastifyRequest): void {
-  const prepared = request.preparedSession!;
+  const admitted = request.admittedSession!;
   const session = app.services.engine.start(
-    { record: prepared.record, allowSimulator: prepared.allowSimulator },
-    prepared.providers,
+    { record: admitted.record, allowSimulator: admitted.allowSimulator },
+    admitted.providers,
     {
       sendEvent: (event) => {
         if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
