@@ -1,30 +1,25 @@
-// One voice session: audio and control messages in, events and paced agent audio out.
+// One voice session: its lifecycle and the control path. Audio and control messages come in;
+// events and paced agent audio go out.
 //
-//   audio in ─► VAD/turns ─► STT ─► agent (LLM + flow runtime) ─► sentences ─► TTS ─► AudioOut
+//   audio in ─► VAD/turns (user-input) ─► STT ─► AgentTurn (LLM + flow runtime) ─► SpeechQueue ─► AudioOut
 //
-// Control (interrupt, end, barge-in) does not queue behind data: it aborts the turn in flight at
-// once and clears the audio queue. What the flow runtime committed stays committed: tool calls
-// are applied synchronously together with their history entries, so an interruption can only
-// land before or after a call, never half-way (the anchors' most common bug).
-import { FlowRuntime, type ToolCallOutcome } from '../flow/runtime.ts';
+// The stages live in their own files; this one starts and ends the session, routes the client's
+// messages, and owns what several stages share: the current turn, the conversation history and
+// the audio queue. Control (interrupt, end, barge-in) does not queue behind data: it aborts the
+// turn in flight at once and clears the audio queue, and the history keeps only what was heard.
+// What the flow runtime committed stays committed (see commitToolCall in agent-turn.ts).
+import type { SessionMeter } from '../billing/metering.ts';
+import { FlowRuntime } from '../flow/runtime.ts';
 import type { FlowDocument } from '../flow/types.ts';
 import { parseClientMessage, type ClientMessage } from '../protocol/client-messages.ts';
-import type { ServerEvent, ToolCallSource } from '../protocol/events.ts';
+import type { ServerEvent } from '../protocol/events.ts';
 import { sessionError, type SessionErrorCode } from '../protocol/session-errors.ts';
-import { isAbortError } from '../providers/retry.ts';
-import {
-  ENGINE_SAMPLE_RATE,
-  ProviderError,
-  type ChatMessage,
-  type ChatToolCall,
-  type SessionProviders,
-  type TextToSpeech,
-  type TranscriptionStream,
-} from '../providers/types.ts';
-import { AudioOut, type AudioClock, type SegmentWriter, type SpokenSentence } from './audio-out.ts';
-import type { SessionHooks } from './hooks.ts';
-import type { SessionMeter } from '../billing/metering.ts';
-import { SentenceSplitter } from './sentence-splitter.ts';
+import { ENGINE_SAMPLE_RATE, ProviderError, type ChatToolCall, type SessionProviders, type TranscriptionStream } from '../providers/types.ts';
+import { AgentTurn, commitToolCall, flowStateEvents, type CommitTarget } from './agent-turn.ts';
+import { AudioOut, type AudioClock } from './audio-out.ts';
+import { ConversationHistory } from './conversation-history.ts';
+import type { HookEvent, SessionHooks } from './hooks.ts';
+import { SpeechQueue } from './speech-queue.ts';
 import { TurnTiming } from './turn-timing.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
 
@@ -68,20 +63,16 @@ export interface SessionOutput {
 
 export const FALLBACK_LINE = "Sorry, I'm having trouble right now. Could you say that again?";
 
-interface Turn {
-  controller: AbortController;
-  timing: TurnTiming;
-  /** History indexes of the assistant messages this turn added, for a barge-in to rewrite. */
-  assistantMessages: number[];
-}
-
 export class VoiceSession {
   readonly runtime: FlowRuntime | null;
-  private readonly history: ChatMessage[] = [];
+  private readonly history = new ConversationHistory();
+  /** What committing a tool call needs of the session (the model's calls and the simulator's alike). */
+  private readonly commitTarget: CommitTarget;
   private readonly audioOut: AudioOut;
   private readonly input: UserTurnInput | null;
   private stt: TranscriptionStream | null = null;
-  private turn: Turn | null = null;
+  /** The agent turn in flight; a barge-in or a newer turn cancels it. */
+  private turn: AgentTurn | null = null;
   private turnCount = 0;
   private userSpeaking = false;
   private startedAt = 0;
@@ -96,6 +87,12 @@ export class VoiceSession {
     private readonly output: SessionOutput,
   ) {
     this.runtime = setup.flow ? new FlowRuntime(setup.flow, { context: setup.context }) : null;
+    this.commitTarget = {
+      runtime: this.runtime,
+      history: this.history,
+      send: (event) => this.send(event),
+      hook: (event) => this.hook(event),
+    };
     this.audioOut = new AudioOut({
       sendFrame: (frame) => {
         this.output.sendAudio(frame);
@@ -132,7 +129,7 @@ export class VoiceSession {
     this.hook({ type: 'started', mode: flow ? 'flow' : 'assistant', flowId, transport: this.setup.transport });
     if (this.setup.meter && !(await this.setup.meter.start())) return; // onExhausted ends the session
     if (this.ended) return;
-    if (this.runtime) this.sendFlowState();
+    for (const event of flowStateEvents(this.runtime)) this.send(event);
     if (!this.setup.providers.llm) {
       this.send(sessionError('llm_unavailable'));
       return;
@@ -175,7 +172,7 @@ export class VoiceSession {
       case 'text':
         this.interrupt();
         this.send({ type: 'transcript', role: 'user', text: message.text, final: true });
-        this.history.push({ role: 'user', content: message.text });
+        this.history.addUser(message.text);
         void this.runAgentTurn(message.text, new TurnTiming(++this.turnCount, 'typed'));
         return;
       case 'simulate_tool':
@@ -229,15 +226,15 @@ export class VoiceSession {
     timing.transcribed();
     if (this.ended || !text || this.userSpeaking) {
       // Nothing recognised (a cough, noise), or the user went on talking: that next turn answers.
-      if (text && !this.ended) this.history.push({ role: 'user', content: text });
+      if (text && !this.ended) this.history.addUser(text);
       return;
     }
     this.send({ type: 'transcript', role: 'user', text, final: true });
-    this.history.push({ role: 'user', content: text });
+    this.history.addUser(text);
     await this.runAgentTurn(text, timing);
   }
 
-  /** Runs the model (and the flow's tool rounds) until it answers in words, speaking as it goes. */
+  /** Runs one agent turn as the session's current one: a barge-in or a new turn cancels it. */
   private async runAgentTurn(userText: string | null, timing: TurnTiming): Promise<void> {
     const llm = this.setup.providers.llm;
     if (this.ended) return;
@@ -245,47 +242,22 @@ export class VoiceSession {
       if (userText !== null) this.warnOnce('llm_unavailable');
       return;
     }
-    const turn: Turn = { controller: new AbortController(), timing, assistantMessages: [] };
+    const turn = new AgentTurn(
+      {
+        llm,
+        tts: this.setup.providers.tts,
+        audioOut: this.audioOut,
+        assistantPrompt: this.setup.assistantPrompt,
+        speechFailed: (error) => this.providerFailed('tts_failed', error, false),
+        ...this.commitTarget,
+      },
+      timing,
+    );
     this.turn = turn;
-    const signal = turn.controller.signal;
-    const speech = new SpeechQueue(this.setup.providers.tts, this.audioOut, signal, timing, (error) => this.providerFailed('tts_failed', error, false));
     this.audioOut.beginReply();
-    this.runtime?.beginUserTurn();
     try {
-      for (;;) {
-        this.runtime?.beginModelResponse();
-        const tools = this.runtime?.toolSchemas() ?? [];
-        const system = this.runtime ? this.runtime.systemPrompt() : this.setup.assistantPrompt;
-        const messageIndex = this.history.length;
-        const splitter = new SentenceSplitter();
-        const calls: ChatToolCall[] = [];
-        let text = '';
-        timing.modelRequested();
-        for await (const chunk of llm.stream({ messages: [{ role: 'system', content: system }, ...this.history], tools, signal })) {
-          timing.modelAnswered();
-          if (chunk.type === 'text') {
-            text += chunk.text;
-            for (const sentence of splitter.push(chunk.text)) speech.say(sentence, messageIndex);
-          } else if (chunk.type === 'tool_call') {
-            calls.push(chunk.call);
-          }
-        }
-        signal.throwIfAborted();
-        for (const sentence of splitter.flush()) speech.say(sentence, messageIndex);
-        // The model's message and every call's outcome enter the history in one synchronous
-        // step with the runtime's state change: nothing can interrupt in between.
-        this.history.push({ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
-        turn.assistantMessages.push(messageIndex);
-        if (text.trim()) this.send({ type: 'transcript', role: 'agent', text: text.trim(), final: true });
-        if (calls.length === 0) break;
-        const outcomes = calls.map((call) => this.applyToolCall(call, 'model', speech));
-        // Past the round cap the model was offered no tools; if it called some anyway, stop
-        // here instead of asking it again.
-        if (outcomes.every((o) => o.status === 'rejected' && o.code === 'round_limit')) break;
-      }
-      await speech.finished();
+      await turn.run();
     } catch (error) {
-      if (signal.aborted || isAbortError(error)) return;
       this.providerFailed('llm_failed', error);
     } finally {
       if (this.turn === turn) {
@@ -295,44 +267,6 @@ export class VoiceSession {
         this.audioOut.endReply();
       }
     }
-  }
-
-  private applyToolCall(call: ChatToolCall, source: ToolCallSource, speech: SpeechQueue | null): ToolCallOutcome {
-    const runtime = this.runtime;
-    let outcome: ToolCallOutcome;
-    if (runtime) {
-      outcome = runtime.applyToolCall(call.function.name, call.function.arguments);
-    } else {
-      const reason = 'this is an assistant session: there are no flow tools';
-      outcome = { status: 'rejected', name: call.function.name, arguments: call.function.arguments, fromState: '', toState: '', code: 'unlisted_tool', reason, result: { ok: false, error: reason } };
-    }
-    this.history.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
-    this.send({
-      type: 'tool_call',
-      name: outcome.name,
-      arguments: outcome.arguments,
-      status: outcome.status,
-      reason: outcome.status === 'rejected' ? outcome.reason : null,
-      from_state: outcome.fromState,
-      to_state: outcome.toState,
-      source,
-    });
-    this.hook({ type: 'tool_called', name: outcome.name, status: outcome.status, source, state: outcome.fromState });
-    if (outcome.status === 'accepted') {
-      if (outcome.speechCue && speech) {
-        // The user hears the cue, so the transcript shows it; the model already gets it in the tool result.
-        speech.say(outcome.speechCue, null);
-        this.send({ type: 'transcript', role: 'agent', text: outcome.speechCue, final: true });
-      }
-      if (outcome.moved) {
-        this.sendFlowState();
-        this.hook({ type: 'state_changed', from: outcome.fromState, to: outcome.toState, tool: outcome.name });
-      } else if (runtime) {
-        // A stay still changes variables, which the UI card may show.
-        this.sendFlowState();
-      }
-    }
-    return outcome;
   }
 
   private simulateTool(name: string, args: Record<string, unknown>): void {
@@ -349,11 +283,11 @@ export class VoiceSession {
     this.runtime.beginModelResponse();
     // Recorded as if the model had made the call, so a model that runs later knows the state.
     const call: ChatToolCall = { id: `sim_${++this.simulatedCalls}`, type: 'function', function: { name, arguments: JSON.stringify(args) } };
-    this.history.push({ role: 'assistant', content: null, tool_calls: [call] });
+    this.history.addAssistant(null, [call]);
     const timing = new TurnTiming(++this.turnCount, 'simulated');
     const speech = new SpeechQueue(this.setup.providers.tts, this.audioOut, this.lifetime.signal, timing, (error) => this.providerFailed('tts_failed', error, false));
     this.audioOut.beginReply();
-    this.applyToolCall(call, 'simulator', speech);
+    commitToolCall(this.commitTarget, call, 'simulator', speech);
     void speech.finished().finally(() => this.audioOut.endReply());
   }
 
@@ -364,51 +298,15 @@ export class VoiceSession {
     const busy = turn !== null || this.audioOut.isBusy;
     const sentences = this.audioOut.stop();
     this.turn = null;
-    turn?.controller.abort();
+    turn?.abort();
     if (!busy) return;
     this.send({ type: 'interrupted' });
     if (wasSpeaking) this.send({ type: 'agent_stopped_speaking' });
-    const heard = this.rewriteHistoryAsHeard(sentences);
+    const heard = this.history.rewriteAsHeard(sentences);
     if (heard) this.send({ type: 'transcript', role: 'agent', text: heard, final: true, interrupted: true });
   }
 
-  /**
-   * After a barge-in the model should remember only what the user heard: each of the turn's
-   * assistant messages keeps the words that were spoken, marked as cut off. Tool calls stay —
-   * they were committed.
-   */
-  private rewriteHistoryAsHeard(sentences: SpokenSentence[]): string {
-    const heardByMessage = new Map<number, string[]>();
-    let truncated = false;
-    for (const sentence of sentences) {
-      if (!sentence.whole) truncated = true;
-      if (sentence.tag === null) continue;
-      const parts = heardByMessage.get(sentence.tag) ?? [];
-      if (sentence.spoken) parts.push(sentence.spoken);
-      heardByMessage.set(sentence.tag, parts);
-    }
-    for (const [index, parts] of heardByMessage) {
-      const message = this.history[index];
-      if (message?.role !== 'assistant') continue;
-      const heard = parts.join(' ');
-      message.content = heard ? `${heard}${truncated ? '…' : ''}` : null;
-    }
-    // A message nobody heard a word of, with no committed tool calls, is forgotten entirely.
-    for (let i = this.history.length - 1; i >= 0; i--) {
-      const message = this.history[i]!;
-      if (message.role === 'assistant' && message.content === null && !message.tool_calls) this.history.splice(i, 1);
-    }
-    return sentences.map((s) => s.spoken).filter(Boolean).join(' ');
-  }
-
   // ── Output and bookkeeping ──────────────────────────────────────────────────────────────
-
-  private sendFlowState(): void {
-    if (!this.runtime) return;
-    const snapshot = this.runtime.snapshot();
-    this.send({ type: 'flow_state', ...snapshot });
-    this.send({ type: 'artifact', state: snapshot.state, artifact_type: snapshot.artifact_type, prompt: snapshot.prompt });
-  }
 
   private sendMetrics(timing: TurnTiming): void {
     if (timing.claimReport()) this.send({ type: 'metrics', ...timing.metrics() });
@@ -449,7 +347,7 @@ export class VoiceSession {
     }
   }
 
-  private hook(event: Parameters<SessionHooks['emit']>[0]): void {
+  private hook(event: HookEvent): void {
     this.setup.hooks.emit(event, { sessionId: this.id, accountId: this.setup.accountId, metadata: this.setup.metadata });
   }
 
@@ -472,61 +370,5 @@ export class VoiceSession {
     this.send({ type: 'session_ended', reason, duration_secs: durationSecs, credits_charged_usd_cents: charged() });
     this.hook({ type: 'ended', reason, durationSecs, creditsChargedCents: charged() });
     this.output.close(1000, reason);
-  }
-}
-
-/**
- * How much synthesized speech may wait ahead of what is playing before the next sentence is
- * synthesized. Enough to hide a hosted TTS's first-byte time (typically 0.2–1 s); more would be
- * synthesis a barge-in throws away.
- */
-const SPEECH_LOOKAHEAD_MS = 2_500;
-
-/**
- * Sentences to speech, in order, one synthesis at a time (the next sentence is synthesized
- * while the previous one plays, once less than SPEECH_LOOKAHEAD_MS is left to play). A failed
- * sentence is reported and skipped.
- */
-class SpeechQueue {
-  private tail: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly tts: TextToSpeech,
-    private readonly audioOut: AudioOut,
-    private readonly signal: AbortSignal,
-    private readonly timing: TurnTiming | null,
-    private readonly onError: (error: unknown) => void,
-  ) {}
-
-  say(text: string, tag: number | null): void {
-    const spoken = text.trim();
-    if (!spoken) return;
-    // The sentence joins the output queue now, before it is synthesized, so a barge-in reports
-    // it as unheard instead of leaving it in the model's memory as if it had been spoken.
-    const segment = this.audioOut.beginSegment(spoken, tag);
-    this.tail = this.tail.then(() => this.synthesize(segment));
-  }
-
-  finished(): Promise<void> {
-    return this.tail;
-  }
-
-  private async synthesize(segment: SegmentWriter): Promise<void> {
-    if (this.signal.aborted) return;
-    await this.audioOut.whenBufferedBelow(SPEECH_LOOKAHEAD_MS);
-    if (this.signal.aborted) return;
-    this.timing?.speechRequested();
-    try {
-      for await (const pcm of this.tts.synthesize(segment.text, this.signal)) {
-        if (this.signal.aborted) return;
-        this.timing?.speechAnswered();
-        segment.append(pcm);
-      }
-    } catch (error) {
-      if (this.signal.aborted || isAbortError(error)) return;
-      this.onError(error);
-    } finally {
-      segment.complete();
-    }
   }
 }
