@@ -44,10 +44,6 @@ export class AppError extends Error {
   }
 }
 
-export function appError(code: ErrorCode, message?: string, details?: unknown[]): AppError {
-  return new AppError(code, message, details);
-}
-
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown[] };
 }

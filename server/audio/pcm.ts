@@ -10,17 +10,6 @@ export function int16ToFloat32(input: Int16Array, output: Float32Array = new Flo
   return output.length === input.length ? output : output.subarray(0, input.length);
 }
 
-/** Floats in [-1, 1] to PCM16, rounding and clipping out-of-range samples instead of wrapping. */
-export function float32ToInt16(input: Float32Array, output: Int16Array = new Int16Array(input.length)): Int16Array {
-  if (output.length < input.length) throw new RangeError(`output holds ${output.length} samples, input has ${input.length}`);
-  for (let i = 0; i < input.length; i++) output[i] = clampInt16(Math.round(input[i]! * 32768));
-  return output.length === input.length ? output : output.subarray(0, input.length);
-}
-
-export function clampInt16(value: number): number {
-  return value > 32767 ? 32767 : value < -32768 ? -32768 : value;
-}
-
 export function concatPcm(chunks: readonly Int16Array[]): Int16Array {
   let length = 0;
   for (const chunk of chunks) length += chunk.length;

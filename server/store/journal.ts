@@ -4,7 +4,7 @@
 // everything before it is intact because records are only ever appended.
 
 import { open } from 'node:fs/promises';
-import { crc32 } from './crc32.ts';
+import { crc32 } from 'node:zlib';
 import { StoreCorruptError } from './errors.ts';
 
 /** What a statement may bind: only values that survive a JSON round trip unchanged. */
