@@ -1,26 +1,16 @@
 // The studio (renderer/, built by Vite into dist/renderer) served from the server's own origin:
 // `/` and every screen path get the app's page, `/assets/*` its hashed files. Electron loads the
 // same URLs, so desktop and browser run one studio against one API (DESIGN §8).
-import { readFile, readdir } from 'node:fs/promises';
+import fastifyStatic from '@fastify/static';
+import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { extname, join, relative, sep } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** Paths the studio's router understands (renderer/src/lib/router.svelte.ts). */
 export const STUDIO_PAGES = ['/', '/flow-editor', '/sessions', '/settings', '/sign-in'] as const;
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-  '.wav': 'audio/wav',
-  '.yaml': 'text/yaml; charset=utf-8',
-};
 
 // The studio's own script only; inline style attributes are how Svelte and xyflow position
 // things, so style-src allows them. The microphone goes over WebRTC to this same origin.
@@ -39,7 +29,7 @@ const STUDIO_CSP = [
 ].join('; ');
 
 const PAGE_HEADERS = {
-  'content-type': CONTENT_TYPES['.html']!,
+  'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-cache',
   'content-security-policy': STUDIO_CSP,
   'x-content-type-options': 'nosniff',
@@ -74,36 +64,34 @@ const NOT_BUILT_PAGE = `<!doctype html><meta charset="utf-8"><title>Voxflow</tit
 
 export async function studioRoutes(app: FastifyInstance, options: { dir?: string | null } = {}): Promise<void> {
   const dir = options.dir === undefined ? findStudioDir() : options.dir;
-  // Only files that exist at start-up are served: a request path never reaches the file system.
-  const files = new Set(dir ? await listFiles(dir) : []);
-  const cache = new Map<string, Promise<Buffer>>();
-  const read = (file: string) => {
-    let content = cache.get(file);
-    if (!content) {
-      content = readFile(join(dir!, file));
-      content.catch(() => cache.delete(file));
-      cache.set(file, content);
-    }
-    return content;
-  };
+  const page = dir && existsSync(join(dir, 'index.html')) ? await readFile(join(dir, 'index.html')) : null;
+
+  // Every studio path is open: the studio signs in by itself.
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, auth: 'none' };
+  });
 
   const sendPage = async (reply: FastifyReply) => {
-    if (!dir || !files.has('index.html')) return reply.status(503).headers(PAGE_HEADERS).send(NOT_BUILT_PAGE);
-    return reply.headers(PAGE_HEADERS).send(await read('index.html'));
+    if (!page) return reply.status(503).headers(PAGE_HEADERS).send(NOT_BUILT_PAGE);
+    return reply.headers(PAGE_HEADERS).send(page);
   };
+  for (const path of STUDIO_PAGES) app.get(path, async (_request, reply) => sendPage(reply));
 
-  for (const page of STUDIO_PAGES) app.get(page, { config: { auth: 'none' } }, async (_request, reply) => sendPage(reply));
-
-  app.get<{ Params: { '*': string } }>('/assets/*', { config: { auth: 'none' } }, async (request, reply) => {
-    const file = `assets/${request.params['*']}`;
-    if (!files.has(file)) return reply.status(404).send({ error: { code: 'not_found', message: `No studio file "${file}".` } });
-    // Vite puts a content hash in every asset name, so a file never changes under its name.
-    return reply
-      .headers({
-        'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
-        'cache-control': 'public, max-age=31536000, immutable',
-        'x-content-type-options': 'nosniff',
-      })
-      .send(await read(file));
+  if (!dir || !existsSync(join(dir, 'assets'))) return;
+  // @fastify/static with `wildcard: false` routes only the files that exist at start-up, so a
+  // request path never reaches the file system (anything else is the API's 404). Vite puts a
+  // content hash in every asset name, so a file never changes under its name.
+  await app.register(fastifyStatic, {
+    root: join(dir, 'assets'),
+    prefix: '/assets/',
+    wildcard: false,
+    index: false,
+    immutable: true,
+    maxAge: '365d',
+    setHeaders: (reply, path) => {
+      void reply.header('x-content-type-options', 'nosniff');
+      // RFC 9239: JavaScript is text/javascript (the mime table still says application/javascript).
+      if (path.endsWith('.js')) void reply.header('content-type', 'text/javascript; charset=utf-8');
+    },
   });
 }
