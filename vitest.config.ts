@@ -1,13 +1,93 @@
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+// Three projects, chosen by what a test file does, not only where it lives:
+// - unit: pure and in-process (worker threads allowed); opens no socket, spawns no process.
+// - integration: real HTTP/WebSocket servers, provider fakes over sockets, child processes, crashes.
+// - e2e: Debian Chromium against a real server; only these need the studio built.
+// `npm test` runs all three; `npm run test:unit` (test:integration, test:e2e) runs one.
+type Project = 'unit' | 'integration' | 'e2e';
+
+const BY_FOLDER: Record<string, Project> = {
+  audio: 'unit',
+  electron: 'unit',
+  engine: 'unit',
+  flow: 'unit',
+  renderer: 'unit',
+  store: 'unit',
+  transports: 'unit',
+  api: 'integration',
+  providers: 'integration',
+  server: 'integration',
+  voice: 'integration',
+  e2e: 'e2e',
+};
+
+/** Files whose folder says otherwise. */
+const BY_FILE: Record<string, Project> = {
+  // Child processes: a writer killed mid-write, a lock held by another process.
+  'test/store/crash-kill.test.ts': 'integration',
+  'test/store/lock.test.ts': 'integration',
+  // The desktop's server listening on a port, or run as a child process.
+  'test/electron/bundled-serve.test.ts': 'integration',
+  'test/electron/embedded-server.test.ts': 'integration',
+  'test/electron/local-sign-in.test.ts': 'integration',
+  'test/electron/serve-headless.test.ts': 'integration',
+  // The embedded engines in worker threads of this process, no sockets: flite and Silero.
+  'test/providers/tts-flite-concurrent-synths-do-not-mix.test.ts': 'unit',
+  'test/providers/tts-flite-keeps-event-loop-free.test.ts': 'unit',
+  'test/providers/tts-flite-speaks-a-sentence.test.ts': 'unit',
+  'test/providers/tts-flite-text-preparation.test.ts': 'unit',
+  'test/providers/tts-flite-worker-crash.test.ts': 'unit',
+  'test/providers/turn-silero-detectors-keep-their-own-state.test.ts': 'unit',
+  // Offers from werift in Node over HTTP: no browser.
+  'test/e2e/webrtc-offer-errors.test.ts': 'integration',
+};
+
+const ROOT = fileURLToPath(new URL('./', import.meta.url));
+
+/** Every test file, by project. A file in a folder nobody placed stops the run instead of silently not running. */
+function testFilesByProject(): Record<Project, string[]> {
+  const files = readdirSync(`${ROOT}test`, { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.test.ts'))
+    .map((path) => `test/${path.split('\\').join('/')}`)
+    .sort();
+  const out: Record<Project, string[]> = { unit: [], integration: [], e2e: [] };
+  for (const file of files) {
+    const project = BY_FILE[file] ?? BY_FOLDER[file.split('/')[1]!];
+    if (!project) throw new Error(`${file}: say which project it belongs to in vitest.config.ts (BY_FOLDER or BY_FILE)`);
+    out[project].push(file);
+  }
+  for (const file of Object.keys(BY_FILE)) {
+    if (!files.includes(file)) throw new Error(`vitest.config.ts names ${file}, which does not exist`);
+  }
+  return out;
+}
+
+const files = testFilesByProject();
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     environment: 'node',
-    globalSetup: ['test/support/global-setup.ts'],
+    // VOXFLOW_FC_RUNS: how many cases a fast-check property tries (see the file).
+    setupFiles: ['test/support/property-runs.ts'],
     // The last reporter prints the closing line `N passed, N failed, N skipped` that CI reads.
     reporters: ['default', './test/summary-reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: files.unit } },
+      { extends: true, test: { name: 'integration', include: files.integration } },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: files.e2e,
+          // The browser tests load the studio from the server: build it (when stale) first.
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/app.ts';
 import { makeConfig, type ConfigInput } from '../../server/config.ts';
 import type { WebRtcOptions } from '../../server/transports/webrtc/index.ts';
+import { noVoiceInput } from './no-voice-input.ts';
 
 export const GUESSING_GAME_YAML = readFileSync(new URL('../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');
 
@@ -42,6 +43,13 @@ export interface TestServerOptions {
   webrtc?: WebRtcOptions;
   /** The built studio to serve (buildApp's studioDir); dist/renderer when unset. */
   studioDir?: string | null;
+  /**
+   * The real voice stack: Silero hears callers, and the embedded voice and the vendors' SDKs
+   * warm up once the server listens. Off by default: most tests never send audio, and loading
+   * the model costs each server a few hundred ms of CPU. Tests that speak, or that check what
+   * /health and /capabilities say about hearing, turn it on (startVoiceRig does).
+   */
+  voice?: boolean;
 }
 
 export async function startTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -56,7 +64,12 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     ...overrides,
     dataDir,
   });
-  const app = await buildApp(config, { minuteMs: options.minuteMs, webrtc: options.webrtc, studioDir: options.studioDir });
+  const app = await buildApp(config, {
+    minuteMs: options.minuteMs,
+    webrtc: options.webrtc,
+    studioDir: options.studioDir,
+    ...(options.voice ? {} : { voiceInput: noVoiceInput, warmUpVoice: false }),
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   config.publicUrl = address;
   const ownsDataDir = overrides.dataDir === undefined;

@@ -1,4 +1,5 @@
 // A server wired to the protocol-faithful provider fakes, for voice scenario tests.
+import { afterAll, beforeAll } from 'vitest';
 import { startFakeDeepgram, type FakeDeepgram, type FakeDeepgramOptions } from '../fakes/deepgram-server.ts';
 import { startFakeOpenAI, type ChatRule, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server.ts';
 import type { ConfigInput } from '../../server/config.ts';
@@ -14,7 +15,7 @@ export interface VoiceRig {
   close(): Promise<void>;
 }
 
-export async function startVoiceRig(options: {
+export interface VoiceRigOptions {
   rules?: ChatRule[];
   transcripts?: string[];
   openai?: FakeOpenAIOptions;
@@ -30,7 +31,10 @@ export async function startVoiceRig(options: {
   minuteMs?: number;
   /** WebRTC peer timeouts (buildApp's webrtc options). */
   webrtc?: TestServerOptions['webrtc'];
-} = {}): Promise<VoiceRig> {
+}
+
+/** The server with the real voice stack (Silero, flite) and the provider fakes, with an account and the guessing game. */
+export async function startVoiceRig(options: VoiceRigOptions = {}): Promise<VoiceRig> {
   const openai = await startFakeOpenAI({ rules: options.rules, transcripts: options.stt === 'openai' ? options.transcripts : undefined, ...options.openai });
   const deepgram = await startFakeDeepgram({ transcripts: options.stt !== 'openai' ? options.transcripts : undefined, ...options.deepgram });
   const stt = options.stt ?? 'deepgram';
@@ -54,7 +58,7 @@ export async function startVoiceRig(options: {
         },
       },
     },
-    { minuteMs: options.minuteMs, webrtc: options.webrtc },
+    { minuteMs: options.minuteMs, webrtc: options.webrtc, voice: true },
   );
   const account = await createAccount(server);
   const flowId = await createFlow(server, account.apiKey);
@@ -70,6 +74,63 @@ export async function startVoiceRig(options: {
       await deepgram.close();
     },
   };
+}
+
+/** A voice rig for a test file or describe block: the rig itself, and sessions that close with it. */
+export interface VoiceRigHandle extends VoiceRig {
+  /** Starts a session as a backend does (connectSession); the client is closed after the tests. */
+  connect(body?: Record<string, unknown>): Promise<VoiceClient>;
+  /** Closes `client` after the tests, with the clients `connect` opened. */
+  track(client: VoiceClient): VoiceClient;
+}
+
+/**
+ * Starts a voice rig before the tests of the enclosing file or describe block and closes it, with
+ * every client it connected, after them. The handle stands for the rig inside tests and hooks.
+ */
+export function useVoiceRig(options: VoiceRigOptions = {}): VoiceRigHandle {
+  let started: VoiceRig | undefined;
+  let closing: Promise<void> | undefined;
+  const clients: VoiceClient[] = [];
+  const rig = (): VoiceRig => {
+    if (!started) throw new Error('useVoiceRig: the rig is used outside a test or hook, or it failed to start');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startVoiceRig(options);
+  });
+  const close = (): Promise<void> => {
+    for (const client of clients.splice(0)) client.close();
+    closing ??= started ? started.close() : Promise.resolve();
+    return closing;
+  };
+  afterAll(close);
+  const handle: VoiceRigHandle = {
+    get server() {
+      return rig().server;
+    },
+    get openai() {
+      return rig().openai;
+    },
+    get deepgram() {
+      return rig().deepgram;
+    },
+    get account() {
+      return rig().account;
+    },
+    get flowId() {
+      return rig().flowId;
+    },
+    close,
+    async connect(body) {
+      return handle.track(await connectSession(rig(), body));
+    },
+    track(client) {
+      clients.push(client);
+      return client;
+    },
+  };
+  return handle;
 }
 
 /** The model's side of the guessing game, as rules: a script the fake follows. */
