@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatRequests, connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { chatRequests, useVoiceRig } from '../support/voice-server.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 const ASSISTANT_PROMPT = 'You are Pip, the front desk of a bicycle shop. Answer in one short sentence.';
@@ -7,26 +7,18 @@ const ASSISTANT_PROMPT = 'You are Pip, the front desk of a bicycle shop. Answer 
 // Without a flow the session is a plain assistant: the configured system prompt, no tools, no
 // flow cards — it greets and answers like any voice assistant.
 describe('assistant mode (no flow)', () => {
-  let rig: VoiceRig;
-  const clients: VoiceClient[] = [];
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      tts: 'openai',
-      openai: { msPerWord: 30 },
-      config: { engine: { assistantPrompt: ASSISTANT_PROMPT } },
-      rules: [
-        { when: { lastRole: 'none' }, respond: { text: 'Hi, this is Pip at the bike shop. How can I help?' } },
-        { when: { lastRole: 'user', lastUserText: /open/i }, respond: { text: 'We are open from nine to six.' } },
-      ],
-    });
-  });
-  afterAll(async () => {
-    for (const client of clients) client.close();
-    await rig?.close();
+  const rig = useVoiceRig({
+    tts: 'openai',
+    openai: { msPerWord: 30 },
+    config: { engine: { assistantPrompt: ASSISTANT_PROMPT } },
+    rules: [
+      { when: { lastRole: 'none' }, respond: { text: 'Hi, this is Pip at the bike shop. How can I help?' } },
+      { when: { lastRole: 'user', lastUserText: /open/i }, respond: { text: 'We are open from nine to six.' } },
+    ],
   });
 
   async function greetsAndAnswers(client: VoiceClient): Promise<void> {
-    clients.push(client);
+    rig.track(client);
     const hello = await client.waitFor('session_started');
     expect(hello).toMatchObject({ mode: 'assistant', flow_id: null, sample_rate: 16000 });
     await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Hi, this is Pip at the bike shop. How can I help?');
@@ -71,6 +63,6 @@ describe('assistant mode (no flow)', () => {
   });
 
   it('over /v1/ws/{token} from POST /v1/sessions without a flow_id', { timeout: 15_000 }, async () => {
-    await greetsAndAnswers(await connectSession(rig, {}));
+    await greetsAndAnswers(await rig.connect({}));
   });
 });

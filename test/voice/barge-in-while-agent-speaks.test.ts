@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatRequests, connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { chatRequests, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 const LONG_REPLY =
@@ -11,27 +11,20 @@ const LONG_REPLY =
 // The user talks over the agent: the agent falls silent within a frame or two, and both the
 // client and the model are told only what was actually heard.
 describe('barge-in while the agent speaks', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({
+    // 100 ms a word: the story takes about seven seconds to say, in real time.
+    tts: 'openai',
+    openai: { msPerWord: 100 },
+    transcripts: ['Wait, stop please'],
+    rules: [
+      { when: { lastRole: 'none' }, respond: { text: LONG_REPLY } },
+      { when: { lastRole: 'user', lastUserText: /stop/i }, respond: { text: 'Sure, I stopped.' } },
+    ],
+  });
   let client: VoiceClient;
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      // 100 ms a word: the story takes about seven seconds to say, in real time.
-      tts: 'openai',
-      openai: { msPerWord: 100 },
-      transcripts: ['Wait, stop please'],
-      rules: [
-        { when: { lastRole: 'none' }, respond: { text: LONG_REPLY } },
-        { when: { lastRole: 'user', lastUserText: /stop/i }, respond: { text: 'Sure, I stopped.' } },
-      ],
-    });
-  });
-  afterAll(async () => {
-    client?.close();
-    await rig?.close();
-  });
 
   it('stops agent audio at once, says interrupted, keeps only the spoken words, and the model sees the cut reply', { timeout: 20_000 }, async () => {
-    client = await connectSession(rig, {});
+    client = await rig.connect({});
     const full = await client.waitFor('transcript', (e) => e.role === 'agent');
     expect(full.text).toBe(LONG_REPLY);
     await client.waitFor('agent_started_speaking');

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 const SLOW_ANSWER = `Sure thing. ${'Here is one more detail about the long answer you asked for. '.repeat(6).trim()}`;
@@ -9,30 +9,28 @@ const SLOW_ANSWER = `Sure thing. ${'Here is one more detail about the long answe
 // cleanly — recorded, uncharged from then on, the provider request cancelled — and nothing may
 // keep writing to the dead socket.
 describe('the client vanishing in the middle of a turn', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({
+    tts: 'openai',
+    openai: { msPerWord: 60 },
+    rules: [
+      { when: { lastRole: 'none' }, respond: { text: 'Hello!' } },
+      // About a word every 80 ms: the answer takes seconds to stream.
+      { when: { lastRole: 'user' }, respond: { text: SLOW_ANSWER, chunkDelayMs: 80 } },
+    ],
+  });
   let client: VoiceClient;
   const unhandled: unknown[] = [];
   const onUnhandled = (error: unknown) => unhandled.push(error);
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      tts: 'openai',
-      openai: { msPerWord: 60 },
-      rules: [
-        { when: { lastRole: 'none' }, respond: { text: 'Hello!' } },
-        // About a word every 80 ms: the answer takes seconds to stream.
-        { when: { lastRole: 'user' }, respond: { text: SLOW_ANSWER, chunkDelayMs: 80 } },
-      ],
-    });
+  beforeAll(() => {
     process.on('unhandledRejection', onUnhandled);
     process.on('uncaughtException', onUnhandled);
   });
   afterEach(() => {
     vi.restoreAllMocks();
   });
-  afterAll(async () => {
+  afterAll(() => {
     process.off('unhandledRejection', onUnhandled);
     process.off('uncaughtException', onUnhandled);
-    await rig?.close();
   });
 
   it('ends the session as client_disconnected, cancels the model stream, and sends nothing more', { timeout: 15_000 }, async () => {
@@ -44,7 +42,7 @@ describe('the client vanishing in the middle of a turn', () => {
       return send.apply(this, args);
     });
 
-    client = await connectSession(rig, {});
+    client = await rig.connect({});
     const sessionId = (await client.waitFor('session_started')).session_id;
     await client.waitFor('agent_stopped_speaking');
     expect(rig.server.app.services.engine.activeSessions).toBe(1);

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccount, createFlow } from '../support/server.ts';
-import { connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { useVoiceRig } from '../support/voice-server.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 /** A billed "minute" of 300 ms, so running out takes a second, not minutes. */
@@ -10,15 +10,8 @@ const MINUTE_MS = 300;
 const RATE = 2;
 
 describe('credits running out during a session', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({ minuteMs: MINUTE_MS, rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello!' } }] });
   let client: VoiceClient;
-  beforeAll(async () => {
-    rig = await startVoiceRig({ minuteMs: MINUTE_MS, rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello!' } }] });
-  });
-  afterAll(async () => {
-    client?.close();
-    await rig?.close();
-  });
 
   const accountIdOf = (email: string) => rig.server.app.services.store.accounts.findByEmail(email)!.id;
 
@@ -36,7 +29,7 @@ describe('credits running out during a session', () => {
     // Two minutes' worth and a cent: the third minute cannot be paid.
     await drainTo(accountId, 2 * RATE + 1);
 
-    client = await connectSession(rig);
+    client = await rig.connect();
     const sessionId = (await client.waitFor('session_started')).session_id;
     const exhausted = await client.waitFor('credits_exhausted', undefined, 5_000);
     expect(exhausted.balance_usd_cents).toBe(1);

@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GUESSING_GAME_RULES, connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { GUESSING_GAME_RULES, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 // The agent speaks with the OpenAI speech fake at 40 ms a word: real, paced audio frames, but
 // short enough that four spoken turns fit in a few seconds.
 describe('the guessing game lost by voice, then played again', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({
+    rules: GUESSING_GAME_RULES,
+    transcripts: ["I'm ready", 'I give up', 'Yes, again', "I'm ready"],
+    tts: 'openai',
+    openai: { msPerWord: 40 },
+  });
   let client: VoiceClient;
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      rules: GUESSING_GAME_RULES,
-      transcripts: ["I'm ready", 'I give up', 'Yes, again', "I'm ready"],
-      tts: 'openai',
-      openai: { msPerWord: 40 },
-    });
-  });
-  afterAll(async () => {
-    client?.close();
-    await rig?.close();
-  });
 
   /** Speaks once the agent has finished its last line, as a polite caller does, and waits until the turn is heard. */
   async function sayWhenAgentIsQuiet(text: string): Promise<void> {
@@ -30,7 +23,7 @@ describe('the guessing game lost by voice, then played again', () => {
   }
 
   it('moves setup → playing → lost (the card reveals the thing) → setup → playing on spoken turns', { timeout: 30_000 }, async () => {
-    client = await connectSession(rig);
+    client = await rig.connect();
     await client.waitFor('transcript', (e) => e.role === 'agent' && /ready/.test(e.text));
 
     await sayWhenAgentIsQuiet("I'm ready");

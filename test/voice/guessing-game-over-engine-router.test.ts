@@ -1,24 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GUESSING_GAME_RULES, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { GUESSING_GAME_RULES, useVoiceRig } from '../support/voice-server.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 // The engine router's door (/ws?mode=flow&program_id=) runs the same flow as the hosted API's
 // /v1/ws/{token}, whichever credential opens it.
 describe('the guessing game over the engine router /ws', () => {
-  let rig: VoiceRig;
-  const clients: VoiceClient[] = [];
-  beforeAll(async () => {
-    rig = await startVoiceRig({ rules: GUESSING_GAME_RULES, tts: 'openai', openai: { msPerWord: 30 } });
-  });
-  afterAll(async () => {
-    for (const client of clients) client.close();
-    await rig?.close();
-  });
+  const rig = useVoiceRig({ rules: GUESSING_GAME_RULES, tts: 'openai', openai: { msPerWord: 30 } });
 
   async function connect(path: string, headers: Record<string, string> = {}): Promise<VoiceClient> {
-    const client = await connectVoice(wsUrl(rig.server.url, path), headers);
-    clients.push(client);
-    return client;
+    return rig.track(await connectVoice(wsUrl(rig.server.url, path), headers));
   }
 
   /** Types a turn once the agent has finished speaking its last line. */

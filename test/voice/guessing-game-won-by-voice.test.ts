@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GUESSING_GAME_RULES, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { GUESSING_GAME_RULES, useVoiceRig } from '../support/voice-server.ts';
 import { connectVoice, type VoiceClient } from '../support/voice-client.ts';
 
 describe('the guessing game played by voice over /v1/ws/{token}', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({ rules: GUESSING_GAME_RULES, transcripts: ["I'm ready", 'Is it an animal?', 'Is it a cat?'] });
   let client: VoiceClient;
-  beforeAll(async () => {
-    rig = await startVoiceRig({ rules: GUESSING_GAME_RULES, transcripts: ["I'm ready", 'Is it an animal?', 'Is it a cat?'] });
-  });
-  afterAll(async () => {
-    client?.close();
-    await rig?.close();
-  });
 
   it('greets first, moves setup → playing → won on spoken turns, and reports each step', { timeout: 60_000 }, async () => {
     const started = await rig.server.request('POST', '/v1/sessions', { apiKey: rig.account.apiKey, body: { flow_id: rig.flowId, metadata: { campaign: 'test' } } });
     expect(started.status).toBe(200);
-    client = await connectVoice(started.body.ws_url);
+    client = rig.track(await connectVoice(started.body.ws_url));
 
     const hello = await client.waitFor('session_started');
     expect(hello).toMatchObject({ mode: 'flow', flow_id: rig.flowId, sample_rate: 16000 });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectSession, startVoiceRig, toolsOffered, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { toolsOffered, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 const PLAYING_TOOLS = ['record_answer', 'guess_correct', 'guess_wrong', 'out_of_questions'];
@@ -7,31 +7,23 @@ const PLAYING_TOOLS = ['record_answer', 'guess_correct', 'guess_wrong', 'out_of_
 // The anchors' most common bug: the user interrupts while the agent is moving the flow, and the
 // flow ends up half-way (or back where it was). A committed tool call is never undone.
 describe('an interruption right after a transition', () => {
-  let rig: VoiceRig;
-  const clients: VoiceClient[] = [];
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      tts: 'openai',
-      openai: { msPerWord: 60 },
-      transcripts: ['Hang on a second'],
-      rules: [
-        { when: { lastRole: 'none', toolsOffered: ['begin_game'] }, respond: { text: 'Welcome! Say ready.' } },
-        // Words and a moving tool call in one slow response.
-        {
-          when: { lastRole: 'user', lastUserText: /ready/i, toolsOffered: ['begin_game'] },
-          respond: { text: 'Great, let me think of something good.', toolCalls: [{ name: 'begin_game', arguments: { secret_thing: 'a cat', questions_asked: '0' } }], chunkDelayMs: 30 },
-        },
-        { when: { lastRole: 'tool', toolsOffered: ['record_answer'], systemIncludes: 'Questions asked so far: 1.' }, respond: { text: 'Next question?' } },
-        // The model's first words in the new state are slow to come: the interruption lands while it thinks.
-        { when: { lastRole: 'tool', toolsOffered: ['record_answer'] }, respond: { text: 'Go ahead and ask your first question.', firstChunkDelayMs: 1_500 } },
-        { when: { lastRole: 'user', lastUserText: /animal/i, toolsOffered: ['record_answer'] }, respond: { text: 'Yes.', toolCalls: [{ name: 'record_answer', arguments: { last_answer: 'yes', questions_asked: '1' } }] } },
-        { when: { lastRole: 'user', lastUserText: /hang on/i, toolsOffered: ['record_answer'] }, respond: { text: 'Sure, take your time.' } },
-      ],
-    });
-  });
-  afterAll(async () => {
-    for (const client of clients) client.close();
-    await rig?.close();
+  const rig = useVoiceRig({
+    tts: 'openai',
+    openai: { msPerWord: 60 },
+    transcripts: ['Hang on a second'],
+    rules: [
+      { when: { lastRole: 'none', toolsOffered: ['begin_game'] }, respond: { text: 'Welcome! Say ready.' } },
+      // Words and a moving tool call in one slow response.
+      {
+        when: { lastRole: 'user', lastUserText: /ready/i, toolsOffered: ['begin_game'] },
+        respond: { text: 'Great, let me think of something good.', toolCalls: [{ name: 'begin_game', arguments: { secret_thing: 'a cat', questions_asked: '0' } }], chunkDelayMs: 30 },
+      },
+      { when: { lastRole: 'tool', toolsOffered: ['record_answer'], systemIncludes: 'Questions asked so far: 1.' }, respond: { text: 'Next question?' } },
+      // The model's first words in the new state are slow to come: the interruption lands while it thinks.
+      { when: { lastRole: 'tool', toolsOffered: ['record_answer'] }, respond: { text: 'Go ahead and ask your first question.', firstChunkDelayMs: 1_500 } },
+      { when: { lastRole: 'user', lastUserText: /animal/i, toolsOffered: ['record_answer'] }, respond: { text: 'Yes.', toolCalls: [{ name: 'record_answer', arguments: { last_answer: 'yes', questions_asked: '1' } }] } },
+      { when: { lastRole: 'user', lastUserText: /hang on/i, toolsOffered: ['record_answer'] }, respond: { text: 'Sure, take your time.' } },
+    ],
   });
 
   it.each([
@@ -51,8 +43,7 @@ describe('an interruption right after a transition', () => {
       },
     },
   ])('by $how keeps the session in playing, and the model goes on with playing’s tools', { timeout: 20_000 }, async ({ interrupt, nextTurn }) => {
-    const client = await connectSession(rig);
-    clients.push(client);
+    const client = await rig.connect();
     await client.waitFor('agent_stopped_speaking');
     const requestsBefore = rig.openai.requests.length;
     client.send({ type: 'text', text: "I'm ready" });

@@ -1,34 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatRequests, connectSession, startVoiceRig, toolsOffered, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { chatRequests, toolsOffered, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 // A listed tool called without a required argument is refused like an unlisted one: no move,
 // nothing stored, and the model is told what was missing.
 describe('a tool call missing a required argument', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({
+    tts: 'openai',
+    openai: { msPerWord: 30 },
+    rules: [
+      { when: { lastRole: 'none', toolsOffered: ['begin_game'] }, respond: { text: 'Welcome! Say ready to start.' } },
+      // begin_game needs secret_thing; the model forgets it (and sends only the optional one).
+      { when: { lastRole: 'user', lastUserText: /ready/i, nth: 1 }, respond: { toolCalls: [{ name: 'begin_game', arguments: { questions_asked: '0' } }] } },
+      // The second time it gets it right, without the optional one.
+      { when: { lastRole: 'user', lastUserText: /ready/i }, respond: { toolCalls: [{ name: 'begin_game', arguments: { secret_thing: 'a kite' } }] } },
+      { when: { lastRole: 'tool', toolsOffered: ['begin_game'] }, respond: { text: 'Hold on, let me think of something first.' } },
+      { when: { lastRole: 'tool', toolsOffered: ['record_answer'] }, respond: { text: 'Ask your first question.' } },
+    ],
+  });
   let client: VoiceClient;
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      tts: 'openai',
-      openai: { msPerWord: 30 },
-      rules: [
-        { when: { lastRole: 'none', toolsOffered: ['begin_game'] }, respond: { text: 'Welcome! Say ready to start.' } },
-        // begin_game needs secret_thing; the model forgets it (and sends only the optional one).
-        { when: { lastRole: 'user', lastUserText: /ready/i, nth: 1 }, respond: { toolCalls: [{ name: 'begin_game', arguments: { questions_asked: '0' } }] } },
-        // The second time it gets it right, without the optional one.
-        { when: { lastRole: 'user', lastUserText: /ready/i }, respond: { toolCalls: [{ name: 'begin_game', arguments: { secret_thing: 'a kite' } }] } },
-        { when: { lastRole: 'tool', toolsOffered: ['begin_game'] }, respond: { text: 'Hold on, let me think of something first.' } },
-        { when: { lastRole: 'tool', toolsOffered: ['record_answer'] }, respond: { text: 'Ask your first question.' } },
-      ],
-    });
-  });
-  afterAll(async () => {
-    client?.close();
-    await rig?.close();
-  });
 
   it('is rejected, the session stays in setup with nothing stored, and the model is told which argument is missing', { timeout: 15_000 }, async () => {
-    client = await connectSession(rig);
+    client = await rig.connect();
     await client.waitFor('agent_stopped_speaking');
     client.send({ type: 'text', text: "I'm ready" });
 

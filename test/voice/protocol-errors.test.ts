@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { useVoiceRig } from '../support/voice-server.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 interface Refusal {
@@ -52,18 +52,9 @@ function codeOf(body: string): string | undefined {
 // Bad input from a client is answered, never fatal: bad frames get `error` events on a socket
 // that stays open; bad credentials and bad queries are refused at the upgrade with an HTTP status.
 describe('protocol errors on the voice WebSocket', () => {
-  let rig: VoiceRig;
-  const clients: VoiceClient[] = [];
-  beforeAll(async () => {
-    rig = await startVoiceRig({ stt: 'none', tts: 'openai', openai: { msPerWord: 30 }, rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hi.' } }] });
-  });
-  afterAll(async () => {
-    for (const client of clients) client.close();
-    await rig?.close();
-  });
+  const rig = useVoiceRig({ stt: 'none', tts: 'openai', openai: { msPerWord: 30 }, rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hi.' } }] });
   const open = async () => {
-    const client = await connectSession(rig);
-    clients.push(client);
+    const client = await rig.connect();
     await client.waitFor('session_started');
     return client;
   };
@@ -114,7 +105,7 @@ describe('protocol errors on the voice WebSocket', () => {
     expect(await refusalOf(rig.server.url, '/v1/ws/not-a-real-token')).toMatchObject({ status: 401, code: 'session_token_invalid' });
 
     const used = await rig.server.request('POST', '/v1/sessions', { apiKey: rig.account.apiKey, body: { flow_id: rig.flowId } });
-    clients.push(await connectVoice(used.body.ws_url));
+    rig.track(await connectVoice(used.body.ws_url));
     expect(await refusalOf(rig.server.url, `/v1/ws/${used.body.session_token}`)).toMatchObject({ status: 401, code: 'session_token_invalid' });
 
     const unused = await rig.server.request('POST', '/v1/sessions', { apiKey: rig.account.apiKey, body: { flow_id: rig.flowId } });

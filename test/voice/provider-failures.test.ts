@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FALLBACK_LINE } from '../../server/engine/session.ts';
 import type { ChatRule } from '../fakes/openai-server.ts';
-import { connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { useVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 const ANSWERING: ChatRule[] = [
@@ -89,20 +89,12 @@ const CASES: FailureCase[] = [
 // A provider failure never hangs or kills a session: the user gets a clear non-fatal error, the
 // agent says its fallback line when it still can, and the next turn works once the fault clears.
 describe('provider failures during a session', () => {
-  let rig: VoiceRig;
-  const clients: VoiceClient[] = [];
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      rules: ANSWERING,
-      tts: 'openai',
-      openai: { msPerWord: 30 },
-      deepgram: { transcribe: () => 'Are you there?' },
-      timeoutsMs: TIMEOUTS,
-    });
-  });
-  afterAll(async () => {
-    for (const client of clients) client.close();
-    await rig?.close();
+  const rig = useVoiceRig({
+    rules: ANSWERING,
+    tts: 'openai',
+    openai: { msPerWord: 30 },
+    deepgram: { transcribe: () => 'Are you there?' },
+    timeoutsMs: TIMEOUTS,
   });
   // A case that fails half-way must not leave its fault behind for the next one.
   let injected: FailureCase | null = null;
@@ -120,8 +112,7 @@ describe('provider failures during a session', () => {
   }
 
   it.each(CASES)('$name: a non-fatal $code error, and the session goes on', { timeout: 15_000 }, async (failure) => {
-    const client = await connectSession(rig, {});
-    clients.push(client);
+    const client = await rig.connect({});
     await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Hello there.');
     await quiet(client, 0);
 

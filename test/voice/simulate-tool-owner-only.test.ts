@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatRequests, connectSession, startVoiceRig, toolsOffered, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { chatRequests, toolsOffered, useVoiceRig } from '../support/voice-server.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 const PLAYING_TOOLS = ['record_answer', 'guess_correct', 'guess_wrong', 'out_of_questions'];
@@ -8,26 +8,17 @@ const PLAYING_TOOLS = ['record_answer', 'guess_correct', 'guess_wrong', 'out_of_
 // JWT). Nobody else may: an end user's session must not be able to skip the game.
 describe('simulate_tool', () => {
   describe('with a model', () => {
-    let rig: VoiceRig;
-    const clients: VoiceClient[] = [];
-    beforeAll(async () => {
-      rig = await startVoiceRig({
-        tts: 'openai',
-        openai: { msPerWord: 30 },
-        rules: [
-          { when: { lastRole: 'none' }, respond: { text: 'Welcome! Say ready.' } },
-          { when: { lastRole: 'user', toolsOffered: ['record_answer'] }, respond: { text: 'Ask away.' } },
-        ],
-      });
+    const rig = useVoiceRig({
+      tts: 'openai',
+      openai: { msPerWord: 30 },
+      rules: [
+        { when: { lastRole: 'none' }, respond: { text: 'Welcome! Say ready.' } },
+        { when: { lastRole: 'user', toolsOffered: ['record_answer'] }, respond: { text: 'Ask away.' } },
+      ],
     });
-    afterAll(async () => {
-      for (const client of clients) client.close();
-      await rig?.close();
-    });
-    const track = (client: VoiceClient) => (clients.push(client), client);
 
     it('moves the studio owner’s session (JWT on /ws) to playing, marked as the simulator, and the model goes on from there', { timeout: 15_000 }, async () => {
-      const client = track(await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${rig.flowId}&access_token=${rig.account.jwt}`)));
+      const client = rig.track(await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${rig.flowId}&access_token=${rig.account.jwt}`)));
       await client.waitFor('agent_stopped_speaking');
       client.send({ type: 'simulate_tool', name: 'begin_game', arguments: { secret_thing: 'x' } });
 
@@ -62,27 +53,20 @@ describe('simulate_tool', () => {
     }
 
     it('is forbidden over /v1/ws/{token} (an end user’s session)', { timeout: 15_000 }, async () => {
-      await expectForbidden(track(await connectSession(rig)));
+      await expectForbidden(await rig.connect());
     });
 
     it('is forbidden over /ws with an API key (a backend, not the studio)', { timeout: 15_000 }, async () => {
-      await expectForbidden(track(await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${rig.flowId}`), { 'x-service-key': rig.account.apiKey })));
+      await expectForbidden(rig.track(await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${rig.flowId}`), { 'x-service-key': rig.account.apiKey })));
     });
   });
 
   describe('with no model at all (llm none)', () => {
-    let rig: VoiceRig;
+    const rig = useVoiceRig({ llm: 'none', tts: 'openai', openai: { msPerWord: 30 } });
     let client: VoiceClient;
-    beforeAll(async () => {
-      rig = await startVoiceRig({ llm: 'none', tts: 'openai', openai: { msPerWord: 30 } });
-    });
-    afterAll(async () => {
-      client?.close();
-      await rig?.close();
-    });
 
     it('walks the whole flow by hand: begin_game → guess_correct → won → play_again → setup', { timeout: 15_000 }, async () => {
-      client = await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${rig.flowId}&access_token=${rig.account.jwt}`));
+      client = rig.track(await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${rig.flowId}&access_token=${rig.account.jwt}`)));
       await client.waitFor('flow_state', (e) => e.state === 'setup');
       // The studio is told why the agent stays quiet.
       expect(await client.waitFor('error')).toMatchObject({ code: 'llm_unavailable', fatal: false });

@@ -1,31 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 // A server with no speech-to-text configured still runs typed conversations; speaking to it
 // gets a clear error instead of silence or a dropped connection.
 describe('a server with no STT provider', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({
+    stt: 'none',
+    tts: 'openai',
+    openai: { msPerWord: 30 },
+    rules: [
+      { when: { lastRole: 'none' }, respond: { text: 'Hi, type to me.' } },
+      { when: { lastRole: 'user', lastUserText: /weather/i }, respond: { text: 'It is sunny today.' } },
+      { when: { lastRole: 'user', lastUserText: /still/i }, respond: { text: 'Yes, still here.' } },
+    ],
+  });
   let client: VoiceClient;
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      stt: 'none',
-      tts: 'openai',
-      openai: { msPerWord: 30 },
-      rules: [
-        { when: { lastRole: 'none' }, respond: { text: 'Hi, type to me.' } },
-        { when: { lastRole: 'user', lastUserText: /weather/i }, respond: { text: 'It is sunny today.' } },
-        { when: { lastRole: 'user', lastUserText: /still/i }, respond: { text: 'Yes, still here.' } },
-      ],
-    });
-  });
-  afterAll(async () => {
-    client?.close();
-    await rig?.close();
-  });
 
   it('answers typed turns, and answers speech with an stt_unavailable error while the socket stays open', { timeout: 15_000 }, async () => {
-    client = await connectSession(rig, {});
+    client = await rig.connect({});
     await client.waitFor('agent_stopped_speaking');
 
     client.send({ type: 'text', text: "What's the weather?" });

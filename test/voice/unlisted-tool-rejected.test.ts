@@ -1,31 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatRequests, connectSession, startVoiceRig, toolsOffered, type VoiceRig } from '../support/voice-server.ts';
+import { describe, expect, it } from 'vitest';
+import { chatRequests, toolsOffered, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
 // The model cannot invent transitions: a tool the current state does not list is refused, the
 // state does not move, and the model is told which tools it has so it can correct itself.
 describe('a tool the current state does not list', () => {
-  let rig: VoiceRig;
+  const rig = useVoiceRig({
+    tts: 'openai',
+    openai: { msPerWord: 30 },
+    rules: [
+      { when: { lastRole: 'none', toolsOffered: ['begin_game'] }, respond: { text: 'Welcome! Say ready to start.' } },
+      // The model jumps ahead: guess_correct belongs to playing, not setup.
+      { when: { lastRole: 'user', lastUserText: /cat/i }, respond: { toolCalls: [{ name: 'guess_correct', arguments: {} }] } },
+      { when: { lastRole: 'tool', toolsOffered: ['begin_game'] }, respond: { text: "We haven't started yet. Say ready when you are." } },
+    ],
+  });
   let client: VoiceClient;
-  beforeAll(async () => {
-    rig = await startVoiceRig({
-      tts: 'openai',
-      openai: { msPerWord: 30 },
-      rules: [
-        { when: { lastRole: 'none', toolsOffered: ['begin_game'] }, respond: { text: 'Welcome! Say ready to start.' } },
-        // The model jumps ahead: guess_correct belongs to playing, not setup.
-        { when: { lastRole: 'user', lastUserText: /cat/i }, respond: { toolCalls: [{ name: 'guess_correct', arguments: {} }] } },
-        { when: { lastRole: 'tool', toolsOffered: ['begin_game'] }, respond: { text: "We haven't started yet. Say ready when you are." } },
-      ],
-    });
-  });
-  afterAll(async () => {
-    client?.close();
-    await rig?.close();
-  });
 
   it('is rejected with a reason naming the available tool, nothing moves, and the model hears why and speaks', { timeout: 15_000 }, async () => {
-    client = await connectSession(rig);
+    client = await rig.connect();
     await client.waitFor('agent_stopped_speaking');
     client.send({ type: 'text', text: 'Is it a cat?' });
 
