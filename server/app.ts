@@ -3,7 +3,7 @@
 // explicitly (autoload breaks once bundled).
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { mkdir } from 'node:fs/promises';
-import type { Config } from './config.ts';
+import { publicUrlFor, type Config } from './config.ts';
 import { apiKeyRoutes } from './api/api-keys/index.ts';
 import { authRoutes } from './api/auth/index.ts';
 import { creditRoutes } from './api/credits/index.ts';
@@ -112,7 +112,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       routerOptions: { ignoreTrailingSlash: true },
       requestTimeout: config.limits.requestTimeoutMs,
       // Behind a reverse proxy, the client's address comes from X-Forwarded-For (rate limits per IP).
-      trustProxy: config.publicUrl.startsWith('https:') ? 'loopback' : false,
+      trustProxy: config.publicUrl?.startsWith('https:') ? 'loopback' : false,
       return503OnClosing: true,
     });
     const registry = createProviderRegistry(config, store, secrets);
@@ -134,8 +134,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       maxSessions: config.engine.maxSessions,
       minuteMs: options.minuteMs,
     });
+    // With port 0 the real port is known only once listening.
+    let listeningPort = config.port;
+    app.addHook('onListen', async () => {
+      const address = app.server.address();
+      if (address && typeof address === 'object') listeningPort = address.port;
+    });
     const services: Services = {
       config,
+      publicUrl: () => publicUrlFor(config, listeningPort),
       store,
       passwords: new PasswordHasher(config.passwordHashCost, config.limits.concurrentPasswordHashes, config.limits.queuedPasswordHashes),
       accessTokens: new AccessTokens(jwtSecret),

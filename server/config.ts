@@ -1,5 +1,6 @@
 // The one place that reads process.env and the command line. Everything else receives a Config.
 import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SERVER_VENDORS } from './providers/catalog.ts';
 
@@ -91,7 +92,14 @@ export const ConfigSchema = z.object({
     .prefault({}),
 });
 
-export type Config = z.infer<typeof ConfigSchema> & { publicUrl: string; dataDir: string };
+type DeepReadonly<T> = T extends (infer E)[] ? readonly DeepReadonly<E>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
+/**
+ * The server's settings, frozen once made: nothing changes them while the server runs. A
+ * `publicUrl` left unset is derived from the listening address (see publicUrlFor), which with
+ * port 0 is known only once the server listens.
+ */
+export type Config = DeepReadonly<z.infer<typeof ConfigSchema> & { dataDir: string }>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
 
 export class ConfigError extends Error {
@@ -106,12 +114,26 @@ export function makeConfig(input: ConfigInput = {}): Config {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const c = parsed.data;
-  const shownHost = c.host === '0.0.0.0' || c.host === '::' ? '127.0.0.1' : c.host;
-  return {
+  return deepFreeze({
     ...c,
     dataDir: resolve(c.dataDir),
-    publicUrl: (c.publicUrl ?? `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${c.port}`).replace(/\/+$/, ''),
-  };
+    publicUrl: c.publicUrl?.replace(/\/+$/, ''),
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Where clients reach this server: the configured public URL, else the listening address (a wildcard host shown as loopback). */
+export function publicUrlFor(config: Config, listeningPort: number): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${listeningPort}`;
 }
 
 export interface CliOptions {
@@ -120,96 +142,146 @@ export interface CliOptions {
   config: ConfigInput;
 }
 
-const FLAGS: Record<string, { env: string; key: 'host' | 'port' | 'dataDir' | 'publicUrl' | 'logLevel' }> = {
-  '--host': { env: 'VOXFLOW_HOST', key: 'host' },
-  '--port': { env: 'VOXFLOW_PORT', key: 'port' },
-  '--data-dir': { env: 'VOXFLOW_DATA_DIR', key: 'dataDir' },
-  '--public-url': { env: 'VOXFLOW_PUBLIC_URL', key: 'publicUrl' },
-  '--log-level': { env: 'VOXFLOW_LOG_LEVEL', key: 'logLevel' },
-};
+/**
+ * One row per setting: the environment variable, the flag (none for secrets: a flag would show
+ * them to anyone who can list processes), where the value goes in the Config, and its help.
+ * parseCommandLine, --help and the README's settings table all come from this list (a test
+ * keeps the README in step).
+ */
+export interface Setting {
+  env: string;
+  /** The long flag without its dashes; absent for settings read from the environment only. */
+  flag?: string;
+  /** Dot path into ConfigInput. */
+  path: string;
+  /** How the value is written in --help, e.g. <addr>. */
+  value: string;
+  help: string;
+  /** The default as shown in --help; absent when there is none. */
+  shownDefault?: string;
+  /** Comma-separated list. */
+  list?: true;
+}
 
-export const USAGE = `Usage: voxflow --serve [options]
+const flagOf = (env: string) => env.replace(/^VOXFLOW_/, '').toLowerCase().replaceAll('_', '-');
+const setting = (env: string, path: string, value: string, help: string, extra: Partial<Setting> = {}): Setting => ({ env, flag: flagOf(env), path, value, help, ...extra });
+const secret = (env: string, path: string, help: string): Setting => ({ env, path, value: '<secret>', help });
+
+function providerSettings(kind: 'stt' | 'llm' | 'tts', what: string, vendors: readonly string[], shownDefault: string, modelExample: string): Setting[] {
+  const upper = kind.toUpperCase();
+  return [
+    setting(`VOXFLOW_${upper}_PROVIDER`, `providers.${kind}.provider`, `<${vendors.join('|')}>`, what, { shownDefault }),
+    secret(`VOXFLOW_${upper}_API_KEY`, `providers.${kind}.apiKey`, `the server's key for ${what}`),
+    setting(`VOXFLOW_${upper}_BASE_URL`, `providers.${kind}.baseUrl`, '<url>', `endpoint for ${what} (a local OpenAI-compatible server)`),
+    setting(`VOXFLOW_${upper}_MODEL`, `providers.${kind}.model`, '<name>', `model for ${what}, e.g. ${modelExample}`),
+  ];
+}
+
+export const SETTINGS: readonly Setting[] = [
+  setting('VOXFLOW_HOST', 'host', '<addr>', 'address to listen on (0.0.0.0 for all)', { shownDefault: '127.0.0.1' }),
+  setting('VOXFLOW_PORT', 'port', '<n>', 'port to listen on, 0 for any free one', { shownDefault: '8787' }),
+  setting('VOXFLOW_DATA_DIR', 'dataDir', '<path>', 'database, journal and keys', { shownDefault: './data' }),
+  setting('VOXFLOW_PUBLIC_URL', 'publicUrl', '<url>', 'base URL clients reach us at (https:// gives wss:// ws_urls)', { shownDefault: 'http://host:port' }),
+  setting('VOXFLOW_LOG_LEVEL', 'logLevel', '<level>', 'fatal|error|warn|info|debug|trace|silent', { shownDefault: 'info' }),
+  secret('VOXFLOW_SECRET_KEY', 'secretKey', 'base64 32-byte key for provider keys at rest (default: generated in the data dir)'),
+  ...providerSettings('stt', 'speech to text', SERVER_VENDORS.stt, 'none', 'nova-3, whisper-1'),
+  ...providerSettings('llm', 'the language model', SERVER_VENDORS.llm, 'none', 'gpt-4o-mini, llama3.1'),
+  ...providerSettings('tts', 'text to speech', SERVER_VENDORS.tts, 'flite', 'gpt-4o-mini-tts, aura-2-thalia-en'),
+  setting('VOXFLOW_TTS_VOICE', 'providers.tts.voice', '<name>', 'voice of the text-to-speech provider'),
+  setting('VOXFLOW_ASSISTANT_PROMPT', 'engine.assistantPrompt', '<text>', 'system prompt of assistant-mode sessions'),
+  setting('VOXFLOW_LANGUAGE', 'engine.language', '<code>', 'language of speech recognition', { shownDefault: 'en' }),
+  setting('VOXFLOW_MAX_SESSIONS', 'engine.maxSessions', '<n>', 'live voice sessions at once', { shownDefault: '100' }),
+  setting('VOXFLOW_MAX_PEER_CONNECTIONS', 'engine.maxPeerConnections', '<n>', 'WebRTC connections at once', { shownDefault: '50' }),
+  setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),
+  setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
+  secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),
+  setting('VOXFLOW_ICE_TTL_SECONDS', 'ice.ttlSeconds', '<n>', 'lifetime of TURN credentials', { shownDefault: '3600' }),
+];
+
+/** A vendor's usual key variable fills in a missing VOXFLOW_<KIND>_API_KEY for that vendor. */
+export const VENDOR_KEY_VARIABLES: Record<string, string> = { openai: 'OPENAI_API_KEY', deepgram: 'DEEPGRAM_API_KEY' };
+
+function usage(): string {
+  const flagged = SETTINGS.filter((s) => s.flag);
+  const left = (s: Setting) => `--${s.flag} ${s.value}`;
+  const width = Math.max(...flagged.map((s) => left(s).length));
+  const lines = flagged.map((s) => `  ${left(s).padEnd(width)}  ${s.env}${s.shownDefault ? ` (default ${s.shownDefault})` : ''}\n      ${s.help}`);
+  const secrets = SETTINGS.filter((s) => !s.flag).map((s) => `  ${s.env}\n      ${s.help}`);
+  return `Usage: voxflow --serve [options]
 
 Runs the Voxflow server headless: the hosted API and the voice engine router.
 
-Options (each also read from the environment variable shown):
-  --host <addr>        address to listen on             VOXFLOW_HOST        (default 127.0.0.1)
-  --port <n>           port to listen on, 0 for any     VOXFLOW_PORT        (default 8787)
-  --data-dir <path>    database, keys and secrets       VOXFLOW_DATA_DIR    (default ./data)
-  --public-url <url>   base URL clients reach us at     VOXFLOW_PUBLIC_URL  (default http://host:port)
-  --log-level <level>  fatal|error|warn|info|debug      VOXFLOW_LOG_LEVEL   (default info)
-Other environment:
-  VOXFLOW_SECRET_KEY   base64 32-byte key for provider secrets at rest (default: generated in the data dir)
-  VOXFLOW_STT_PROVIDER none|deepgram|openai   (+ VOXFLOW_STT_API_KEY, _BASE_URL, _MODEL)
-  VOXFLOW_LLM_PROVIDER none|openai            (+ VOXFLOW_LLM_API_KEY, _BASE_URL, _MODEL)
-  VOXFLOW_TTS_PROVIDER flite|openai|deepgram  (+ VOXFLOW_TTS_API_KEY, _BASE_URL, _MODEL, VOXFLOW_TTS_VOICE)
-  OPENAI_API_KEY, DEEPGRAM_API_KEY            used for that vendor when its VOXFLOW_*_API_KEY is unset
-  VOXFLOW_ASSISTANT_PROMPT, VOXFLOW_LANGUAGE (default en), VOXFLOW_MAX_SESSIONS (default 100)
-  VOXFLOW_STUN_URLS, VOXFLOW_TURN_URLS  comma-separated ICE server URLs for WebRTC
-  VOXFLOW_TURN_SECRET  TURN REST shared secret; VOXFLOW_ICE_TTL_SECONDS credential lifetime (3600)
-  VOXFLOW_MAX_PEER_CONNECTIONS  WebRTC connections at once (default 50)
+Options (each also read from the environment variable shown; a flag wins over it):
+${lines.join('\n')}
+  ${'--help'.padEnd(width)}  this text
+Environment only (secrets are never flags: the process list would show them):
+${secrets.join('\n')}
+  ${Object.values(VENDOR_KEY_VARIABLES).join(', ')}
+      used for that vendor when its VOXFLOW_*_API_KEY is unset
 `;
-
-/**
- * Provider settings from the environment: VOXFLOW_<KIND>_PROVIDER, _API_KEY, _BASE_URL, _MODEL
- * (and VOXFLOW_TTS_VOICE). A vendor's usual variable (OPENAI_API_KEY, DEEPGRAM_API_KEY) fills in
- * a missing key for that vendor.
- */
-function providersFromEnv(env: NodeJS.ProcessEnv): Record<string, Record<string, string>> {
-  const vendorKeys: Record<string, string | undefined> = { openai: env.OPENAI_API_KEY, deepgram: env.DEEPGRAM_API_KEY };
-  const out: Record<string, Record<string, string>> = {};
-  for (const kind of ['stt', 'llm', 'tts'] as const) {
-    const prefix = `VOXFLOW_${kind.toUpperCase()}_`;
-    const entry: Record<string, string> = {};
-    const set = (key: string, value: string | undefined) => {
-      if (value !== undefined && value.trim() !== '') entry[key] = value.trim();
-    };
-    set('provider', env[`${prefix}PROVIDER`]);
-    set('apiKey', env[`${prefix}API_KEY`] ?? (entry.provider ? vendorKeys[entry.provider] : undefined));
-    set('baseUrl', env[`${prefix}BASE_URL`]);
-    set('model', env[`${prefix}MODEL`]);
-    if (kind === 'tts') set('voice', env.VOXFLOW_TTS_VOICE);
-    out[kind] = entry;
-  }
-  return out;
 }
 
-/** Reads flags and env; flags win over env. Throws ConfigError on an unknown flag or bad value. */
+export const USAGE = usage();
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+  node[keys.at(-1)!] = value;
+}
+
+function readValue(setting: Setting, raw: string): unknown {
+  return setting.list ? raw.split(',').map((v) => v.trim()).filter(Boolean) : raw;
+}
+
+/** Reads flags and env; flags win over env. Throws ConfigError on an unknown flag or a missing value. */
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): CliOptions {
   const config: Record<string, unknown> = {};
-  for (const { env: name, key } of Object.values(FLAGS)) {
-    if (env[name] !== undefined && env[name] !== '') config[key] = env[name];
+  for (const s of SETTINGS) {
+    const value = env[s.env];
+    // Empty variables count as unset: `FOO= npm run serve` should not configure an empty value.
+    if (value !== undefined && value.trim() !== '') setPath(config, s.path, readValue(s, value));
   }
-  if (env.VOXFLOW_SECRET_KEY) config.secretKey = env.VOXFLOW_SECRET_KEY;
-  config.providers = providersFromEnv(env);
-  const engine: Record<string, string> = {};
-  if (env.VOXFLOW_ASSISTANT_PROMPT) engine.assistantPrompt = env.VOXFLOW_ASSISTANT_PROMPT;
-  if (env.VOXFLOW_LANGUAGE) engine.language = env.VOXFLOW_LANGUAGE;
-  if (env.VOXFLOW_MAX_SESSIONS) engine.maxSessions = env.VOXFLOW_MAX_SESSIONS;
-  if (env.VOXFLOW_MAX_PEER_CONNECTIONS) engine.maxPeerConnections = env.VOXFLOW_MAX_PEER_CONNECTIONS;
-  config.engine = engine;
-  const list = (value: string | undefined) => (value ?? '').split(',').map((v) => v.trim()).filter(Boolean);
-  config.ice = {
-    stunUrls: list(env.VOXFLOW_STUN_URLS),
-    turnUrls: list(env.VOXFLOW_TURN_URLS),
-    ...(env.VOXFLOW_TURN_SECRET ? { turnSecret: env.VOXFLOW_TURN_SECRET } : {}),
-    ...(env.VOXFLOW_ICE_TTL_SECONDS ? { ttlSeconds: env.VOXFLOW_ICE_TTL_SECONDS } : {}),
-  };
+  const providers = (config.providers ?? {}) as Record<string, Record<string, unknown>>;
+  for (const kind of ['stt', 'llm', 'tts']) {
+    const chosen = providers[kind]?.provider;
+    const fallback = typeof chosen === 'string' ? env[VENDOR_KEY_VARIABLES[chosen] ?? ''] : undefined;
+    if (fallback?.trim() && providers[kind]!.apiKey === undefined) providers[kind]!.apiKey = fallback.trim();
+  }
 
-  let serve = false;
-  let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--serve') serve = true;
-    else if (arg === '--help' || arg === '-h') help = true;
-    else {
-      const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-      const spec = FLAGS[flag];
-      if (!spec) throw new ConfigError(`unknown option ${flag}\n\n${USAGE}`);
-      const value = inline ?? argv[++i];
-      if (value === undefined || value.startsWith('--')) throw new ConfigError(`${flag} needs a value`);
-      config[spec.key] = value;
+  const flagged = SETTINGS.filter((s) => s.flag);
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        serve: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        ...Object.fromEntries(flagged.map((s) => [s.flag!, { type: 'string' as const }])),
+      },
+    });
+  } catch (error) {
+    throw new ConfigError(`${describeArgsError(error)}\n\n${USAGE}`);
+  }
+  for (const s of flagged) {
+    const value = parsed.values[s.flag!];
+    if (typeof value === 'string') {
+      if (value === '' || value.startsWith('--')) throw new ConfigError(`--${s.flag} needs a value`);
+      setPath(config, s.path, readValue(s, value));
     }
   }
-  return { serve, help, config: config as ConfigInput };
+  return { serve: parsed.values.serve === true, help: parsed.values.help === true, config: config as ConfigInput };
+}
+
+/** parseArgs's messages, in the words the command has always used. */
+function describeArgsError(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const option = /'(-{1,2}[^' ]+)/.exec(message)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return `unknown option ${option}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) return `${option} needs a value`;
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument: ${message.replace(/^.*'([^']*)'.*$/s, '$1')}`;
+  return message;
 }

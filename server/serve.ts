@@ -23,18 +23,13 @@ export interface RunningServer {
 }
 
 export interface StartServerOptions extends BuildOptions {
-  /**
-   * The public URL was configured (flag or env), so it stays as given even on port 0. Otherwise
-   * a URL derived from host and port follows the port actually taken.
-   */
-  publicUrlConfigured?: boolean;
   /** Receives the "Voxflow is serving at …" line; stdout by default. */
   announce?: (line: string) => void;
 }
 
 /** Builds the app and listens on the configured host and port. Throws StoreLockedError when another process holds the data dir. */
 export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
-  const { publicUrlConfigured = false, announce = (line: string) => process.stdout.write(line), ...buildOptions } = options;
+  const { announce = (line: string) => process.stdout.write(line), ...buildOptions } = options;
   const app = await buildApp(config, buildOptions);
   let address: string;
   try {
@@ -44,20 +39,15 @@ export async function startServer(config: Config, options: StartServerOptions = 
     await app.close();
     throw error;
   }
-  const port = Number(new URL(address).port);
-  // With port 0 the real port is known only now. The services hold this same config object, so
-  // the ws_url handed to clients follows too.
-  if (config.port === 0 && !publicUrlConfigured) {
-    config.publicUrl = config.publicUrl.replace(/:0$/, `:${port}`);
-  }
-  app.log.info({ url: config.publicUrl, dataDir: config.dataDir }, `Voxflow is listening on ${address}`);
-  announce(`Voxflow is serving at ${config.publicUrl} (listening on ${address}, data in ${config.dataDir})\n`);
+  const url = app.services.publicUrl();
+  app.log.info({ url, dataDir: config.dataDir }, `Voxflow is listening on ${address}`);
+  announce(`Voxflow is serving at ${url} (listening on ${address}, data in ${config.dataDir})\n`);
 
   let closing: Promise<void> | null = null;
   return {
     app,
     config,
-    url: config.publicUrl,
+    url,
     address,
     close: () => (closing ??= app.close()),
   };
@@ -113,7 +103,7 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
 
   let server: RunningServer;
   try {
-    server = await startServer(config, { publicUrlConfigured: Boolean(cli.config.publicUrl), announce: io.stdout });
+    server = await startServer(config, { announce: io.stdout });
   } catch (error) {
     if (error instanceof StoreLockedError) {
       io.stderr(`${error.message}\n`);

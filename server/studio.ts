@@ -51,11 +51,6 @@ export function findStudioDir(): string | null {
   return null;
 }
 
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join('/'));
-}
-
 const NOT_BUILT_PAGE = `<!doctype html><meta charset="utf-8"><title>Voxflow</title>
 <body style="font:15px system-ui;max-width:40em;margin:4em auto;padding:0 1em">
 <h1>The studio is not built</h1><p>The API and the voice endpoints are running. To build the studio, run

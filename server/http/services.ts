@@ -11,6 +11,8 @@ import type { Session, Store } from '../store/store.ts';
 
 export interface Services {
   config: Config;
+  /** Where clients reach this server (the base of ws_url): configured, or the listening address. */
+  publicUrl(): string;
   store: Store;
   passwords: PasswordHasher;
   accessTokens: AccessTokens;

@@ -42,7 +42,7 @@ describe('the embedded server', () => {
     const health = await fetch(`${server.origin}/health`);
     expect(health.status).toBe(200);
     // Session URLs handed to clients point at the real port, not port 0.
-    expect(server.app.services.config.publicUrl).toBe(server.origin);
+    expect(server.app.services.publicUrl()).toBe(server.origin);
   });
 
   it('runs beside another copy on the same machine: each gets its own port', async () => {
@@ -61,7 +61,9 @@ describe('the embedded server', () => {
       VOXFLOW_LLM_BASE_URL: 'http://127.0.0.1:11434/v1',
       VOXFLOW_LANGUAGE: 'de',
     });
-    expect(config).toMatchObject({ host: '127.0.0.1', port: 0, dataDir: join(userData, 'data'), publicUrl: 'http://127.0.0.1:0' });
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 0, dataDir: join(userData, 'data') });
+    // No public URL of its own: clients reach the app at the loopback address it listens on.
+    expect(config.publicUrl).toBeUndefined();
     expect(config.providers.llm).toMatchObject({ provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1' });
     expect(config.engine.language).toBe('de');
   });

@@ -71,7 +71,6 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     ...(options.voice ? {} : { voiceInput: noVoiceInput, warmUpVoice: false }),
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
-  config.publicUrl = address;
   const ownsDataDir = overrides.dataDir === undefined;
 
   const request = async (method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> => {

@@ -71,7 +71,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     });
     return {
       session_token: token,
-      ws_url: webSocketUrl(config.publicUrl, `/v1/ws/${token}`),
+      ws_url: webSocketUrl(app.services.publicUrl(), `/v1/ws/${token}`),
       transport: 'websocket',
       credits_remaining: balance,
     };
