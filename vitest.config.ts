@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 type Project = 'unit' | 'integration' | 'e2e';
 
 const BY_FOLDER: Record<string, Project> = {
+  architecture: 'unit',
   audio: 'unit',
   electron: 'unit',
   engine: 'unit',
@@ -41,6 +42,8 @@ const BY_FILE: Record<string, Project> = {
   'test/providers/tts-flite-text-preparation.test.ts': 'unit',
   'test/providers/tts-flite-worker-crash.test.ts': 'unit',
   'test/providers/turn-silero-detectors-keep-their-own-state.test.ts': 'unit',
+  // The settings table, --help and the README: pure.
+  'test/server/settings-table.test.ts': 'unit',
   // Offers from werift in Node over HTTP: no browser.
   'test/e2e/webrtc-offer-errors.test.ts': 'integration',
 };

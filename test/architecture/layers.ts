@@ -1,0 +1,99 @@
+// The layers of DESIGN §1 as data: which layer each file belongs to and what it may import.
+// Arrows point down only; a type-only import is allowed a little more widely, since it is gone
+// once compiled (e.g. http/ names the engine's type in its Services, without loading it).
+import { importsOf, type ImportEdge } from './import-graph.ts';
+
+export type Layer =
+  | 'errors' | 'config' | 'catalog' | 'flow' | 'protocol' | 'audio' | 'security' | 'store' | 'providers' | 'billing'
+  | 'engine' | 'outcomes' | 'testing' | 'http' | 'api' | 'transports' | 'composition' | 'renderer' | 'electron' | 'resources' | 'test';
+
+interface Rule {
+  /** Layers this one may import at run time (its own is always allowed). */
+  value: readonly Layer[];
+  /** Layers it may import types from, besides those. */
+  types?: readonly Layer[];
+  /** Pure layers run in the browser studio too: no Node built-ins. */
+  pure?: true;
+}
+
+export const RULES: Record<Layer, Rule> = {
+  errors: { value: [] },
+  catalog: { value: [], pure: true },
+  config: { value: ['catalog'] },
+  flow: { value: [], pure: true },
+  protocol: { value: [], types: ['flow'], pure: true },
+  audio: { value: [] },
+  security: { value: [] },
+  store: { value: ['security', 'errors'] },
+  providers: { value: ['audio', 'catalog'], types: ['flow', 'config', 'store', 'security'] },
+  billing: { value: ['catalog'], types: ['store', 'config', 'providers'] },
+  engine: { value: ['providers', 'catalog', 'flow', 'protocol', 'audio', 'billing'], types: ['store', 'config', 'security'] },
+  outcomes: { value: ['store', 'protocol', 'flow', 'audio', 'security', 'errors'], types: ['config', 'engine'] },
+  testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio'], types: ['config', 'store'] },
+  http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes'] },
+  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing'], types: ['config', 'engine', 'providers'] },
+  transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog'], types: ['config', 'store', 'providers'] },
+  /** app.ts, serve.ts, main.ts, studio.ts: they put the server together. */
+  composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'security', 'store', 'providers', 'billing', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
+  /** The studio imports only the pure modules (one validator, one protocol, one vendor list). */
+  renderer: { value: ['flow', 'protocol', 'catalog', 'resources'], types: ['electron'] },
+  /** The desktop app embeds the whole server. */
+  electron: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'store', 'billing', 'security', 'composition', 'http'], types: ['engine', 'providers'] },
+  resources: { value: [] },
+  test: { value: [] },
+};
+
+const COMPOSITION = new Set(['app', 'serve', 'main', 'studio']);
+
+export function layerOf(path: string): Layer | null {
+  if (path === 'server/providers/catalog.ts') return 'catalog';
+  const server = /^server\/([^/]+)(\/)?/.exec(path);
+  if (server) {
+    const name = server[2] ? server[1]! : server[1]!.replace(/\.[^.]+$/, '');
+    if (COMPOSITION.has(name)) return 'composition';
+    return name in RULES ? (name as Layer) : null;
+  }
+  const top = path.split('/')[0]!;
+  return top in RULES ? (top as Layer) : null;
+}
+
+export interface Violation {
+  edge: ImportEdge;
+  reason: string;
+}
+
+export function findViolations(edges: readonly ImportEdge[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const edge of edges) {
+    const from = layerOf(edge.from);
+    const to = layerOf(edge.to);
+    if (from === null) {
+      violations.push({ edge, reason: `${edge.from} is in no layer of DESIGN §1: place its folder in test/architecture/layers.ts` });
+      continue;
+    }
+    if (to === null) {
+      violations.push({ edge, reason: `${edge.to} is in no layer of DESIGN §1` });
+      continue;
+    }
+    if (from === to) continue;
+    const rule = RULES[from];
+    if (rule.value.includes(to) || (edge.typeOnly && rule.types?.includes(to))) continue;
+    violations.push({ edge, reason: `${from} may not import ${to}${edge.typeOnly ? ' (not even its types)' : ''}: ${edge.from} → ${edge.to}` });
+  }
+  return violations;
+}
+
+/** Node built-ins in a pure layer's file: the studio bundles these, and they must not need Node. */
+export function findImpureImports(files: ReadonlyMap<string, string>): Violation[] {
+  const violations: Violation[] = [];
+  for (const [file, text] of files) {
+    const layer = layerOf(file);
+    if (!layer || !RULES[layer].pure) continue;
+    for (const m of text.matchAll(/from\s+['"](node:[^'"]+|fs|path|os|crypto|url|worker_threads)['"]/g)) {
+      violations.push({ edge: { from: file, to: m[1]!, typeOnly: false }, reason: `${layer} is pure (the studio bundles it) but ${file} imports ${m[1]}` });
+    }
+  }
+  return violations;
+}
+
+export { importsOf };
