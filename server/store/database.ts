@@ -23,6 +23,11 @@
 // in-memory database cannot hide it). A write that made no change still waits until every
 // earlier record is durable, so an outcome it reports (a duplicate debit, say) is never one
 // that a crash could take back.
+//
+// Over 400 lines on purpose: the write queue, the journal batches and the snapshot rotation
+// share one ordering invariant (a snapshot is taken between batches, never inside one), and
+// split across files that invariant would have no single place to be read. Recovery, the
+// journal format and the file-level durability steps already live in their own files.
 
 import { mkdir, open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
