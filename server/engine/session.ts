@@ -51,8 +51,22 @@ export interface SessionSetup {
   clock: AudioClock;
   log: SessionLogger;
   /** Records the end in the store; the session waits for it before saying session_ended. */
-  recordEnd(end: { reason: string; creditsChargedCents: number }): Promise<void>;
+  recordEnd(end: SessionEndRecord): Promise<void>;
   sttFlushTimeoutMs?: number;
+}
+
+/**
+ * The end as the session measured it. The record stores these very values, so GET /v1/sessions
+ * and the session_ended event never disagree on a duration (counted by the store from when the
+ * token was claimed, a little before the session started, it rounds differently near a half second).
+ */
+export interface SessionEndRecord {
+  reason: string;
+  creditsChargedCents: number;
+  /** Unix time in seconds. */
+  endedAt: number;
+  /** Whole seconds from the session's start to endedAt: what session_ended says. */
+  durationSecs: number;
 }
 
 export interface SessionOutput {
@@ -360,10 +374,12 @@ export class VoiceSession {
     this.setup.clock.remove(this.audioOut);
     this.input?.close();
     this.stt?.close();
-    const durationSecs = this.startedAt ? Math.round((Date.now() - this.startedAt) / 1000) : 0;
+    // The end is read off the clock once: the event, the hook and the record all say this value.
+    const endedAt = Date.now();
+    const durationSecs = this.startedAt ? Math.round((endedAt - this.startedAt) / 1000) : 0;
     await meterStopped;
     try {
-      await this.setup.recordEnd({ reason, creditsChargedCents: charged() });
+      await this.setup.recordEnd({ reason, creditsChargedCents: charged(), endedAt: endedAt / 1000, durationSecs });
     } catch (error) {
       this.setup.log.error({ err: error, session: this.id }, 'could not record the end of a session');
     }

@@ -146,8 +146,8 @@ export class VoiceEngine {
         hooks: this.deps.hooks,
         clock: this.clock,
         log: this.deps.log,
-        recordEnd: async ({ reason, creditsChargedCents }) => {
-          await this.deps.store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents });
+        recordEnd: async (end) => {
+          await this.deps.store.sessions.end(record.id, end);
         },
       },
       {

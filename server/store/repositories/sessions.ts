@@ -57,6 +57,11 @@ export interface SessionEnd {
   endedAt: number;
   reason: string;
   creditsChargedCents: number;
+  /**
+   * Whole seconds the session ran, as the voice session measured it (and said in session_ended).
+   * Without it (a session refused before it ran) it is counted from started_at to endedAt.
+   */
+  durationSecs?: number;
 }
 
 export interface SessionsRepository {
@@ -163,17 +168,24 @@ export function createSessionsRepository(db: Database): SessionsRepository {
       });
     },
 
-    end(id, { endedAt, reason, creditsChargedCents }) {
+    end(id, { endedAt, reason, creditsChargedCents, durationSecs }) {
       if (!Number.isSafeInteger(creditsChargedCents) || creditsChargedCents < 0) {
         return Promise.reject(new RangeError(`creditsChargedCents must be whole cents; got ${creditsChargedCents}`));
       }
+      if (durationSecs !== undefined && (!Number.isSafeInteger(durationSecs) || durationSecs < 0)) {
+        return Promise.reject(new RangeError(`durationSecs must be whole seconds; got ${durationSecs}`));
+      }
       return db.write((tx) => {
-        // A session that never connected ran for no time; its started_at stays null.
+        // A duration the session measured is stored as it is: recomputing it here from another
+        // clock's timestamps would round differently from the session_ended event near a half
+        // second. A session that never connected ran for no time; its started_at stays null.
         tx.run(
           `UPDATE sessions SET status = 'ended', ended_at = ?, end_reason = ?, credits_charged_cents = ?,
-             duration_secs = CASE WHEN started_at IS NULL THEN 0 ELSE MAX(0, CAST(ROUND(? - started_at) AS INTEGER)) END
+             duration_secs = CASE WHEN ? IS NOT NULL THEN ?
+                                  WHEN started_at IS NULL THEN 0
+                                  ELSE MAX(0, CAST(ROUND(? - started_at) AS INTEGER)) END
            WHERE id = ? AND status != 'ended'`,
-          [endedAt, reason, creditsChargedCents, endedAt, id],
+          [endedAt, reason, creditsChargedCents, durationSecs ?? null, durationSecs ?? null, endedAt, id],
         );
         return findById(id);
       });
