@@ -85,7 +85,7 @@ export class VoiceSession {
   private readonly audioOut: AudioOut;
   private readonly input: UserTurnInput | null;
   private stt: TranscriptionStream | null = null;
-  /** The agent turn in flight; a barge-in or a newer turn cancels it. */
+  /** The agent turn in flight; a barge-in, a typed turn or the end cancels it. */
   private turn: AgentTurn | null = null;
   private turnCount = 0;
   private userSpeaking = false;
@@ -318,6 +318,10 @@ export class VoiceSession {
     if (wasSpeaking) this.send({ type: 'agent_stopped_speaking' });
     const heard = this.history.rewriteAsHeard(sentences);
     if (heard) this.send({ type: 'transcript', role: 'agent', text: heard, final: true, interrupted: true });
+    // A turn cut before its first audio frame (a slow voice, and the caller talks or hangs up
+    // first) has not reported yet, and its own ending no longer will: it reports now, with what
+    // it measured, so no turn goes missing from the latency table.
+    if (turn) this.sendMetrics(turn.timing);
   }
 
   // ── Output and bookkeeping ──────────────────────────────────────────────────────────────
