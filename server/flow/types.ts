@@ -1,79 +1,14 @@
-// The flow document (the content of a flow's `yaml_content`) and the diagnostics the
-// validator reports. Pure types: this folder is bundled into the studio too, so nothing
-// here may import from Node.
+// What the flow model hands its callers: the diagnostics the validator reports, the result of a
+// parse, and the document limits. The document's own types are inferred from its schema
+// (schema.ts) and the codes come from their list (diagnostic-codes.ts); both are re-exported here
+// so the server and the studio import the flow model's types from one place. Nothing in this
+// folder may import from Node: it is bundled into the studio too.
+import type { DiagnosticCode, Severity } from './diagnostic-codes.ts';
+import type { FlowDocument } from './schema.ts';
 
-export const PARAMETER_TYPES = ['string', 'number', 'integer', 'boolean'] as const;
-export type ParameterType = (typeof PARAMETER_TYPES)[number];
-
-export interface ToolParameter {
-  type: ParameterType;
-  /** Absent means false. */
-  required?: boolean;
-}
-
-export interface ToolDefinition {
-  description: string;
-  /** The tool may have no parameters. */
-  parameters?: Record<string, ToolParameter>;
-  /** Spoken at once when the tool is called; may contain `{variable}` placeholders. */
-  speech_cue?: string;
-}
-
-export interface StateUi {
-  /** Kind of visual artifact; `card` is the one the studio renders. */
-  artifact_type?: string;
-  /** Text shown to the user; may contain `{variable}` placeholders. */
-  prompt?: string;
-}
-
-export interface StateAgent {
-  /** Instruction to the model in this state; may contain `{variable}` placeholders. */
-  prompt: string;
-  /** The tools the model may call in this state. Absent means none. */
-  tools?: string[];
-}
-
-export interface FlowState {
-  ui?: StateUi;
-  agent: StateAgent;
-  tools?: Record<string, ToolDefinition>;
-  transitions?: { on_tool_call?: Record<string, string> };
-}
-
-export interface FlowDocument {
-  id: string;
-  version: string;
-  initial_state: string;
-  settings?: { base_system_prompt?: string };
-  states: Record<string, FlowState>;
-}
-
-export type Severity = 'error' | 'warning';
-
-/** Every problem code the parser and validator can report. */
-export type DiagnosticCode =
-  // errors: the document is refused (422 on upload)
-  | 'document_too_large'
-  | 'yaml_syntax'
-  | 'too_many_aliases'
-  | 'missing_key'
-  | 'unknown_key'
-  | 'wrong_type'
-  | 'invalid_parameter_type'
-  | 'invalid_tool_name'
-  | 'invalid_parameter_name'
-  | 'no_states'
-  | 'unknown_initial_state'
-  | 'undefined_tool'
-  | 'transition_from_unlisted_tool'
-  | 'unknown_target_state'
-  // warnings: accepted, shown in the studio
-  | 'unreachable_state'
-  | 'dead_end_state'
-  | 'unresolved_placeholder'
-  | 'unlisted_tool'
-  | 'duplicate_tool_listing'
-  | 'version_not_semver';
+export { PARAMETER_TYPES } from './schema.ts';
+export type { FlowDocument, FlowState, ParameterType, StateAgent, StateUi, ToolDefinition, ToolParameter } from './schema.ts';
+export type { DiagnosticCode, Severity } from './diagnostic-codes.ts';
 
 export type DocPath = ReadonlyArray<string | number>;
 

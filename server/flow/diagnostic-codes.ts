@@ -1,0 +1,33 @@
+// Every problem code the parser and validator can report, with the severity it is reported at.
+// The README's Diagnostics table documents each one; tests hold the two together.
+
+/** An error refuses the document (422 on upload); a warning is accepted and shown in the studio. */
+export type Severity = 'error' | 'warning';
+
+export const DIAGNOSTIC_CODES = {
+  // errors: the document is refused
+  document_too_large: 'error',
+  // The yaml library's warnings are reported under this code too, as warnings.
+  yaml_syntax: 'error',
+  too_many_aliases: 'error',
+  missing_key: 'error',
+  unknown_key: 'error',
+  wrong_type: 'error',
+  invalid_parameter_type: 'error',
+  invalid_tool_name: 'error',
+  invalid_parameter_name: 'error',
+  no_states: 'error',
+  unknown_initial_state: 'error',
+  undefined_tool: 'error',
+  transition_from_unlisted_tool: 'error',
+  unknown_target_state: 'error',
+  // warnings: accepted, shown in the studio
+  unreachable_state: 'warning',
+  dead_end_state: 'warning',
+  unresolved_placeholder: 'warning',
+  unlisted_tool: 'warning',
+  duplicate_tool_listing: 'warning',
+  version_not_semver: 'warning',
+} as const satisfies Record<string, Severity>;
+
+export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
