@@ -70,7 +70,7 @@ export function freshNode(doc: Document, value: Data, plain = false, isKey = fal
 }
 
 // The library writes a block scalar made only of whitespace as an empty one.
-function blockable(text: string): boolean {
+export function blockable(text: string): boolean {
   return text.includes('\n') && /\S/.test(text);
 }
 

@@ -1,13 +1,14 @@
 // Edits confined to the entries that changed. A block map is compared with the JSON key by key:
 // removed entries are cut out with the comments above them, new entries are rendered on their
-// own and spliced in, and a changed entry is rewritten by the core step applied to its own
-// lines. Every piece is checked by parsing it, so a confined edit costs about one parse of the
+// own and spliced in, a changed string is set in place by the library's CST edit, and any other
+// changed entry is rewritten by the core step applied to its own lines. Every piece is checked by parsing it, so a confined edit costs about one parse of the
 // document, against about four for the core step on the whole document.
 
 import { Document, Pair, YAMLMap, isMap, isNode, isScalar, parseDocument } from 'yaml';
 import type { Scalar, ToStringOptions } from 'yaml';
 import { applyToText } from './apply-to-text.ts';
 import { KEEP_CHOMPING, detectOptions, endsInBlockScalar, indentLines, indentOf, mostlySpaced } from './detect-layout.ts';
+import { editStringInPlace } from './edit-string-in-place.ts';
 import { createContext, freshNode } from './merge-document.ts';
 import { dataEquals, isDataObject, setOwn, single, type Data, type DataObject } from './normalize-input.ts';
 import { START, keyString, planMap, type Slot } from './plan-map.ts';
@@ -179,6 +180,15 @@ export function mapEdits(
     const key = pair.key as Scalar;
     const from = lineStart((key.range as [number, number, number])[0]);
     const to = entryEnd(pair, column);
+    if (oldKey === newKey && isScalar(value) && typeof now === 'string') {
+      const lines = text.slice(from, to);
+      const edited = editStringInPlace(lines, from, value, now, column + (options.indent ?? 2));
+      // Checked like a rewritten entry: its lines mean on their own what they meant in place.
+      if (edited !== null && holds(lines, single(oldKey, was)) && holds(edited, single(newKey, now)) && fitsBefore(edited, to, column)) {
+        edits.push({ from, to, text: edited });
+        return true;
+      }
+    }
     for (const plain of [false, true]) {
       const rewritten = rewriteEntry(text.slice(from, to), column, single(oldKey, was), single(newKey, now), options, plain);
       if (rewritten !== null && fitsBefore(rewritten, to, column)) {

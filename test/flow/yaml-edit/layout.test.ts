@@ -39,4 +39,10 @@ describe('applyJsonToYaml on other layouts', () => {
     const out = applyJsonToYaml(yaml, { a: 1, bb: ['x', 'y', 'z'], ccc: 4 });
     expect(out).toBe('a: 1        # first\nbb: [x, y, z]  # second\nccc: 4      # third\n');
   });
+
+  it('an edited block literal keeps its lines as deep as the designer put them', () => {
+    const yaml = 'a:\n  prompt: |\n      line one\n      line two\n  b: 1\n';
+    const out = applyJsonToYaml(yaml, { a: { prompt: 'line one\nline 2\nline three\n', b: 1 } });
+    expect(out).toBe('a:\n  prompt: |\n      line one\n      line 2\n      line three\n  b: 1\n');
+  });
 });
