@@ -4,6 +4,7 @@ import { LineCounter, isScalar, parseDocument, visit, type Document } from 'yaml
 import { DocumentLocator } from './locate.ts';
 import { checkSemantics } from './semantics.ts';
 import { checkStructure } from './structure.ts';
+import { DIAGNOSTIC_CODES } from './diagnostic-codes.ts';
 import {
   MAX_DOCUMENT_BYTES,
   MAX_YAML_ALIASES,
@@ -64,6 +65,7 @@ function parseUnchecked(yamlText: string): ParseResult {
   }
   for (const problem of doc.warnings) {
     const at = locator.offsetPosition(problem.pos[0]);
+    // The one code reported at two severities: the yaml library's warnings do not refuse a flow.
     diagnostics.push({ severity: 'warning', code: 'yaml_syntax', message: problem.message, path: [], ...at });
   }
   if (hasErrors(diagnostics)) return finish(null, diagnostics);
@@ -108,14 +110,14 @@ function parseUnchecked(yamlText: string): ParseResult {
     return isScalar(node) ? node.source : undefined;
   };
   for (const { code, message, path, atKey } of checkStructure(data, sourceText)) {
-    diagnostics.push({ severity: 'error', code, message, path, ...locator.position(path, atKey) });
+    diagnostics.push({ severity: DIAGNOSTIC_CODES[code], code, message, path, ...locator.position(path, atKey) });
   }
   for (const problem of checkSemantics(data)) {
     const at = problem.needle
       ? locator.positionInScalar(problem.path, problem.needle.text, problem.needle.occurrence)
       : locator.position(problem.path, problem.atKey);
     diagnostics.push({
-      severity: problem.severity,
+      severity: DIAGNOSTIC_CODES[problem.code],
       code: problem.code,
       message: problem.message,
       path: problem.path,
@@ -146,7 +148,7 @@ function checkAliases(doc: Document, locator: DocumentLocator): Diagnostic | nul
 }
 
 function refuse(code: Diagnostic['code'], message: string): ParseResult {
-  return { document: null, diagnostics: [{ severity: 'error', code, message, path: [], line: 1, column: 1 }] };
+  return { document: null, diagnostics: [{ severity: DIAGNOSTIC_CODES[code], code, message, path: [], line: 1, column: 1 }] };
 }
 
 function finish(document: FlowDocument | null, diagnostics: Diagnostic[]): ParseResult {

@@ -2,10 +2,10 @@
 // be reached, and placeholders that nothing could fill. It reads the document defensively, so it
 // still reports what it can on a document that also has structural errors.
 import { findPlaceholders } from './template.ts';
-import type { DiagnosticCode, Severity } from './types.ts';
+import type { DiagnosticCode } from './diagnostic-codes.ts';
 
+/** Its severity is its code's, from DIAGNOSTIC_CODES. */
 export interface SemanticProblem {
-  severity: Severity;
   code: DiagnosticCode;
   message: string;
   path: Array<string | number>;
@@ -35,7 +35,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
 
   if (typeof doc.version === 'string' && !SEMVER_LIKE.test(doc.version)) {
     out.push({
-      severity: 'warning',
       code: 'version_not_semver',
       message: `version "${doc.version}" is not a semantic version like 1.0.0`,
       path: ['version'],
@@ -48,7 +47,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
   const stateNames = Object.keys(states);
   if (stateNames.length === 0) {
     out.push({
-      severity: 'error',
       code: 'no_states',
       message: 'states is empty: a flow needs at least one state',
       path: ['states'],
@@ -61,7 +59,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
   const initialIsState = typeof initial === 'string' && Object.hasOwn(states, initial);
   if (typeof initial === 'string' && !initialIsState) {
     out.push({
-      severity: 'error',
       code: 'unknown_initial_state',
       message: `initial_state "${initial}" is not one of the states (${stateNames.join(', ')})`,
       path: ['initial_state'],
@@ -87,7 +84,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
     for (const { name, index } of listed) {
       if (listedNames.has(name)) {
         out.push({
-          severity: 'warning',
           code: 'duplicate_tool_listing',
           message: `state "${stateName}" lists the tool "${name}" more than once`,
           path: [...statePath, 'agent', 'tools', index],
@@ -98,7 +94,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
       listedNames.add(name);
       if (!Object.hasOwn(tools, name)) {
         out.push({
-          severity: 'error',
           code: 'undefined_tool',
           message: `state "${stateName}" lists the tool "${name}" but defines no such tool under states.${stateName}.tools`,
           path: [...statePath, 'agent', 'tools', index],
@@ -110,7 +105,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
     for (const [toolName, definition] of Object.entries(tools)) {
       if (!listedNames.has(toolName)) {
         out.push({
-          severity: 'warning',
           code: 'unlisted_tool',
           message: `state "${stateName}" defines the tool "${toolName}" but does not list it in agent.tools, so the model can never call it`,
           path: [...statePath, 'tools', toolName],
@@ -126,7 +120,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
       const transitionPath = [...statePath, 'transitions', 'on_tool_call', toolName];
       if (!listedNames.has(toolName)) {
         out.push({
-          severity: 'error',
           code: 'transition_from_unlisted_tool',
           message: `state "${stateName}" has a transition for the tool "${toolName}", which is not in its agent.tools`,
           path: transitionPath,
@@ -136,7 +129,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
       if (typeof target !== 'string') continue;
       if (!Object.hasOwn(states, target)) {
         out.push({
-          severity: 'error',
           code: 'unknown_target_state',
           message: `the tool "${toolName}" in state "${stateName}" leads to "${target}", which is not a state`,
           path: transitionPath,
@@ -162,7 +154,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
     for (const stateName of stateNames) {
       if (!reached.has(stateName)) {
         out.push({
-          severity: 'warning',
           code: 'unreachable_state',
           message: `state "${stateName}" cannot be reached from the initial state "${initial}"`,
           path: ['states', stateName],
@@ -176,7 +167,6 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
     const leavesTo = [...(edges.get(stateName) ?? [])].filter((target) => target !== stateName);
     if (leavesTo.length === 0 && asObject(states[stateName])) {
       out.push({
-        severity: 'warning',
         code: 'dead_end_state',
         message: `state "${stateName}" has no way out: a session that reaches it stays there (fine for a final state)`,
         path: ['states', stateName],
@@ -210,7 +200,6 @@ function checkPlaceholders(doc: Obj, states: Obj, settable: Set<string>, out: Se
       seen.set(name, occurrence + 1);
       if (settable.has(name)) continue;
       out.push({
-        severity: 'warning',
         code: 'unresolved_placeholder',
         message: `no tool parameter sets {${name}}: it renders empty unless the session's context provides "${name}"`,
         path,
