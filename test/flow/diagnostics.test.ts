@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
-import type { DiagnosticCode, Severity } from '../../server/flow/types.ts';
+import { DIAGNOSTIC_CODES, type DiagnosticCode, type Severity } from '../../server/flow/diagnostic-codes.ts';
 
 /** A valid two-state flow; each case below breaks one thing in it. Line numbers matter. */
 const VALID = `id: demo
@@ -267,13 +267,16 @@ describe('flow diagnostics', () => {
   it('covers every diagnostic code the validator can report', () => {
     const covered = new Set(cases.map((c) => c.code));
     covered.add('document_too_large').add('too_many_aliases');
-    const all: DiagnosticCode[] = [
-      'document_too_large', 'yaml_syntax', 'too_many_aliases', 'missing_key', 'unknown_key', 'wrong_type',
-      'invalid_parameter_type', 'invalid_tool_name', 'invalid_parameter_name', 'no_states', 'unknown_initial_state',
-      'undefined_tool', 'transition_from_unlisted_tool', 'unknown_target_state', 'unreachable_state',
-      'dead_end_state', 'unresolved_placeholder', 'unlisted_tool', 'duplicate_tool_listing', 'version_not_semver',
-    ];
-    expect([...covered].sort()).toEqual([...all].sort());
+    expect([...covered].sort()).toEqual(Object.keys(DIAGNOSTIC_CODES).sort());
+  });
+
+  it('reports each code at the severity the code list gives it', () => {
+    for (const c of cases) {
+      for (const d of parseFlow(c.yaml).diagnostics) {
+        expect(DIAGNOSTIC_CODES, d.code).toHaveProperty(d.code);
+        expect(d.severity, `${d.code}: ${d.message}`).toBe(DIAGNOSTIC_CODES[d.code]);
+      }
+    }
   });
 
   it('reports every problem of a document at once, errors before warnings', () => {
