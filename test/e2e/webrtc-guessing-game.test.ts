@@ -62,10 +62,12 @@ describe('the guessing game over WebRTC from the /test page', () => {
     const toolLog = await page.locator('#tool-calls li').allInnerTexts();
     expect(toolLog.map((line) => line.split('\n')[0])).toEqual(['accepted begin_game setup → playing', 'accepted record_answer playing → playing', 'accepted guess_correct playing → won']);
     expect(await text(page, '#variables')).toMatch(/secret_thing\s+a cat/);
-    // Every turn reported its latency; spoken turns have an STT time.
-    const latency = await page.locator('#metrics tr').allInnerTexts();
-    expect(latency.length).toBeGreaterThanOrEqual(4);
-    expect(latency.filter((row) => /^\d+\t\d+\t\d+\t/.test(row)).length).toBeGreaterThanOrEqual(3);
+    // Every turn reported its latency; spoken turns have an STT time. A turn's row comes with its
+    // first audio frame, which follows its transcript by the voice's synthesis time (seconds for
+    // flite on a loaded machine), so the table is waited for rather than read once.
+    const latency = () => page.locator('#metrics tr').allInnerTexts();
+    await expect.poll(async () => (await latency()).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(4);
+    await expect.poll(async () => (await latency()).filter((row) => /^\d+\t\d+\t\d+\t/.test(row)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
 
     // The agent's voice reached the browser as real audio, not just packets of silence.
     const audio = await inboundAudio(page);
