@@ -55,7 +55,7 @@ export async function startLoadRig(options: { tts?: 'flite' | 'openai' } = {}): 
       llm: { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai },
       tts: options.tts === 'openai' ? { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai } : { provider: 'flite' },
     },
-  });
+  }, { voice: true });
   const account = await createAccount(server);
   const flowId = await createFlow(server, account.apiKey);
   // Enough credit for every minute of the run: the benches measure the engine, not the ledger.

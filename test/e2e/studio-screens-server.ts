@@ -31,7 +31,8 @@ async function snapshotStudio(into: string): Promise<void> {
 export async function startScreensServer(overrides: ConfigInput = {}): Promise<TestServer> {
   const studioDir = await mkdtemp(join(tmpdir(), 'voxflow-studio-'));
   await snapshotStudio(studioDir);
-  const server = await startTestServer(overrides, { studioDir });
+  // The studio as a user meets it: the server hears voice and says so on /capabilities.
+  const server = await startTestServer(overrides, { studioDir, voice: true });
   return {
     ...server,
     async close() {

@@ -18,7 +18,7 @@ export interface StudioRig {
 export async function startStudioRig(options: { server?: TestServer; micText?: string | null } = {}): Promise<StudioRig> {
   const dir = await tempDir();
   const [server, chromium] = await Promise.all([
-    options.server ? Promise.resolve(options.server) : startTestServer(),
+    options.server ? Promise.resolve(options.server) : startTestServer({}, { voice: true }),
     writeMicWav(dir.path, options.micText ?? null).then((wav) => launchChromium({ micWav: wav })),
   ]);
   const account = await createAccount(server);
