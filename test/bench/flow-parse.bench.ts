@@ -2,7 +2,7 @@
 // same text in the same run (the ratio says what validation and positions cost on top of YAML).
 import { parseDocument } from 'yaml';
 import { parseFlow } from '../../server/flow/parse.ts';
-import { generateFlowYaml } from '../support/generate-flow.ts';
+import { aliasBomb, generateFlowYaml } from '../support/generate-flow.ts';
 import { ms, percentile, timeRuns, type BenchRow } from './bench-kit.ts';
 
 export async function run(): Promise<BenchRow[]> {
@@ -13,11 +13,20 @@ export async function run(): Promise<BenchRow[]> {
   const runs = 40;
   const yamlOnly = await timeRuns(runs, () => parseDocument(text).toJS());
   const full = await timeRuns(runs, () => parseFlow(text));
+  const bomb = aliasBomb();
+  if (parseFlow(bomb).diagnostics[0]?.code !== 'too_many_aliases') throw new Error('the alias bomb was not refused');
+  const refusal = await timeRuns(runs, () => parseFlow(bomb));
   const kib = (new TextEncoder().encode(text).length / 1024).toFixed(0);
   const how = `500 states, ${kib} KiB, median and p95 of ${runs} runs after 3 warm-ups`;
   return [
     { name: 'parseFlow (YAML + structure + semantics + positions)', value: `${ms(percentile(full, 50))} p50, ${ms(percentile(full, 95))} p95`, how },
     { name: 'yaml parseDocument + toJS alone', value: `${ms(percentile(yamlOnly, 50))} p50`, how },
     { name: 'parseFlow / bare YAML', value: `${(percentile(full, 50) / percentile(yamlOnly, 50)).toFixed(2)}×`, how: 'ratio of medians, same run' },
+    {
+      name: 'parseFlow refuses a nested alias bomb',
+      value: `${ms(percentile(refusal, 50))} p50, ${ms(percentile(refusal, 95))} p95`,
+      target: '< 5 s',
+      how: `9 levels of 10 aliases (a billion strings expanded), ${runs} runs after 3 warm-ups`,
+    },
   ];
 }

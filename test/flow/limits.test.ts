@@ -1,21 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseFlow } from '../../server/flow/parse.ts';
+import { aliasBomb } from '../support/generate-flow.ts';
 
 const GAME = readFileSync(new URL('../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');
 
 describe('hostile and oversized flow documents', () => {
-  it('refuses a nested alias bomb before expanding it, quickly and with a reason', () => {
-    // Nine levels of ten aliases: 80 alias nodes, a billion strings once expanded.
-    const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    const names = 'abcdefghi';
-    for (let i = 1; i < names.length; i++) {
-      const prev = names[i - 1];
-      levels.push(`${names[i]}: &${names[i]} [${Array(10).fill(`*${prev}`).join(',')}]`);
-    }
-    const started = performance.now();
-    const result = parseFlow(levels.join('\n'));
-    expect(performance.now() - started).toBeLessThan(5_000);
+  it('refuses a nested alias bomb before expanding it, with a reason', () => {
+    // Expanded, it would not fit in memory: the test ends at all only if parsing stops first.
+    // How long the refusal takes is measured by the flow-parse bench.
+    const result = parseFlow(aliasBomb());
     expect(result.document).toBeNull();
     expect(result.diagnostics.map((d) => d.code)).toEqual(['too_many_aliases']);
   });

@@ -1,6 +1,7 @@
-// Builds large, valid flow documents for benches and tests: a chain of states with a skip branch
-// and a loop back, three tools per state, parameters, a speech cue and placeholders. Compact
-// enough that 500 states stay under the 256 KiB document limit (about 430 bytes a state).
+// Builds flow documents for benches and tests: large valid ones (a chain of states with a skip
+// branch and a loop back, three tools per state, parameters, a speech cue and placeholders,
+// compact enough that 500 states stay under the 256 KiB limit at about 430 bytes a state), and a
+// hostile one.
 
 export function generateFlowYaml(stateCount: number): string {
   const lines = [
@@ -29,4 +30,14 @@ export function generateFlowYaml(stateCount: number): string {
     );
   }
   return lines.join('\n') + '\n';
+}
+
+/** Nine levels of ten YAML aliases: 80 alias nodes, a billion strings once expanded. */
+export function aliasBomb(): string {
+  const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  const names = 'abcdefghi';
+  for (let i = 1; i < names.length; i++) {
+    levels.push(`${names[i]}: &${names[i]} [${Array(10).fill(`*${names[i - 1]}`).join(',')}]`);
+  }
+  return levels.join('\n');
 }

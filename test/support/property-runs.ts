@@ -3,7 +3,7 @@
 // that names its own numRuns keeps it: fast-check lets an explicit count win over this default.
 import fc from 'fast-check';
 
-/** Cases per property when VOXFLOW_FC_RUNS is not set: what the suite has always run. */
+/** Cases per property when VOXFLOW_FC_RUNS is not set (CI): what the studio's form property ran before the knob. */
 export const DEFAULT_PROPERTY_RUNS = 500;
 
 export function propertyRuns(env: NodeJS.ProcessEnv = process.env): number {
