@@ -2,7 +2,7 @@
 // server: what it asks the engine router (and with which credential), what it does with the
 // answers, and that it always lets go of the peer and the microphone. The real WebRTC path is
 // covered by test/e2e/studio-test-talk.test.ts.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 // The client is browser code, typed with the DOM's WebRTC types, and the Node-side typecheck
 // (tsconfig.json: no DOM library) must not pull it in: it is loaded by a computed path, and the
@@ -121,8 +121,6 @@ function setUp(options: { microphone?: MediaStream | null; answers?: Record<stri
   return { client, server, seen, peer: () => peer! };
 }
 
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('the test-talk client', () => {
   it('signals with the JWT: ICE servers, then an offer for the flow, then its candidates', async () => {
     const { client, server, peer } = setUp();
@@ -132,12 +130,13 @@ describe('the test-talk client', () => {
     expect(peer().transceivers).toEqual([{ what: 'audio', init: { direction: 'recvonly' } }]);
     expect(peer().remote).toEqual({ type: 'answer', sdp: 'v=0 answer' });
     peer().onicecandidate?.({ candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 } });
-    await wait(60);
-    expect(server.requests.map((r) => [r.method, r.url, r.authorization])).toEqual([
-      ['GET', '/ice-servers', 'Bearer jwt-token'],
-      ['POST', '/offer?mode=flow&program_id=flow%2F1', 'Bearer jwt-token'],
-      ['PATCH', '/offer/pc_1', 'Bearer jwt-token'],
-    ]);
+    await vi.waitFor(() =>
+      expect(server.requests.map((r) => [r.method, r.url, r.authorization])).toEqual([
+        ['GET', '/ice-servers', 'Bearer jwt-token'],
+        ['POST', '/offer?mode=flow&program_id=flow%2F1', 'Bearer jwt-token'],
+        ['PATCH', '/offer/pc_1', 'Bearer jwt-token'],
+      ]),
+    );
     expect(server.requests[1]!.body).toEqual({ sdp: 'v=0 offer', type: 'offer' });
     expect(server.requests[2]!.body).toEqual({ candidates: [{ candidate: 'candidate:1 1 udp 1 127.0.0.1 5000 typ host', sdpMid: '0', sdpMLineIndex: 0 }] });
     client.close();
@@ -183,8 +182,7 @@ describe('the test-talk client', () => {
     client.end();
     expect(peer().channel!.sent).toEqual([{ type: 'end' }]);
     expect(seen.closed).toEqual([]);
-    await wait(60);
-    expect(seen.closed).toEqual([{ ended: true, message: '' }]);
+    await vi.waitFor(() => expect(seen.closed).toEqual([{ ended: true, message: '' }]));
     expect(peer().closed).toBe(true);
   });
 
@@ -192,8 +190,7 @@ describe('the test-talk client', () => {
     const { client, peer } = setUp({ pingEveryMs: 20 });
     await client.connect();
     peer().channel!.open();
-    await wait(70);
-    expect(peer().channel!.sent.length).toBeGreaterThanOrEqual(2);
+    await vi.waitFor(() => expect(peer().channel!.sent.length).toBeGreaterThanOrEqual(2));
     expect(new Set(peer().channel!.sent.map((m) => JSON.stringify(m)))).toEqual(new Set(['{"type":"ping"}']));
     client.close();
   });
@@ -201,8 +198,7 @@ describe('the test-talk client', () => {
   it('gives up when the session never starts, and reports a lost connection', async () => {
     const slow = setUp({ startTimeoutMs: 30 });
     await slow.client.connect();
-    await wait(60);
-    expect(slow.seen.closed).toEqual([{ ended: false, message: expect.stringContaining('The session did not start') }]);
+    await vi.waitFor(() => expect(slow.seen.closed).toEqual([{ ended: false, message: expect.stringContaining('The session did not start') }]));
 
     const lost = setUp();
     const states: string[] = [];
