@@ -248,7 +248,7 @@ export class VoiceSession {
     await this.runAgentTurn(text, timing);
   }
 
-  /** Runs one agent turn as the session's current one: a barge-in or a new turn cancels it. */
+  /** Runs one agent turn as the session's current one, until it ends or is interrupted. */
   private async runAgentTurn(userText: string | null, timing: TurnTiming): Promise<void> {
     const llm = this.setup.providers.llm;
     if (this.ended) return;
