@@ -96,7 +96,7 @@ async function exitOf(child: Child, timeoutMs = 15_000) {
 }
 
 /** Starts a server and waits for its serving line; returns its URL. */
-async function serve(dataDir: string, timeoutMs = 15_000): Promise<Child & { url: string }> {
+async function serve(dataDir: string, timeoutMs = 30_000): Promise<Child & { url: string }> {
   const child = run(['--serve', '--port', '0', '--data-dir', dataDir]);
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
@@ -130,7 +130,7 @@ async function post(url: string, body: unknown) {
 
 describe('voxflow --serve', () => {
   // One data dir through two processes and a restart (each spawn costs over a second of CPU here).
-  it('serves /health at the address it prints, refuses a second process on its data dir, exits 0 on SIGTERM and leaves its data for the next start', { timeout: 45_000 }, async () => {
+  it('serves /health at the address it prints, refuses a second process on its data dir, exits 0 on SIGTERM and leaves its data for the next start', { timeout: 90_000 }, async () => {
     const dataDir = await freshDataDir();
     const credentials = { email: 'restart@example.com', password: 'survives a restart' };
 

@@ -1,4 +1,4 @@
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, expect, test, vi } from 'vitest';
 import { createDeepgramSpeechToText } from '../../server/providers/stt/deepgram.ts';
 import { ProviderError, type TranscriptionStream } from '../../server/providers/types.ts';
 import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgram-server.ts';
@@ -31,6 +31,9 @@ test('when Deepgram already finalised the utterance and stays quiet after Finali
   stream = createDeepgramSpeechToText({ apiKey: 'k', baseUrl: fake.url, timeoutMs: 3_000, finalizeGraceMs: 200 }).open({ language: 'en' });
   // Enough silence for the server's endpointing to send speech_final on its own.
   stream.write(concatPcm([toneBurst(500, RATE), silence(500, RATE)]));
+  // The server's own final has gone out (on a loaded machine that can take longer than the
+  // audio), and a moment more lets it arrive over loopback before the flush.
+  await vi.waitFor(() => expect(fake.connections[0]?.sent.some((m) => (m as { speech_final?: boolean }).speech_final)).toBe(true), { timeout: 5_000 });
   await new Promise((resolve) => setTimeout(resolve, 100));
   const started = performance.now();
   expect(await stream.flush(neverAborted())).toBe('All done.');

@@ -18,7 +18,7 @@ export const SOURCE_ENTRY = ['--import', 'tsx', 'server/main.ts'];
 export const BUNDLE_ENTRY = ['dist/server/main.mjs'];
 
 /** Starts `node <entry> --serve ...args` and waits for its serving line. */
-export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, entry: string[] = SOURCE_ENTRY): Promise<ServerProcess> {
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000, entry: string[] = SOURCE_ENTRY): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...entry, '--serve', '--port', '0', '--log-level', 'warn', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },

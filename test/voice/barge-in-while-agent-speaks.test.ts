@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { synthesizeSpeech } from '../support/speech.ts';
 import { chatRequests, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
@@ -22,6 +23,10 @@ describe('barge-in while the agent speaks', () => {
     ],
   });
   let client: VoiceClient;
+  // The words must come while the story plays: synthesized now, not when they are due.
+  beforeAll(async () => {
+    await synthesizeSpeech('Wait, stop please');
+  });
 
   it('stops agent audio at once, says interrupted, keeps only the spoken words, and the model sees the cut reply', { timeout: 20_000 }, async () => {
     client = await rig.connect({});

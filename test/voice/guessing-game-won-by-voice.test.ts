@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GUESSING_GAME_RULES, useVoiceRig } from '../support/voice-server.ts';
 import { connectVoice, type VoiceClient } from '../support/voice-client.ts';
 
@@ -43,8 +43,10 @@ describe('the guessing game played by voice over /v1/ws/{token}', () => {
     ]);
     // The agent's voice reached the client, and every turn reported its latency.
     expect(client.audioFrames.length).toBeGreaterThan(100);
+    // A turn reports its latency with its first audio frame, which can follow its words by a
+    // slow synthesis: waited for, not read at once.
+    await vi.waitFor(() => expect(client.ofType('metrics').length).toBeGreaterThanOrEqual(4), { timeout: 10_000 });
     const metrics = client.ofType('metrics');
-    expect(metrics.length).toBeGreaterThanOrEqual(4);
     const voiceTurn = metrics.find((m) => m.stt_ms !== null)!;
     expect(voiceTurn.endpointing_ms).toBeGreaterThan(300);
     expect(voiceTurn.voice_to_voice_ms).toBeGreaterThan(voiceTurn.server_ms!);

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { synthesizeSpeech } from '../support/speech.ts';
 import { toolsOffered, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
@@ -24,6 +25,10 @@ describe('an interruption right after a transition', () => {
       { when: { lastRole: 'user', lastUserText: /animal/i, toolsOffered: ['record_answer'] }, respond: { text: 'Yes.', toolCalls: [{ name: 'record_answer', arguments: { last_answer: 'yes', questions_asked: '1' } }] } },
       { when: { lastRole: 'user', lastUserText: /hang on/i, toolsOffered: ['record_answer'] }, respond: { text: 'Sure, take your time.' } },
     ],
+  });
+  // The words must land inside the model's pause: synthesized now, not when they are due.
+  beforeAll(async () => {
+    await synthesizeSpeech('Hang on a second');
   });
 
   it.each([

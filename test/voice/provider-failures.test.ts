@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FALLBACK_LINE } from '../../server/engine/session.ts';
 import type { ChatRule } from '../fakes/openai-server.ts';
+import { synthesizeSpeech } from '../support/speech.ts';
 import { useVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
@@ -95,6 +96,10 @@ describe('provider failures during a session', () => {
     openai: { msPerWord: 30 },
     deepgram: { transcribe: () => 'Are you there?' },
     timeoutsMs: TIMEOUTS,
+  });
+  // A spoken turn's failure is timed from when the turn starts: its words are synthesized now.
+  beforeAll(async () => {
+    await synthesizeSpeech('Are you there?');
   });
   // A case that fails half-way must not leave its fault behind for the next one.
   let injected: FailureCase | null = null;
