@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { busiestThread, threads } from '../support/threads.ts';
 import { int16ToFloat32 } from '../../server/audio/pcm.ts';
 import { shutdownFlite } from '../../server/providers/tts/flite.ts';
@@ -82,25 +81,9 @@ test('frames sent without waiting, by twenty detectors at once, score as each de
   for (const scores of all) expect(scores).toEqual(alone);
 });
 
-/** CPU time this thread has run, in ms (Linux schedstat). */
-const threadCpuMs = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
-const processCpuMs = () => {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1000;
-};
-
-test('inference runs on another thread: the main thread does under a third of the work', async () => {
-  const vad = createSileroVad();
-  await vad.load();
-  const detectors = Array.from({ length: 10 }, () => vad.createDetector());
-  const mainBefore = threadCpuMs();
-  const allBefore = processCpuMs();
-  await Promise.all(detectors.map((detector) => probabilities(detector, frames)));
-  const main = threadCpuMs() - mainBefore;
-  const all = processCpuMs() - allBefore;
-  expect(main / all, `main thread ${main.toFixed(1)} ms of ${all.toFixed(1)} ms CPU`).toBeLessThan(1 / 3);
-});
-
+// The main thread's share of the inference CPU is a figure of the audio bench (npm run bench --
+// audio): on a loaded machine it drifts with the cost of every hop, which says nothing about where
+// the inference runs. That it runs elsewhere, and yields, is checked here.
 test('inference runs on a thread that yields to the main thread (nice 5 against the process’s own)', async () => {
   const vad = createSileroVad();
   await vad.load();
