@@ -1,13 +1,21 @@
 // Edits confined to the entries that changed. A block map is compared with the JSON key by key:
 // removed entries are cut out with the comments above them, new entries are rendered on their
 // own and spliced in, a changed string is set in place by the library's CST edit, and any other
-// changed entry is rewritten by the core step applied to its own lines. Every piece is checked by parsing it, so a confined edit costs about one parse of the
-// document, against about four for the core step on the whole document.
+// changed entry is rewritten by the core step applied to its own lines. Every piece is checked
+// by parsing it, so a confined edit costs about one parse of the document, against about four
+// for the core step on the whole document.
 
 import { Document, Pair, YAMLMap, isMap, isNode, isScalar, parseDocument } from 'yaml';
 import type { Scalar, ToStringOptions } from 'yaml';
 import { applyToText } from './apply-to-text.ts';
-import { KEEP_CHOMPING, detectOptions, endsInBlockScalar, indentLines, indentOf, mostlySpaced } from './detect-layout.ts';
+import {
+  KEEP_CHOMPING,
+  detectOptions,
+  endsInBlockScalar,
+  indentLines,
+  indentOf,
+  mostlySpaced,
+} from './detect-layout.ts';
 import { editStringInPlace } from './edit-string-in-place.ts';
 import { createContext, freshNode } from './merge-document.ts';
 import { dataEquals, isDataObject, setOwn, single, type Data, type DataObject } from './normalize-input.ts';
@@ -92,9 +100,18 @@ export function mapEdits(
       const oldKey = keyString(pair.key) as string;
       if (!editEntry(pair, oldKey, key, was[oldKey] as Data, now[key] as Data, column)) return fail();
     }
+    const stays = new Set(remaining);
     items.forEach((pair, i) => {
-      if (!remaining.includes(pair)) edits.push({ from: entryStart(items, i, column), to: entryEnd(pair, column), text: '' });
+      if (!stays.has(pair)) edits.push({ from: entryStart(items, i, column), to: entryEnd(pair, column), text: '' });
     });
+    // New keys go in front of the next kept entry; looked up once here, not searched per slot,
+    // which made adding a key after every state cubic in the number of states.
+    const nextKept = new Map<Pair<unknown, unknown>, number>();
+    for (let i = items.length - 1, following = -1; i >= 0; i--) {
+      const pair = items[i] as Pair<unknown, unknown>;
+      nextKept.set(pair, following);
+      if (plan.kept.has(pair)) following = i;
+    }
 
     const spaced = mostlySpaced(items);
     for (const [slot, keys] of fresh) {
@@ -102,8 +119,8 @@ export function mapEdits(
       if (slot === START) {
         at = entryStart(items, 0, column);
       } else {
-        const next = remaining.find((pair, i) => i > remaining.indexOf(slot) && plan.kept.has(pair));
-        at = next ? entryStart(items, items.indexOf(next), column) : entryEnd(items[items.length - 1] as Pair, column);
+        const next = nextKept.get(slot) ?? -1;
+        at = next >= 0 ? entryStart(items, next, column) : entryEnd(items[items.length - 1] as Pair, column);
       }
       const added: DataObject = {};
       for (const key of keys) setOwn(added, key, now[key] as Data);
@@ -184,7 +201,12 @@ export function mapEdits(
       const lines = text.slice(from, to);
       const edited = editStringInPlace(lines, from, value, now, column + (options.indent ?? 2));
       // Checked like a rewritten entry: its lines mean on their own what they meant in place.
-      if (edited !== null && holds(lines, single(oldKey, was)) && holds(edited, single(newKey, now)) && fitsBefore(edited, to, column)) {
+      const checked =
+        edited !== null &&
+        holds(lines, single(oldKey, was)) &&
+        holds(edited, single(newKey, now)) &&
+        fitsBefore(edited, to, column);
+      if (checked) {
         edits.push({ from, to, text: edited });
         return true;
       }
