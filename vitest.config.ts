@@ -30,6 +30,7 @@ const BY_FILE: Record<string, Project> = {
   // Child processes: a writer killed mid-write, a lock held by another process.
   'test/store/crash-kill.test.ts': 'integration',
   'test/store/lock.test.ts': 'integration',
+  'test/store/lock-names-its-owner.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.
   'test/electron/bundled-serve.test.ts': 'integration',
   'test/electron/embedded-server.test.ts': 'integration',

@@ -96,7 +96,7 @@ function loggerOptions(config: Config): FastifyServerOptions['logger'] {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
-  await mkdir(config.dataDir, { recursive: true });
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ dataDir: config.dataDir });
   try {
     const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
@@ -152,8 +152,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Live sessions end (and are recorded) before the store closes.
     app.addHook('preClose', async () => engine.close());
     app.addHook('onClose', async () => {
-      await shutdownFlite();
-      await store.close();
+      // The store is flushed and its lock released whatever else fails on the way out.
+      try {
+        await shutdownFlite();
+      } finally {
+        await store.close();
+      }
     });
     // The shared machinery every route stands on (server/http), then the API and the transports.
     await app.register(servicesPlugin, { services });

@@ -118,11 +118,13 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
     if (closing) return;
     closing = true;
     server.app.log.info(`${reason}: closing; the store is flushed before exit`);
+    // Not unref()'d: this timer keeps the process alive until the close settles. Unref'd, a
+    // close that never settled let the event loop run dry and the process exit 0 with the store
+    // unflushed and its lock left behind.
     const force = setTimeout(() => {
-      io.stderr('shutdown took too long; exiting\n');
+      io.stderr('shutdown took too long; exiting without a final snapshot (acknowledged writes are in the journal)\n');
       io.exit(1);
     }, SHUTDOWN_GRACE_MS);
-    force.unref();
     server.close().then(
       () => {
         clearTimeout(force);

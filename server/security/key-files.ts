@@ -13,7 +13,7 @@ export async function loadOrCreateKeyFile(dataDir: string, name: string, bytes =
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(bytes);
   try {
     // `wx`: if two processes race here, one fails instead of both writing different keys.

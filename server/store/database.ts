@@ -29,10 +29,10 @@
 // split across files that invariant would have no single place to be read. Recovery, the
 // journal format and the file-level durability steps already live in their own files.
 
-import { mkdir, open } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { removeIfPresent, replaceFileAtomically, syncDirectory, temporaryPathFor, writeAll } from './durable-files.ts';
+import { PRIVATE_FILE_MODE, ensurePrivateDir, makePrivate, removeIfPresent, replaceFileAtomically, syncDirectory, temporaryPathFor, writeAll } from './durable-files.ts';
 import { StoreClosedError, StoreFailedError } from './errors.ts';
 import { encodeRecord } from './journal.ts';
 import type { RecordedStatement, SqlParams } from './journal.ts';
@@ -110,7 +110,7 @@ const DEFAULT_SNAPSHOT_EVERY_BYTES = 8 * 1024 * 1024;
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const dataDir = resolve(options.dataDir);
-  await mkdir(dataDir, { recursive: true });
+  await ensurePrivateDir(dataDir);
   const lock = await acquireLock(dataDir);
   const snapshotPath = join(dataDir, SNAPSHOT_FILE);
   const journalPath = join(dataDir, JOURNAL_FILE);
@@ -128,7 +128,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       fsync,
     });
     conn = recovered.conn;
-    journal = await open(journalPath, 'a');
+    journal = await open(journalPath, 'a', PRIVATE_FILE_MODE);
+    await Promise.all([makePrivate(journalPath), makePrivate(snapshotPath)]);
     // The journal may have just been created: its directory entry must be durable before any
     // record in it is acknowledged.
     if (fsync) await syncDirectory(dataDir);

@@ -1,7 +1,7 @@
 // Async file helpers with the ordering a crash-safe store needs. Only async fs: the same event
 // loop carries real-time audio, and a synchronous fsync can stall it for tens of milliseconds.
 
-import { open, rename, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 
@@ -36,7 +36,7 @@ export async function syncDirectory(dir: string): Promise<void> {
  */
 export async function replaceFileAtomically(path: string, bytes: Uint8Array, fsync: boolean): Promise<void> {
   const tempPath = temporaryPathFor(path);
-  const handle = await open(tempPath, 'w');
+  const handle = await open(tempPath, 'w', PRIVATE_FILE_MODE);
   try {
     await writeAll(handle, bytes);
     if (fsync) await handle.sync();
@@ -48,6 +48,38 @@ export async function replaceFileAtomically(path: string, bytes: Uint8Array, fsy
   await handle.close();
   await rename(tempPath, path);
   if (fsync) await syncDirectory(dirname(path));
+}
+
+/**
+ * The data dir holds emails, password hashes, flows and sealed keys: only its owner may list or
+ * read it. Files are created 0600 (the umask may only narrow that) and the dir 0700.
+ */
+export const PRIVATE_DIR_MODE = 0o700;
+export const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * Creates the data dir owner-only, or narrows an existing one to that: a dir made by an older
+ * Voxflow (0755, files 0644) is tightened on the next start. Not possible on Windows, and not
+ * for a dir another user owns; those keep what they have.
+ */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await narrowMode(dir, PRIVATE_DIR_MODE);
+}
+
+/** Narrows an existing file to owner-only (files written by an older Voxflow were 0644). */
+export async function makePrivate(path: string): Promise<void> {
+  await narrowMode(path, PRIVATE_FILE_MODE);
+}
+
+async function narrowMode(path: string, mode: number): Promise<void> {
+  if (process.platform === 'win32') return;
+  try {
+    await chmod(path, mode);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'EPERM') throw error;
+  }
 }
 
 export function temporaryPathFor(path: string): string {
