@@ -74,6 +74,14 @@ const files = testFilesByProject();
 export default defineConfig({
   test: {
     environment: 'node',
+    // Two files at a time (vitest's default here is one: cores − 1). Most files wait on real time
+    // (paced audio, a browser) more than they compute, so a second one fills the gaps; more than
+    // two on two cores starve the real-time tests when a second run shares the machine.
+    maxWorkers: 2,
+    // Each worker loads the server's modules once, not once per file: per-file isolation cost
+    // more than the tests themselves (about 2 s of imports a file). Files clean up after
+    // themselves (servers closed, spies and timers restored in their hooks); none mocks modules.
+    isolate: false,
     // VOXFLOW_FC_RUNS: how many cases a fast-check property tries (see the file).
     setupFiles: ['test/support/property-runs.ts'],
     // The last reporter prints the closing line `N passed, N failed, N skipped` that CI reads.
