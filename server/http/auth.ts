@@ -19,10 +19,10 @@ function readCredentials(request: FastifyRequest, fromQuery: boolean): Credentia
   let bearer: string | null = null;
   let apiKey = typeof serviceKey === 'string' && serviceKey.trim() ? serviceKey.trim() : null;
   if (fromQuery && !authorization && !apiKey) {
-    // Browsers cannot set headers on a WebSocket: the engine router also reads the query.
+    // Browsers cannot set headers on a WebSocket: the engine router also reads a short-lived
+    // access token from the query. Never an API key (refused in authenticateRequest).
     const query = request.query as Record<string, unknown>;
     if (typeof query.access_token === 'string' && query.access_token) bearer = query.access_token;
-    if (typeof query.api_key === 'string' && query.api_key) apiKey = query.api_key;
   }
   if (typeof authorization === 'string') {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -36,16 +36,26 @@ function readCredentials(request: FastifyRequest, fromQuery: boolean): Credentia
 
 async function authenticate(app: FastifyInstance, credentials: Credentials): Promise<Principal> {
   const { store, accessTokens } = app.services;
+  let fromKey: Principal | null = null;
   if (credentials.apiKey) {
     const key = store.apiKeys.findActiveByHash(digest(credentials.apiKey));
     if (!key) throw new AppError('invalid_credentials', 'The API key is unknown or revoked.');
     // Throttled inside the repository; a failed touch must not fail the request.
     store.apiKeys.touch(key.id, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
-    return { kind: 'api_key', accountId: key.accountId, apiKeyId: key.id };
+    fromKey = { kind: 'api_key', accountId: key.accountId, apiKeyId: key.id };
+    if (!credentials.bearer) return fromKey;
   }
   const verified = await accessTokens.verify(credentials.bearer!);
   if (!verified.ok) throw new AppError(verified.reason === 'expired' ? 'token_expired' : 'invalid_credentials');
   if (!store.accounts.findById(verified.accountId)) throw new AppError('invalid_credentials', 'The account of this token no longer exists.');
+  if (fromKey) {
+    // Both headers: they must agree on the account, or the request is ambiguous about whose
+    // data it acts on. The key, the more specific credential, decides the kind.
+    if (fromKey.accountId !== verified.accountId) {
+      throw new AppError('bad_request', 'The API key and the access token belong to different accounts; send one credential.');
+    }
+    return fromKey;
+  }
   return { kind: 'jwt', accountId: verified.accountId };
 }
 
@@ -78,6 +88,11 @@ const RULE_WORDS: Record<AuthRule, string> = {
  * only checked (e.g. /ice-servers, so the same token still opens the session after).
  */
 export async function authenticateRequest(app: FastifyInstance, request: FastifyRequest, rule: AuthRule, startsSession: boolean): Promise<void> {
+  // A key in a URL ends up in proxy logs, browser history and Referer headers: refused on
+  // every route, before anything else, even where no credential is needed.
+  if (typeof (request.query as Record<string, unknown> | undefined)?.api_key === 'string') {
+    throw new AppError('bad_request', 'API keys are never sent in URLs: use the X-Service-Key header, or hand the browser a session token from POST /v1/sessions.');
+  }
   if (rule === 'none') return;
   if (rule === 'engine') {
     const token = (request.query as Record<string, unknown>).session_token;

@@ -98,4 +98,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // moving a node never rewrites the document or its comments.
     sql: `ALTER TABLE flows ADD COLUMN layout TEXT;`,
   },
+  {
+    version: 3,
+    name: 'sessions remember the API key that started them',
+    // Revoking a key also expires the unclaimed session tokens it made (NULL: made by a JWT, by
+    // the engine router, or before this migration).
+    sql: `ALTER TABLE sessions ADD COLUMN api_key_id TEXT;
+          CREATE INDEX sessions_by_api_key ON sessions(api_key_id) WHERE api_key_id IS NOT NULL;`,
+  },
 ];

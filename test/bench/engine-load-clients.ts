@@ -30,7 +30,7 @@ function noteMetrics(text: string): void {
 await Promise.all(
   Array.from({ length: sessions }, (_, i) =>
     new Promise<void>((resolve) => {
-      const socket = new WebSocket(`${wsBase}/ws?mode=flow&program_id=${flowId}&api_key=${apiKey}`);
+      const socket = new WebSocket(`${wsBase}/ws?mode=flow&program_id=${flowId}`, { headers: { "x-service-key": apiKey } });
       socket.on('message', (data, isBinary) => {
         if (isBinary) framesReceived++;
         else noteMetrics(String(data));

@@ -18,7 +18,7 @@ async function serverMsPerTurn(): Promise<BenchRow[]> {
     deepgram: { transcribe: () => 'Is it an animal?' },
   });
   try {
-    const client = await connectVoice(wsUrl(rig.server.url, `/ws?mode=assistant&api_key=${rig.account.apiKey}`));
+    const client = await connectVoice(wsUrl(rig.server.url, "/ws?mode=assistant"), { "x-service-key": rig.account.apiKey });
     await client.waitFor('agent_stopped_speaking', undefined, 20_000);
     const typed: number[] = [];
     for (let i = 0; i < 40; i++) {

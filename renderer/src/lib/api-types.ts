@@ -24,8 +24,11 @@ export interface SessionView {
   flow_id: string | null;
   mode: 'assistant' | 'flow';
   transport: string | null;
+  /** created, connected, ended, or expired (a token that can no longer connect). */
   status: string;
   created_at: number;
+  /** When an unclaimed token stops working; null once claimed. */
+  expires_at: number | null;
   started_at: number | null;
   ended_at: number | null;
   duration_secs: number | null;

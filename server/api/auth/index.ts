@@ -3,13 +3,21 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { SIGNUP_CREDIT_CENTS } from '../../billing/prices.ts';
+import { passwordProblem } from '../../security/password-policy.ts';
 import { QueueFullError } from '../../security/work-queue.ts';
 import { EmailTakenError } from '../../store/store.ts';
 import { parseInput } from '../../http/validation.ts';
 
 const Credentials = z.object({
   email: z.string().trim().max(254, 'at most 254 characters').pipe(z.email('must be an email address')),
-  password: z.string().min(8, 'at least 8 characters').max(1024, 'at most 1024 characters'),
+  password: z
+    .string()
+    .min(8, 'at least 8 characters')
+    .max(1024, 'at most 1024 characters')
+    .superRefine((password, context) => {
+      const problem = passwordProblem(password);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    }),
 });
 // Login checks only the shape: a password policy change must not lock out existing accounts.
 const LoginCredentials = z.object({ email: z.string().trim().min(1).max(254), password: z.string().min(1).max(1024) });

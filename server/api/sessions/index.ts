@@ -27,15 +27,21 @@ export function webSocketUrl(publicUrl: string, path: string): string {
   return publicUrl.replace(/^http(s?):/i, 'ws$1:') + path;
 }
 
-export function sessionListItem(session: Session) {
+/**
+ * A session as the API shows it. An unclaimed token past its expiry (or whose API key was
+ * revoked) reads `expired`: the stored status stays `created`, since expiry is a matter of time.
+ */
+export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
+  const expired = session.status === 'created' && session.expiresAt <= nowSecs;
   return {
     id: session.id,
     token_prefix: session.tokenPrefix,
     flow_id: session.flowId,
     mode: session.mode,
     transport: session.transport,
-    status: session.status,
+    status: expired ? 'expired' : session.status,
     created_at: session.createdAt,
+    expires_at: session.status === 'created' ? session.expiresAt : null,
     started_at: session.startedAt,
     ended_at: session.endedAt,
     duration_secs: session.durationSecs,
@@ -68,6 +74,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       context: body.context ?? {},
       metadata: body.metadata ?? {},
       expiresAt: Date.now() / 1000 + config.limits.sessionTokenTtlSeconds,
+      apiKeyId: request.principal?.kind === 'api_key' ? request.principal.apiKeyId : null,
     });
     return {
       session_token: token,
@@ -78,6 +85,6 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
-    return store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed).map(sessionListItem);
+    return store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed).map((session) => sessionListItem(session));
   });
 }

@@ -103,14 +103,16 @@ export function createApiKeysRepository(db: Database): ApiKeysRepository {
       const revokedAt = db.now();
       // Forgotten before the write is even durable: a revoked key must stop working at once.
       for (const [hash, key] of activeByHash) if (key.id === id && key.accountId === accountId) activeByHash.delete(hash);
-      return db.write(
-        (tx) =>
-          tx.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL', [
-            revokedAt,
-            id,
-            accountId,
-          ]) === 1,
-      );
+      return db.write((tx) => {
+        const revoked =
+          tx.run('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL', [revokedAt, id, accountId]) === 1;
+        // The session tokens this key asked for die with it, in the same transaction: a leaked
+        // key's revocation must not leave ten minutes of tokens that still open sessions.
+        if (revoked) {
+          tx.run(`UPDATE sessions SET expires_at = ? WHERE api_key_id = ? AND status = 'created' AND expires_at > ?`, [revokedAt, id, revokedAt]);
+        }
+        return revoked;
+      });
     },
 
     touch(id, now) {

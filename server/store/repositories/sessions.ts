@@ -42,6 +42,8 @@ export interface NewSession {
   context: JsonObject;
   metadata: JsonObject;
   expiresAt: number;
+  /** The API key that asked for the session: revoking it expires the token if still unclaimed. */
+  apiKeyId?: string | null;
 }
 
 export interface NewConnectedSession {
@@ -103,8 +105,8 @@ interface SessionRow {
 
 const INSERT_SQL = `INSERT INTO sessions
   (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
-   status, created_at, expires_at, started_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+   status, created_at, expires_at, started_at, api_key_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export function createSessionsRepository(db: Database): SessionsRepository {
   const findById = (id: string): Session | null => {
@@ -112,7 +114,7 @@ export function createSessionsRepository(db: Database): SessionsRepository {
     return row ? toSession(row) : null;
   };
 
-  const insert = (session: Session): Promise<Session> =>
+  const insert = (session: Session, apiKeyId: string | null = null): Promise<Session> =>
     db.write((tx) => {
       tx.run(INSERT_SQL, [
         session.id,
@@ -128,13 +130,14 @@ export function createSessionsRepository(db: Database): SessionsRepository {
         session.createdAt,
         session.expiresAt,
         session.startedAt,
+        apiKeyId,
       ]);
       return session;
     });
 
   return {
     create(input) {
-      return insert({ ...unstartedSession(input, db.now()), status: 'created', expiresAt: input.expiresAt });
+      return insert({ ...unstartedSession(input, db.now()), status: 'created', expiresAt: input.expiresAt }, input.apiKeyId ?? null);
     },
 
     createConnected(input) {

@@ -2,9 +2,6 @@
 // an ended one), why it ended, which flow it ran, and the totals above the table. Pure, no DOM.
 import type { SessionView } from '../../lib/api-types.ts';
 
-/** A session token is good for 10 minutes if unused (server config limits.sessionTokenTtlSeconds). */
-const TOKEN_TTL_SECONDS = 600;
-
 export type Tone = 'ok' | 'live' | 'muted' | 'warn' | 'danger';
 
 export function sessionStatus(session: SessionView, nowMs: number): { label: string; tone: Tone } {
@@ -14,7 +11,12 @@ export function sessionStatus(session: SessionView, nowMs: number): { label: str
     case 'ended':
       return session.end_reason === 'error' || session.end_reason === 'credits_exhausted' ? { label: 'Ended', tone: 'warn' } : { label: 'Ended', tone: 'ok' };
     case 'created':
-      return nowMs / 1000 - session.created_at > TOKEN_TTL_SECONDS ? { label: 'Never connected', tone: 'muted' } : { label: 'Waiting to connect', tone: 'muted' };
+      // The server says `expired` once a token can no longer connect; until the list is reloaded, its time says so.
+      return session.expires_at !== null && nowMs / 1000 >= session.expires_at
+        ? { label: 'Never connected', tone: 'muted' }
+        : { label: 'Waiting to connect', tone: 'muted' };
+    case 'expired':
+      return { label: 'Never connected', tone: 'muted' };
     default:
       return { label: session.status, tone: 'muted' };
   }

@@ -12,6 +12,7 @@ const session = (changes: Partial<SessionView>): SessionView => ({
   transport: 'websocket',
   status: 'ended',
   created_at: NOW / 1000 - 120,
+  expires_at: null,
   started_at: NOW / 1000 - 110,
   ended_at: NOW / 1000 - 20,
   duration_secs: 90,
@@ -22,8 +23,9 @@ const session = (changes: Partial<SessionView>): SessionView => ({
 
 describe('how the sessions screen words a session', () => {
   it('tells a token never used from one still waiting, and a live call from an ended one', () => {
-    expect(sessionStatus(session({ status: 'created', created_at: NOW / 1000 - 60 }), NOW).label).toBe('Waiting to connect');
-    expect(sessionStatus(session({ status: 'created', created_at: NOW / 1000 - 3600 }), NOW).label).toBe('Never connected');
+    expect(sessionStatus(session({ status: 'created', created_at: NOW / 1000 - 60, expires_at: NOW / 1000 + 540 }), NOW).label).toBe('Waiting to connect');
+    expect(sessionStatus(session({ status: 'created', created_at: NOW / 1000 - 60, expires_at: NOW / 1000 - 1 }), NOW).label).toBe('Never connected');
+    expect(sessionStatus(session({ status: 'expired', created_at: NOW / 1000 - 3600 }), NOW).label).toBe('Never connected');
     expect(sessionStatus(session({ status: 'connected' }), NOW)).toEqual({ label: 'Live', tone: 'live' });
     expect(sessionStatus(session({ end_reason: 'credits_exhausted' }), NOW).tone).toBe('warn');
   });
