@@ -15,6 +15,7 @@ import { authPlugin } from './http/auth.ts';
 import { errorHandlerPlugin, frameworkErrors } from './http/error-handler.ts';
 import { jsonBodyPlugin } from './http/json-body.ts';
 import { rateLimitsPlugin } from './http/rate-limits.ts';
+import { responseHeadersPlugin } from './http/response-headers.ts';
 import { servicesPlugin, type Services } from './http/services.ts';
 import { AccessTokens } from './security/access-tokens.ts';
 import { decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
@@ -162,6 +163,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // The shared machinery every route stands on (server/http), then the API and the transports.
     await app.register(servicesPlugin, { services });
     await app.register(errorHandlerPlugin);
+    await app.register(responseHeadersPlugin);
     await app.register(jsonBodyPlugin);
     await app.register(rateLimitsPlugin);
     await app.register(authPlugin);

@@ -73,6 +73,12 @@ export async function studioRoutes(app: FastifyInstance, options: { dir?: string
   for (const path of STUDIO_PAGES) app.get(path, async (_request, reply) => sendPage(reply));
 
   if (!dir || !existsSync(join(dir, 'assets'))) return;
+  // RFC 9239: JavaScript is text/javascript (the mime table still says application/javascript,
+  // and @fastify/static sets a pre-compressed file's type after its setHeaders hook).
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (String(reply.getHeader('content-type') ?? '').startsWith('application/javascript')) void reply.header('content-type', 'text/javascript; charset=utf-8');
+    return payload;
+  });
   // @fastify/static with `wildcard: false` routes only the files that exist at start-up, so a
   // request path never reaches the file system (anything else is the API's 404). Vite puts a
   // content hash in every asset name, so a file never changes under its name.
@@ -81,12 +87,12 @@ export async function studioRoutes(app: FastifyInstance, options: { dir?: string
     prefix: '/assets/',
     wildcard: false,
     index: false,
+    // Source maps stay on disk for local debugging but are not served: they would hand out the
+    // studio's whole source (about 5 MB) to anyone. .br and .gz are served by preCompressed.
+    globIgnore: ['**/*.map', '**/*.br', '**/*.gz'],
+    preCompressed: true,
     immutable: true,
     maxAge: '365d',
-    setHeaders: (reply, path) => {
-      void reply.header('x-content-type-options', 'nosniff');
-      // RFC 9239: JavaScript is text/javascript (the mime table still says application/javascript).
-      if (path.endsWith('.js')) void reply.header('content-type', 'text/javascript; charset=utf-8');
-    },
+    setHeaders: (reply) => void reply.header('x-content-type-options', 'nosniff'),
   });
 }

@@ -54,6 +54,8 @@ declare module 'fastify' {
     startsSession?: boolean;
     /** The handler authenticates itself (with authenticateRequest) once it has read the body. */
     authInHandler?: boolean;
+    /** The answer holds a secret (a token, a key shown once): never cached. */
+    carriesSecret?: boolean;
   }
 }
 

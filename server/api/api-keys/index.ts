@@ -17,7 +17,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const { store } = app.services;
   const config = { auth: 'jwt' as const };
 
-  app.post('/auth/api-keys', { config }, async (request, reply) => {
+  app.post('/auth/api-keys', { config: { ...config, carriesSecret: true } }, async (request, reply) => {
     const { label } = parseInput(CreateQuery, request.query, 'query');
     const { key, prefix, hash } = newApiKey();
     const record = await store.apiKeys.create({ accountId: accountOf(request.principal), label: label || 'default', prefix, keyHash: hash });

@@ -33,7 +33,7 @@ async function hashingBounded<T>(work: () => Promise<T>): Promise<T> {
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { store, passwords, accessTokens } = app.services;
-  const routeConfig = { auth: 'none' as const, authAttempt: true };
+  const routeConfig = { auth: 'none' as const, authAttempt: true, carriesSecret: true };
 
   app.post('/auth/signup', { config: routeConfig }, async (request) => {
     const { email, password } = parseInput(Credentials, request.body);
