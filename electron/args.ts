@@ -33,6 +33,19 @@ const RUNTIME_SWITCHES = new Set([
   'diagnostic-dir', 'no-experimental-global-navigator',
 ]);
 
+/**
+ * Switches that open a debugger into the app: anyone who can start it with one could read the
+ * account's keys from memory or drive the studio. A packaged app refuses to start with them (the
+ * fuses already disable Node's --inspect; Chromium's remote debugging has no fuse).
+ */
+const DEBUG_SWITCHES = new Set(['inspect', 'inspect-brk', 'inspect-port', 'inspect-publish-uid', 'remote-debugging-port', 'remote-debugging-pipe', 'remote-allow-origins']);
+
+/** The debugging switches in argv, which a packaged app refuses; none when run from the sources. */
+export function refusedDebugSwitches(argv: readonly string[], options: { packaged: boolean }): string[] {
+  if (!options.packaged) return [];
+  return argv.filter((arg) => arg.startsWith('--') && DEBUG_SWITCHES.has(arg.slice(2).split('=', 1)[0]!));
+}
+
 /** True for a switch meant for Electron, Chromium or Node rather than for Voxflow. */
 export function isRuntimeSwitch(arg: string): boolean {
   if (/^-psn_\d+_\d+$/.test(arg)) return true;

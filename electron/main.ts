@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, dialog, session, type BrowserWindow } from 'electron';
 import { SHUTDOWN_GRACE_MS } from '../server/serve.ts';
-import { headlessChromiumSwitches, parseLaunchArguments } from './args.ts';
+import { headlessChromiumSwitches, parseLaunchArguments, refusedDebugSwitches } from './args.ts';
 import { openStudioWindow, showWindow } from './app-window.ts';
 import { registerDesktopIpc } from './desktop-ipc.ts';
 import { createLocalSignIn } from './local-account.ts';
@@ -88,6 +88,11 @@ function startupFailed(error: unknown): void {
 // No top-level await: Electron emits `ready` only once this module has finished evaluating, so
 // awaiting anything that waits for `ready` here would hang. What must happen before `ready`
 // (switches, the user-data path, the single-instance lock) runs synchronously in these calls.
+const debugSwitches = refusedDebugSwitches(process.argv, { packaged: app.isPackaged });
+if (debugSwitches.length > 0) {
+  process.stderr.write(`Voxflow does not start with debugging switches: ${debugSwitches.join(' ')}\n`);
+  app.exit(2);
+}
 const launch = parseLaunchArguments(process.argv, { defaultApp: Boolean(process.defaultApp) });
 if (launch.kind === 'serve') {
   for (const [name, value] of headlessChromiumSwitches(process.argv, process.env, process.platform)) app.commandLine.appendSwitch(name, value);
