@@ -13,8 +13,8 @@
 //
 // Rendering and parsing a whole 500-state document costs far more than the edit, so the core
 // step runs on the smallest pieces of text that changed (splice-entries.ts, following the plan
-// of plan-map.ts); a changed string is set in its own text by the library's CST edit
-// (edit-string-in-place.ts). What cannot be cut into such pieces (aliases, keys that do not start their
+// of plan-map.ts); a changed string or a renamed key is set in its own text by the library's
+// CST edit (edit-scalars-in-place.ts). What cannot be cut into such pieces (aliases, keys that do not start their
 // line, an emptied map, `|+` scalars) takes the core step on the whole document, checked the
 // same way. A confined edit costs about one parse of the document (the library's parse is the
 // floor); the whole-document step about four. The JSON is first read as plain data
@@ -26,7 +26,14 @@ import { Document, Scalar, isMap, isScalar, parseDocument } from 'yaml';
 import type { ToStringOptions } from 'yaml';
 import { MAX_YAML_ALIASES } from '../types.ts';
 import { applyToText } from './apply-to-text.ts';
-import { FRESH_OPTIONS, KEEP_CHOMPING, detectOptions, joinEnvelope, splitEnvelope, withFinalNewline } from './detect-layout.ts';
+import {
+  FRESH_OPTIONS,
+  KEEP_CHOMPING,
+  detectOptions,
+  joinEnvelope,
+  splitEnvelope,
+  withFinalNewline,
+} from './detect-layout.ts';
 import { aliasTargets, freshNode } from './merge-document.ts';
 import { dataEquals, errorMessage, isDataObject, toData, type DataObject } from './normalize-input.ts';
 import { endsAsBefore, mapEdits, splice } from './splice-entries.ts';
@@ -64,7 +71,7 @@ export function jsonToYaml(json: unknown): string {
 export function applyJsonToYaml(yamlText: string, json: unknown): string {
   const data = toData(json, new Set()) ?? null;
   const envelope = splitEnvelope(yamlText);
-  // Source tokens let a changed string be set in its own text (edit-string-in-place.ts).
+  // Source tokens let a scalar be set in its own text (edit-scalars-in-place.ts).
   const doc = parseDocument(envelope.body, { ...QUIET, keepSourceTokens: true });
   if (doc.errors.length > 0) {
     throw new Error(

@@ -1,9 +1,9 @@
 // Edits confined to the entries that changed. A block map is compared with the JSON key by key:
 // removed entries are cut out with the comments above them, new entries are rendered on their
-// own and spliced in, a changed string is set in place by the library's CST edit, and any other
-// changed entry is rewritten by the core step applied to its own lines. Every piece is checked
-// by parsing it, so a confined edit costs about one parse of the document, against about four
-// for the core step on the whole document.
+// own and spliced in, a changed string or a renamed key is set in place by the library's CST
+// edit, and any other changed entry is rewritten by the core step applied to its own lines.
+// Every piece is checked by parsing it, so a confined edit costs about one parse of the
+// document, against about four for the core step on the whole document.
 
 import { Document, Pair, YAMLMap, isMap, isNode, isScalar, parseDocument } from 'yaml';
 import type { Scalar, ToStringOptions } from 'yaml';
@@ -16,7 +16,7 @@ import {
   indentOf,
   mostlySpaced,
 } from './detect-layout.ts';
-import { editStringInPlace } from './edit-string-in-place.ts';
+import { editStringInPlace, renameKeyInPlace } from './edit-scalars-in-place.ts';
 import { createContext, freshNode } from './merge-document.ts';
 import { dataEquals, isDataObject, setOwn, single, type Data, type DataObject } from './normalize-input.ts';
 import { START, keyString, planMap, type Slot } from './plan-map.ts';
@@ -191,10 +191,18 @@ export function mapEdits(
 
   function editEntry(pair: Pair<unknown, unknown>, oldKey: string, newKey: string, was: Data, now: Data, column: number): boolean {
     const value = pair.value;
-    if (oldKey === newKey && isMap(value) && isDataObject(was) && isDataObject(now) && editMap(value, was, now)) {
-      return true;
-    }
     const key = pair.key as Scalar;
+    // A renamed key is set in place on its own line, checked on its own (an implicit key reads
+    // the same anywhere); its value is then edited as a kept entry's would be.
+    const renamed = oldKey === newKey ? null : renameKeyInPlace(text, key, newKey);
+    if (oldKey === newKey || (renamed !== null && holds(`${renamed.text}: null\n`, single(newKey, null)))) {
+      const valueDone =
+        dataEquals(was, now) || (isMap(value) && isDataObject(was) && isDataObject(now) && editMap(value, was, now));
+      if (valueDone) {
+        if (renamed !== null) edits.push(renamed);
+        return true;
+      }
+    }
     const from = lineStart((key.range as [number, number, number])[0]);
     const to = entryEnd(pair, column);
     if (oldKey === newKey && isScalar(value) && typeof now === 'string') {

@@ -1,8 +1,9 @@
-// A changed string is written by the yaml library's own CST edit (CST.setScalarValue), which
-// rewrites only the scalar's token: its quoting or block style and the comment after it stay as
-// they were, where rendering the entry and merging the rendering back would cost a parse, two
-// renderings and a diff. The caller still checks the result by parsing it, and rewrites the
-// entry the general way where this edit does not apply or does not hold.
+// Scalars edited in their own text by the yaml library's CST edit (CST.setScalarValue), which
+// rewrites only the scalar's token: a changed string keeps its quoting or block style and the
+// comment after it, and a renamed key changes nothing but the key, where rendering the entry
+// and merging the rendering back would cost a parse, two renderings and a diff. The caller
+// still checks each result by parsing it, and rewrites the entry the general way where this
+// edit does not apply or does not hold.
 
 import { CST, Scalar } from 'yaml';
 import { blockable } from './merge-document.ts';
@@ -58,4 +59,23 @@ function hasIndicators(token: CST.BlockScalar): boolean {
 function indentOfFirstLine(source: string): number | undefined {
   const line = /^( *)\S/m.exec(source);
   return line ? (line[1] as string).length : undefined;
+}
+
+/**
+ * The text of `key`'s token with the key renamed to `name`, as an edit of `text` (the parsed
+ * text the token was read from); null where the library's edit does not apply. The key keeps
+ * its quoting where it can; the caller checks that it reads as `name`.
+ */
+export function renameKeyInPlace(
+  text: string,
+  key: Scalar,
+  name: string,
+): { from: number; to: number; text: string } | null {
+  const token = key.srcToken;
+  if (!CST.isScalar(token) || token.type === 'block-scalar' || key.tag) return null;
+  const before = CST.stringify(token);
+  if (text.slice(token.offset, token.offset + before.length) !== before) return null;
+  const edited: CST.FlowScalar | CST.BlockScalar = structuredClone(token);
+  CST.setScalarValue(edited, name, { implicitKey: true });
+  return { from: token.offset, to: token.offset + before.length, text: CST.stringify(edited) };
 }
