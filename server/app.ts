@@ -13,6 +13,7 @@ import { providerRoutes } from './api/providers/index.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
 import { authPlugin } from './http/auth.ts';
 import { errorHandlerPlugin, frameworkErrors } from './http/error-handler.ts';
+import { hostAndOriginPlugin } from './http/host-and-origin.ts';
 import { jsonBodyPlugin } from './http/json-body.ts';
 import { rateLimitsPlugin } from './http/rate-limits.ts';
 import { responseHeadersPlugin } from './http/response-headers.ts';
@@ -165,6 +166,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(errorHandlerPlugin);
     await app.register(responseHeadersPlugin);
     await app.register(jsonBodyPlugin);
+    await app.register(hostAndOriginPlugin);
     await app.register(rateLimitsPlugin);
     await app.register(authPlugin);
     await app.register(healthRoutes);
