@@ -110,6 +110,21 @@ describe('applyJsonToYaml adding, removing and renaming entries of a hand-writte
     });
   });
 
+  it('renaming every state at once changes only their names, each body and comment staying with its own state', () => {
+    const data = dataOf(FLOW);
+    const names: Record<string, string> = { welcome: 'start', guessing: 'playing', goodbye: 'end' };
+    const states: Obj = {};
+    for (const [name, state] of Object.entries(data.states as Obj)) states[names[name] as string] = state;
+    data.states = states;
+    const out = applyJsonToYaml(FLOW, data);
+    expect(dataOf(out)).toEqual(data);
+    expect(commentLines(out)).toEqual(commentLines(FLOW));
+    expect(changes(FLOW, out)).toEqual({
+      removed: ['  welcome:', '  guessing:', '  goodbye:'],
+      added: ['  start:', '  playing:', '  end:'],
+    });
+  });
+
   it('edits the shipped guessing-game flow touching only the lines of the edit', () => {
     const data = dataOf(SHIPPED);
     const state = Object.keys(data.states)[1] as string;
