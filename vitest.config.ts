@@ -47,6 +47,7 @@ const BY_FILE: Record<string, Project> = {
   'test/server/settings-table.test.ts': 'unit',
   // Offers from werift in Node over HTTP: no browser.
   'test/e2e/webrtc-offer-errors.test.ts': 'integration',
+  'test/e2e/webrtc-pc-id-is-not-a-credential.test.ts': 'integration',
 };
 
 const ROOT = fileURLToPath(new URL('./', import.meta.url));

@@ -83,6 +83,7 @@ function afterListening(app: FastifyInstance, work: () => Promise<unknown>): voi
 export function redactUrl(url: string): string {
   return url
     .replace(/(\/v1\/ws\/)([^/?#]{6})[^/?#]*/g, '$1$2…')
+    .replace(/(\/offer\/)([^/?#]{9})[^/?#]*/g, '$1$2…')
     .replace(/([?&](?:session_token|access_token|api_key|token|key)=)([^&#]{0,6})[^&#]*/gi, '$1$2…');
 }
 

@@ -4,15 +4,17 @@
 //   PATCH /offer                     Pipecat's form: {pc_id, candidates:[{candidate, sdp_mid, sdp_mline_index}]}
 //   GET   /ice-servers               {iceServers, ttlSeconds}
 // POST /offer also takes Pipecat SmallWebRTC's fields: pc_id + restart_pc renegotiate an existing
-// connection, request_data is accepted and ignored. A pc_id is an unguessable capability: the
-// PATCH calls that carry one need no other credential (a browser that used a one-connection
-// session token has nothing else to send).
+// connection, request_data is accepted and ignored. A pc_id is not a credential (DESIGN §10):
+// renegotiating or restarting a peer needs the principal that opened it (the same JWT or API
+// key account, or the same session token); a PATCH that carries only a pc_id can do nothing but
+// add ICE candidates to the peer. Logs show a pc_id's first characters only.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { authenticateRequest } from '../../http/auth.ts';
 import { accountOf, type Principal } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { AppError } from '../../errors.ts';
+import { digest } from '../../security/opaque-tokens.ts';
 import { admitEngineSession, decorateAdmittedSession } from '../session-admission.ts';
 import { iceConfiguration } from './ice-servers.ts';
 import type { WebRtcPeer } from './peer.ts';
@@ -83,10 +85,35 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     }
   };
 
-  // Authenticated in the handler: a renegotiation names its live pc_id, which is credential enough.
+  /**
+   * A renegotiation or restart of a live peer: the caller must be whoever opened it. A session
+   * token already used by this peer still names it; anything else authenticates as usual. Any
+   * mismatch reads as an unknown peer (404), so a pc_id cannot be probed.
+   */
+  const authenticateAsOwner = async (request: FastifyRequest, owner: Principal): Promise<void> => {
+    const token = (request.query as Record<string, unknown>).session_token;
+    let caller: Principal | null = null;
+    if (typeof token === 'string' && token) {
+      const session = app.services.store.sessions.findByTokenHash(digest(token));
+      if (session) caller = { kind: 'session', accountId: session.accountId, sessionId: session.id };
+    } else {
+      await authenticateRequest(app, request, 'engine', false);
+      caller = request.principal;
+    }
+    const same =
+      caller !== null &&
+      caller.kind === owner.kind &&
+      caller.accountId === owner.accountId &&
+      (caller.kind !== 'session' || (owner.kind === 'session' && caller.sessionId === owner.sessionId));
+    if (!same) throw new AppError('not_found', 'No peer connection with that pc_id; it may have ended.');
+    request.principal = owner;
+  };
+
+  // Authenticated in the handler: a renegotiation or restart is checked against the peer's owner.
   app.post('/offer', { config: { auth: 'engine', startsSession: true, authInHandler: true } }, async (request: FastifyRequest) => {
     const body = parseInput(OfferBody, request.body);
     const existing = body.pc_id ? peers.get(body.pc_id) : undefined;
+    if (existing) await authenticateAsOwner(request, existing.principal);
     // A new offer on a live connection renegotiates it: same peer, new answer.
     if (existing && !body.restart_pc) {
       return { pc_id: existing.peer.id, sdp: await answerOrBadSdp(existing.peer, body.sdp), type: 'answer' };
@@ -100,8 +127,6 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     }
     if (existing) existing.peer.close('restarted');
     else await authenticateRequest(app, request, 'engine', true);
-    // The restarted connection belongs to whoever opened the first one, with the same rights.
-    if (existing) request.principal = existing.principal;
     const admitted = await admitEngineSession(app, request, 'webrtc');
     const accountId = admitted.record.accountId;
     const { WebRtcPeer } = await loadPeerModule();
@@ -143,7 +168,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
       try {
         await peer.addCandidate(candidate);
       } catch (error) {
-        app.log.debug({ err: error, peer: peer.id }, 'ignored a remote ICE candidate');
+        app.log.debug({ err: error, peer: peer.logId }, 'ignored a remote ICE candidate');
       }
     }
     return { status: 'success' };

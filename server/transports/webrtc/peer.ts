@@ -55,6 +55,8 @@ function createVoiceEncoder(): Encoder {
 
 export class WebRtcPeer {
   readonly id: string;
+  /** The id as logs show it: a pc_id lets anyone add candidates to the peer, so logs never hold it whole. */
+  readonly logId: string;
   readonly pc: RTCPeerConnection;
   private readonly outbound = new MediaStreamTrack({ kind: 'audio' });
   private channel: RTCDataChannel | null = null;
@@ -75,6 +77,7 @@ export class WebRtcPeer {
 
   constructor(private readonly options: PeerOptions) {
     this.id = options.id ?? `pc_${randomBytes(16).toString('base64url')}`;
+    this.logId = shortPeerId(this.id);
     this.pc = new RTCPeerConnection({
       codecs: {
         audio: [
@@ -160,7 +163,7 @@ export class WebRtcPeer {
     void this.session?.end(reason === 'session_ended' ? 'client_ended' : reason);
     // Let the session's last events (session_ended) leave before the channel goes.
     setTimeout(() => {
-      this.pc.close().catch((error: unknown) => this.options.log.warn({ err: error, peer: this.id }, 'closing a peer connection failed'));
+      this.pc.close().catch((error: unknown) => this.options.log.warn({ err: error, peer: this.logId }, 'closing a peer connection failed'));
     }, 200).unref();
     this.options.onClosed(this, reason);
   }
@@ -289,4 +292,9 @@ export class WebRtcPeer {
     }
     this.session.pushAudio(pcm);
   }
+}
+
+/** `pc_` and six characters: enough to follow one peer through a log, too little to use it. */
+export function shortPeerId(id: string): string {
+  return `${id.slice(0, 9)}…`;
 }
