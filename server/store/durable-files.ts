@@ -1,7 +1,7 @@
 // Async file helpers with the ordering a crash-safe store needs. Only async fs: the same event
 // loop carries real-time audio, and a synchronous fsync can stall it for tens of milliseconds.
 
-import { chmod, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 
@@ -75,6 +75,9 @@ export async function makePrivate(path: string): Promise<void> {
 async function narrowMode(path: string, mode: number): Promise<void> {
   if (process.platform === 'win32') return;
   try {
+    // Only what is really ours: chmod follows a symlink, and the target may be anything (a
+    // device, a file shared with other programs).
+    if ((await lstat(path)).isSymbolicLink()) return;
     await chmod(path, mode);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -3,7 +3,8 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 
 // The engine router's /health table in the spec (§4): the _configured fields are booleans, the others strings.
 const STRING_FIELDS = ['status', 'service', 'transport', 'stt_provider', 'tts_provider', 'llm_provider', 'turn_provider'];
-const BOOLEAN_FIELDS = ['stt_configured', 'tts_configured', 'llm_configured', 'turn_configured', 'system_prompt_configured'];
+// store_writable is ours (DESIGN §10): false when the store refuses writes.
+const BOOLEAN_FIELDS = ['stt_configured', 'tts_configured', 'llm_configured', 'turn_configured', 'system_prompt_configured', 'store_writable'];
 
 function expectHealthShape(body: Record<string, unknown>) {
   expect(body.status).toBe('ok');

@@ -24,20 +24,27 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     webrtc = app.hasRoute({ method: 'POST', url: '/offer' });
   });
 
-  app.get('/health', { config: { auth: 'none' } }, async () => ({
-    status: 'ok',
-    service: 'voxflow',
-    transport: webrtc ? 'webrtc+websocket' : 'websocket',
-    stt_provider: stt.provider,
-    stt_configured: isConfigured(stt),
-    tts_provider: tts.provider,
-    tts_configured: isConfigured(tts),
-    llm_provider: llm.provider,
-    llm_configured: isConfigured(llm),
-    turn_provider: TURN_PROVIDER,
-    turn_configured: engine.hearsVoice,
-    system_prompt_configured: config.engine.assistantPrompt.trim().length > 0,
-  }));
+  // A store that refuses writes (a full disk, a failed journal) makes the node unhealthy: 503,
+  // so a load balancer stops sending it calls that would all fail.
+  app.get('/health', { config: { auth: 'none' } }, async (_request, reply) => {
+    const storeWritable = !app.services.store.db.stats().failed;
+    if (!storeWritable) void reply.status(503);
+    return {
+      status: storeWritable ? 'ok' : 'degraded',
+      store_writable: storeWritable,
+      service: 'voxflow',
+      transport: webrtc ? 'webrtc+websocket' : 'websocket',
+      stt_provider: stt.provider,
+      stt_configured: isConfigured(stt),
+      tts_provider: tts.provider,
+      tts_configured: isConfigured(tts),
+      llm_provider: llm.provider,
+      llm_configured: isConfigured(llm),
+      turn_provider: TURN_PROVIDER,
+      turn_configured: engine.hearsVoice,
+      system_prompt_configured: config.engine.assistantPrompt.trim().length > 0,
+    };
+  });
 
   app.get('/capabilities', { config: { auth: 'none' } }, async () => ({
     stt: { provider: stt.provider },
