@@ -90,7 +90,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'unit', include: files.unit } },
+      // Pure work only, so a timeout here guards against a hang, not a slow network: property tests
+      // of thousands of cases take 40 s when two runs share the machine's two cores.
+      { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000 } },
       { extends: true, test: { name: 'integration', include: files.integration } },
       {
         extends: true,
