@@ -63,7 +63,7 @@ export interface ServeCommandIo {
   signals: { on(signal: 'SIGINT' | 'SIGTERM', listener: () => void): unknown };
 }
 
-const processIo: ServeCommandIo = {
+export const processIo: ServeCommandIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   exit: (code) => process.exit(code),
@@ -102,8 +102,13 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
   }
 
   let server: RunningServer;
+  let deferredAnnouncement = '';
   try {
-    server = await startServer(config, { announce: io.stdout });
+    // The serving line is printed only once the signal handlers below are in place: a host that
+    // sends SIGTERM as soon as it reads the line must get the graceful close, not Node's default.
+    let servingLine = '';
+    server = await startServer(config, { announce: (line) => (servingLine = line) });
+    deferredAnnouncement = servingLine;
   } catch (error) {
     if (error instanceof StoreLockedError) {
       io.stderr(`${error.message}\n`);
@@ -139,5 +144,6 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
   };
   io.signals.on('SIGINT', () => stop('SIGINT'));
   io.signals.on('SIGTERM', () => stop('SIGTERM'));
+  io.stdout(deferredAnnouncement);
   return { server, stop };
 }
