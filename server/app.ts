@@ -54,10 +54,16 @@ export interface BuildOptions {
  * before it is ready waits for it. Without it the server still runs: audio then gets a clear
  * error, and typed turns and the simulator still work.
  */
-function loadVoiceInput(app: FastifyInstance, factory: VoiceInputFactory): VoiceInput {
+function loadVoiceInput(app: FastifyInstance, factory: VoiceInputFactory, closing: () => boolean): VoiceInput {
   const input = factory();
   afterListening(app, () =>
-    input.load().catch((error: unknown) => app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off')),
+    input.load().then(
+      () => app.log.info('voice activity detection is ready'),
+      (error: unknown) => {
+        // A shutdown that stops the load half-way is not a failure of the model.
+        if (!closing()) app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
+      },
+    ),
   );
   return input;
 }
@@ -119,10 +125,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return503OnClosing: true,
     });
     const registry = createProviderRegistry(config, store, secrets);
-    const voiceInput = loadVoiceInput(app, options.voiceInput ?? sileroVoiceInput);
+    let closing = false;
+    app.addHook('preClose', async () => {
+      closing = true;
+    });
+    const voiceInput = loadVoiceInput(app, options.voiceInput ?? sileroVoiceInput, () => closing);
     // A slow or failing warm-up must not hold up the API; the first session waits if needed.
     if (options.warmUpVoice !== false) {
-      afterListening(app, () => registry.warmUp().catch((error: unknown) => app.log.warn({ err: error }, 'the embedded voice could not warm up')));
+      afterListening(app, () =>
+        registry.warmUp().then(
+          () => app.log.info('the embedded voice is ready'),
+          (error: unknown) => {
+            // Stopping the server while flite starts terminates its worker: that is no failure.
+            if (!closing) app.log.warn({ err: error }, 'the embedded voice could not warm up');
+          },
+        ),
+      );
     }
     const engine = new VoiceEngine({
       store,

@@ -47,8 +47,11 @@ describe('the built main bundle with --serve', () => {
       const health = await fetch(`${url}/health`);
       expect(await health.json()).toMatchObject({ status: 'ok', tts_provider: 'flite', tts_configured: true });
       // The voice models load after listening, in worker threads started from files beside the
-      // bundle: a wrong path would log an error here.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // bundle: a wrong path would log an error instead of these lines.
+      await vi.waitFor(() => {
+        expect(output).toContain('the embedded voice is ready');
+        expect(output).toContain('voice activity detection is ready');
+      }, { timeout: 30_000, interval: 50 });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {
