@@ -27,9 +27,12 @@ function readCredentials(request: FastifyRequest, fromQuery: boolean): Credentia
   if (typeof authorization === 'string') {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw new AppError('invalid_credentials', 'The Authorization header must be "Bearer <token>".');
-    // SDKs that only know bearer auth may send an API key that way; it is still an API key.
-    if (looksLikeApiKey(match[1]!) && !apiKey) apiKey = match[1]!;
-    else bearer = match[1]!;
+    // SDKs that only know bearer auth may send an API key that way; it is still an API key
+    // (sent in both headers, it is one credential; two different keys are ambiguous).
+    if (looksLikeApiKey(match[1]!)) {
+      if (apiKey && apiKey !== match[1]) throw new AppError('bad_request', 'Two different API keys were sent; send one credential.');
+      apiKey = match[1]!;
+    } else bearer = match[1]!;
   }
   return { bearer, apiKey };
 }

@@ -47,6 +47,9 @@ describe('two credentials in one request', () => {
     expect(mixed.body.error.message).toMatch(/different accounts/);
     // …and fine when both are the same account's.
     expect((await server.request('GET', '/v1/flows', { apiKey: a.apiKey, jwt: a.jwt })).status).toBe(200);
+    // The same key in both headers is one credential; two different keys are not.
+    expect((await server.request('GET', '/v1/flows', { apiKey: a.apiKey, headers: { authorization: `Bearer ${a.apiKey}` } })).status).toBe(200);
+    expect((await server.request('GET', '/v1/flows', { apiKey: a.apiKey, headers: { authorization: `Bearer ${b.apiKey}` } })).status).toBe(400);
   });
 });
 
