@@ -37,6 +37,9 @@ function opensToAnyOrigin(request: FastifyRequest): boolean {
   const path = request.url.split('?', 1)[0]!;
   if (path.startsWith('/v1/ws/')) return true;
   if (request.method === 'PATCH' && (path === '/offer' || path.startsWith('/offer/'))) return true;
+  // ?session_token= is a credential only on the engine router's routes; elsewhere it is ignored,
+  // so it must not open any other route to foreign pages (a signup with ?session_token=x would).
+  if (path !== '/ws' && path !== '/offer') return false;
   const query = request.query as Record<string, unknown> | undefined;
   return typeof query?.session_token === 'string';
 }

@@ -58,6 +58,9 @@ describe('a server bound to loopback', () => {
     const foreign = await raw(loopback, 'POST', '/auth/signup', { host: `127.0.0.1:${port(loopback)}`, origin: 'https://evil.example' }, credentials());
     expect(foreign.status).toBe(403);
     expect(foreign.body.error.code).toBe('origin_not_allowed');
+    // A session_token in the query opens only the voice routes to foreign pages, not a signup.
+    const smuggled = await raw(loopback, 'POST', '/auth/signup?session_token=x', { host: `127.0.0.1:${port(loopback)}`, origin: 'https://evil.example' }, credentials());
+    expect(smuggled.status).toBe(403);
     const own = await raw(loopback, 'POST', '/auth/signup', { host: `127.0.0.1:${port(loopback)}`, origin: `http://127.0.0.1:${port(loopback)}` }, credentials());
     expect(own.status).toBe(200);
     // A backend (no Origin at all) is not a browser.
