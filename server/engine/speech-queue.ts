@@ -2,7 +2,7 @@
 // Sentences are synthesized one at a time and only just ahead of playback, so a barge-in throws
 // away little synthesis, and a sentence nobody heard a word of is reported as unheard.
 import { isAbortError } from '../providers/retry.ts';
-import type { TextToSpeech } from '../providers/types.ts';
+import { ENGINE_SAMPLE_RATE, type TextToSpeech } from '../providers/types.ts';
 import type { AudioOut, SegmentWriter } from './audio-out.ts';
 import type { TurnTiming } from './turn-timing.ts';
 
@@ -49,8 +49,9 @@ export class SpeechQueue {
     await this.audioOut.whenBufferedBelow(SPEECH_LOOKAHEAD_MS);
     if (this.signal.aborted) return;
     this.timing?.speechRequested();
+    const aheadMs = (this.audioOut.bufferedSamples * 1000) / ENGINE_SAMPLE_RATE;
     try {
-      for await (const pcm of this.tts.synthesize(segment.text, this.signal)) {
+      for await (const pcm of this.tts.synthesize(segment.text, this.signal, { aheadMs })) {
         if (this.signal.aborted) return;
         this.timing?.speechAnswered();
         segment.append(pcm);

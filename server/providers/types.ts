@@ -77,7 +77,17 @@ export interface LanguageModel {
 export interface TextToSpeech {
   readonly provider: string;
   /** Speaks one sentence: PCM16 16 kHz mono chunks as they arrive. */
-  synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
+  synthesize(text: string, signal: AbortSignal, hints?: SynthesisHints): AsyncIterable<Int16Array>;
+}
+
+/** What the engine knows about a sentence when it asks for it; a hosted voice ignores it. */
+export interface SynthesisHints {
+  /**
+   * Milliseconds of the session's speech already waiting to play before this sentence. Near 0,
+   * the caller is waiting for it (a reply's first sentence, a greeting); an embedded synthesizer
+   * that shares the machine gives such a sentence precedence over look-ahead work.
+   */
+  aheadMs: number;
 }
 
 // ── Turn detection ──────────────────────────────────────────────────────────────────────────

@@ -49,15 +49,28 @@ test('ten sentences are synthesized on another thread: the main thread does unde
 });
 
 // Under load the main thread must win the CPU: it paces every caller's audio frame, while
-// synthesis runs ahead of playback and can wait. The thread flite runs on has a lower priority.
-test('synthesis runs on a thread that yields to the main thread (nice 10 against the process’s own)', async () => {
+// look-ahead synthesis runs ahead of playback and can wait. A sentence the caller is waiting for
+// (nothing left to play before it) must not wait behind other processes, though.
+test('look-ahead synthesis runs on a thread that yields to the main thread (nice 10 against the process’s own)', async () => {
   const tts = createFliteTts();
   await tts.warmUp();
   const before = threads();
-  for (const sentence of SENTENCES.slice(0, 4)) await collect(tts.synthesize(sentence, neverAborted()));
+  for (const sentence of SENTENCES.slice(0, 4)) await collect(tts.synthesize(sentence, neverAborted(), { aheadMs: 2_000 }));
   const busiest = busiestThread(before, threads());
   const main = threads().find((t) => t.tid === process.pid)!;
   expect(busiest.tid).not.toBe(process.pid);
   expect(busiest.usedMs).toBeGreaterThan(20); // it is the thread that synthesized
   expect(busiest.nice).toBe(main.nice + 10);
+});
+
+test('a sentence the caller is waiting for runs on a thread at the process’s own priority', async () => {
+  const tts = createFliteTts();
+  await tts.warmUp();
+  const before = threads();
+  for (const sentence of SENTENCES.slice(4, 8)) await collect(tts.synthesize(sentence, neverAborted(), { aheadMs: 0 }));
+  const busiest = busiestThread(before, threads());
+  const main = threads().find((t) => t.tid === process.pid)!;
+  expect(busiest.tid).not.toBe(process.pid);
+  expect(busiest.usedMs).toBeGreaterThan(20);
+  expect(busiest.nice).toBe(main.nice);
 });

@@ -14,15 +14,19 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 if (!parentPort) throw new Error('flite-worker.mjs runs as a worker thread');
 
-// This thread yields the CPU to the main thread, which paces every session's audio in 20 ms frames:
-// on a busy machine a frame that waits for a core is a gap the caller hears, while synthesis, which
-// runs up to 2.5 s ahead of playback, can wait a little. Linux keeps a nice value per thread, so
-// setting it on this thread's own id leaves the rest of the process alone. Elsewhere (no
-// /proc/thread-self) it is skipped: os.setPriority there would lower the whole process.
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 10);
-} catch {
-  // not Linux, or not permitted: run at the process's priority
+// A look-ahead thread (workerData.nice 10) yields the CPU to the main thread, which paces every
+// session's audio in 20 ms frames: on a busy machine a frame that waits for a core is a gap the
+// caller hears, while synthesis that runs ahead of playback can wait a little. The prompt lane
+// (nice 0) keeps the process's priority: the caller is waiting for its sentence. Linux keeps a
+// nice value per thread, so setting it on this thread's own id leaves the rest of the process
+// alone. Elsewhere (no /proc/thread-self) it is skipped: os.setPriority there would lower the
+// whole process.
+if (workerData.nice) {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), workerData.nice);
+  } catch {
+    // not Linux, or not permitted: run at the process's priority
+  }
 }
 const port = parentPort;
 

