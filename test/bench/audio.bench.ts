@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { int16ToFloat32 } from '../../server/audio/pcm.ts';
 import { StreamingResampler } from '../../server/audio/resampler.ts';
-import { createFliteTts, shutdownFlite } from '../../server/providers/tts/flite.ts';
+import { FlitePool, createFliteTts, shutdownFlite } from '../../server/providers/tts/flite.ts';
 import { SILERO_FRAME_SAMPLES, createSileroVad, releaseSileroModels } from '../../server/providers/turn/silero.ts';
 import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
@@ -107,6 +107,39 @@ export async function run(): Promise<BenchRow[]> {
   const how = `${SENTENCES.length} sentences of 3–11 words, worker warmed up, text in → last 16 kHz chunk out`;
   rows.push({ name: 'flite per sentence', value: `${ms(percentile(synthMs, 50))} p50, ${ms(percentile(synthMs, 95))} p95`, how });
   rows.push({ name: 'flite real-time factor', value: `${percentile(factors, 50).toFixed(3)} p50, ${percentile(factors, 95).toFixed(3)} p95`, target: '≤ 0.1', how: 'synthesis time / audio duration, same runs' });
+  rows.push(...(await flitePoolThroughput()));
+  return rows;
+}
+
+/**
+ * The flite pool's throughput with 1 … cores look-ahead workers, each fed many sentences at once:
+ * sentences per second per worker must hold as workers are added, up to the core count.
+ */
+async function flitePoolThroughput(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  let single = 0;
+  for (let workers = 1; workers <= availableParallelism(); workers++) {
+    const pool = new FlitePool({ workers, promptWorker: false });
+    await pool.warmUp();
+    const tts = createFliteTts({ host: pool });
+    const jobs = Array.from({ length: 12 * workers }, (_, i) => SENTENCES[i % SENTENCES.length]!);
+    const start = performance.now();
+    await Promise.all(jobs.map(async (sentence) => {
+      for await (const _chunk of tts.synthesize(sentence, new AbortController().signal, { aheadMs: 2_000 })) {
+        // drained
+      }
+    }));
+    const perSecond = jobs.length / ((performance.now() - start) / 1000);
+    await pool.close();
+    const perWorker = perSecond / workers;
+    if (workers === 1) single = perWorker;
+    rows.push({
+      name: `flite pool, ${workers} worker${workers === 1 ? '' : 's'}`,
+      value: `${perSecond.toFixed(1)} sentences/s, ${perWorker.toFixed(1)} per worker (${((perWorker / single) * 100).toFixed(0)} % of one worker's)`,
+      target: workers === 1 ? undefined : '≥ 80 % of one worker’s, per worker',
+      how: `${jobs.length} sentences of 3–11 words queued at once on a pool of ${workers} (no prompt worker), warmed up; wall time; load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`,
+    });
+  }
   return rows;
 }
 

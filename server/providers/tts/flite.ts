@@ -4,15 +4,18 @@
 // that has not started is simply dropped, and streams the result out in ~100 ms chunks so the
 // engine can start sending audio before the caller has consumed the sentence.
 //
-// Two lanes, each its own worker thread. A sentence the caller is waiting for (nothing, or
-// almost nothing, left to play before it: a greeting, a reply's first sentence) goes to the
-// prompt lane, which runs at the process's own priority; look-ahead synthesis goes to a lane
-// that yields the CPU (nice 10) to the thread that paces every session's 20 ms frames. One lane
-// at nice 10 starved the waiting sentences whenever other processes kept the cores busy: with
-// four busy loops beside it, the voice guessing-game test took 24.0 s instead of 11.5 s, and
-// 12.8 s with the prompt lane (measured here, one run each, 2026-11-23). A thread cannot win
-// its priority back without CAP_SYS_NICE, so the lanes are threads, not a per-job setting.
+// A pool of worker threads, one per core the machine can spare (cores − 1, at least 1), plus a
+// prompt worker. A sentence the caller is waiting for (nothing, or almost nothing, left to play
+// before it: a greeting, a reply's first sentence) goes ahead of look-ahead work, to the prompt
+// worker, which runs at the process's own priority, or to whichever worker frees first.
+// Look-ahead synthesis runs on the pool's workers, which yield the CPU (nice 10) to the thread
+// that paces every session's 20 ms frames. A single worker at nice 10 starved the awaited
+// sentences whenever other processes kept the cores busy: with four busy loops beside it, the
+// spoken guessing-game test took 24.0 s instead of 11.5 s, and 13.5 s with a prompt worker
+// (measured here, one run each, 2026-11-23). A thread cannot win its priority back without
+// CAP_SYS_NICE, so priority belongs to the worker, not to the job.
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { StreamingResampler } from '../../audio/resampler.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError } from '../types.ts';
@@ -37,13 +40,20 @@ export interface FliteTextToSpeech extends TextToSpeech {
 
 export interface FliteOptions {
   voice?: FliteVoice;
-  /** One worker host for every sentence (tests); by default the process's two shared lanes. */
-  host?: FliteWorkerHost;
+  /** One worker host for every sentence (tests), or a pool; by default the process's shared pool. */
+  host?: FliteWorkerHost | FlitePool;
 }
 
-interface FliteLanes {
-  prompt: FliteWorkerHost;
-  ahead: FliteWorkerHost;
+/** Where sentences are synthesized: one worker host, or a pool of them. */
+interface FliteRunner {
+  run(text: string, voice: string, signal: AbortSignal, awaited: boolean): Promise<FliteAudio>;
+  warmUp(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function runnerOf(host: FliteWorkerHost | FlitePool): FliteRunner {
+  if (host instanceof FlitePool) return host;
+  return { run: (text, voice, signal) => host.run(text, voice, signal), warmUp: () => host.warmUp(), close: () => host.close() };
 }
 
 export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
@@ -52,27 +62,21 @@ export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
     // flite falls back to an 8 kHz voice on an unknown name instead of failing: refuse it here.
     throw new ProviderError('flite', 'bad_request', `flite has no voice "${voice}"; choose one of ${FLITE_VOICES.join(', ')}`, false);
   }
-  const lanes = options.host ? { prompt: options.host, ahead: options.host } : sharedLanes();
+  const runner = options.host ? runnerOf(options.host) : sharedPool();
   return {
     provider: 'flite',
-    synthesize: (text, signal, hints) => synthesizeWithFlite(lanes, voice, text, signal, hints),
-    warmUp: async () => {
-      await Promise.all([lanes.prompt.warmUp(), lanes.ahead.warmUp()]);
-    },
-    close: () => closeLanes(lanes),
+    synthesize: (text, signal, hints) => synthesizeWithFlite(runner, voice, text, signal, hints),
+    warmUp: () => runner.warmUp(),
+    close: () => runner.close(),
   };
 }
 
 /** Terminates the process-wide flite workers (process shutdown, tests). */
 export async function shutdownFlite(): Promise<void> {
-  if (defaultLanes) await closeLanes(defaultLanes);
+  await defaultPool?.close();
 }
 
-async function closeLanes(lanes: FliteLanes): Promise<void> {
-  await Promise.all([lanes.prompt.close(), lanes.ahead.close()]);
-}
-
-async function* synthesizeWithFlite(lanes: FliteLanes, voice: FliteVoice, text: string, signal: AbortSignal, hints?: SynthesisHints): AsyncGenerator<Int16Array> {
+async function* synthesizeWithFlite(runner: FliteRunner, voice: FliteVoice, text: string, signal: AbortSignal, hints?: SynthesisHints): AsyncGenerator<Int16Array> {
   const parts = splitForFlite(cleanTextForFlite(text));
   if (parts.length === 0) return;
   signal.throwIfAborted();
@@ -83,7 +87,7 @@ async function* synthesizeWithFlite(lanes: FliteLanes, voice: FliteVoice, text: 
   const jobSignal = AbortSignal.any([signal, stop.signal]);
   const start = (part: string, first: boolean) => {
     // Later parts of a long text are synthesized while the earlier ones play: look-ahead.
-    const job = (first && awaited ? lanes.prompt : lanes.ahead).run(part, voice, jobSignal);
+    const job = runner.run(part, voice, jobSignal, first && awaited);
     job.catch(() => {}); // awaited below; this only stops an unawaited look-ahead from being "unhandled"
     return job;
   };
@@ -196,12 +200,116 @@ export interface FliteWorkerHostOptions {
    * look-ahead work that yields to the audio thread.
    */
   nice?: number;
+  /** Called whenever the host has nothing queued or running any more (a pool hands it the next job). */
+  onIdle?: () => void;
 }
 
-let defaultLanes: FliteLanes | null = null;
+let defaultPool: FlitePool | null = null;
 
-function sharedLanes(): FliteLanes {
-  return (defaultLanes ??= { prompt: new FliteWorkerHost({ nice: 0 }), ahead: new FliteWorkerHost({ nice: 10 }) });
+function sharedPool(): FlitePool {
+  return (defaultPool ??= new FlitePool());
+}
+
+/** Look-ahead workers for this machine: one per core the pacing thread can spare. */
+export function defaultFliteWorkers(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+interface PoolJob {
+  text: string;
+  voice: string;
+  signal: AbortSignal;
+  awaited: boolean;
+  resolve(audio: FliteAudio): void;
+  reject(error: unknown): void;
+  onAbort(): void;
+}
+
+export interface FlitePoolOptions extends Omit<FliteWorkerHostOptions, 'nice' | 'onIdle'> {
+  /** Look-ahead workers (nice 10); defaultFliteWorkers() when unset. */
+  workers?: number;
+  /** Whether to keep a prompt worker at the process's priority for awaited sentences (default true). */
+  promptWorker?: boolean;
+}
+
+/**
+ * Worker hosts sharing one queue. A job goes to a worker only when that worker is idle, so it
+ * never waits behind another job on a busy worker while one is free; awaited sentences go
+ * before look-ahead ones, and only they may use the prompt worker.
+ */
+export class FlitePool implements FliteRunner {
+  private readonly prompt: FliteWorkerHost | null;
+  private readonly ahead: FliteWorkerHost[];
+  private readonly awaited: PoolJob[] = [];
+  private readonly lookAhead: PoolJob[] = [];
+
+  constructor(options: FlitePoolOptions = {}) {
+    const { workers = defaultFliteWorkers(), promptWorker = true, ...hostOptions } = options;
+    if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`a flite pool needs at least one worker, not ${workers}`);
+    const onIdle = () => this.dispatch();
+    this.prompt = promptWorker ? new FliteWorkerHost({ ...hostOptions, nice: 0, onIdle }) : null;
+    this.ahead = Array.from({ length: workers }, () => new FliteWorkerHost({ ...hostOptions, nice: 10, onIdle }));
+  }
+
+  /** Look-ahead workers, then the prompt worker if there is one. */
+  get size(): number {
+    return this.ahead.length + (this.prompt ? 1 : 0);
+  }
+
+  run(text: string, voice: string, signal: AbortSignal, awaited: boolean): Promise<FliteAudio> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<FliteAudio>((resolve, reject) => {
+      const queue = awaited ? this.awaited : this.lookAhead;
+      const job: PoolJob = {
+        text,
+        voice,
+        signal,
+        awaited,
+        resolve,
+        reject,
+        onAbort: () => {
+          const at = queue.indexOf(job);
+          if (at >= 0) queue.splice(at, 1);
+          reject(signal.reason);
+        },
+      };
+      signal.addEventListener('abort', job.onAbort, { once: true });
+      queue.push(job);
+      this.dispatch();
+    });
+  }
+
+  async warmUp(): Promise<void> {
+    await Promise.all(this.hosts().map((host) => host.warmUp()));
+  }
+
+  async close(): Promise<void> {
+    const owed = [...this.awaited.splice(0), ...this.lookAhead.splice(0)];
+    for (const job of owed) {
+      job.signal.removeEventListener('abort', job.onAbort);
+      job.reject(new ProviderError('flite', 'server', 'flite was shut down', false));
+    }
+    await Promise.all(this.hosts().map((host) => host.close()));
+  }
+
+  private hosts(): FliteWorkerHost[] {
+    return this.prompt ? [this.prompt, ...this.ahead] : this.ahead;
+  }
+
+  private dispatch(): void {
+    if (this.prompt?.idle && this.awaited.length > 0) this.start(this.prompt, this.awaited.shift()!);
+    for (const host of this.ahead) {
+      if (!host.idle) continue;
+      const job = this.awaited.shift() ?? this.lookAhead.shift();
+      if (!job) return;
+      this.start(host, job);
+    }
+  }
+
+  private start(host: FliteWorkerHost, job: PoolJob): void {
+    job.signal.removeEventListener('abort', job.onAbort);
+    host.run(job.text, job.voice, job.signal).then(job.resolve, job.reject);
+  }
 }
 
 /** One worker thread running flite jobs one at a time, restarted on demand after a crash. */
@@ -242,6 +350,11 @@ export class FliteWorkerHost {
   warmUp(): Promise<void> {
     this.start();
     return this.ready!;
+  }
+
+  /** Nothing queued and nothing running (an aborted job the worker still runs counts as running). */
+  get idle(): boolean {
+    return this.current === null && this.queue.length === 0;
   }
 
   /** Terminates the worker; jobs still queued or running fail. */
@@ -303,6 +416,11 @@ export class FliteWorkerHost {
     if (message.type === 'done') this.settle(job, { audio: { samples: new Int16Array(message.samples), sampleRate: message.sampleRate } });
     else this.settle(job, { error: new ProviderError('flite', 'bad_response', `flite failed: ${message.message}`, false) });
     this.dispatch();
+    this.notifyIdle();
+  }
+
+  private notifyIdle(): void {
+    if (this.idle) this.options.onIdle?.();
   }
 
   /** The worker is gone (crash, exit or close): fail everything it owed, forget it. */
@@ -314,6 +432,7 @@ export class FliteWorkerHost {
     this.current = null;
     this.queue.length = 0;
     for (const job of owed) this.settle(job, { error });
+    this.notifyIdle();
   }
 
   private settle(job: Job, outcome: { audio: FliteAudio } | { error: unknown }): void {
