@@ -349,23 +349,41 @@ class JournaledDatabase implements Database {
   }
 
   async #appendBatch(batch: PendingWrite[]): Promise<void> {
-    const chunks: Buffer[] = [];
-    for (const entry of batch) if (entry.bytes) chunks.push(entry.bytes);
-    const bytes = Buffer.concat(chunks);
+    let bytes = 0;
+    let records = 0;
     try {
-      if (bytes.length > 0) {
-        await writeAll(this.#journal, bytes);
-        if (this.#fsync) await this.#journal.datasync();
+      // Every record committed before the fsync starts rides on it: records that arrive while
+      // the batch is being written are appended too, then one fsync covers them all.
+      for (let taken = batch; taken.length > 0; taken = this.#takeRecordsForThisSync(batch)) {
+        const chunks: Buffer[] = [];
+        for (const entry of taken) if (entry.bytes) chunks.push(entry.bytes);
+        if (chunks.length === 0) continue;
+        const joined = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        await writeAll(this.#journal, joined);
+        bytes += joined.length;
+        records += chunks.length;
       }
+      if (bytes > 0 && this.#fsync) await this.#journal.datasync();
     } catch (error) {
       this.#fail(error, batch);
       return;
     }
-    this.#journalBytes += bytes.length;
-    this.#journalRecords += chunks.length;
-    if (bytes.length > 0) this.#journalBatches++;
+    this.#journalBytes += bytes;
+    this.#journalRecords += records;
+    if (bytes > 0) this.#journalBatches++;
     this.#markDurable(batch.reduce((max, entry) => Math.max(max, entry.seq), this.#durableSeq));
     for (const entry of batch) entry.resolve();
+  }
+
+  /**
+   * Records committed while the batch was being written, moved into the batch (and returned) so
+   * that the same fsync covers them; none once a snapshot is due, which must run between batches.
+   */
+  #takeRecordsForThisSync(batch: PendingWrite[]): PendingWrite[] {
+    if (this.#pending.length === 0 || this.#snapshotDue()) return [];
+    const taken = this.#pending.splice(0);
+    batch.push(...taken);
+    return taken;
   }
 
   #snapshotDue(): boolean {

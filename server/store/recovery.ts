@@ -109,7 +109,10 @@ async function loadSnapshot(wasmPath: string, snapshotPath: string): Promise<Sql
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const conn = await openConnection(wasmPath, image);
-  if (image === null) return conn;
+  if (image === null) {
+    conn.keepRollbackJournalInMemory();
+    return conn;
+  }
   let problems: string[];
   try {
     problems = conn.integrityCheck();
@@ -122,6 +125,7 @@ async function loadSnapshot(wasmPath: string, snapshotPath: string): Promise<Sql
     conn.close();
     throw new StoreCorruptError(snapshotPath, `integrity_check reports ${problems.slice(0, 5).join('; ')}`);
   }
+  conn.keepRollbackJournalInMemory();
   return conn;
 }
 

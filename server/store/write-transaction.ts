@@ -61,14 +61,14 @@ export function runRecordedTransaction<T>(
     },
   };
 
-  conn.exec('BEGIN');
+  conn.begin();
   try {
     const result = fn(tx);
     if (isPromiseLike(result)) {
       result.then(undefined, () => {}); // its outcome no longer matters; keep it from going unhandled
       throw new TypeError('A db.write callback must be synchronous; it returned a promise');
     }
-    conn.exec('COMMIT');
+    conn.commit();
     return { result, statements };
   } catch (error) {
     conn.rollbackQuietly();

@@ -2,9 +2,8 @@
 // - GET /v1/flows with an API key against a bare Fastify route returning the same JSON (the ratio
 //   is the figure; target ≥ 0.5): what auth, rate limits, the store and the error plumbing cost;
 // - login latency under concurrent logins at the production scrypt cost, and whether /health
-//   still answers quickly meanwhile;
-// - durable write latency (POST /v1/flows, journal fsync'd before the answer) p50/p95, one writer
-//   and eight at once (group commit).
+//   still answers quickly meanwhile.
+// Durable writes have their own bench, writes.bench.ts.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -75,27 +74,6 @@ export async function run(): Promise<BenchRow[]> {
     });
     rows.push({ name: 'GET /health while those logins run', value: `${ms(percentile(healthTimes, 50))} p50, ${ms(percentile(healthTimes, 95))} p95 (${healthTimes.length} polls)`, how: 'polled every 20 ms during the logins' });
 
-    // Durable writes.
-    const single: number[] = [];
-    for (let i = 0; i < 100; i++) {
-      const t = performance.now();
-      await createFlow(server, account.apiKey, `Durable ${i}`);
-      single.push(performance.now() - t);
-    }
-    single.sort((a, b) => a - b);
-    rows.push({ name: 'POST /v1/flows (fsync before 201), one writer', value: `${ms(percentile(single, 50))} p50, ${ms(percentile(single, 95))} p95`, how: '100 sequential creates of the guessing game over HTTP' });
-    const concurrent: number[] = [];
-    for (let round = 0; round < 20; round++) {
-      await Promise.all(
-        Array.from({ length: 8 }, async (_, i) => {
-          const t = performance.now();
-          await createFlow(server, account.apiKey, `Group ${round}-${i}`);
-          concurrent.push(performance.now() - t);
-        }),
-      );
-    }
-    concurrent.sort((a, b) => a - b);
-    rows.push({ name: 'POST /v1/flows, eight writers at once', value: `${ms(percentile(concurrent, 50))} p50, ${ms(percentile(concurrent, 95))} p95`, how: '20 rounds of 8 concurrent creates (group commit)' });
   } finally {
     await server.close();
   }

@@ -57,7 +57,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     const body = parseInput(CreateSessionBody, request.body ?? {});
     const flowId = body.flow_id ?? null;
-    if (flowId && !store.flows.get(accountId, flowId)) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
+    if (flowId && !store.flows.exists(accountId, flowId)) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
 
     const credit = checkFirstMinute(store.credits.balance(accountId), effectiveRatePerMinute(config, store.providers.get(accountId)));
     if (!credit.ok) throw new AppError('insufficient_credits', credit.message);

@@ -33,6 +33,8 @@ export interface FlowsRepository {
   /** Oldest first. */
   list(accountId: string): FlowSummary[];
   get(accountId: string, id: string): Flow | null;
+  /** Whether the account has this flow, without reading its document. */
+  exists(accountId: string, id: string): boolean;
   update(accountId: string, id: string, changes: FlowChanges): Promise<Flow | null>;
   delete(accountId: string, id: string): Promise<boolean>;
 }
@@ -63,6 +65,10 @@ export function createFlowsRepository(db: Database): FlowsRepository {
   };
 
   return {
+    exists(accountId, id) {
+      return db.get('SELECT 1 AS found FROM flows WHERE id = ? AND account_id = ?', [id, accountId]) !== undefined;
+    },
+
     create({ accountId, name, yamlContent }) {
       const now = db.now();
       const flow: Flow = { id: newId(), accountId, name, yamlContent, layout: null, createdAt: now, updatedAt: now };
