@@ -106,4 +106,25 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `ALTER TABLE sessions ADD COLUMN api_key_id TEXT;
           CREATE INDEX sessions_by_api_key ON sessions(api_key_id) WHERE api_key_id IS NOT NULL;`,
   },
+  {
+    version: 4,
+    name: 'session timelines and recordings',
+    // A session's protocol events in order (DESIGN §11), capped per session: the counters say how
+    // many were kept and dropped, so a capped timeline says so. `record` asks for a recording;
+    // `recording_file` names it inside the data folder once one exists.
+    sql: `CREATE TABLE session_events (
+            session_id TEXT NOT NULL,
+            seq        INTEGER NOT NULL,
+            at         REAL NOT NULL,
+            type       TEXT NOT NULL,
+            data       TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+          );
+          ALTER TABLE sessions ADD COLUMN timeline_events INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE sessions ADD COLUMN timeline_bytes INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE sessions ADD COLUMN timeline_dropped INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE sessions ADD COLUMN record INTEGER NOT NULL DEFAULT 0;
+          ALTER TABLE sessions ADD COLUMN recording_file TEXT;
+          CREATE INDEX sessions_by_created ON sessions(created_at);`,
+  },
 ];
