@@ -111,14 +111,15 @@ export function checkStructure(value: unknown, sourceText: SourceText = () => un
 }
 
 function wrongType(value: unknown, expected: Expected, path: Array<string | number>, sourceText: SourceText): StructureProblem {
-  let hint = '';
-  // YAML reads `version: 1.0` as the number 1; designers rarely mean that.
-  if (expected.kind === 'string' && (typeof value === 'number' || typeof value === 'boolean')) {
-    hint = ` (put it in quotes to make it text: "${sourceText(path) ?? String(value)}")`;
-  }
+  // YAML reads `version: 1.0` as the number 1; designers rarely mean that, and "not the number 1"
+  // would puzzle someone who wrote 1.0: name what they wrote and how to make it text.
+  const written = sourceText(path) ?? String(value);
+  const unquoted = expected.kind === 'string' && (typeof value === 'number' || typeof value === 'boolean');
   return {
     code: 'wrong_type',
-    message: `${describePath(path)} must be ${EXPECTED[expected.kind]}, not ${describeValue(value)}${hint}`,
+    message: unquoted
+      ? `${describePath(path)} must be ${EXPECTED[expected.kind]}: write "${written}" in quotes (without them YAML reads ${written} as a ${typeof value})`
+      : `${describePath(path)} must be ${EXPECTED[expected.kind]}, not ${describeValue(value)}`,
     path,
     atKey: false,
   };

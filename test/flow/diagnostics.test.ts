@@ -279,6 +279,13 @@ describe('flow diagnostics', () => {
     }
   });
 
+  it('tells a designer who wrote version: 1.0 to write "1.0" in quotes, naming what they wrote', () => {
+    const found = parseFlow(VALID.replace('version: "1.0.0"', 'version: 1.0')).diagnostics.find((d) => d.code === 'wrong_type');
+    expect(found?.message).toBe('version must be text: write "1.0" in quotes (without them YAML reads 1.0 as a number)');
+    const yes = parseFlow(VALID.replace('version: "1.0.0"', 'version: true')).diagnostics.find((d) => d.code === 'wrong_type');
+    expect(yes?.message).toBe('version must be text: write "true" in quotes (without them YAML reads true as a boolean)');
+  });
+
   it('reports every problem of a document at once, errors before warnings', () => {
     const broken = VALID.replace('initial_state: ask', 'initial_state: nowhere')
       .replace('version: "1.0.0"', 'version: 2')
