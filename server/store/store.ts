@@ -16,6 +16,8 @@ import { createProvidersRepository } from './repositories/providers.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
 import { createSessionsRepository } from './repositories/sessions.ts';
 import type { SessionsRepository } from './repositories/sessions.ts';
+import { createTimelinesRepository } from './repositories/timelines.ts';
+import type { TimelinesRepository } from './repositories/timelines.ts';
 
 export * from './errors.ts';
 export type { Database, DatabaseStats, OpenDatabaseOptions, RecoveryReport, WriteTransaction } from './database.ts';
@@ -34,6 +36,7 @@ export type {
   SessionTransport,
   SessionsRepository,
 } from './repositories/sessions.ts';
+export type { TimelineCounters, TimelineEntry, TimelinesRepository } from './repositories/timelines.ts';
 
 export type OpenStoreOptions = OpenDatabaseOptions;
 
@@ -46,6 +49,7 @@ export interface Store {
   sessions: SessionsRepository;
   credits: CreditsRepository;
   providers: ProvidersRepository;
+  timelines: TimelinesRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
   close(): Promise<void>;
 }
@@ -60,6 +64,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     sessions: createSessionsRepository(db),
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),
+    timelines: createTimelinesRepository(db),
     close: () => db.close(),
   };
 }

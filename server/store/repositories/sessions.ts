@@ -30,6 +30,12 @@ export interface Session {
   durationSecs: number | null;
   endReason: string | null;
   creditsChargedCents: number;
+  /** A recording was asked for when the session started. */
+  record: boolean;
+  /** The recording's file name inside the data folder's recordings/, once one exists. */
+  recordingFile: string | null;
+  /** The stored timeline: events kept, their bytes, and events dropped over the cap. */
+  timeline: { events: number; bytes: number; dropped: number };
 }
 
 export interface NewSession {
@@ -44,6 +50,8 @@ export interface NewSession {
   expiresAt: number;
   /** The API key that asked for the session: revoking it expires the token if still unclaimed. */
   apiKeyId?: string | null;
+  /** Record the call (DESIGN §11). */
+  record?: boolean;
 }
 
 export interface NewConnectedSession {
@@ -81,6 +89,8 @@ export interface SessionsRepository {
   end(id: string, end: SessionEnd): Promise<Session | null>;
   /** Newest first. */
   listRecent(accountId: string, limit?: number): Session[];
+  /** Names the session's recording file once it exists. */
+  setRecordingFile(id: string, file: string | null): Promise<void>;
 }
 
 interface SessionRow {
@@ -101,12 +111,17 @@ interface SessionRow {
   duration_secs: number | null;
   end_reason: string | null;
   credits_charged_cents: number;
+  record: number;
+  recording_file: string | null;
+  timeline_events: number;
+  timeline_bytes: number;
+  timeline_dropped: number;
 }
 
 const INSERT_SQL = `INSERT INTO sessions
   (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
-   status, created_at, expires_at, started_at, api_key_id)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+   status, created_at, expires_at, started_at, api_key_id, record)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export function createSessionsRepository(db: Database): SessionsRepository {
   const findById = (id: string): Session | null => {
@@ -131,13 +146,14 @@ export function createSessionsRepository(db: Database): SessionsRepository {
         session.expiresAt,
         session.startedAt,
         apiKeyId,
+        session.record ? 1 : 0,
       ]);
       return session;
     });
 
   return {
     create(input) {
-      return insert({ ...unstartedSession(input, db.now()), status: 'created', expiresAt: input.expiresAt }, input.apiKeyId ?? null);
+      return insert({ ...unstartedSession(input, db.now()), status: 'created', expiresAt: input.expiresAt, record: input.record ?? false }, input.apiKeyId ?? null);
     },
 
     createConnected(input) {
@@ -202,6 +218,10 @@ export function createSessionsRepository(db: Database): SessionsRepository {
         ])
         .map(toSession);
     },
+
+    async setRecordingFile(id, file) {
+      await db.write((tx) => tx.run('UPDATE sessions SET recording_file = ? WHERE id = ?', [file, id]));
+    },
   };
 }
 
@@ -225,6 +245,9 @@ function unstartedSession(
     durationSecs: null,
     endReason: null,
     creditsChargedCents: 0,
+    record: false,
+    recordingFile: null,
+    timeline: { events: 0, bytes: 0, dropped: 0 },
   };
 }
 
@@ -247,5 +270,8 @@ function toSession(row: SessionRow): Session {
     durationSecs: row.duration_secs,
     endReason: row.end_reason,
     creditsChargedCents: row.credits_charged_cents,
+    record: row.record === 1,
+    recordingFile: row.recording_file,
+    timeline: { events: row.timeline_events, bytes: row.timeline_bytes, dropped: row.timeline_dropped },
   };
 }
