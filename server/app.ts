@@ -28,6 +28,7 @@ import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './eng
 import { VoiceEngine } from './engine/voice-engine.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
+import { TimelineRecorder } from './outcomes/timeline.ts';
 import { websocketTransport } from './transports/websocket/index.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
 import { studioRoutes } from './studio.ts';
@@ -142,8 +143,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         ),
       );
     }
+    // Every session's events, kept in the store for the business (DESIGN §11).
+    const timelines = new TimelineRecorder(store, app.log);
     const engine = new VoiceEngine({
       store,
+      observer: { event: (id, event) => timelines.record(id, event), closed: (id) => void timelines.end(id) },
       hooks: new SessionHooks([loggingHook(app.log), ...(options.hooks ?? [])], app.log),
       log: app.log,
       providersFor: registry.providersFor,
@@ -170,8 +174,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       secrets,
       engine,
     };
-    // Live sessions end (and are recorded) before the store closes.
-    app.addHook('preClose', async () => engine.close());
+    // Live sessions end (and are recorded, timelines included) before the store closes.
+    app.addHook('preClose', async () => {
+      await engine.close();
+      await timelines.close();
+    });
     app.addHook('onClose', async () => {
       // The store is flushed and its lock released whatever else fails on the way out.
       try {

@@ -5,6 +5,7 @@ import type { FlowDocument } from '../flow/types.ts';
 import type { Session, Store } from '../store/store.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
+import type { ServerEvent } from '../protocol/events.ts';
 import { checkFirstMinute } from '../billing/admission.ts';
 import { SessionMeter } from '../billing/metering.ts';
 import type { AccountProviders } from '../providers/types.ts';
@@ -30,6 +31,15 @@ export interface VoiceEngineDeps {
   language: string;
   maxSessions: number;
   minuteMs?: number;
+  /** Sees every event each session sends its client, then its close (the stored timeline). */
+  observer?: SessionObserver;
+}
+
+/** What a session sent, for whoever keeps it (server/outcomes keeps timelines). Must not throw or block. */
+export interface SessionObserver {
+  event(sessionId: string, event: ServerEvent): void;
+  /** The session sent its last event. */
+  closed(sessionId: string): void;
 }
 
 export class EngineRefusal extends Error {
@@ -151,10 +161,14 @@ export class VoiceEngine {
         },
       },
       {
-        sendEvent: (event) => output.sendEvent(event),
+        sendEvent: (event) => {
+          this.deps.observer?.event(record.id, event);
+          output.sendEvent(event);
+        },
         sendAudio: (frame) => output.sendAudio(frame),
         close: (code, reason) => {
           this.sessions.delete(session!);
+          this.deps.observer?.closed(record.id);
           output.close(code, reason);
         },
       },
