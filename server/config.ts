@@ -57,6 +57,8 @@ export const ConfigSchema = z.object({
       ipPerMinute: positiveInt.default(3000),
     })
     .prefault({}),
+  /** Days a session's timeline and recording are kept (DESIGN §11); the session's list row stays. */
+  retentionDays: positiveInt.default(30),
   /** scrypt cost; N = 2^17 per DESIGN §3. Tests lower it, never production. */
   passwordHashCost: z.coerce.number().int().min(10).max(20).default(17),
   providers: z
@@ -202,6 +204,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),
   setting('VOXFLOW_ICE_TTL_SECONDS', 'ice.ttlSeconds', '<n>', 'lifetime of TURN credentials', { shownDefault: '3600' }),
+  setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
 ];
 
 /** A vendor's usual key variable fills in a missing VOXFLOW_<KIND>_API_KEY for that vendor. */

@@ -16,6 +16,8 @@ export const ERRORS = {
   not_found: { status: 404, message: 'Nothing is here.' },
   flow_not_found: { status: 404, message: 'No flow with that id.' },
   api_key_not_found: { status: 404, message: 'No API key with that id.' },
+  session_not_found: { status: 404, message: 'No session with that id.' },
+  recording_not_found: { status: 404, message: 'This session has no recording.' },
   email_taken: { status: 409, message: 'An account with that email exists already.' },
   host_not_allowed: { status: 421, message: 'This server does not answer to that host name; add it to --allowed-hosts.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },

@@ -9,6 +9,7 @@ import { newSessionToken } from '../../security/opaque-tokens.ts';
 import type { Session } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
+import { sessionOutcome, timelineSummary } from '../../outcomes/session-detail.ts';
 
 const MAX_OBJECT_BYTES = 16 * 1024;
 const smallObject = (what: string) =>
@@ -20,7 +21,16 @@ const CreateSessionBody = z.object({
   flow_id: z.string().min(1).max(200).nullish(),
   context: smallObject('context').optional(),
   metadata: smallObject('metadata').optional(),
+  /** Record the call, caller left and agent right (DESIGN §11). */
+  record: z.boolean({ error: 'record must be true or false' }).optional(),
 });
+
+const EventsQuery = z.object({
+  after: z.coerce.number({ error: 'after must be a number' }).int().min(0).default(0),
+  limit: z.coerce.number({ error: 'limit must be a number' }).int().min(1).max(500, 'limit is at most 500').default(100),
+});
+
+type SessionParams = { Params: { session_id: string } };
 
 /** `wss://` behind TLS: the scheme follows the configured public URL. */
 export function webSocketUrl(publicUrl: string, path: string): string {
@@ -75,6 +85,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       metadata: body.metadata ?? {},
       expiresAt: Date.now() / 1000 + config.limits.sessionTokenTtlSeconds,
       apiKeyId: request.principal?.kind === 'api_key' ? request.principal.apiKeyId : null,
+      record: body.record ?? false,
     });
     return {
       session_token: token,
@@ -87,4 +98,40 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
     return store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed).map((session) => sessionListItem(session));
   });
+
+  /** Another account's session reads as absent. */
+  const ownSession = (accountId: string, id: string): Session => {
+    const session = store.sessions.findById(id);
+    if (!session || session.accountId !== accountId) throw new AppError('session_not_found', `No session with the id "${id}".`);
+    return session;
+  };
+
+  // What the call produced (DESIGN §11), from its stored timeline.
+  app.get<SessionParams>('/v1/sessions/:session_id', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+    const session = ownSession(accountOf(request.principal), request.params.session_id);
+    const outcome = await sessionOutcome(store, session.id);
+    return {
+      ...sessionListItem(session),
+      flow_version: null,
+      metadata: session.metadata,
+      ...outcome,
+      recording: session.recordingFile ? { url: `${app.services.publicUrl()}/v1/sessions/${session.id}/recording`, format: recordingFormat(session.recordingFile) } : null,
+      timeline: timelineSummary(session),
+    };
+  });
+
+  // The raw timeline, a page at a time: `after` is the last seq the caller has.
+  app.get<SessionParams>('/v1/sessions/:session_id/events', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+    const session = ownSession(accountOf(request.principal), request.params.session_id);
+    const query = parseInput(EventsQuery, request.query, 'query');
+    const page = store.timelines.page(session.id, query.after, query.limit);
+    return {
+      events: page.map((entry) => ({ seq: entry.seq, at: entry.at, type: entry.type, event: JSON.parse(entry.data) as unknown })),
+      next_after: page.length === query.limit ? page[page.length - 1]!.seq : null,
+    };
+  });
+}
+
+function recordingFormat(file: string): string {
+  return file.endsWith('.ogg') ? 'audio/ogg; codecs=opus' : 'audio/wav';
 }
