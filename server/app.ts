@@ -28,6 +28,7 @@ import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './eng
 import { VoiceEngine } from './engine/voice-engine.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
+import { startRetention } from './outcomes/retention.ts';
 import { TimelineRecorder } from './outcomes/timeline.ts';
 import { websocketTransport } from './transports/websocket/index.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
@@ -174,10 +175,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       secrets,
       engine,
     };
+    const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // Live sessions end (and are recorded, timelines included) before the store closes.
     app.addHook('preClose', async () => {
       await engine.close();
       await timelines.close();
+      await retention.stop();
     });
     app.addHook('onClose', async () => {
       // The store is flushed and its lock released whatever else fails on the way out.
