@@ -28,6 +28,7 @@ import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './eng
 import { VoiceEngine } from './engine/voice-engine.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
+import { startRecording, type CallRecording } from './outcomes/recording.ts';
 import { startRetention } from './outcomes/retention.ts';
 import { TimelineRecorder } from './outcomes/timeline.ts';
 import { websocketTransport } from './transports/websocket/index.ts';
@@ -144,11 +145,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         ),
       );
     }
-    // Every session's events, kept in the store for the business (DESIGN §11).
+    // Every session's events, kept in the store for the business, and the calls asked to be
+    // recorded (DESIGN §11).
     const timelines = new TimelineRecorder(store, app.log);
+    const recordings = new Set<CallRecording>();
     const engine = new VoiceEngine({
       store,
-      observer: { event: (id, event) => timelines.record(id, event), closed: (id) => void timelines.end(id) },
+      observer: {
+        event: (id, event) => timelines.record(id, event),
+        closed: (id) => void timelines.end(id),
+        recording: (record) => {
+          const recording = startRecording(config.dataDir, record.id, app.log);
+          recordings.add(recording);
+          store.sessions.setRecordingFile(record.id, recording.file).catch((error: unknown) => app.log.error({ err: error, session: record.id }, 'could not name a recording'));
+          const close = () => recording.close().finally(() => recordings.delete(recording));
+          return { caller: (pcm) => recording.callerAudio(pcm), agent: (pcm) => recording.agentAudio(pcm), close };
+        },
+      },
       hooks: new SessionHooks([loggingHook(app.log), ...(options.hooks ?? [])], app.log),
       log: app.log,
       providersFor: registry.providersFor,
@@ -179,6 +192,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Live sessions end (and are recorded, timelines included) before the store closes.
     app.addHook('preClose', async () => {
       await engine.close();
+      await Promise.all([...recordings].map((recording) => recording.close()));
       await timelines.close();
       await retention.stop();
     });

@@ -53,6 +53,8 @@ export interface SessionSetup {
   /** Records the end in the store; the session waits for it before saying session_ended. */
   recordEnd(end: SessionEndRecord): Promise<void>;
   sttFlushTimeoutMs?: number;
+  /** Hears the caller's audio as it arrives (a call recording); must not block. */
+  callerAudioTap?: (pcm: Int16Array) => void;
 }
 
 /**
@@ -154,6 +156,7 @@ export class VoiceSession {
   /** PCM16 16 kHz mono from the client. */
   pushAudio(pcm: Int16Array): void {
     if (this.ended) return;
+    this.setup.callerAudioTap?.(pcm);
     if (!this.input) {
       this.warnOnce('vad_unavailable');
       return;

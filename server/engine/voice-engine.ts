@@ -40,6 +40,16 @@ export interface SessionObserver {
   event(sessionId: string, event: ServerEvent): void;
   /** The session sent its last event. */
   closed(sessionId: string): void;
+  /** A recording of the call, for a session that asked for one (null: none is kept). */
+  recording?(record: Session): SessionRecordingTap | null;
+}
+
+/** Both sides of a call as they were heard; called on the audio path, so each call must be cheap. */
+export interface SessionRecordingTap {
+  caller(pcm: Int16Array): void;
+  agent(pcm: Int16Array): void;
+  /** The call is over: the rest is written out. */
+  close(): Promise<void>;
 }
 
 export class EngineRefusal extends Error {
@@ -138,6 +148,7 @@ export class VoiceEngine {
             this.deps.minuteMs,
           )
         : null;
+    const recording = record.record ? (this.deps.observer?.recording?.(record) ?? null) : null;
     session = new VoiceSession(
       {
         id: record.id,
@@ -159,15 +170,20 @@ export class VoiceEngine {
         recordEnd: async (end) => {
           await this.deps.store.sessions.end(record.id, end);
         },
+        callerAudioTap: recording ? (pcm) => recording.caller(pcm) : undefined,
       },
       {
         sendEvent: (event) => {
           this.deps.observer?.event(record.id, event);
           output.sendEvent(event);
         },
-        sendAudio: (frame) => output.sendAudio(frame),
+        sendAudio: (frame) => {
+          recording?.agent(frame);
+          output.sendAudio(frame);
+        },
         close: (code, reason) => {
           this.sessions.delete(session!);
+          void recording?.close();
           this.deps.observer?.closed(record.id);
           output.close(code, reason);
         },

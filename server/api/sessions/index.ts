@@ -1,5 +1,8 @@
 // POST /v1/sessions starts a voice session from a backend (API key only) and hands back a
 // one-connection token and the WebSocket URL for the browser; GET lists the latest ones.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
@@ -9,6 +12,7 @@ import { newSessionToken } from '../../security/opaque-tokens.ts';
 import type { Session } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
+import { recordingsDir } from '../../outcomes/retention.ts';
 import { sessionOutcome, timelineSummary } from '../../outcomes/session-detail.ts';
 
 const MAX_OBJECT_BYTES = 16 * 1024;
@@ -120,6 +124,28 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
+  // The recording, with range requests so a player can seek (one range per request).
+  app.get<SessionParams>('/v1/sessions/:session_id/recording', { config: { auth: 'jwt_or_api_key' } }, async (request, reply) => {
+    const session = ownSession(accountOf(request.principal), request.params.session_id);
+    if (!session.recordingFile || /[/\\]/.test(session.recordingFile)) throw new AppError('recording_not_found');
+    const path = join(recordingsDir(config.dataDir), session.recordingFile);
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch {
+      throw new AppError('recording_not_found');
+    }
+    reply.header('content-type', recordingFormat(session.recordingFile)).header('accept-ranges', 'bytes').header('cache-control', 'private, no-store');
+    const range = byteRange(request.headers.range, size);
+    if (range === 'bad') return reply.status(416).header('content-range', `bytes */${size}`).send();
+    if (range === null) return reply.header('content-length', size).send(createReadStream(path));
+    return reply
+      .status(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+      .header('content-length', range.end - range.start + 1)
+      .send(createReadStream(path, { start: range.start, end: range.end }));
+  });
+
   // The raw timeline, a page at a time: `after` is the last seq the caller has.
   app.get<SessionParams>('/v1/sessions/:session_id/events', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
     const session = ownSession(accountOf(request.principal), request.params.session_id);
@@ -130,6 +156,23 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       next_after: page.length === query.limit ? page[page.length - 1]!.seq : null,
     };
   });
+}
+
+/** One `bytes=a-b`, `bytes=a-` or `bytes=-n` range within `size`; null when absent, 'bad' when unsatisfiable. */
+function byteRange(header: string | undefined, size: number): { start: number; end: number } | null | 'bad' {
+  if (!header) return null;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return 'bad';
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    start = Math.max(0, size - Number(match[2]));
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  return start > end || start >= size ? 'bad' : { start, end };
 }
 
 function recordingFormat(file: string): string {

@@ -1,0 +1,166 @@
+// Call recordings (DESIGN §11): stereo WAV, 16 kHz PCM16, the caller on the left and the agent
+// on the right, as each was heard: the caller's audio as it arrived, the agent's as it was sent
+// (a reply cut by a barge-in stops where it was cut).
+//
+// Off the audio path: caller() and agent() only place a frame on its track (a copy of 640
+// bytes); a timer every FLUSH_MS mixes what is older than MIX_DELAY_MS into interleaved stereo
+// and appends it to the file asynchronously. A crash loses at most the last second or so; the
+// WAV header's sizes are written at the end, and a file cut short by a crash still plays (its
+// header claims the longest size a WAV can, which players read as "to the end of the file").
+//
+// WAV and not Ogg Opus: it needs no encoder on the server's threads and no muxer dependency; a
+// 16 kHz stereo PCM16 call costs 64 KB/s (230 MB an hour) of disk. Ogg Opus would be ~15× smaller.
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const RATE = 16_000;
+const FLUSH_MS = 1_000;
+/** Audio younger than this may still be joined by the other track's late frames. */
+const MIX_DELAY_MS = 300;
+/** A frame that arrives within this of where its track's previous frame ended continues it. */
+const SNAP_MS = 60;
+const HEADER_BYTES = 44;
+
+interface Placed {
+  at: number;
+  pcm: Int16Array;
+}
+
+class Track {
+  readonly chunks: Placed[] = [];
+  private end = -1;
+
+  /** Places a frame at `position` (samples since the start), or right after the last one if close. */
+  place(position: number, pcm: Int16Array): void {
+    const at = this.end >= 0 && Math.abs(position - this.end) <= (SNAP_MS * RATE) / 1000 ? this.end : position;
+    this.chunks.push({ at, pcm: pcm.slice() });
+    this.end = at + pcm.length;
+  }
+
+  /** Copies samples in [from, to) into `out` at channel `channel` of interleaved stereo, then drops what is done. */
+  mixInto(out: Int16Array, from: number, to: number, channel: 0 | 1): void {
+    for (const { at, pcm } of this.chunks) {
+      const start = Math.max(at, from);
+      const stop = Math.min(at + pcm.length, to);
+      for (let s = start; s < stop; s++) out[(s - from) * 2 + channel] = pcm[s - at]!;
+    }
+    let done = 0;
+    while (done < this.chunks.length && this.chunks[done]!.at + this.chunks[done]!.pcm.length <= to) done++;
+    this.chunks.splice(0, done);
+  }
+}
+
+function wavHeader(dataBytes: number): Buffer {
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(Math.min(0xffffffff, 36 + dataBytes), 4);
+  header.write('WAVE', 8, 'latin1');
+  header.write('fmt ', 12, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(2, 22); // stereo
+  header.writeUInt32LE(RATE, 24);
+  header.writeUInt32LE(RATE * 4, 28);
+  header.writeUInt16LE(4, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(Math.min(0xffffffff - 36, dataBytes), 40);
+  return header;
+}
+
+export interface RecordingLog {
+  error(object: Record<string, unknown>, message: string): void;
+}
+
+/** One call being recorded. */
+export class CallRecording {
+  private readonly caller = new Track();
+  private readonly agent = new Track();
+  private readonly startedMs = performance.now();
+  /** Samples already written. */
+  private written = 0;
+  private readonly handle: Promise<FileHandle | null>;
+  private writing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+
+  readonly path: string;
+
+  constructor(
+    dir: string,
+    readonly file: string,
+    private readonly log: RecordingLog,
+  ) {
+    const path = (this.path = join(dir, file));
+    this.handle = mkdir(dir, { recursive: true, mode: 0o700 }).then(() => open(path, 'w', 0o600)).then(
+      async (handle) => {
+        await handle.write(wavHeader(0xffffffff));
+        return handle;
+      },
+      (error: unknown) => {
+        this.log.error({ err: error, file: path }, 'could not start a recording');
+        return null;
+      },
+    );
+    this.timer = setInterval(() => this.flush(false), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** A frame of the caller's audio, as it arrived. */
+  callerAudio(pcm: Int16Array): void {
+    if (!this.closed) this.caller.place(this.nowSamples(), pcm);
+  }
+
+  /** A frame of the agent's audio, as it was sent. */
+  agentAudio(pcm: Int16Array): void {
+    if (!this.closed) this.agent.place(this.nowSamples(), pcm);
+  }
+
+  /** Writes the rest and the header's sizes; resolves once the file is complete. */
+  async close(): Promise<void> {
+    if (this.closed) return this.writing;
+    this.closed = true;
+    clearInterval(this.timer);
+    this.flush(true);
+    this.writing = this.writing.then(async () => {
+      const handle = await this.handle;
+      if (!handle) return;
+      try {
+        await handle.write(wavHeader(this.written * 4), 0, HEADER_BYTES, 0);
+      } finally {
+        await handle.close();
+      }
+    });
+    return this.writing.catch((error: unknown) => this.log.error({ err: error, file: this.path }, 'could not finish a recording'));
+  }
+
+  private nowSamples(): number {
+    return Math.round(((performance.now() - this.startedMs) * RATE) / 1000);
+  }
+
+  private flush(all: boolean): void {
+    const upto = all ? Math.max(this.trackEnd(this.caller), this.trackEnd(this.agent), this.written) : this.nowSamples() - (MIX_DELAY_MS * RATE) / 1000;
+    if (upto <= this.written) return;
+    const from = this.written;
+    const stereo = new Int16Array((upto - from) * 2);
+    this.caller.mixInto(stereo, from, upto, 0);
+    this.agent.mixInto(stereo, from, upto, 1);
+    this.written = upto;
+    const bytes = Buffer.from(stereo.buffer, stereo.byteOffset, stereo.byteLength);
+    const at = HEADER_BYTES + from * 4;
+    this.writing = this.writing.then(async () => {
+      const handle = await this.handle;
+      if (handle) await handle.write(bytes, 0, bytes.length, at);
+    }).catch((error: unknown) => this.log.error({ err: error, file: this.path }, 'could not write part of a recording'));
+  }
+
+  private trackEnd(track: Track): number {
+    const last = track.chunks.at(-1);
+    return last ? last.at + last.pcm.length : 0;
+  }
+}
+
+/** Starts recording a session into the data folder's private recordings/ folder. */
+export function startRecording(dataDir: string, sessionId: string, log: RecordingLog): CallRecording {
+  return new CallRecording(join(dataDir, 'recordings'), `${sessionId}.wav`, log);
+}
