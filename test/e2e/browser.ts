@@ -34,10 +34,12 @@ const CHROMIUM_ARGS = [
 
 export interface TestBrowser {
   browser: Browser;
-  /** A fresh page that records the page's console errors and uncaught exceptions. */
-  newPage(): Promise<Page>;
+  /** A fresh page (1280×800 unless told) that records the page's console errors, warnings and uncaught exceptions. */
+  newPage(viewport?: { width: number; height: number }): Promise<Page>;
   /** Console errors and page exceptions seen so far, for failure messages. */
   pageErrors: string[];
+  /** Console warnings seen so far (a clean studio prints none). */
+  pageWarnings: string[];
   close(): Promise<void>;
 }
 
@@ -62,14 +64,17 @@ export async function launchChromium(options: { micWav: string }): Promise<TestB
     args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${options.micWav}`],
   });
   const pageErrors: string[] = [];
+  const pageWarnings: string[] = [];
   return {
     browser,
     pageErrors,
-    async newPage() {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    pageWarnings,
+    async newPage(viewport = { width: 1280, height: 800 }) {
+      const context = await browser.newContext({ viewport });
       const page = await context.newPage();
       page.on('console', (message) => {
         if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
+        if (message.type() === 'warning') pageWarnings.push(`console: ${message.text()}`);
       });
       page.on('pageerror', (error) => pageErrors.push(`exception: ${error.message}`));
       return page;

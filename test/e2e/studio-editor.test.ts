@@ -310,7 +310,8 @@ describe('the flow editor', () => {
     await expect.poll(() => asked.length, WAIT).toBe(1);
     expect(asked[0]).toContain('unsaved changes');
     expect(new URL(page.url()).pathname).toBe('/flow-editor');
-    expect(await nodeNames(page)).toEqual(['setup', 'playing', 'won', 'lost']);
+    // Still all four, now in the reading order from the new start state.
+    expect(await nodeNames(page)).toEqual(['lost', 'setup', 'playing', 'won']);
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('link', { name: 'Flows' }).click();

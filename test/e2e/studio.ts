@@ -10,8 +10,8 @@ export interface StudioRig {
   server: TestServer;
   chromium: TestBrowser;
   account: Awaited<ReturnType<typeof createAccount>>;
-  /** A new page, signed in as `account`, opened at `path` (default `/`). */
-  open(path?: string): Promise<Page>;
+  /** A new page, signed in as `account`, opened at `path` (default `/`), 1280×800 unless told. */
+  open(path?: string, viewport?: { width: number; height: number }): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -26,8 +26,8 @@ export async function startStudioRig(options: { server?: TestServer; micText?: s
     server,
     chromium,
     account,
-    async open(path = '/') {
-      const page = await chromium.newPage();
+    async open(path = '/', viewport) {
+      const page = await chromium.newPage(viewport);
       await page.goto(server.url + '/sign-in');
       await page.evaluate(
         ([token, email]) => {

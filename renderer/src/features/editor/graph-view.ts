@@ -3,7 +3,7 @@
 // place, selection and overlay are unchanged is handed back as the very same object; a changed
 // one is a copy of the previous object (keeping `measured`) with the new fields.
 import type { Edge, Node } from '@xyflow/svelte';
-import type { FlowGraph, StateCard, TalkMarks, TransitionLink } from './graph.ts';
+import { readingOrder, type FlowGraph, type StateCard, type TalkMarks, type TransitionLink } from './graph.ts';
 import { NODE_WIDTH, estimateHeight, type Positions } from './layout.ts';
 
 export interface StateNodeData extends Record<string, unknown> {
@@ -50,20 +50,24 @@ function sameSteps(a: number[], b: number[]): boolean {
 export function buildNodes(
   graph: FlowGraph,
   positions: Positions,
-  selected: string | null,
+  /** The selected state and any chosen with it (a group to move or delete together). */
+  selected: ReadonlyArray<string | null>,
   marks: TalkMarks,
   stale: boolean,
   previous: ReadonlyArray<StateNode>,
 ): StateNode[] {
   const before = new Map(previous.map((n) => [n.id, n]));
   const nodes: StateNode[] = [];
-  for (const card of graph.cards) {
+  const cards = new Map(graph.cards.map((c) => [c.name, c]));
+  // Drawn in reading order, which is the order Tab visits them in.
+  for (const name of readingOrder(graph)) {
+    const card = cards.get(name)!;
     const position = positions[card.name];
     // Not placed yet (a full layout is on its way): drawn once it has a place.
     if (!position) continue;
     const visits = marks.visits.get(card.name) ?? NO_STEPS;
     const talk = marks.active === card.name ? 'active' : visits.length > 0 ? 'visited' : null;
-    const isSelected = selected === card.name;
+    const isSelected = selected.includes(card.name);
     const old = before.get(card.name);
     if (
       old &&

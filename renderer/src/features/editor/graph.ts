@@ -175,6 +175,34 @@ function sameCard(a: StateCard, b: StateCard): boolean {
   );
 }
 
+/**
+ * The states in the order a reader follows the flow: the start state, then breadth-first along
+ * its transitions (in the order its tools are listed), then any state not reached from it, in
+ * the YAML's order. The canvas's Tab order.
+ */
+export function readingOrder(graph: Pick<FlowGraph, 'cards' | 'links' | 'initial'>): string[] {
+  const names = new Set(graph.cards.map((c) => c.name));
+  const next = new Map<string, string[]>();
+  for (const link of graph.links) if (!link.selfLoop) next.set(link.source, [...(next.get(link.source) ?? []), link.target]);
+  const seen = new Set<string>();
+  const order: string[] = [];
+  const visit = (root: string) => {
+    if (seen.has(root)) return;
+    seen.add(root);
+    order.push(root);
+    for (let i = order.length - 1; i < order.length; i++) {
+      for (const target of next.get(order[i]!) ?? []) {
+        if (seen.has(target) || !names.has(target)) continue;
+        seen.add(target);
+        order.push(target);
+      }
+    }
+  };
+  if (graph.initial !== null && names.has(graph.initial)) visit(graph.initial);
+  for (const name of names) visit(name);
+  return order;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Test-talk overlay
 

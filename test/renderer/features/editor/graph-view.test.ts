@@ -15,20 +15,20 @@ const positions = autoLayout(graph.cards, graph.links, graph.initial);
 
 describe('nodes', () => {
   it('draws each placed state at its position, the selected one selected', () => {
-    const nodes = buildNodes(graph, positions, 'won', NO_MARKS, false, []);
+    const nodes = buildNodes(graph, positions, ['won'], NO_MARKS, false, []);
     expect(nodes.map((n) => [n.id, n.position, n.selected])).toEqual(graph.cards.map((c) => [c.name, positions[c.name], c.name === 'won']));
     expect(nodes.every((n) => n.type === 'state' && n.draggable === true)).toBe(true);
   });
 
   it('leaves out a state that has no position yet', () => {
     const { lost: _lost, ...rest } = positions;
-    expect(buildNodes(graph, rest, null, NO_MARKS, false, []).map((n) => n.id)).toEqual(['setup', 'playing', 'won']);
+    expect(buildNodes(graph, rest, [], NO_MARKS, false, []).map((n) => n.id)).toEqual(['setup', 'playing', 'won']);
   });
 
   it('keeps unchanged nodes as the same objects, with what xyflow measured on them', () => {
-    const first = buildNodes(graph, positions, null, NO_MARKS, false, []).map((n) => ({ ...n, measured: { width: 240, height: 100 } }));
+    const first = buildNodes(graph, positions, [], NO_MARKS, false, []).map((n) => ({ ...n, measured: { width: 240, height: 100 } }));
     const moved = { ...positions, won: { x: 999, y: 999 } };
-    const second = buildNodes(graph, moved, null, NO_MARKS, false, first);
+    const second = buildNodes(graph, moved, [], NO_MARKS, false, first);
     expect(second[0]).toBe(first[0]);
     expect(second[2]).not.toBe(first[2]);
     expect(second[2]!.position).toEqual({ x: 999, y: 999 });
@@ -37,19 +37,19 @@ describe('nodes', () => {
 
   it('lights the state test-talk is in and marks the ones it went through, and clears with a new session', () => {
     const marks = talkMarks({ live: true, activeState: 'playing', trail: ['setup', 'playing'], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } }, graph.links);
-    const nodes = buildNodes(graph, positions, null, marks, false, []);
+    const nodes = buildNodes(graph, positions, [], marks, false, []);
     expect(Object.fromEntries(nodes.map((n) => [n.id, [n.data.talk, n.data.visits]]))).toEqual({
       setup: ['visited', [1]],
       playing: ['active', [2]],
       won: [null, []],
       lost: [null, []],
     });
-    const fresh = buildNodes(graph, positions, null, talkMarks({ live: true, activeState: 'setup', trail: ['setup'], lastMove: null }, graph.links), false, nodes);
+    const fresh = buildNodes(graph, positions, [], talkMarks({ live: true, activeState: 'setup', trail: ['setup'], lastMove: null }, graph.links), false, nodes);
     expect(fresh.find((n) => n.id === 'playing')!.data.talk).toBeNull();
   });
 
   it('makes a stale graph read-only', () => {
-    expect(buildNodes(graph, positions, null, NO_MARKS, true, []).every((n) => n.draggable === false && n.connectable === false && n.data.stale)).toBe(true);
+    expect(buildNodes(graph, positions, [], NO_MARKS, true, []).every((n) => n.draggable === false && n.connectable === false && n.data.stale)).toBe(true);
   });
 });
 

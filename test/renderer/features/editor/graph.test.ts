@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 import { analyzeFlowText } from '../../../../renderer/src/features/editor/analyze.ts';
-import { deriveGraph, excerpt, talkMarks } from '../../../../renderer/src/features/editor/graph.ts';
+import { deriveGraph, excerpt, readingOrder, talkMarks } from '../../../../renderer/src/features/editor/graph.ts';
 import type { FlowData } from '../../../../renderer/src/features/editor/flow-data.ts';
 import { GUESSING_GAME_YAML } from '../../../support/server.ts';
 
@@ -105,4 +105,18 @@ it('shortens long card prompts on one line', () => {
   expect(excerpt('a\n  b')).toBe('a b');
   expect(excerpt('x'.repeat(200))).toHaveLength(110);
   expect(excerpt('x'.repeat(200)).endsWith('…')).toBe(true);
+});
+
+describe("the reading order of the states (the canvas's Tab order)", () => {
+  it('starts at the start state and follows the transitions breadth-first, whatever the YAML order', () => {
+    const game = parseFlow(GUESSING_GAME_YAML).document as unknown as FlowData;
+    const reordered = { ...game, states: Object.fromEntries(Object.entries(game.states as object).reverse()) } as FlowData;
+    expect(readingOrder(deriveGraph(reordered, []))).toEqual(['setup', 'playing', 'won', 'lost']);
+  });
+
+  it('puts states the start cannot reach after the others, in the YAML order', () => {
+    const game = parseFlow(GUESSING_GAME_YAML).document as any;
+    const withIslands = { ...game, states: { island_b: { agent: { prompt: 'b', tools: [] } }, ...game.states, island_a: { agent: { prompt: 'a', tools: [] } } } };
+    expect(readingOrder(deriveGraph(withIslands, []))).toEqual(['setup', 'playing', 'won', 'lost', 'island_b', 'island_a']);
+  });
 });

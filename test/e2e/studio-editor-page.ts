@@ -1,0 +1,58 @@
+// What the flow editor's browser tests share: opening a flow in the editor, and reading the canvas
+// the way a designer sees it (states by name, edge labels, where the keyboard focus is).
+import type { Locator, Page } from 'playwright-core';
+import { GUESSING_GAME_YAML, createFlow } from '../support/server.ts';
+import type { StudioRig } from './studio.ts';
+
+export const WAIT = { timeout: 20_000 };
+
+/** Creates a flow over the API and opens it in the editor, once its states are drawn. */
+export async function openFlow(
+  rig: StudioRig,
+  name: string,
+  yaml = GUESSING_GAME_YAML,
+  viewport?: { width: number; height: number },
+): Promise<{ page: Page; id: string }> {
+  const id = await createFlow(rig.server, rig.account.apiKey, name, yaml);
+  const page = await rig.open(`/flow-editor?flow=${id}`, viewport);
+  await page.locator('.svelte-flow__node').first().waitFor(WAIT);
+  return { page, id };
+}
+
+export const node = (page: Page, state: string): Locator => page.locator(`.svelte-flow__node[data-id="${state}"]`);
+export const nodeNames = (page: Page): Promise<string[]> => page.locator('.svelte-flow__node .name').allTextContents();
+
+/** The tool names on the edges (a self-loop's label starts with ↻). */
+export async function edgeLabels(page: Page): Promise<string[]> {
+  return (await page.locator('.svelte-flow__edge-label .tool').allTextContents()).map((t) => t.replace('↻', '').replace(/×\d+/, '').trim());
+}
+
+/** The flow as the server stores it. */
+export async function storedYaml(rig: StudioRig, id: string): Promise<string> {
+  const stored = await rig.server.request('GET', `/v1/flows/${id}`, { apiKey: rig.account.apiKey });
+  return stored.body.yaml_content as string;
+}
+
+/** What has the keyboard focus: its tag, accessible name or label, and the state node it is in. */
+export function focused(page: Page): Promise<{ tag: string; label: string; value: string | null; state: string | null; inInspector: boolean }> {
+  return page.evaluate(() => {
+    const el = (globalThis as any).document.activeElement;
+    const label =
+      el?.getAttribute?.('aria-label') ??
+      el?.closest?.('label')?.querySelector('span')?.textContent ??
+      el?.textContent?.trim() ??
+      '';
+    return {
+      tag: el?.tagName?.toLowerCase() ?? 'none',
+      label,
+      value: 'value' in (el ?? {}) && typeof el.value === 'string' ? el.value : null,
+      state: el?.closest?.('.svelte-flow__node')?.getAttribute('data-id') ?? null,
+      inInspector: Boolean(el?.closest?.('.inspector')),
+    };
+  });
+}
+
+export async function centre(locator: Locator): Promise<{ x: number; y: number }> {
+  const box = (await locator.boundingBox())!;
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
