@@ -15,6 +15,8 @@ import type { Session } from '../store/store.ts';
 export const EngineQuery = z.object({
   mode: z.enum(['assistant', 'flow'], { error: 'mode must be "assistant" or "flow"' }).default('assistant'),
   program_id: z.string().min(1).max(200).optional(),
+  /** Record the call (DESIGN §11), as `record: true` does on POST /v1/sessions. */
+  record: z.enum(['1', 'true', '0', 'false'], { error: 'record must be 1 or 0' }).optional(),
 });
 
 /** A session admitted to the engine and not started yet: the transport either starts it or refuses it. */
@@ -84,7 +86,15 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
   } catch (error) {
     throw refusalToAppError(error);
   }
-  const record = await store.sessions.createConnected({ accountId, flowId, transport, mode: query.mode, context: {}, metadata: {} });
+  const record = await store.sessions.createConnected({
+    accountId,
+    flowId,
+    transport,
+    mode: query.mode,
+    context: {},
+    metadata: {},
+    record: query.record === '1' || query.record === 'true',
+  });
   // The studio signs in with a JWT: its owner may drive the flow by hand.
   return admitted(app, record, providers, request.principal?.kind === 'jwt');
 }

@@ -1,10 +1,10 @@
 // N voice clients in one process, each a real-time caller: 100 ms chunks of audio every 100 ms
 // (a spoken question, then silence while the agent answers), receiving the agent's audio.
-// Prints a line once all are connected, and a JSON summary when done. Args: wsBase apiKey flowId sessions seconds
+// Prints a line once all are connected, and a JSON summary when done. Args: wsBase apiKey flowId sessions seconds [record]
 import WebSocket from 'ws';
 import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
 
-const [wsBase, apiKey, flowId, sessionsArg, secondsArg] = process.argv.slice(2);
+const [wsBase, apiKey, flowId, sessionsArg, secondsArg, recordArg] = process.argv.slice(2);
 const sessions = Number(sessionsArg);
 const seconds = Number(secondsArg);
 const CHUNK = 1600; // 100 ms
@@ -30,7 +30,7 @@ function noteMetrics(text: string): void {
 await Promise.all(
   Array.from({ length: sessions }, (_, i) =>
     new Promise<void>((resolve) => {
-      const socket = new WebSocket(`${wsBase}/ws?mode=flow&program_id=${flowId}`, { headers: { "x-service-key": apiKey } });
+      const socket = new WebSocket(`${wsBase}/ws?mode=flow&program_id=${flowId}${recordArg === 'record' ? '&record=1' : ''}`, { headers: { "x-service-key": apiKey } });
       socket.on('message', (data, isBinary) => {
         if (isBinary) framesReceived++;
         else noteMetrics(String(data));

@@ -77,6 +77,49 @@ async function concurrentSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> 
   }
 }
 
+/**
+ * What recording costs (issue 15): the server's CPU for the same 20 hosted-TTS sessions without
+ * and with `record=1`, each run twice in alternation; sessions per core scale with 1 / CPU, so
+ * the ratio of the CPU figures is the change in that figure.
+ */
+async function recordingCost(): Promise<BenchRow[]> {
+  const { server, apiKey, flowId, close } = await startLoadRig({ tts: 'openai' });
+  const sessions = 20;
+  const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
+  const cores = { plain: [] as number[], record: [] as number[] };
+  const late = { plain: 0, record: 0 };
+  try {
+    for (const mode of ['plain', 'record', 'plain', 'record'] as const) {
+      const result = await measureStep(async () => {
+        const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(sessions), String(seconds), mode]);
+        const out = lines(clients);
+        await out.next();
+        await new Promise((r) => setTimeout(r, 3000));
+        return async () => {
+          const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
+          return { healthy: summary.failures === 0 && summary.opened === sessions, voiceToVoice: summary.voiceToVoice, extra: '' };
+        };
+      });
+      cores[mode].push(result.cores);
+      late[mode] += result.late + result.underruns;
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+  } finally {
+    await close();
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const change = (mean(cores.record) / mean(cores.plain) - 1) * 100;
+  return [
+    {
+      name: `recording: server CPU at ${sessions} sessions, without → with`,
+      value: `${(mean(cores.plain) * 100).toFixed(0)} % → ${(mean(cores.record) * 100).toFixed(0)} % of a core (${change >= 0 ? '+' : ''}${change.toFixed(1)} %); late or underrun frames ${late.plain} → ${late.record}`,
+      target: '≤ +10 %',
+      how: `${sessions} real-time sessions, hosted-style TTS, ${seconds} s windows, plain/record/plain/record, mean of two each; every server thread's CPU`,
+    },
+  ];
+}
+
 export async function run(): Promise<BenchRow[]> {
-  return [...(await serverMsPerTurn()), ...(await concurrentSessions('flite')), ...(await concurrentSessions('openai'))];
+  if (process.env.VOXFLOW_BENCH_ONLY === 'recording') return recordingCost();
+  return [...(await serverMsPerTurn()), ...(await concurrentSessions('flite')), ...(await concurrentSessions('openai')), ...(await recordingCost())];
 }

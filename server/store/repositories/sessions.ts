@@ -61,6 +61,8 @@ export interface NewConnectedSession {
   mode: SessionMode;
   context: JsonObject;
   metadata: JsonObject;
+  /** Record the call (DESIGN §11). */
+  record?: boolean;
 }
 
 export interface SessionEnd {
@@ -164,6 +166,7 @@ export function createSessionsRepository(db: Database): SessionsRepository {
         status: 'connected',
         expiresAt: now,
         startedAt: now,
+        record: input.record ?? false,
       });
     },
 
