@@ -98,6 +98,7 @@ export function createProviderRegistry(config: Config, store: Store, secrets: Se
       return {
         providers: { stt, llm, tts },
         ratePerMinute: resolved.stt.priceCents + resolved.llm.priceCents + resolved.tts.priceCents,
+        partPrices: { stt: resolved.stt.priceCents, llm: resolved.llm.priceCents, tts: resolved.tts.priceCents },
       };
     },
   };

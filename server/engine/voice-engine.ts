@@ -5,6 +5,7 @@ import type { FlowDocument } from '../flow/types.ts';
 import type { Session, Store } from '../store/store.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
+import { meteredProviders } from './metered-providers.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { checkFirstMinute } from '../billing/admission.ts';
 import { SessionMeter } from '../billing/metering.ts';
@@ -134,7 +135,7 @@ export class VoiceEngine {
             this.deps.store.credits,
             record.accountId,
             record.id,
-            providers.ratePerMinute,
+            providers.partPrices,
             {
               onExhausted: (balance) => {
                 output.sendEvent({ type: 'credits_exhausted', balance_usd_cents: balance });
@@ -161,7 +162,7 @@ export class VoiceEngine {
         assistantPrompt: this.deps.assistantPrompt,
         allowSimulator: request.allowSimulator,
         language: this.deps.language,
-        providers: providers.providers,
+        providers: meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers,
         userInput: this.deps.userInput,
         meter,
         hooks: this.deps.hooks,

@@ -119,6 +119,8 @@ export interface SessionProviders {
 /** An account's providers (its own keys, else the server's) and what a minute with them costs. */
 export interface AccountProviders {
   providers: SessionProviders;
-  /** Cents per minute this account pays with these providers. */
+  /** Cents per minute this account pays with these providers, every part in use. */
   ratePerMinute: number;
+  /** What each part costs a minute (0: the account's own key, or an embedded provider). */
+  partPrices: Readonly<Record<'stt' | 'llm' | 'tts', number>>;
 }

@@ -6,8 +6,11 @@ import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.t
 /** A billed "minute" of 300 ms, so running out takes a second, not minutes. */
 const MINUTE_MS = 300;
 
-// Deepgram STT + OpenAI LLM on the server's keys, flite speech (embedded, free): 2 cents a minute.
+// Deepgram STT + OpenAI LLM on the server's keys, flite speech (embedded, free): 2 cents a minute
+// with both in use. A session that only greets and listens uses the model, never speech to text
+// (nobody speaks), so it pays 1 cent a minute: a part costs nothing until it is used.
 const RATE = 2;
+const MODEL_ONLY = 1;
 
 describe('credits running out during a session', () => {
   const rig = useVoiceRig({ minuteMs: MINUTE_MS, rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello!' } }] });
@@ -22,25 +25,25 @@ describe('credits running out during a session', () => {
     expect(spent).toMatchObject({ ok: true, balance: left });
   }
 
-  it('charges each minute, then says credits_exhausted, ends the session and closes the socket, never going below zero', { timeout: 15_000 }, async () => {
+  it('charges each minute for the parts in use, then says credits_exhausted, ends the session and closes the socket, never going below zero', { timeout: 15_000 }, async () => {
     const accountId = accountIdOf(rig.account.email);
     const balanceBody = await rig.server.request('GET', '/v1/credits/balance', { apiKey: rig.account.apiKey });
     expect(balanceBody.body).toMatchObject({ effective_rate_per_minute_usd_cents: RATE });
-    // Two minutes' worth and a cent: the third minute cannot be paid.
-    await drainTo(accountId, 2 * RATE + 1);
+    // Two minutes' worth of the model: the third minute cannot be paid.
+    await drainTo(accountId, 2 * MODEL_ONLY);
 
     client = await rig.connect();
     const sessionId = (await client.waitFor('session_started')).session_id;
     const exhausted = await client.waitFor('credits_exhausted', undefined, 5_000);
-    expect(exhausted.balance_usd_cents).toBe(1);
+    expect(exhausted.balance_usd_cents).toBe(0);
     const ended = await client.waitFor('session_ended');
-    expect(ended).toMatchObject({ reason: 'credits_exhausted', credits_charged_usd_cents: 2 * RATE });
+    expect(ended).toMatchObject({ reason: 'credits_exhausted', credits_charged_usd_cents: 2 * MODEL_ONLY });
     expect(client.events.indexOf(exhausted)).toBeLessThan(client.events.indexOf(ended));
     expect(client.events.at(-1)).toBe(ended);
     expect((await client.closed).code).toBe(1000);
 
     const { store } = rig.server.app.services;
-    expect(store.credits.balance(accountId)).toBe(1);
+    expect(store.credits.balance(accountId)).toBe(0);
     const ledger = store.db.all<{ delta_cents: number; reason: string; idempotency_key: string; session_id: string | null }>(
       'SELECT delta_cents, reason, idempotency_key, session_id FROM credit_ledger WHERE account_id = ? ORDER BY rowid',
       [accountId],
@@ -52,9 +55,11 @@ describe('credits running out during a session', () => {
       expect(running).toBeGreaterThanOrEqual(0);
     }
     const minutes = ledger.filter((row) => row.session_id === sessionId);
+    // The greeting used the model in minute 0; minute 1 was charged for it as it began; speech
+    // to text, never used, was never charged.
     expect(minutes).toEqual([
-      { delta_cents: -RATE, reason: 'session_minute', idempotency_key: `session:${sessionId}:minute:0`, session_id: sessionId },
-      { delta_cents: -RATE, reason: 'session_minute', idempotency_key: `session:${sessionId}:minute:1`, session_id: sessionId },
+      { delta_cents: -MODEL_ONLY, reason: 'session_minute', idempotency_key: `session:${sessionId}:minute:0:llm`, session_id: sessionId },
+      { delta_cents: -MODEL_ONLY, reason: 'session_minute', idempotency_key: `session:${sessionId}:minute:1`, session_id: sessionId },
     ]);
 
     const sessions = await rig.server.request('GET', '/v1/sessions', { apiKey: rig.account.apiKey });
@@ -81,5 +86,31 @@ describe('credits running out during a session', () => {
     expect(rig.server.app.services.store.credits.balance(accountIdOf(poor.email))).toBe(RATE - 1);
     const sessions = await rig.server.request('GET', '/v1/sessions', { apiKey: poor.apiKey });
     expect(sessions.body).toEqual([]);
+  });
+});
+
+describe('a part costs nothing until it is used', () => {
+  const rig = useVoiceRig({ transcripts: ['Hello there'], rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello!' } }, { when: { lastRole: 'user' }, respond: { text: 'Hi again.' } }] });
+
+  const debitsOf = (sessionId: string) =>
+    rig.server.app.services.store.db.all<{ delta_cents: number; idempotency_key: string }>('SELECT delta_cents, idempotency_key FROM credit_ledger WHERE session_id = ? ORDER BY rowid', [sessionId]);
+
+  it('a typed conversation pays for the model only; speaking adds speech to text from that minute', { timeout: 30_000 }, async () => {
+    const client = await rig.connect();
+    const sessionId = (await client.waitFor('session_started')).session_id;
+    await client.waitFor('agent_stopped_speaking');
+    client.send({ type: 'text', text: 'Typed, not spoken' });
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Hi again.');
+    expect(debitsOf(sessionId)).toEqual([{ delta_cents: -1, idempotency_key: `session:${sessionId}:minute:0:llm` }]);
+
+    await client.speak('Hello there');
+    await client.waitFor('transcript', (e) => e.role === 'user' && e.text === 'Hello there');
+    expect(debitsOf(sessionId)).toEqual([
+      { delta_cents: -1, idempotency_key: `session:${sessionId}:minute:0:llm` },
+      { delta_cents: -1, idempotency_key: `session:${sessionId}:minute:0:stt` },
+    ]);
+    client.send({ type: 'end' });
+    const ended = await client.waitFor('session_ended');
+    expect(ended.credits_charged_usd_cents).toBe(2);
   });
 });
