@@ -158,7 +158,7 @@ describe('test-talk in the flow editor', () => {
       await expect.poll(() => status(panel), { timeout: 10_000 }).toMatch(/^Live · text only/);
       await expect.poll(() => card(panel), { timeout: 5_000 }).toEqual({ state: 'setup', prompt: PROMPT.setup });
       // No model on this server: said once, as information, not as a failure.
-      await expect.poll(() => panel.locator('[data-code="llm_unavailable"]').innerText(), { timeout: 5_000 }).toContain('No language model is configured');
+      await expect.poll(() => panel.locator('[data-code="llm_unavailable"]').innerText(), { timeout: 5_000 }).toContain('No language model is set up');
       expect(await graphMarks(page)).toEqual({ active: ['setup'], visited: [] });
 
       // A tool the state does not list is rejected, with the reason, and nothing moves.

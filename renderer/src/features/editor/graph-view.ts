@@ -10,8 +10,10 @@ export interface StateNodeData extends Record<string, unknown> {
   card: StateCard;
   /** The text does not read as YAML: the node shows the last readable version. */
   stale: boolean;
-  /** Lit by test-talk: the state the session is in now, or one it went through. */
+  /** Lit by test-talk: the state the session is in now (or ended in), or one it went through. */
   talk: 'active' | 'visited' | null;
+  /** The lit path is the trace of a session that ended, not a live one. */
+  pastRun: boolean;
   /** The steps at which test-talk entered this state. */
   visits: number[];
 }
@@ -32,6 +34,10 @@ export interface TransitionEdgeData extends Record<string, unknown> {
   targetHeight: number;
   /** The steps at which test-talk moved along this edge. */
   taken: number[];
+  /** For a self-loop: how many times test-talk called its staying tool. */
+  stays: number;
+  /** The lit path is the trace of a session that ended. */
+  pastRun: boolean;
   /** The latest move of the session. */
   last: boolean;
 }
@@ -39,7 +45,7 @@ export interface TransitionEdgeData extends Record<string, unknown> {
 export type StateNode = Node<StateNodeData, 'state'>;
 export type TransitionEdge = Edge<TransitionEdgeData, 'transition'>;
 
-export const NO_MARKS: TalkMarks = { active: null, visits: new Map(), taken: new Map(), lastLink: null };
+export const NO_MARKS: TalkMarks = { active: null, live: false, visits: new Map(), taken: new Map(), loops: new Map(), lastLink: null };
 
 const NO_STEPS: number[] = [];
 
@@ -67,6 +73,7 @@ export function buildNodes(
     if (!position) continue;
     const visits = marks.visits.get(card.name) ?? NO_STEPS;
     const talk = marks.active === card.name ? 'active' : visits.length > 0 ? 'visited' : null;
+    const pastRun = talk !== null && !marks.live;
     const isSelected = selected.includes(card.name);
     const old = before.get(card.name);
     if (
@@ -74,6 +81,7 @@ export function buildNodes(
       old.data.card === card &&
       old.data.stale === stale &&
       old.data.talk === talk &&
+      old.data.pastRun === pastRun &&
       sameSteps(old.data.visits, visits) &&
       old.position.x === position.x &&
       old.position.y === position.y &&
@@ -93,7 +101,7 @@ export function buildNodes(
       draggable: !stale,
       connectable: !stale,
       ariaLabel: `State ${card.name}${card.initial ? ', start' : ''}`,
-      data: { card, stale, talk, visits },
+      data: { card, stale, talk, pastRun, visits },
     });
   }
   return nodes;
@@ -111,6 +119,8 @@ export function buildEdges(
   for (const link of graph.links) {
     if (!positions[link.source] || !positions[link.target]) continue;
     const taken = marks.taken.get(link.id) ?? NO_STEPS;
+    const stays = marks.loops.get(link.id) ?? 0;
+    const pastRun = !marks.live && (taken.length > 0 || stays > 0);
     const last = marks.lastLink === link.id;
     const route = routeOf(link, positions);
     const sourceHeight = heights.get(link.source)!;
@@ -123,6 +133,8 @@ export function buildEdges(
       old.data!.sourceHeight === sourceHeight &&
       old.data!.targetHeight === targetHeight &&
       old.data!.last === last &&
+      old.data!.stays === stays &&
+      old.data!.pastRun === pastRun &&
       sameSteps(old.data!.taken, taken)
     ) {
       edges.push(old);
@@ -140,7 +152,7 @@ export function buildEdges(
       deletable: false,
       markerEnd: { type: 'arrowclosed', width: 18, height: 18 },
       ariaLabel: link.selfLoop ? `${link.tool}: stays in ${link.source}` : `${link.tool}: ${link.source} to ${link.target}`,
-      data: { link, route, sourceHeight, targetHeight, taken, last },
+      data: { link, route, sourceHeight, targetHeight, taken, stays, pastRun, last },
     });
   }
   return edges;

@@ -208,35 +208,47 @@ export function readingOrder(graph: Pick<FlowGraph, 'cards' | 'links' | 'initial
 
 export interface TalkMarks {
   active: string | null;
+  /** A session is running; false for the trace of one that ended (or for no trace at all). */
+  live: boolean;
   /** 1-based step numbers at which each state was entered (the initial state is step 1). */
   visits: Map<string, number[]>;
   /** Link id → step numbers at which the move along it was taken (the move into step n). */
   taken: Map<string, number[]>;
-  /** The link of the latest move, animated on the graph. */
+  /** Self-loop link id → how many times its staying tool was called. */
+  loops: Map<string, number>;
+  /** The link of the latest call (a move or a stay), animated on the graph while live. */
   lastLink: string | null;
 }
 
 /**
- * Where the talk overlay lights the graph. The overlay names the tool only for the latest move;
- * earlier moves between two states that several tools connect are drawn on the first of them.
+ * Where the talk overlay lights the graph. Moves are matched to the accepted calls that made
+ * them, so the edge of the tool actually called is lit even when several tools connect the same
+ * two states; a move the server made without a call is drawn on the first link between them.
+ * Staying calls light their self-loop and count.
  */
 export function talkMarks(overlay: TalkOverlay, links: ReadonlyArray<TransitionLink>): TalkMarks {
   const visits = new Map<string, number[]>();
   const taken = new Map<string, number[]>();
+  const loops = new Map<string, number>();
   overlay.trail.forEach((state, i) => visits.set(state, [...(visits.get(state) ?? []), i + 1]));
-  let lastLink: string | null = null;
+  const byTool = (from: string, tool: string) => links.find((l) => l.source === from && l.tool === tool);
+  const goes = overlay.moves.filter((m) => m.from !== m.to);
+  let next = 0;
   for (let i = 1; i < overlay.trail.length; i++) {
     const from = overlay.trail[i - 1]!;
     const to = overlay.trail[i]!;
-    const isLast = i === overlay.trail.length - 1;
-    const named =
-      isLast && overlay.lastMove && overlay.lastMove.from === from && overlay.lastMove.to === to
-        ? links.find((l) => l.source === from && l.tool === overlay.lastMove!.tool)
-        : undefined;
-    const link = named ?? links.find((l) => l.source === from && l.target === to);
-    if (!link) continue;
-    taken.set(link.id, [...(taken.get(link.id) ?? []), i + 1]);
-    if (isLast) lastLink = link.id;
+    // The next call that moved from → to, if the trail's step was made by one.
+    const call = goes.findIndex((m, k) => k >= next && m.from === from && m.to === to);
+    if (call >= 0) next = call + 1;
+    const link = (call >= 0 ? byTool(from, goes[call]!.tool) : undefined) ?? links.find((l) => l.source === from && l.target === to && !l.selfLoop);
+    if (link) taken.set(link.id, [...(taken.get(link.id) ?? []), i + 1]);
   }
-  return { active: overlay.activeState, visits, taken, lastLink };
+  for (const move of overlay.moves) {
+    if (move.from !== move.to) continue;
+    const link = byTool(move.from, move.tool);
+    if (link?.selfLoop) loops.set(link.id, (loops.get(link.id) ?? 0) + 1);
+  }
+  const last = overlay.live && overlay.lastMove ? overlay.lastMove : null;
+  const lastLink = last ? (byTool(last.from, last.tool)?.id ?? null) : null;
+  return { active: overlay.activeState, live: overlay.live, visits, taken, loops, lastLink };
 }

@@ -6,6 +6,7 @@
 import type { ServerEvent, TurnMetrics } from '../../../../server/protocol/events.ts';
 import type { VariableValue } from '../../../../server/flow/template.ts';
 import type { TalkOverlay } from './talk-overlay.ts';
+import { describeSessionError } from './session-messages.ts';
 
 export type ConnectionStatus = 'idle' | 'connecting' | 'live' | 'reconnecting' | 'ending' | 'ended' | 'failed';
 export type Activity = 'idle' | 'listening' | 'thinking' | 'speaking' | 'interrupted';
@@ -93,7 +94,11 @@ export type TalkAction =
   | { type: 'dismiss'; id: number }
   /** The designer gave up on a connection that was still being made. */
   | { type: 'cancel' }
-  | { type: 'clear' };
+  | { type: 'clear' }
+  /** Takes a past run's trace off the graph (Clear, or the flow was edited), keeping the rest. */
+  | { type: 'clear_trace' }
+  /** Something the studio knows before the server says it (this server cannot hear). */
+  | { type: 'notice'; code: string; message: string; tone: 'error' | 'info' };
 
 /** Codes that mean "this server has no such provider": a fact about the setup, not a fault. */
 const SETUP_CODES = new Set(['llm_unavailable', 'stt_unavailable', 'vad_unavailable']);
@@ -102,7 +107,7 @@ const MAX_LINES = 500;
 const MAX_TURNS = 200;
 const MAX_CALLS = 500;
 
-export const IDLE_OVERLAY: TalkOverlay = { live: false, activeState: null, trail: [], lastMove: null };
+export const IDLE_OVERLAY: TalkOverlay = { live: false, activeState: null, trail: [], moves: [], lastMove: null };
 
 export function initialTalkView(): TalkView {
   return {
@@ -162,7 +167,19 @@ export function talkReducer(view: TalkView, action: TalkAction): TalkView {
       return view.connection === 'connecting' ? { ...initialTalkView(), nextId: view.nextId } : view;
     case 'clear':
       return { ...initialTalkView(), nextId: view.nextId };
+    case 'clear_trace':
+      return view.overlay.live || view.overlay.trail.length === 0 ? view : { ...view, overlay: IDLE_OVERLAY };
+    case 'notice':
+      return addNotice(view, action.code, action.message, action.tone);
   }
+}
+
+/** A notice, unless the same fact is already shown (a missing model, at the start and again at the first typed turn). */
+function addNotice(view: TalkView, code: string, message: string, tone: Notice['tone']): TalkView {
+  const repeated = view.notices.some((n) => n.code === code && (tone === 'info' || n.message === message));
+  if (repeated) return view;
+  const notice: Notice = { id: view.nextId, code, message, tone };
+  return { ...view, notices: [...view.notices, notice].slice(-MAX_NOTICES), nextId: view.nextId + 1 };
 }
 
 /** The session is over: the overlay stops being live but keeps the path, for studying it on the graph. */
@@ -203,12 +220,8 @@ function onServerEvent(view: TalkView, event: ServerEvent, at: number): TalkView
       const tone = SETUP_CODES.has(event.code) && !event.fatal ? 'info' : 'error';
       // A turn that failed is not "thinking" any more.
       const activity = view.activity === 'thinking' ? 'idle' : view.activity;
-      // The same fact said twice (a missing model, at the start and again at the first typed
-      // turn) is one notice; so is the same failure repeated.
-      const repeated = view.notices.some((n) => n.code === event.code && (tone === 'info' || n.message === event.message));
-      if (repeated) return activity === view.activity ? view : { ...view, activity };
-      const notice: Notice = { id: view.nextId, code: event.code, message: event.message, tone };
-      return { ...view, notices: [...view.notices, notice].slice(-MAX_NOTICES), activity, nextId: view.nextId + 1 };
+      const next = addNotice(view, event.code, describeSessionError(event.code, event.message), tone);
+      return activity === view.activity ? next : { ...next, activity };
     }
     case 'credits_exhausted':
       return { ...view, creditsExhausted: true };
@@ -250,12 +263,13 @@ function onToolCall(view: TalkView, event: Extract<ServerEvent, { type: 'tool_ca
   let overlay = view.overlay;
   if (event.status === 'accepted') {
     const lastMove = { from: event.from_state, to: event.to_state, tool: event.name };
-    // A stay (to = from) is no new entry in the trail, but it is a move the graph can flash:
-    // staying tools are drawn as self-loops.
+    const moves = [...overlay.moves, lastMove].slice(-MAX_CALLS);
+    // A stay (to = from) is no new entry in the trail, but the graph lights and counts its
+    // self-loop.
     overlay =
       event.to_state !== event.from_state
-        ? { ...overlay, activeState: event.to_state, trail: [...overlay.trail, event.to_state], lastMove }
-        : { ...overlay, lastMove };
+        ? { ...overlay, activeState: event.to_state, trail: [...overlay.trail, event.to_state], moves, lastMove }
+        : { ...overlay, moves, lastMove };
   }
   return { ...view, toolCalls, overlay, nextId: view.nextId + 1 };
 }

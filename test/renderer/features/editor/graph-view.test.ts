@@ -36,15 +36,18 @@ describe('nodes', () => {
   });
 
   it('lights the state test-talk is in and marks the ones it went through, and clears with a new session', () => {
-    const marks = talkMarks({ live: true, activeState: 'playing', trail: ['setup', 'playing'], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } }, graph.links);
+    const marks = talkMarks({ live: true, activeState: 'playing', trail: ['setup', 'playing'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } }, graph.links);
     const nodes = buildNodes(graph, positions, [], marks, false, []);
-    expect(Object.fromEntries(nodes.map((n) => [n.id, [n.data.talk, n.data.visits]]))).toEqual({
-      setup: ['visited', [1]],
-      playing: ['active', [2]],
-      won: [null, []],
-      lost: [null, []],
+    expect(Object.fromEntries(nodes.map((n) => [n.id, [n.data.talk, n.data.visits, n.data.pastRun]]))).toEqual({
+      setup: ['visited', [1], false],
+      playing: ['active', [2], false],
+      won: [null, [], false],
+      lost: [null, [], false],
     });
-    const fresh = buildNodes(graph, positions, [], talkMarks({ live: true, activeState: 'setup', trail: ['setup'], lastMove: null }, graph.links), false, nodes);
+    // After the session the same states are marked as a past run.
+    const ended = buildNodes(graph, positions, [], talkMarks({ live: false, activeState: 'playing', trail: ['setup', 'playing'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }], lastMove: null }, graph.links), false, nodes);
+    expect(ended.filter((n) => n.data.pastRun).map((n) => n.id).sort()).toEqual(['playing', 'setup']);
+    const fresh = buildNodes(graph, positions, [], talkMarks({ live: true, activeState: 'setup', trail: ['setup'], moves: [], lastMove: null }, graph.links), false, nodes);
     expect(fresh.find((n) => n.id === 'playing')!.data.talk).toBeNull();
   });
 
@@ -55,13 +58,24 @@ describe('nodes', () => {
 
 describe('edges', () => {
   it('draws every transition and self-loop with its tool, and highlights the moves test-talk took', () => {
-    const marks = talkMarks({ live: true, activeState: 'playing', trail: ['setup', 'playing'], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } }, graph.links);
+    const marks = talkMarks({ live: true, activeState: 'playing', trail: ['setup', 'playing'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } }, graph.links);
     const edges = buildEdges(graph, positions, marks, []);
     expect(edges).toHaveLength(7);
     const begin = edges.find((e) => e.data!.link.tool === 'begin_game')!;
     expect(begin.data).toMatchObject({ taken: [2], last: true, route: 'down' });
     expect(begin.ariaLabel).toBe('begin_game: setup to playing');
     expect(edges.filter((e) => e.data!.route === 'loop').map((e) => e.data!.link.tool)).toEqual(['record_answer', 'guess_wrong']);
+  });
+
+  it("lights and counts a staying tool's self-loop, and marks a past run's edges", () => {
+    const RA = { from: 'playing', to: 'playing', tool: 'record_answer' };
+    const overlay = { activeState: 'playing', trail: ['setup', 'playing'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }, RA, RA], lastMove: RA };
+    const live = buildEdges(graph, positions, talkMarks({ ...overlay, live: true }, graph.links), []);
+    expect(live.find((e) => e.id === 'playing→record_answer')!.data).toMatchObject({ stays: 2, last: true, pastRun: false });
+    expect(live.find((e) => e.id === 'playing→guess_wrong')!.data).toMatchObject({ stays: 0, last: false });
+    const past = buildEdges(graph, positions, talkMarks({ ...overlay, live: false, lastMove: null }, graph.links), live);
+    expect(past.find((e) => e.id === 'playing→record_answer')!.data).toMatchObject({ stays: 2, last: false, pastRun: true });
+    expect(past.find((e) => e.id === 'setup→begin_game')!.data).toMatchObject({ taken: [2], pastRun: true });
   });
 
   it('goes down to a state below, across to one beside, and round the side back up', () => {

@@ -85,18 +85,49 @@ describe('the test-talk overlay on the graph', () => {
 
   it('numbers the visited states and the moves taken, in order, and names the latest move', () => {
     const marks = talkMarks(
-      { live: true, activeState: 'setup', trail: ['setup', 'playing', 'won', 'setup'], lastMove: { from: 'won', to: 'setup', tool: 'play_again' } },
+      {
+        live: true,
+        activeState: 'setup',
+        trail: ['setup', 'playing', 'won', 'setup'],
+        moves: [
+          { from: 'setup', to: 'playing', tool: 'begin_game' },
+          { from: 'playing', to: 'playing', tool: 'record_answer' },
+          { from: 'playing', to: 'won', tool: 'guess_correct' },
+          { from: 'won', to: 'setup', tool: 'play_again' },
+        ],
+        lastMove: { from: 'won', to: 'setup', tool: 'play_again' },
+      },
       graph.links,
     );
     expect(marks.active).toBe('setup');
     expect(Object.fromEntries(marks.visits)).toEqual({ setup: [1, 4], playing: [2], won: [3] });
     expect(Object.fromEntries(marks.taken)).toEqual({ 'setup→begin_game': [2], 'playing→guess_correct': [3], 'won→play_again': [4] });
+    expect(Object.fromEntries(marks.loops)).toEqual({ 'playing→record_answer': 1 });
     expect(marks.lastLink).toBe('won→play_again');
+    expect(marks.live).toBe(true);
+  });
+
+  it('lights the edge of the tool that was called, numbered with the step it entered', () => {
+    const lost = graph.links.find((l) => l.source === 'playing' && l.target === 'lost')!;
+    const marks = talkMarks(
+      {
+        live: true,
+        activeState: 'lost',
+        trail: ['setup', 'playing', 'lost'],
+        moves: [
+          { from: 'setup', to: 'playing', tool: 'begin_game' },
+          { from: 'playing', to: 'lost', tool: lost.tool },
+        ],
+        lastMove: { from: 'playing', to: 'lost', tool: lost.tool },
+      },
+      graph.links,
+    );
+    expect(marks.taken.get(lost.id)).toEqual([3]);
   });
 
   it('marks nothing before a session starts', () => {
-    const marks = talkMarks({ live: false, activeState: null, trail: [], lastMove: null }, graph.links);
-    expect(marks.visits.size + marks.taken.size).toBe(0);
+    const marks = talkMarks({ live: false, activeState: null, trail: [], moves: [], lastMove: null }, graph.links);
+    expect(marks.visits.size + marks.taken.size + marks.loops.size).toBe(0);
     expect(marks.lastLink).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 // The test-talk panel's view model over scripted event sequences, in the order the engine sends
 // them (server/engine/session.ts): a tool call's `tool_call` comes before the `flow_state` of the
+import { SESSION_ERROR_CODES, sessionError } from '../../../../server/protocol/session-errors.ts';
 // state it moved to, a barge-in sends `interrupted` and then the agent's words as heard.
 import { describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../../../server/protocol/events.ts';
@@ -47,7 +48,7 @@ function run(actions: Array<TalkAction | ServerEvent>, from: TalkView = initialT
   return views;
 }
 
-const CLIENT_ACTIONS: ReadonlyArray<string> = ['connect', 'reconnecting', 'reconnected', 'ending', 'server', 'closed', 'failed', 'dismiss', 'cancel', 'clear'];
+const CLIENT_ACTIONS: ReadonlyArray<string> = ['connect', 'reconnecting', 'reconnected', 'ending', 'server', 'closed', 'failed', 'dismiss', 'cancel', 'clear', 'clear_trace', 'notice'];
 
 function isServerEvent(item: TalkAction | ServerEvent): item is ServerEvent {
   return !CLIENT_ACTIONS.includes(item.type);
@@ -90,12 +91,12 @@ describe('the guessing game walked setup → playing → won', () => {
   });
 
   it('lights up each state as it is entered and traces the path, stays excluded', () => {
-    expect(views[3]!.overlay).toEqual({ live: true, activeState: 'setup', trail: ['setup'], lastMove: null });
+    expect(views[3]!.overlay).toEqual({ live: true, activeState: 'setup', trail: ['setup'], moves: [], lastMove: null });
     // The move shows as soon as the tool call is accepted, before the new state's flow_state.
-    expect(views[8]!.overlay).toEqual({ live: true, activeState: 'playing', trail: ['setup', 'playing'], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } });
-    // A stay flashes its self-loop without a new trail entry.
-    expect(views[11]!.overlay).toEqual({ live: true, activeState: 'playing', trail: ['setup', 'playing'], lastMove: { from: 'playing', to: 'playing', tool: 'record_answer' } });
-    expect(view.overlay).toEqual({ live: true, activeState: 'won', trail: ['setup', 'playing', 'won'], lastMove: { from: 'playing', to: 'won', tool: 'guess_correct' } });
+    expect(views[8]!.overlay).toEqual({ live: true, activeState: 'playing', trail: ['setup', 'playing'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }], lastMove: { from: 'setup', to: 'playing', tool: 'begin_game' } });
+    // A stay is a call on the self-loop, without a new trail entry.
+    expect(views[11]!.overlay).toEqual({ live: true, activeState: 'playing', trail: ['setup', 'playing'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }, { from: 'playing', to: 'playing', tool: 'record_answer' }], lastMove: { from: 'playing', to: 'playing', tool: 'record_answer' } });
+    expect(view.overlay).toEqual({ live: true, activeState: 'won', trail: ['setup', 'playing', 'won'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }, { from: 'playing', to: 'playing', tool: 'record_answer' }, { from: 'playing', to: 'won', tool: 'guess_correct' }], lastMove: { from: 'playing', to: 'won', tool: 'guess_correct' } });
   });
 
   it('keeps the overlay object when nothing about it changed, so the graph is not redrawn for a transcript line', () => {
@@ -135,7 +136,14 @@ describe('the guessing game walked setup → playing → won', () => {
     const after = last(ended);
     expect(after.connection).toBe('ended');
     expect(after.ended).toEqual({ reason: 'client_ended', durationSecs: 42, creditsCents: 3 });
-    expect(after.overlay).toEqual({ live: false, activeState: 'won', trail: ['setup', 'playing', 'won'], lastMove: null });
+    expect(after.overlay).toEqual({ live: false, activeState: 'won', trail: ['setup', 'playing', 'won'], moves: [{ from: 'setup', to: 'playing', tool: 'begin_game' }, { from: 'playing', to: 'playing', tool: 'record_answer' }, { from: 'playing', to: 'won', tool: 'guess_correct' }], lastMove: null });
+    // Clearing the trace (an edit of the flow, or Clear on the graph) keeps the rest of the panel.
+    const untraced = talkReducer(after, { type: 'clear_trace' });
+    expect(untraced.overlay).toEqual({ live: false, activeState: null, trail: [], moves: [], lastMove: null });
+    expect(untraced.transcript).toBe(after.transcript);
+    expect(untraced.ended).toBe(after.ended);
+    // A live session's trace is not cleared.
+    expect(talkReducer(view, { type: 'clear_trace' })).toBe(view);
     expect(isBusy(after)).toBe(false);
     // The transport closing after the end changes nothing, nor does a straggling event.
     const closed = run([{ type: 'closed', message: 'The connection to the server closed.' }, flowState('setup', PROMPTS.setup, {}, ['begin_game'])], after);
@@ -307,11 +315,37 @@ describe('errors and endings', () => {
         view,
       ),
     );
+    // In the designer's words, a provider's own detail kept after them.
+    const voiceFailed = 'The agent’s voice failed; its words still show in the conversation.';
     expect(again.notices.map((n) => [n.code, n.message])).toEqual([
-      ['llm_unavailable', 'No language model is configured'],
-      ['tts_failed', 'speech synthesis failed'],
-      ['tts_failed', 'speech synthesis timed out'],
+      ['llm_unavailable', 'No language model is set up, so the agent cannot answer. Walk the flow with the simulator below, or add a model key in Settings → Provider keys.'],
+      ['tts_failed', `${voiceFailed} (speech synthesis failed)`],
+      ['tts_failed', `${voiceFailed} (speech synthesis timed out)`],
     ]);
+  });
+
+  it("says the protocol's messages in the designer's words, never its message types or codes", () => {
+    const views = run([
+      { type: 'connect', textOnly: false },
+      started,
+      ...SESSION_ERROR_CODES.map((code) => sessionError(code)),
+    ]);
+    const messages = last(views).notices.map((n) => n.message);
+    expect(messages).toHaveLength(SESSION_ERROR_CODES.length);
+    for (const message of messages) expect(message).not.toMatch(/\{"type"|simulate_tool|_unavailable|_failed|[a-z]+_[a-z]+/);
+    expect(messages.find((m) => m.includes('speech-to-text'))).toBe(
+      'This server has no speech-to-text, so it cannot hear you. Type your turns in the box under the conversation instead.',
+    );
+  });
+
+  it('shows a notice the studio knows first, once, however the server says it again later', () => {
+    const views = run([
+      { type: 'connect', textOnly: false },
+      { type: 'notice', code: 'stt_unavailable', message: 'This server cannot hear you.', tone: 'info' },
+      started,
+      { type: 'error', code: 'stt_unavailable', message: 'No speech-to-text provider is configured.', fatal: false },
+    ]);
+    expect(last(views).notices.map((n) => [n.code, n.message, n.tone])).toEqual([['stt_unavailable', 'This server cannot hear you.', 'info']]);
   });
 
   it('says when credits ran out, then how the session ended', () => {
@@ -332,7 +366,7 @@ describe('errors and endings', () => {
     expect(refused).toMatchObject({ connection: 'failed', failure: 'No flow with the id "x".', sessionId: null });
     const dropped = last(run([{ type: 'connect', textOnly: false }, started, flowState('setup', PROMPTS.setup, {}, ['begin_game']), { type: 'closed', message: 'The connection to the server closed.' }]));
     expect(dropped).toMatchObject({ connection: 'failed', failure: 'The connection to the server closed.' });
-    expect(dropped.overlay).toEqual({ live: false, activeState: 'setup', trail: ['setup'], lastMove: null });
+    expect(dropped.overlay).toEqual({ live: false, activeState: 'setup', trail: ['setup'], moves: [], lastMove: null });
   });
 
   it('goes back to the start when a connection still being made is cancelled, and only then', () => {
