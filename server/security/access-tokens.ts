@@ -4,7 +4,10 @@ import { SignJWT, errors, jwtVerify } from 'jose';
 
 const ISSUER = 'voxflow';
 const AUDIENCE = 'voxflow-api';
+/** Refresh tokens are good only at POST /auth/refresh: another audience, so one is never an access token. */
+const REFRESH_AUDIENCE = 'voxflow-refresh';
 export const ACCESS_TOKEN_TTL_SECONDS = 24 * 60 * 60;
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 export type VerifiedToken = { ok: true; accountId: string } | { ok: false; reason: 'expired' | 'invalid' };
 
@@ -17,20 +20,37 @@ export class AccessTokens {
   }
 
   issue(accountId: string, now = Date.now()): Promise<string> {
+    return this.sign(accountId, AUDIENCE, ACCESS_TOKEN_TTL_SECONDS, now);
+  }
+
+  /** A long-lived token the studio keeps in an HttpOnly cookie, traded for access tokens. */
+  issueRefresh(accountId: string, now = Date.now()): Promise<string> {
+    return this.sign(accountId, REFRESH_AUDIENCE, REFRESH_TOKEN_TTL_SECONDS, now);
+  }
+
+  verify(token: string): Promise<VerifiedToken> {
+    return this.check(token, AUDIENCE);
+  }
+
+  verifyRefresh(token: string): Promise<VerifiedToken> {
+    return this.check(token, REFRESH_AUDIENCE);
+  }
+
+  private sign(accountId: string, audience: string, ttlSeconds: number, now: number): Promise<string> {
     const issuedAt = Math.floor(now / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(accountId)
       .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
+      .setAudience(audience)
       .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + ACCESS_TOKEN_TTL_SECONDS)
+      .setExpirationTime(issuedAt + ttlSeconds)
       .sign(this.key);
   }
 
-  async verify(token: string): Promise<VerifiedToken> {
+  private async check(token: string, audience: string): Promise<VerifiedToken> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE, requiredClaims: ['sub', 'exp'] });
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, audience, requiredClaims: ['sub', 'exp'] });
       return typeof payload.sub === 'string' && payload.sub ? { ok: true, accountId: payload.sub } : { ok: false, reason: 'invalid' };
     } catch (error) {
       return { ok: false, reason: error instanceof errors.JWTExpired ? 'expired' : 'invalid' };

@@ -1,9 +1,10 @@
 // POST /auth/signup and POST /auth/login: an email and a password in, an access token out.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { SIGNUP_CREDIT_CENTS } from '../../billing/prices.ts';
 import { passwordProblem } from '../../security/password-policy.ts';
+import { REFRESH_TOKEN_TTL_SECONDS } from '../../security/access-tokens.ts';
 import { QueueFullError } from '../../security/work-queue.ts';
 import { EmailTakenError } from '../../store/store.ts';
 import { parseInput } from '../../http/validation.ts';
@@ -31,17 +32,46 @@ async function hashingBounded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+// The studio in a browser keeps its sign-in across tabs and reloads without keeping a token where
+// page scripts can read it: login and signup also set a refresh token in an HttpOnly,
+// SameSite=Strict cookie scoped to /auth, and the studio trades it at POST /auth/refresh for an
+// access token it holds in memory only. SameSite=Strict keeps other sites' pages from sending
+// it; the Origin check (http/host-and-origin.ts) refuses foreign pages' POSTs besides. Backends
+// that call the API ignore the cookie. The refresh token is stateless (a JWT for another
+// audience, 30 days): logging out clears the cookie; there is no server-side list to revoke.
+const REFRESH_COOKIE = 'voxflow_refresh';
+
+function refreshCookie(value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${REFRESH_COOKIE}=${value}; Path=/auth; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+}
+
+/** The refresh cookie's value, if the request carries one. */
+function refreshTokenOf(cookieHeader: string | undefined): string | null {
+  for (const part of (cookieHeader ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === REFRESH_COOKIE) return part.slice(at + 1).trim() || null;
+  }
+  return null;
+}
+
 export async function authRoutes(app: FastifyInstance): Promise<void> {
   const { store, passwords, accessTokens } = app.services;
   const routeConfig = { auth: 'none' as const, authAttempt: true, carriesSecret: true };
+  const secureCookies = () => app.services.publicUrl().startsWith('https:');
 
-  app.post('/auth/signup', { config: routeConfig }, async (request) => {
+  /** The answer to a sign-in: an access token, and the refresh cookie beside it. */
+  const signedIn = async (reply: FastifyReply, accountId: string, email: string) => {
+    reply.header('set-cookie', refreshCookie(await accessTokens.issueRefresh(accountId), REFRESH_TOKEN_TTL_SECONDS, secureCookies()));
+    return { access_token: await accessTokens.issue(accountId), token_type: 'bearer', email };
+  };
+
+  app.post('/auth/signup', { config: routeConfig }, async (request, reply) => {
     const { email, password } = parseInput(Credentials, request.body);
     if (store.accounts.findByEmail(email)) throw new AppError('email_taken');
     const passwordHash = await hashingBounded(() => passwords.hash(password));
     try {
       const account = await store.accounts.create({ email, passwordHash, signupCreditCents: SIGNUP_CREDIT_CENTS });
-      return { access_token: await accessTokens.issue(account.id), token_type: 'bearer' };
+      return await signedIn(reply, account.id, account.email);
     } catch (error) {
       // Two signups for the same email at once: the second loses at the unique index.
       if (error instanceof EmailTakenError) throw new AppError('email_taken');
@@ -49,12 +79,30 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post('/auth/login', { config: routeConfig }, async (request) => {
+  app.post('/auth/login', { config: routeConfig }, async (request, reply) => {
     const { email, password } = parseInput(LoginCredentials, request.body);
     const account = store.accounts.findByEmail(email);
     // The same work and the same answer whether or not the email exists.
     const ok = await hashingBounded(() => (account ? passwords.verify(password, account.passwordHash) : passwords.verifyAgainstDecoy(password)));
     if (!account || !ok) throw new AppError('invalid_login');
-    return { access_token: await accessTokens.issue(account.id), token_type: 'bearer' };
+    return signedIn(reply, account.id, account.email);
+  });
+
+  // A new access token for the studio's refresh cookie (a new tab, a reload, an expired token).
+  app.post('/auth/refresh', { config: routeConfig }, async (request, reply) => {
+    const token = refreshTokenOf(request.headers.cookie);
+    if (!token) throw new AppError('missing_credentials', 'Not signed in in this browser: sign in with your email and password.');
+    const verified = await accessTokens.verifyRefresh(token);
+    const account = verified.ok ? store.accounts.findById(verified.accountId) : null;
+    if (!account) {
+      reply.header('set-cookie', refreshCookie('', 0, secureCookies()));
+      throw new AppError(verified.ok || verified.reason === 'invalid' ? 'invalid_credentials' : 'token_expired', 'The sign-in in this browser has expired: sign in again.');
+    }
+    return signedIn(reply, account.id, account.email);
+  });
+
+  app.post('/auth/logout', { config: { auth: 'none' as const } }, async (_request, reply) => {
+    reply.header('set-cookie', refreshCookie('', 0, secureCookies()));
+    return reply.status(204).send();
   });
 }
