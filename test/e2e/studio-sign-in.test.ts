@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { screenshot } from './browser.ts';
+import { GUESSING_GAME_YAML } from '../support/server.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 // Signing up and in through the studio's form, as a person in a browser does (the desktop app
@@ -89,6 +90,38 @@ describe('signing in to the studio', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(await page.evaluate("sessionStorage.getItem('voxflow.access_token')")).toBeNull();
+    await page.close();
+  });
+
+  // Issue 13 item 10: a studio link opened in a new tab, or a reload, stays signed in (the
+  // refresh cookie, HttpOnly), no token is kept where page scripts can read it, and "Editor"
+  // reopens the flow last opened.
+  it('stays signed in in a new tab and after a reload, and "Editor" reopens the last flow', { timeout: 45_000 }, async () => {
+    const created = await rig().server.request('POST', '/v1/flows', { apiKey: rig().account.apiKey, body: { name: 'Tabs and reloads', yaml_content: GUESSING_GAME_YAML } });
+    const page = await signedOutPage('/sign-in');
+    await page.getByLabel('Email').fill(rig().account.email);
+    await password(page).fill(rig().account.password);
+    await password(page).press('Enter');
+    await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
+    await page.goto(`${rig().server.url}/flow-editor?flow=${created.body.id}`);
+    await expect.poll(() => page.getByLabel('Flow name').inputValue(), { timeout: 15_000 }).toBe('Tabs and reloads');
+
+    // A new tab of the same browser, on a deep link: no sign-in form.
+    const tab = await page.context().newPage();
+    await tab.goto(rig().server.url + '/settings');
+    await tab.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+    expect(await tab.getByRole('heading', { name: 'Sign in' }).count()).toBe(0);
+    // "Editor" in the new tab opens the flow last opened.
+    await tab.getByRole('link', { name: 'Editor' }).click();
+    await tab.waitForURL(`${rig().server.url}/flow-editor?flow=${created.body.id}`);
+    await expect.poll(() => tab.getByLabel('Flow name').inputValue(), { timeout: 15_000 }).toBe('Tabs and reloads');
+    // A reload keeps the sign-in too, and no storage a script can read holds a token.
+    await tab.reload();
+    await expect.poll(() => tab.getByLabel('Flow name').inputValue(), { timeout: 15_000 }).toBe('Tabs and reloads');
+    const stored = await tab.evaluate(() => JSON.stringify({ ...sessionStorage, ...localStorage }));
+    expect(stored).not.toMatch(/eyJ/);
+    expect(await tab.evaluate(() => document.cookie)).toBe('');
+    await tab.close();
     await page.close();
   });
 

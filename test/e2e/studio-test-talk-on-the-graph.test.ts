@@ -8,6 +8,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import { launchChromium, screenshot, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
+import { signInBrowser } from './studio.ts';
 import { WAIT, node } from './studio-editor-page.ts';
 
 let chromium: TestBrowser;
@@ -28,14 +29,7 @@ afterAll(async () => {
 
 async function openTestTab(): Promise<{ page: Page; panel: Locator }> {
   const page = await chromium.newPage();
-  await page.goto(`${rig.server.url}/sign-in`);
-  await page.evaluate(
-    ([token, email]) => {
-      (globalThis as any).sessionStorage.setItem('voxflow.access_token', token!);
-      (globalThis as any).sessionStorage.setItem('voxflow.email', email!);
-    },
-    [rig.account.jwt, rig.account.email],
-  );
+  await signInBrowser(page, rig.server.url, rig.account);
   await page.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
   await page.getByRole('tab', { name: 'Test' }).click();
   const panel = page.getByRole('region', { name: 'Test talk' });

@@ -2,6 +2,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUESSING_GAME_RULES, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import { launchChromium, screenshot, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
+import { signInBrowser } from './studio.ts';
 
 // Test-talk in the flow editor's "Test" tab, against a real server whose providers are the
 // protocol-faithful fakes. First a person talks to the guessing game through Chromium's fake
@@ -29,19 +30,11 @@ describe('test-talk in the flow editor', () => {
     await dir?.remove();
   });
 
-  /** The editor of the rig's flow, signed in as its account (the studio keeps the JWT in sessionStorage), on the Test tab. */
+  /** The editor of the rig's flow, signed in as its account (its refresh cookie), on the Test tab. */
   async function openTestTab(rig: VoiceRig, setUp?: (page: Page) => Promise<void>): Promise<{ page: Page; panel: Locator }> {
     const page = await chromium.newPage();
     await setUp?.(page);
-    await page.goto(`${rig.server.url}/sign-in`);
-    await page.evaluate(
-      ([token, email]) => {
-        const storage = (globalThis as any).sessionStorage;
-        storage.setItem('voxflow.access_token', token!);
-        storage.setItem('voxflow.email', email!);
-      },
-      [rig.account.jwt, rig.account.email],
-    );
+    await signInBrowser(page, rig.server.url, rig.account);
     await page.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
     await page.getByRole('tab', { name: 'Test' }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });

@@ -1,7 +1,7 @@
 // Shared set-up for the studio's browser tests: a real server (which serves the Vite build of
 // renderer/ at /), Debian Chromium at 1280×800, and a signed-in account. Signing in through the
-// form is tested once (studio-sign-in); the other tests put the token where the studio keeps it,
-// so each starts on its own screen.
+// form is tested once (studio-sign-in); the other tests give the browser the refresh cookie a
+// sign-in leaves (signInBrowser), so each starts on its own screen.
 import type { Page } from 'playwright-core';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 import { launchChromium, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
@@ -13,6 +13,18 @@ export interface StudioRig {
   /** A new page, signed in as `account`, opened at `path` (default `/`), 1280×800 unless told. */
   open(path?: string, viewport?: { width: number; height: number }): Promise<Page>;
   close(): Promise<void>;
+}
+
+/**
+ * Signs the page's browser in as `account` the way the sign-in form leaves it: the server's
+ * HttpOnly refresh cookie, from which every page of that browser gets its access token.
+ */
+export async function signInBrowser(page: Page, serverUrl: string, account: { email: string; password: string }): Promise<void> {
+  const login = await fetch(`${serverUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: account.email, password: account.password }) });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status}`);
+  const [name, value] = login.headers.get('set-cookie')!.split(';')[0]!.split('=') as [string, string];
+  // Exactly the cookie the server sets (Path=/auth), so signing out clears it.
+  await page.context().addCookies([{ name, value, domain: new URL(serverUrl).hostname, path: '/auth', httpOnly: true, sameSite: 'Strict' }]);
 }
 
 export async function startStudioRig(options: { server?: TestServer; micText?: string | null } = {}): Promise<StudioRig> {
@@ -28,14 +40,7 @@ export async function startStudioRig(options: { server?: TestServer; micText?: s
     account,
     async open(path = '/', viewport) {
       const page = await chromium.newPage(viewport);
-      await page.goto(server.url + '/sign-in');
-      await page.evaluate(
-        ([token, email]) => {
-          (globalThis as any).sessionStorage.setItem('voxflow.access_token', token!);
-          (globalThis as any).sessionStorage.setItem('voxflow.email', email!);
-        },
-        [account.jwt, account.email],
-      );
+      await signInBrowser(page, server.url, account);
       await page.goto(server.url + path);
       return page;
     },

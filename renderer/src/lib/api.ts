@@ -1,7 +1,8 @@
 // The studio's client for the hosted API: one typed function per endpoint, errors as values the
 // screens must handle (STYLE: errors as values where a caller must handle them). The JWT lives in
-// memory and sessionStorage (not localStorage: a closed tab forgets it); the desktop app gets a
-// fresh one from the preload at start. The shapes live in api-types.ts (re-exported here).
+// this page's memory only, where no other tab and no storage can read it; a new tab or a reload
+// gets a fresh one from the server's HttpOnly refresh cookie (POST /auth/refresh), and the
+// desktop app gets one from the preload. The shapes live in api-types.ts (re-exported here).
 import type {
   ApiResult,
   FlowSummary,
@@ -18,27 +19,46 @@ import type {
 
 export type * from './api-types.ts';
 
-const TOKEN_KEY = 'voxflow.access_token';
-const EMAIL_KEY = 'voxflow.email';
-
-let accessToken: string | null = sessionStorage.getItem(TOKEN_KEY);
+let accessToken: string | null = null;
+let signedInEmail: string | null = null;
 const unauthorizedListeners = new Set<() => void>();
 
 export function currentToken(): string | null {
   return accessToken;
 }
 export function currentEmail(): string | null {
-  return sessionStorage.getItem(EMAIL_KEY);
+  return signedInEmail;
 }
 export function rememberSignIn(token: string, email: string): void {
   accessToken = token;
-  sessionStorage.setItem(TOKEN_KEY, token);
-  sessionStorage.setItem(EMAIL_KEY, email);
+  signedInEmail = email;
 }
 export function forgetSignIn(): void {
   accessToken = null;
-  sessionStorage.removeItem(TOKEN_KEY);
-  sessionStorage.removeItem(EMAIL_KEY);
+  signedInEmail = null;
+  // Tokens kept by studios before the refresh cookie: gone for good.
+  sessionStorage.removeItem('voxflow.access_token');
+  sessionStorage.removeItem('voxflow.email');
+}
+
+/**
+ * This browser's sign-in, from the refresh cookie (a new tab, a reload, an expired access
+ * token); null when there is none or it has expired. The answer is expected, not an error.
+ */
+export async function restoreFromCookie(): Promise<{ token: string; email: string } | null> {
+  try {
+    const response = await fetch('/auth/refresh', { method: 'POST', credentials: 'same-origin' });
+    if (!response.ok) return null;
+    const body = (await response.json()) as { access_token: string; email: string };
+    return { token: body.access_token, email: body.email };
+  } catch {
+    return null;
+  }
+}
+
+/** Clears the refresh cookie (signing out of this browser, every tab). */
+export async function clearCookie(): Promise<void> {
+  await fetch('/auth/logout', { method: 'POST', credentials: 'same-origin' }).catch(() => undefined);
 }
 /** Called when a signed-in request comes back 401 (an expired token): the app shows sign-in. */
 export function onUnauthorized(listener: () => void): () => void {

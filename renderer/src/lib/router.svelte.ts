@@ -7,6 +7,32 @@ export type Route =
   | { screen: 'sessions' }
   | { screen: 'settings' };
 
+// The flow last opened in the editor, so "Editor" (and /flow-editor) reopens it. Not a secret:
+// an id, kept per browser.
+const LAST_FLOW_KEY = 'voxflow.last_flow';
+
+export function lastFlow(): string | null {
+  try {
+    return localStorage.getItem(LAST_FLOW_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function rememberFlow(route: Route): void {
+  if (route.screen !== 'editor' || !route.flowId) return;
+  try {
+    localStorage.setItem(LAST_FLOW_KEY, route.flowId);
+  } catch {
+    // storage refused (private mode): the editor just won't remember
+  }
+}
+
+/** An editor route without a flow opens the last one, if there is one. */
+function withLastFlow(route: Route): Route {
+  return route.screen === 'editor' && !route.flowId ? { screen: 'editor', flowId: lastFlow() } : route;
+}
+
 export function parseRoute(location: { pathname: string; search: string }): Route {
   const path = location.pathname.replace(/\/+$/, '') || '/';
   const query = new URLSearchParams(location.search);
@@ -43,14 +69,22 @@ export function routeToPath(route: Route): string {
 type LeaveGuard = () => boolean;
 let leaveGuard: LeaveGuard | null = null;
 
-export const router = $state({ route: parseRoute(window.location) as Route });
+const initial = withLastFlow(parseRoute(window.location));
+if (initial.screen === 'editor' && initial.flowId && !new URLSearchParams(window.location.search).get('flow')) {
+  history.replaceState(null, '', routeToPath(initial));
+}
+rememberFlow(initial);
+
+export const router = $state({ route: initial });
 
 export function setLeaveGuard(guard: LeaveGuard | null): void {
   leaveGuard = guard;
 }
 
-export function navigate(route: Route, options: { replace?: boolean } = {}): boolean {
+export function navigate(to: Route, options: { replace?: boolean } = {}): boolean {
   if (leaveGuard && !leaveGuard()) return false;
+  const route = withLastFlow(to);
+  rememberFlow(route);
   const path = routeToPath(route);
   if (options.replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
@@ -59,7 +93,8 @@ export function navigate(route: Route, options: { replace?: boolean } = {}): boo
 }
 
 window.addEventListener('popstate', () => {
-  const next = parseRoute(window.location);
+  const next = withLastFlow(parseRoute(window.location));
+  rememberFlow(next);
   if (leaveGuard && !leaveGuard()) {
     // Put the address back: the screen stays.
     history.pushState(null, '', routeToPath(router.route));

@@ -1,6 +1,7 @@
 // Who is signed in. The desktop app signs in to its local account without a prompt; a browser
-// signs in with email and password and keeps the token for the tab's life.
-import { currentEmail, currentToken, forgetSignIn, onUnauthorized, rememberSignIn } from './api.ts';
+// signs in with email and password, and every tab of it then stays signed in through the
+// server's HttpOnly refresh cookie (the access token itself lives only in each page's memory).
+import { clearCookie, currentEmail, currentToken, forgetSignIn, onUnauthorized, rememberSignIn, restoreFromCookie } from './api.ts';
 import { desktop } from './desktop.ts';
 
 export const account = $state({ signedIn: currentToken() !== null, email: currentEmail() ?? '', desktop: desktop !== null });
@@ -11,8 +12,10 @@ export function signedIn(token: string, email: string): void {
   account.email = email;
 }
 
-export function signOut(): void {
+/** Signs this browser out (every tab: the refresh cookie goes first, so a reload stays signed out). */
+export async function signOut(): Promise<void> {
   forgetSignIn();
+  await clearCookie();
   account.signedIn = false;
   account.email = '';
 }
@@ -29,9 +32,22 @@ export async function desktopSignIn(): Promise<boolean> {
   }
 }
 
+/** At start, or when a token expires: the desktop's local account, else this browser's cookie. */
+export async function restoreSignIn(): Promise<boolean> {
+  if (desktop) return desktopSignIn();
+  const restored = await restoreFromCookie();
+  if (!restored) return false;
+  signedIn(restored.token, restored.email);
+  return true;
+}
+
 onUnauthorized(() => {
-  // An expired token: the desktop quietly gets a new one; a browser asks again.
-  void desktopSignIn().then((ok) => {
-    if (!ok) signOut();
+  // An expired token: the desktop or the refresh cookie quietly gives a new one; else sign in again.
+  void restoreSignIn().then((ok) => {
+    if (!ok) {
+      forgetSignIn();
+      account.signedIn = false;
+      account.email = '';
+    }
   });
 });
