@@ -47,7 +47,7 @@ describe('the refresh cookie', () => {
     const cookie = cookieFrom(await post('/auth/login', { body: { email, password } }));
     const refreshed = await post('/auth/refresh', { cookie, origin: server.url });
     expect(refreshed.status).toBe(200);
-    const body = await refreshed.json();
+    const body = (await refreshed.json()) as { access_token: string };
     expect(body).toMatchObject({ token_type: 'bearer', email });
     expect(refreshed.headers.get('set-cookie')).toMatch(/^voxflow_refresh=/);
     const flows = await fetch(`${server.url}/v1/flows`, { headers: { authorization: `Bearer ${body.access_token}` } });
@@ -57,7 +57,7 @@ describe('the refresh cookie', () => {
   it('is good for nothing else, and nothing else is good for it', async () => {
     const login = await post('/auth/login', { body: { email, password } });
     const refreshToken = cookieFrom(login).split('=')[1]!;
-    const { access_token } = await login.json();
+    const { access_token } = (await login.json()) as { access_token: string };
     // The refresh token is not an access token.
     const asBearer = await fetch(`${server.url}/v1/flows`, { headers: { authorization: `Bearer ${refreshToken}` } });
     expect(asBearer.status).toBe(401);
@@ -68,7 +68,7 @@ describe('the refresh cookie', () => {
     // No cookie: not signed in in this browser.
     const none = await post('/auth/refresh');
     expect(none.status).toBe(401);
-    expect((await none.json()).error.code).toBe('missing_credentials');
+    expect(((await none.json()) as { error: { code: string } }).error.code).toBe('missing_credentials');
   });
 
   it('is refused to another site’s page, and cleared by logout', async () => {

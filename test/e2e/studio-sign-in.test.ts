@@ -118,9 +118,9 @@ describe('signing in to the studio', () => {
     // A reload keeps the sign-in too, and no storage a script can read holds a token.
     await tab.reload();
     await expect.poll(() => tab.getByLabel('Flow name').inputValue(), { timeout: 15_000 }).toBe('Tabs and reloads');
-    const stored = await tab.evaluate(() => JSON.stringify({ ...sessionStorage, ...localStorage }));
+    const stored = await tab.evaluate<string>('JSON.stringify({ ...sessionStorage, ...localStorage })');
     expect(stored).not.toMatch(/eyJ/);
-    expect(await tab.evaluate(() => document.cookie)).toBe('');
+    expect(await tab.evaluate<string>('document.cookie')).toBe('');
     await tab.close();
     await page.close();
   });
