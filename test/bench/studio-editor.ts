@@ -1,6 +1,7 @@
 // The flow editor on a big flow, in Chromium at 1280×800 against a real server:
 // - open: from navigating to /flow-editor?flow=ID until all 200 states of a generated flow are
-//   drawn on the canvas (fetch, parse and validate, dagre layout, xyflow's first render);
+//   drawn on the canvas (fetch, parse and validate, dagre layout with its ranks wrapped into
+//   bands, edge routing, xyflow's first render); the same for 50 states;
 // - re-sync: from typing one character into CodeMirror (a transition's target) until the graph
 //   shows the edge moved (the analysis in the flow worker, the graph derivation, xyflow's update).
 // run.ts lists this file by name beside the *.bench.ts ones; `npm run bench studio` runs it alone.
@@ -13,6 +14,7 @@ import { createAccount, createFlow, startTestServer } from '../support/server.ts
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 
 const STATES = 200;
+const SMALL_STATES = 50;
 const OPENS = 3;
 const EDITS = 5;
 
@@ -26,6 +28,8 @@ export async function run(): Promise<BenchRow[]> {
     const account = await createAccount(server);
     const yaml = generateFlowYaml(STATES);
     const flowId = await createFlow(server, account.apiKey, 'Bench 200 states', yaml);
+    const smallYaml = generateFlowYaml(SMALL_STATES);
+    const smallFlowId = await createFlow(server, account.apiKey, 'Bench 50 states', smallYaml);
     const signIn = async (page: Page) => {
       await page.goto(`${server.url}/sign-in`);
       await page.evaluate(
@@ -37,17 +41,24 @@ export async function run(): Promise<BenchRow[]> {
       );
     };
 
-    const opens: number[] = [];
-    let page: Page | null = null;
-    for (let i = 0; i < OPENS; i++) {
-      await page?.close();
-      page = await chromium.newPage();
-      await signIn(page);
-      const start = Date.now();
-      await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
-      await page.waitForFunction((count) => (globalThis as any).document.querySelectorAll('.svelte-flow__node').length === count, STATES, { timeout: 120_000, polling: 'raf' });
-      opens.push(Date.now() - start);
-    }
+    const opened: { page: Page | null } = { page: null };
+    const openTimes = async (id: string, states: number): Promise<number[]> => {
+      const times: number[] = [];
+      for (let i = 0; i < OPENS; i++) {
+        await opened.page?.close();
+        const page = (opened.page = await chromium.newPage());
+        await signIn(page);
+        const start = Date.now();
+        await page.goto(`${server.url}/flow-editor?flow=${id}`);
+        await page.waitForFunction((count) => (globalThis as any).document.querySelectorAll('.svelte-flow__node').length === count, states, { timeout: 120_000, polling: 'raf' });
+        times.push(Date.now() - start);
+      }
+      return times;
+    };
+    const smallOpens = await openTimes(smallFlowId, SMALL_STATES);
+    // The 200-state flow last: the re-sync below types into its page.
+    const opens = await openTimes(flowId, STATES);
+    const page = opened.page;
 
     // Re-sync: the last line is s199's transitions, `{ next199: s0, skip199: s1 } }`. With the
     // cursor after `s1`, typing 0 points skip199 at s10 and Backspace points it back at s1.
@@ -74,6 +85,7 @@ export async function run(): Promise<BenchRow[]> {
     if (chromium.pageErrors.length > 0) throw new Error(`the page reported errors: ${chromium.pageErrors.join(' | ')}`);
 
     const sortedOpens = [...opens].sort((a, b) => a - b);
+    const sortedSmallOpens = [...smallOpens].sort((a, b) => a - b);
     const sortedEdits = [...edits].sort((a, b) => a - b);
     const kib = (new TextEncoder().encode(yaml).length / 1024).toFixed(0);
     return [
@@ -81,6 +93,11 @@ export async function run(): Promise<BenchRow[]> {
         name: `open a ${STATES}-state flow until every state is drawn`,
         value: `${ms(percentile(sortedOpens, 50))} p50, ${ms(sortedOpens.at(-1)!)} max`,
         how: `${STATES} states / ${kib} KiB YAML, no saved layout (dagre runs); navigation → ${STATES} xyflow nodes in the DOM; ${OPENS} fresh pages, Chromium 1280×800, production build`,
+      },
+      {
+        name: `open a ${SMALL_STATES}-state flow until every state is drawn`,
+        value: `${ms(percentile(sortedSmallOpens, 50))} p50, ${ms(sortedSmallOpens.at(-1)!)} max`,
+        how: `${SMALL_STATES} states / ${(new TextEncoder().encode(smallYaml).length / 1024).toFixed(0)} KiB YAML, no saved layout; as above`,
       },
       {
         name: 'YAML keystroke → graph updated',

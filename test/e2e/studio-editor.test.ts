@@ -103,6 +103,17 @@ describe('the flow editor', () => {
     await stateName.fill('hint');
     await stateName.press('Enter');
     await expect.poll(() => nodeNames(page), WAIT).toContain('hint');
+    // The new state went clear of playing's self-loop labels, and the view followed it: show all.
+    await page.getByRole('button', { name: 'Fit', exact: true }).click();
+    let viewport = '';
+    await expect
+      .poll(async () => {
+        const now = await page.locator('.svelte-flow__viewport').evaluate((el: any) => el.style.transform);
+        const settled = now === viewport;
+        viewport = now;
+        return settled && (await node(page, 'playing').locator('.svelte-flow__handle.connector').boundingBox())!.x > (await page.locator('.svelte-flow__pane').boundingBox())!.x;
+      }, WAIT)
+      .toBe(true);
 
     // Drag from playing's connector to the new state: the editor asks for the tool.
     await dragBetween(page, await centre(node(page, 'playing').locator('.svelte-flow__handle.connector')), await centre(node(page, 'hint')));

@@ -4,7 +4,8 @@
 // one is a copy of the previous object (keeping `measured`) with the new fields.
 import type { Edge, Node } from '@xyflow/svelte';
 import { readingOrder, type FlowGraph, type StateCard, type TalkMarks, type TransitionLink } from './graph.ts';
-import { NODE_WIDTH, estimateHeight, type Positions } from './layout.ts';
+import { directionOf, type EdgeDirection, type EdgePath } from './edge-routes.ts';
+import { estimateHeight, type Positions } from './layout.ts';
 
 export interface StateNodeData extends Record<string, unknown> {
   card: StateCard;
@@ -21,14 +22,16 @@ export interface StateNodeData extends Record<string, unknown> {
 /**
  * How an edge is drawn: down from the bottom of its state into the top of the next; across from
  * side to side to a state on the same row (east or west); a move back up (a loop to an earlier
- * state) round the left or right side instead of through the states between; a staying tool as a
- * loop on the right.
+ * state) routed round the states in between (edge-routes.ts); a staying tool as a loop on the
+ * right.
  */
-export type EdgeRoute = 'down' | 'east' | 'west' | 'left' | 'right' | 'loop';
+export type EdgeRoute = EdgeDirection | 'loop';
 
 export interface TransitionEdgeData extends Record<string, unknown> {
   link: TransitionLink;
   route: EdgeRoute;
+  /** Where it runs and where its label sits, clear of the states; null for a self-loop. */
+  path: EdgePath | null;
   /** Estimated drawn heights of the two states, for anchoring side routes at mid-height. */
   sourceHeight: number;
   targetHeight: number;
@@ -112,6 +115,8 @@ export function buildEdges(
   positions: Positions,
   marks: TalkMarks,
   previous: ReadonlyArray<TransitionEdge>,
+  /** routeEdges() of the same graph and positions. */
+  paths: ReadonlyMap<string, EdgePath> = new Map(),
 ): TransitionEdge[] {
   const before = new Map(previous.map((e) => [e.id, e]));
   const heights = new Map(graph.cards.map((c) => [c.name, estimateHeight(c)]));
@@ -123,6 +128,7 @@ export function buildEdges(
     const pastRun = !marks.live && (taken.length > 0 || stays > 0);
     const last = marks.lastLink === link.id;
     const route = routeOf(link, positions);
+    const drawn = paths.get(link.id) ?? null;
     const sourceHeight = heights.get(link.source)!;
     const targetHeight = heights.get(link.target)!;
     const old = before.get(link.id);
@@ -130,6 +136,7 @@ export function buildEdges(
       old &&
       old.data!.link === link &&
       old.data!.route === route &&
+      samePath(old.data!.path, drawn) &&
       old.data!.sourceHeight === sourceHeight &&
       old.data!.targetHeight === targetHeight &&
       old.data!.last === last &&
@@ -152,7 +159,7 @@ export function buildEdges(
       deletable: false,
       markerEnd: { type: 'arrowclosed', width: 18, height: 18 },
       ariaLabel: link.selfLoop ? `${link.tool}: stays in ${link.source}` : `${link.tool}: ${link.source} to ${link.target}`,
-      data: { link, route, sourceHeight, targetHeight, taken, stays, pastRun, last },
+      data: { link, route, path: drawn, sourceHeight, targetHeight, taken, stays, pastRun, last },
     });
   }
   return edges;
@@ -160,18 +167,19 @@ export function buildEdges(
 
 /** Which way an edge goes, from where its two states are drawn (top-left corners). */
 export function routeOf(link: TransitionLink, positions: Positions): EdgeRoute {
-  if (link.selfLoop) return 'loop';
-  const from = positions[link.source]!;
-  const to = positions[link.target]!;
-  // Below, or on the same row but overlapping in x (a bottom-to-top curve still reads there).
-  if (to.y > from.y + ROW || (to.y >= from.y - ROW && Math.abs(to.x - from.x) < NODE_WIDTH)) return 'down';
-  if (to.y >= from.y - ROW) return to.x > from.x ? 'east' : 'west';
-  // Back up: round the side of the state that is further out, so the curve clears both.
-  return from.x < to.x ? 'left' : 'right';
+  return link.selfLoop ? 'loop' : directionOf(positions[link.source]!, positions[link.target]!);
 }
 
-/** States whose tops are closer than this are on one row. */
-const ROW = 60;
+function samePath(a: EdgePath | null, b: EdgePath | null): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  return (
+    a.label.segment === b.label.segment &&
+    a.label.t === b.label.t &&
+    a.corners.length === b.corners.length &&
+    a.corners.every((c, i) => c.x === b.corners[i]!.x && c.y === b.corners[i]!.y)
+  );
+}
 
 /** What edge labels can ask of the graph (a Svelte context set by FlowGraph). */
 export interface GraphActions {

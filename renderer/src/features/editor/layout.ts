@@ -7,6 +7,12 @@
 // becomes a chain of dummy nodes across every rank, and ordering them is the expensive step.
 // Back edges do not change which rank a state belongs in, so they are left out of the layout
 // (found by a depth-first walk from the initial state); parallel edges collapse into one.
+//
+// A long flow is many ranks deep and few states wide: one tall column that no view can show
+// readably. Its ranks wrap, like lines of text: the first band of ranks is a column, the next
+// band continues beside it at the top, and so on, with as many bands as make the whole about as
+// wide as a canvas is. The gaps between bands are lanes for the edges that go from one band to
+// the next (edge-routes.ts routes them there).
 import dagre from '@dagrejs/dagre';
 import type { StateCard, TransitionLink } from './graph.ts';
 
@@ -21,6 +27,26 @@ export const NODE_WIDTH = 240;
 const RANK_GAP = 90;
 const NODE_GAP = 70;
 const CHIP_ROW = 26;
+/** Between bands of wrapped ranks: room for the edges that run from one band to the next. */
+export const BAND_GAP = 170;
+/** The width a wrapped layout aims at, for each unit of height (a canvas is wider than tall). */
+const WRAP_ASPECT = 1.6;
+
+/** The drawn width of a tool's label on its edge (11.5 px monospace, padded), estimated. */
+export function labelWidth(tool: string, selfLoop: boolean): number {
+  return tool.length * 7 + (selfLoop ? 34 : 20);
+}
+
+/**
+ * Room right of a state for its self-loops and their labels (TransitionEdge draws the loops
+ * nested there, their labels in one column beyond the outermost loop).
+ */
+export function loopRoom(card: Pick<StateCard, 'tools'>): number {
+  const staying = card.tools.filter((t) => t.kind === 'stay');
+  if (staying.length === 0) return 0;
+  const outermost = 48 + (staying.length - 1) * 34;
+  return Math.round(outermost * 0.75 + 8 + Math.max(...staying.map((t) => labelWidth(t.name, true))) + 8);
+}
 
 /** The drawn height of a state's node, estimated from what it shows (measured ±10 px). */
 export function estimateHeight(card: Pick<StateCard, 'excerpt' | 'tools'>): number {
@@ -82,28 +108,70 @@ export function autoLayout(cards: ReadonlyArray<StateCard>, links: ReadonlyArray
   const graph = new dagre.graphlib.Graph();
   graph.setGraph({ rankdir: 'TB', nodesep: NODE_GAP, ranksep: RANK_GAP, marginx: 20, marginy: 20 });
   graph.setDefaultEdgeLabel(() => ({}));
-  const heights = new Map<string, number>();
+  const boxes = new Map<string, { w: number; h: number }>();
   for (const card of cards) {
-    const height = estimateHeight(card);
-    heights.set(card.name, height);
-    graph.setNode(card.name, { width: NODE_WIDTH + selfLoopRoom(card.name, links), height });
+    const box = { w: NODE_WIDTH + loopRoom(card), h: estimateHeight(card) };
+    boxes.set(card.name, box);
+    graph.setNode(card.name, { width: box.w, height: box.h });
   }
   for (const [from, to] of forwardEdges(cards.map((c) => c.name), links, initial)) graph.setEdge(from, to);
   dagre.layout(graph);
-  const positions: Positions = {};
-  for (const card of cards) {
+  // dagre gives centres; the self-loop room is on the right of the node.
+  const placed = cards.map((card) => {
     const node = graph.node(card.name);
-    // dagre gives centres; the self-loop room is on the right of the node.
-    const room = selfLoopRoom(card.name, links);
-    positions[card.name] = { x: Math.round(node.x - (NODE_WIDTH + room) / 2), y: Math.round(node.y - heights.get(card.name)! / 2) };
-  }
+    const box = boxes.get(card.name)!;
+    return { name: card.name, x: node.x - box.w / 2, y: node.y - box.h / 2, w: box.w, h: box.h, rankY: node.y };
+  });
+  const positions: Positions = {};
+  for (const box of wrapRanks(placed)) positions[box.name] = { x: Math.round(box.x), y: Math.round(box.y) };
   return positions;
 }
 
-/** Self-loops are drawn on the right of their node; leave them room so labels do not collide. */
-function selfLoopRoom(name: string, links: ReadonlyArray<TransitionLink>): number {
-  const loops = links.filter((l) => l.selfLoop && l.source === name).length;
-  return loops === 0 ? 0 : 60 + loops * 34;
+interface PlacedBox {
+  name: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  /** The centre line of the box's rank: states of one rank share it. */
+  rankY: number;
+}
+
+/**
+ * A layout much taller than wide, folded into bands of ranks side by side, each band starting at
+ * the top; one about as wide as tall is handed back as it is.
+ */
+export function wrapRanks<T extends PlacedBox>(boxes: ReadonlyArray<T>): T[] {
+  if (boxes.length === 0) return [];
+  const byRank = new Map<number, T[]>();
+  for (const box of boxes) {
+    const key = Math.round(box.rankY);
+    byRank.set(key, [...(byRank.get(key) ?? []), box]);
+  }
+  const ranks = [...byRank.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, members]) => ({ members, top: Math.min(...members.map((b) => b.y)), bottom: Math.max(...members.map((b) => b.y + b.h)) }));
+  const left = Math.min(...boxes.map((b) => b.x));
+  const width = Math.max(...boxes.map((b) => b.x + b.w)) - left;
+  const top = ranks[0]!.top;
+  const height = ranks.at(-1)!.bottom - top;
+  const bands = Math.min(ranks.length, Math.max(1, Math.round(Math.sqrt((WRAP_ASPECT * height) / (width + BAND_GAP)))));
+  if (bands < 2) return [...boxes];
+  // Ranks go into bands in order, a new band once this one is as tall as its share.
+  const share = height / bands;
+  const out: T[] = [];
+  let band = 0;
+  let bandTop = top;
+  for (const rank of ranks) {
+    if (rank.bottom - bandTop > share && rank.top > bandTop && band < bands - 1) {
+      band++;
+      bandTop = rank.top;
+    }
+    const dx = band * (width + BAND_GAP);
+    const dy = top - bandTop;
+    for (const box of rank.members) out.push({ ...box, x: box.x + dx, y: box.y + dy, rankY: box.rankY + dy });
+  }
+  return out;
 }
 
 /**
@@ -119,21 +187,23 @@ export function placeMissing(
   renamed: Readonly<Record<string, string>> = {},
 ): Positions {
   const out: Positions = {};
+  // Each state with the room its self-loops and their labels take on its right.
   const boxes: Array<{ x: number; y: number; w: number; h: number }> = [];
   const heightOf = new Map(cards.map((c) => [c.name, estimateHeight(c)]));
   for (const card of cards) {
     const known = positions[card.name] ?? (renamed[card.name] !== undefined ? positions[renamed[card.name]!] : undefined);
     if (known) {
       out[card.name] = { x: known.x, y: known.y };
-      boxes.push({ x: known.x, y: known.y, w: NODE_WIDTH, h: heightOf.get(card.name)! });
+      boxes.push({ x: known.x, y: known.y, w: NODE_WIDTH + loopRoom(card), h: heightOf.get(card.name)! });
     }
   }
-  const overlaps = (x: number, y: number, h: number) =>
-    boxes.some((b) => x < b.x + b.w + 30 && x + NODE_WIDTH + 30 > b.x && y < b.y + b.h + 30 && y + h + 30 > b.y);
+  const overlaps = (x: number, y: number, w: number, h: number) =>
+    boxes.some((b) => x < b.x + b.w + 30 && x + w + 30 > b.x && y < b.y + b.h + 30 && y + h + 30 > b.y);
 
   for (const card of cards) {
     if (out[card.name]) continue;
     const height = heightOf.get(card.name)!;
+    const width = NODE_WIDTH + loopRoom(card);
     const from = links.find((l) => !l.selfLoop && l.target === card.name && out[l.source]);
     const to = links.find((l) => !l.selfLoop && l.source === card.name && out[l.target]);
     let x: number;
@@ -156,12 +226,12 @@ export function placeMissing(
       y = Number.isFinite(top) ? top : 0;
       step = { x: 0, y: 60 };
     }
-    for (let tries = 0; overlaps(x, y, height) && tries < 500; tries++) {
+    for (let tries = 0; overlaps(x, y, width, height) && tries < 500; tries++) {
       x += step.x;
       y += step.y;
     }
     out[card.name] = { x, y };
-    boxes.push({ x, y, w: NODE_WIDTH, h: height });
+    boxes.push({ x, y, w: width, h: height });
   }
   return out;
 }
@@ -185,12 +255,18 @@ export function renamedStates(before: ReadonlyArray<string>, after: ReadonlyArra
   return removed.length === 1 && added.length === 1 ? { [added[0]!]: removed[0]! } : {};
 }
 
-/** `at`, or the nearest place right of or below it where a new node overlaps no state. */
+/**
+ * `at`, or the nearest place right of or below it where a new node overlaps no state, nor the
+ * self-loops and their labels on a state's right.
+ */
 export function freeSpot(positions: Readonly<Positions>, cards: ReadonlyArray<StateCard>, at: XY): XY {
-  const heights = new Map(cards.map((c) => [c.name, estimateHeight(c)]));
+  const sizes = new Map(cards.map((c) => [c.name, { w: NODE_WIDTH + loopRoom(c), h: estimateHeight(c) }]));
   const height = 100;
   const overlaps = (x: number, y: number) =>
-    Object.entries(positions).some(([name, p]) => x < p.x + NODE_WIDTH + 30 && x + NODE_WIDTH + 30 > p.x && y < p.y + (heights.get(name) ?? 120) + 30 && y + height + 30 > p.y);
+    Object.entries(positions).some(([name, p]) => {
+      const size = sizes.get(name) ?? { w: NODE_WIDTH, h: 120 };
+      return x < p.x + size.w + 30 && x + NODE_WIDTH + 30 > p.x && y < p.y + size.h + 30 && y + height + 30 > p.y;
+    });
   // Rings of growing distance: right, below, left, above; the first free one wins.
   for (let ring = 0; ring < 40; ring++) {
     const d = ring * 60;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 import type { FlowData } from '../../../../renderer/src/features/editor/flow-data.ts';
 import { deriveGraph } from '../../../../renderer/src/features/editor/graph.ts';
-import { NODE_WIDTH, autoLayout, estimateHeight, forwardEdges, freeSpot, placeMissing, renamedStates } from '../../../../renderer/src/features/editor/layout.ts';
+import { NODE_WIDTH, autoLayout, estimateHeight, forwardEdges, freeSpot, loopRoom, placeMissing, renamedStates } from '../../../../renderer/src/features/editor/layout.ts';
 import { addState, addTool } from '../../../../renderer/src/features/editor/operations.ts';
 import { generateFlowYaml } from '../../../support/generate-flow.ts';
 import { GUESSING_GAME_YAML } from '../../../support/server.ts';
@@ -41,6 +41,23 @@ describe('auto-layout', () => {
       ['playing', 'won'],
       ['playing', 'lost'],
     ]);
+  });
+
+  it('wraps a 50-state chain into bands side by side, about as wide as a canvas, each band starting at the top', () => {
+    const chain = deriveGraph(parseFlow(generateFlowYaml(50)).document as unknown as FlowData, []);
+    const positions = autoLayout(chain.cards, chain.links, chain.initial);
+    const heights = new Map(chain.cards.map((c) => [c.name, estimateHeight(c) + 0]));
+    const xs = Object.values(positions).map((p) => p.x);
+    const ys = Object.values(positions).map((p) => p.y);
+    const width = Math.max(...xs) + NODE_WIDTH - Math.min(...xs);
+    const height = Math.max(...Object.entries(positions).map(([n, p]) => p.y + heights.get(n)!)) - Math.min(...ys);
+    expect(width / height).toBeGreaterThan(0.8);
+    expect(width / height).toBeLessThan(2.5);
+    // Bands: the states at the top of the layout are the first of each band, in order.
+    const tops = Object.entries(positions).filter(([, p]) => p.y === Math.min(...ys)).map(([n]) => Number(n.slice(1))).sort((a, b) => a - b);
+    expect(tops.length).toBeGreaterThanOrEqual(3);
+    expect(tops[0]).toBe(0);
+    expect(overlapping(positions, heights)).toEqual([]);
   });
 
   it('lays out a generated 200-state flow with every state placed', () => {
@@ -90,5 +107,18 @@ describe('a free place for a new state', () => {
     const heights = new Map(graph.cards.map((c) => [c.name, estimateHeight(c)]));
     heights.set('new', 100);
     expect(overlapping({ ...positions, new: onPlaying }, heights)).toEqual([]);
+  });
+});
+
+describe('room for self-loops', () => {
+  it("keeps a new state off a state's self-loops and their labels", () => {
+    const positions = autoLayout(graph.cards, graph.links, graph.initial);
+    const playing = graph.cards.find((c) => c.name === 'playing')!;
+    expect(loopRoom(playing)).toBeGreaterThan(150);
+    // Asked for the spot right beside playing, where its loop labels are.
+    const spot = freeSpot(positions, graph.cards, { x: positions.playing!.x + NODE_WIDTH + 40, y: positions.playing!.y });
+    const labelsEnd = positions.playing!.x + NODE_WIDTH + loopRoom(playing);
+    const clearOfLabels = spot.x >= labelsEnd || spot.y >= positions.playing!.y + estimateHeight(playing) || spot.y + 100 <= positions.playing!.y;
+    expect(clearOfLabels).toBe(true);
   });
 });
