@@ -1,0 +1,72 @@
+// Isolation (issue 14 item 9): while one account loops 255 KiB flow uploads and JSON edits, ten
+// live calls of another account keep every frame on time and /health stays quick.
+// In one run: the same ten calls without the noisy tenant (the baseline), then with it.
+import { createAccount } from '../support/server.ts';
+import { wsUrl } from '../support/voice-client.ts';
+import type { BenchRow } from './bench-kit.ts';
+import { lines, measureStep, spawnTs, startLoadRig, type StepResult } from './load-rig.ts';
+
+interface AttackerSummary {
+  bytes: number;
+  requests: number;
+  statuses: Record<string, number>;
+  requestP50: number;
+  healthP50: number;
+  healthP99: number;
+  healthMax: number;
+  healthPolls: number;
+}
+
+export async function run(): Promise<BenchRow[]> {
+  const { server, apiKey, flowId, close } = await startLoadRig({ tts: 'openai' });
+  const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
+  const calls = 10;
+  try {
+    const noisy = await createAccount(server);
+    const step = async (withNoise: boolean): Promise<{ step: StepResult; attacker: AttackerSummary | null }> => {
+      let attacker: Promise<AttackerSummary> | null = null;
+      const result = await measureStep(async () => {
+        const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(calls), String(seconds)]);
+        const out = lines(clients);
+        await out.next();
+        await new Promise((r) => setTimeout(r, 3000));
+        if (withNoise) {
+          const child = spawnTs('./isolation-attacker.ts', [server.url, noisy.apiKey, String(seconds - 4)]);
+          attacker = lines(child).next().then((line) => JSON.parse(line) as AttackerSummary);
+        }
+        return async () => {
+          const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
+          return { healthy: summary.failures === 0 && summary.opened === calls, voiceToVoice: summary.voiceToVoice, extra: `${summary.framesReceived} agent frames out` };
+        };
+      });
+      await new Promise((r) => setTimeout(r, 1500));
+      return { step: result, attacker: attacker ? await attacker : null };
+    };
+    const quiet = await step(false);
+    const loud = await step(true);
+    const a = loud.attacker!;
+    const frames = (r: StepResult) => `${r.late} late, ${r.underruns} underrun frames; event-loop lag p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms; ${r.extra}`;
+    return [
+      { name: `${calls} live calls, alone`, value: frames(quiet.step), how: `${calls} real-time WebSocket calls of one account, hosted-style TTS, ${seconds} s window` },
+      {
+        name: `${calls} live calls, another account looping 255 KiB flows`,
+        value: frames(loud.step),
+        target: '0 late frames',
+        how: `the same calls while a second account (another process) loops POST /v1/flows of a ${Math.round(a.bytes / 1024)} KiB, 1,767-state document and PUT /v1/flows/{id}/json of it, one at a time, for ${seconds - 4} s`,
+      },
+      {
+        name: 'GET /health meanwhile',
+        value: `${a.healthP50.toFixed(1)} ms p50, ${a.healthP99.toFixed(1)} ms p99, ${a.healthMax.toFixed(1)} ms max (${a.healthPolls} polls)`,
+        target: 'p99 ≤ 20 ms',
+        how: 'polled every 20 ms from the noisy process, on its own connection',
+      },
+      {
+        name: 'the noisy account’s requests',
+        value: `${a.requests} requests, ${a.requestP50.toFixed(0)} ms p50; statuses ${JSON.stringify(a.statuses)}`,
+        how: 'uploads and JSON edits, one at a time',
+      },
+    ];
+  } finally {
+    await close();
+  }
+}
