@@ -1,6 +1,6 @@
 // Maps a document path (['states', 'setup', 'agent', 'tools', 0]) to a line and column in the
 // YAML text, so every diagnostic can point at the exact place a designer has to fix.
-import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type LineCounter, type Node } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type LineCounter, type Node, type Pair, type Range, type YAMLMap } from 'yaml';
 import type { DocPath } from './types.ts';
 
 export interface Position {
@@ -16,8 +16,15 @@ export interface Located {
 }
 
 const START: Position = { line: 1, column: 1 };
+const OPEN_BRACE = '{'.charCodeAt(0);
+const CLOSE_BRACE = '}'.charCodeAt(0);
 
 export class DocumentLocator {
+  // A document with a diagnostic on each of thousands of states looks up each path: searching a
+  // map's entries for every lookup made that cost grow with the square of the document.
+  private readonly pairsByKey = new WeakMap<YAMLMap, Map<string, Pair>>();
+  private readonly needlesInScalar = new WeakMap<Node, Map<string, number[]>>();
+
   constructor(
     private readonly doc: Document,
     private readonly lines: LineCounter,
@@ -32,7 +39,7 @@ export class DocumentLocator {
     for (const segment of path) {
       current = this.resolve(current);
       if (isMap(current)) {
-        const pair = current.items.find((item) => isPair(item) && keyText(item.key) === String(segment));
+        const pair = this.pairOf(current, String(segment));
         if (!pair) break;
         located = { key: (pair.key as Node | null) ?? null, value: (pair.value as Node | null) ?? null };
         current = pair.value;
@@ -64,20 +71,54 @@ export class DocumentLocator {
     const { located } = this.find(path);
     const node = located.value;
     if (!node?.range) return this.position(path);
-    const source = this.text.slice(node.range[0], node.range[1]);
-    let from = 0;
-    for (let seen = 0; ; seen++) {
-      const at = source.indexOf(needle, from);
-      if (at < 0) return this.offsetPosition(node.range[0]);
-      if (seen === occurrence) return this.offsetPosition(node.range[0] + at);
-      from = at + needle.length;
-    }
+    const at = this.needleOffsets(node, node.range).get(needle)?.[occurrence];
+    return this.offsetPosition(at ?? node.range[0]);
   }
 
   offsetPosition(offset: number | undefined): Position {
     if (offset === undefined) return START;
     const pos = this.lines.linePos(offset);
     return { line: pos.line, column: pos.col };
+  }
+
+  /** The first entry of the map whose key reads `key`, as a search from the start finds it. */
+  private pairOf(map: YAMLMap, key: string): Pair | undefined {
+    let index = this.pairsByKey.get(map);
+    if (!index) {
+      index = new Map();
+      for (const item of map.items) {
+        const text = isPair(item) ? keyText(item.key) : null;
+        if (text !== null && !index.has(text)) index.set(text, item);
+      }
+      this.pairsByKey.set(map, index);
+    }
+    return index.get(key);
+  }
+
+  /**
+   * Where each `{…}` without inner braces starts in a scalar's source, by its text: the places a
+   * placeholder needle (`{name}`, no braces in the name) can be found, in order. One pass, so a
+   * prompt with thousands of placeholders costs its length once, not once per placeholder.
+   */
+  private needleOffsets(node: Node, range: Range): Map<string, number[]> {
+    let found = this.needlesInScalar.get(node);
+    if (!found) {
+      found = new Map();
+      let open = -1;
+      for (let i = range[0]; i < range[1]; i++) {
+        const char = this.text.charCodeAt(i);
+        if (char === OPEN_BRACE) open = i;
+        else if (char === CLOSE_BRACE && open >= 0) {
+          const needle = this.text.slice(open, i + 1);
+          const offsets = found.get(needle);
+          if (offsets) offsets.push(open);
+          else found.set(needle, [open]);
+          open = -1;
+        }
+      }
+      this.needlesInScalar.set(node, found);
+    }
+    return found;
   }
 
   private resolve(node: unknown): unknown {

@@ -1,7 +1,8 @@
 // parseFlow: YAML text in, the flow document and every diagnostic out. It never throws: the
 // studio runs it on every keystroke and the API on untrusted uploads.
-import { LineCounter, isScalar, parseDocument, visit, type Document } from 'yaml';
+import { LineCounter, isScalar, visit, type Document } from 'yaml';
 import { DocumentLocator } from './locate.ts';
+import { parseYaml } from './parse-yaml.ts';
 import { checkSemantics } from './semantics.ts';
 import { checkStructure } from './structure.ts';
 import { DIAGNOSTIC_CODES } from './diagnostic-codes.ts';
@@ -50,12 +51,7 @@ function parseUnchecked(yamlText: string): ParseResult {
   }
 
   const lines = new LineCounter();
-  const doc = parseDocument(yamlText, {
-    lineCounter: lines,
-    prettyErrors: false,
-    uniqueKeys: true,
-    strict: true,
-  });
+  const doc = parseYaml(yamlText, { lineCounter: lines, prettyErrors: false, strict: true });
   const locator = new DocumentLocator(doc, lines, yamlText);
   const diagnostics: Diagnostic[] = [];
 

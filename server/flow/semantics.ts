@@ -142,9 +142,10 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
 
   if (initialIsState) {
     const reached = new Set<string>([initial]);
+    // Read by index: shifting a long array moves its whole rest each time.
     const queue = [initial];
-    while (queue.length > 0) {
-      for (const next of edges.get(queue.shift()!) ?? []) {
+    for (let head = 0; head < queue.length; head++) {
+      for (const next of edges.get(queue[head]!) ?? []) {
         if (!reached.has(next)) {
           reached.add(next);
           queue.push(next);

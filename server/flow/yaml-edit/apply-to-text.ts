@@ -2,8 +2,8 @@
 // and carried back onto the stored text by a three-way merge where the library's rendering
 // differs from the hand-written layout.
 
-import { parseDocument } from 'yaml';
 import type { Document } from 'yaml';
+import { parseYaml } from '../parse-yaml.ts';
 import { createContext, mergeNode, repairAliases } from './merge-document.ts';
 import { mergeTexts } from './merge-text.ts';
 import type { Data } from './normalize-input.ts';
@@ -24,7 +24,7 @@ export function applyToText(
 ): string | null {
   for (const plain of onlyPlain ? [true] : [false, true]) {
     // The first attempt mutated the Document.
-    const target = plain && !onlyPlain ? parseDocument(ours, QUIET) : doc;
+    const target = plain && !onlyPlain ? parseYaml(ours, QUIET) : doc;
     const base = render(target);
     const ctx = createContext(target, hasAliases, plain);
     target.contents = mergeNode(ctx, target.contents, data);

@@ -22,7 +22,8 @@
 //
 // Pure TypeScript: the studio bundles this folder, so no Node APIs here.
 
-import { Document, Scalar, isMap, isScalar, parseDocument } from 'yaml';
+import { Document, Scalar, isMap, isScalar } from 'yaml';
+import { parseYaml } from '../parse-yaml.ts';
 import type { ToStringOptions } from 'yaml';
 import { MAX_YAML_ALIASES } from '../types.ts';
 import { applyToText } from './apply-to-text.ts';
@@ -41,7 +42,7 @@ import { QUIET, safeToJS } from './verify-text.ts';
 
 /** The document as plain data. Throws when the YAML has errors (callers validate first). */
 export function yamlToJson(yamlText: string): unknown {
-  const doc = parseDocument(yamlText);
+  const doc = parseYaml(yamlText);
   if (doc.errors.length > 0) {
     throw new Error(`The YAML has errors: ${doc.errors.map((e) => e.message).join('; ')}`);
   }
@@ -72,7 +73,7 @@ export function applyJsonToYaml(yamlText: string, json: unknown): string {
   const data = toData(json, new Set()) ?? null;
   const envelope = splitEnvelope(yamlText);
   // Source tokens let a scalar be set in its own text (edit-scalars-in-place.ts).
-  const doc = parseDocument(envelope.body, { ...QUIET, keepSourceTokens: true });
+  const doc = parseYaml(envelope.body, { ...QUIET, keepSourceTokens: true });
   if (doc.errors.length > 0) {
     throw new Error(
       `The stored YAML has errors, cannot apply JSON onto it: ${doc.errors.map((e) => e.message).join('; ')}`,

@@ -5,8 +5,9 @@
 // Every piece is checked by parsing it, so a confined edit costs about one parse of the
 // document, against about four for the core step on the whole document.
 
-import { Document, Pair, YAMLMap, isMap, isNode, isScalar, parseDocument } from 'yaml';
+import { Document, Pair, YAMLMap, isMap, isNode, isScalar } from 'yaml';
 import type { Scalar, ToStringOptions } from 'yaml';
+import { parseYaml } from '../parse-yaml.ts';
 import { applyToText } from './apply-to-text.ts';
 import {
   KEEP_CHOMPING,
@@ -233,7 +234,7 @@ export function mapEdits(
   // in a block scalar: then deeper lines would read as more of its text, and so would empty
   // lines if it keeps them (`|+`).
   function fitsBefore(entry: string, at: number, column: number): boolean {
-    if (!endsInBlockScalar(parseDocument(entry, QUIET).contents)) return true;
+    if (!endsInBlockScalar(parseYaml(entry, QUIET).contents)) return true;
     const keep = KEEP_CHOMPING.test(entry);
     while (at < text.length) {
       const next = lineAfter(at + 1);
@@ -263,7 +264,7 @@ function rewriteEntry(
   options: ToStringOptions,
   plain: boolean,
 ): string | null {
-  const doc = parseDocument(lines, QUIET);
+  const doc = parseYaml(lines, QUIET);
   const root = doc.contents;
   if (doc.errors.length > 0 || !isMap(root)) return null;
   const was = safeToJS(doc, root);
@@ -278,7 +279,7 @@ export function endsAsBefore(text: string, edits: readonly Edit[]): boolean {
   let last: Edit | undefined;
   for (const edit of edits) if (edit.to === text.length && (!last || edit.from >= last.from)) last = edit;
   if (!last) return true;
-  return last.text !== '' && !endsInBlockScalar(parseDocument(last.text, QUIET).contents);
+  return last.text !== '' && !endsInBlockScalar(parseYaml(last.text, QUIET).contents);
 }
 
 /** `text` with the edits applied; null if two of them overlap. */

@@ -1,8 +1,8 @@
 // Every piece of text this folder writes is trusted only once parsing it gives exactly the data
 // it must hold; these are the parses that check.
 
-import { parseDocument } from 'yaml';
 import type { Document, Node } from 'yaml';
+import { parseYaml } from '../parse-yaml.ts';
 import { MAX_YAML_ALIASES } from '../types.ts';
 import { dataEquals, type Data } from './normalize-input.ts';
 
@@ -19,7 +19,7 @@ export function safeToJS(doc: Document, node: Node): { ok: true; value: unknown 
 
 /** Whether `text` is YAML without errors that holds exactly `data`. */
 export function holds(text: string, data: Data): boolean {
-  const doc = parseDocument(text, QUIET);
+  const doc = parseYaml(text, QUIET);
   if (doc.errors.length > 0) return false;
   try {
     return dataEquals(doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }), data);

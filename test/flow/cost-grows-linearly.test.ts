@@ -1,0 +1,80 @@
+// The flow model's cost grows with the document, not with its square: a document twice as big
+// takes about twice as long to parse, convert or edit. Issue 14 measured 1.6–2.9 s to validate
+// a 255 KiB upload; the shapes below each exposed a cost that grew with the square (the yaml
+// library's duplicate-key check, looking up each diagnostic's place, finding each placeholder).
+//
+// Each ratio is taken within one run, from the best of several interleaved runs per size, so a
+// machine busy with other work slows both sizes alike. Linear code measures about 2; a square
+// cost 3.5 to 4 at these sizes.
+import { describe, expect, it } from 'vitest';
+import { parseFlow } from '../../server/flow/parse.ts';
+import { applyJsonToYaml, yamlToJson } from '../../server/flow/yaml-edit/index.ts';
+import { manyPlaceholdersYaml, manyTopLevelKeysYaml, oneLineStatesYaml, statesWithWarningsYaml } from '../support/one-line-flows.ts';
+
+const MAX_RATIO = 3;
+
+/** The best of `runs` timings of each job, run in turns so both see the same machine. */
+function bestOf(runs: number, jobs: ReadonlyArray<() => unknown>): number[] {
+  const best = jobs.map(() => Infinity);
+  for (let run = 0; run < runs; run++) {
+    jobs.forEach((job, i) => {
+      const start = performance.now();
+      job();
+      best[i] = Math.min(best[i]!, performance.now() - start);
+    });
+  }
+  return best;
+}
+
+function expectLinear(what: string, small: () => unknown, large: () => unknown, runs = 5): void {
+  const [smallMs, largeMs] = bestOf(runs, [small, large]) as [number, number];
+  const ratio = largeMs / smallMs;
+  expect(ratio, `${what}: ${smallMs.toFixed(1)} ms, then ${largeMs.toFixed(1)} ms at twice the size (×${ratio.toFixed(2)})`).toBeLessThan(MAX_RATIO);
+}
+
+type StatesData = { states: Record<string, { agent: { prompt: string } }> };
+
+/** The document's data with every state's prompt changed: the largest edit the studio makes. */
+function everyPromptEdited(yaml: string): StatesData {
+  const data = yamlToJson(yaml) as StatesData;
+  for (const state of Object.values(data.states)) state.agent.prompt += ' Then wait.';
+  return data;
+}
+
+describe('the flow model on twice the document', () => {
+  const shapes: Array<[string, (n: number) => string, number]> = [
+    ['1,000 one-line states', (n) => oneLineStatesYaml(n), 1000],
+    ['250 states with 300-character prompts', (n) => oneLineStatesYaml(n, 300), 250],
+    ['2,500 states with three warnings each', statesWithWarningsYaml, 2500],
+    ['12,000 keys in one map', manyTopLevelKeysYaml, 12_000],
+    ['5,000 placeholders in one prompt', manyPlaceholdersYaml, 5000],
+  ];
+
+  it.each(shapes)('parseFlow takes about twice as long on twice %s', (what, make, n) => {
+    const small = make(n);
+    const large = make(2 * n);
+    expect(parseFlow(large).diagnostics.some((d) => d.code === 'document_too_large')).toBe(false);
+    expectLinear(`parseFlow, ${what}`, () => parseFlow(small), () => parseFlow(large));
+  });
+
+  it.each(shapes.slice(0, 2))('yamlToJson takes about twice as long on twice %s', (what, make, n) => {
+    const small = make(n);
+    const large = make(2 * n);
+    expectLinear(`yamlToJson, ${what}`, () => yamlToJson(small), () => yamlToJson(large));
+  });
+
+  it('applyJsonToYaml takes about twice as long to edit every state of twice as many', () => {
+    const small = oneLineStatesYaml(500);
+    const large = oneLineStatesYaml(1000);
+    const smallEdit = everyPromptEdited(small);
+    const largeEdit = everyPromptEdited(large);
+    expectLinear('applyJsonToYaml, every prompt of 500 states', () => applyJsonToYaml(small, smallEdit), () => applyJsonToYaml(large, largeEdit), 3);
+  });
+
+  it('applyJsonToYaml takes about twice as long to write twice as many states onto a small flow', () => {
+    const stored = oneLineStatesYaml(1);
+    const small = yamlToJson(oneLineStatesYaml(500));
+    const large = yamlToJson(oneLineStatesYaml(1000));
+    expectLinear('applyJsonToYaml, 500 new states', () => applyJsonToYaml(stored, small), () => applyJsonToYaml(stored, large), 3);
+  });
+});
