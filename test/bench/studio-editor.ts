@@ -9,6 +9,7 @@ import type { Page } from 'playwright-core';
 // @ts-expect-error: a plain ES module script without type declarations.
 import { buildStudio, isStudioFresh } from '../../scripts/build-renderer.mjs';
 import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
+import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
@@ -30,16 +31,7 @@ export async function run(): Promise<BenchRow[]> {
     const flowId = await createFlow(server, account.apiKey, 'Bench 200 states', yaml);
     const smallYaml = generateFlowYaml(SMALL_STATES);
     const smallFlowId = await createFlow(server, account.apiKey, 'Bench 50 states', smallYaml);
-    const signIn = async (page: Page) => {
-      await page.goto(`${server.url}/sign-in`);
-      await page.evaluate(
-        ([token, email]) => {
-          (globalThis as any).sessionStorage.setItem('voxflow.access_token', token!);
-          (globalThis as any).sessionStorage.setItem('voxflow.email', email!);
-        },
-        [account.jwt, account.email],
-      );
-    };
+    const signIn = (page: Page) => signInBrowser(page, server.url, account);
 
     const opened: { page: Page | null } = { page: null };
     const openTimes = async (id: string, states: number): Promise<number[]> => {

@@ -25,6 +25,8 @@ export async function signInBrowser(page: Page, serverUrl: string, account: { em
   const [name, value] = login.headers.get('set-cookie')!.split(';')[0]!.split('=') as [string, string];
   // Exactly the cookie the server sets (Path=/auth), so signing out clears it.
   await page.context().addCookies([{ name, value, domain: new URL(serverUrl).hostname, path: '/auth', httpOnly: true, sameSite: 'Strict' }]);
+  // And the flag the studio sets when it signs in, so it asks the server to refresh.
+  await page.context().addInitScript(() => (globalThis as any).localStorage.setItem('voxflow.signed-in', '1'));
 }
 
 export async function startStudioRig(options: { server?: TestServer; micText?: string | null } = {}): Promise<StudioRig> {

@@ -21,6 +21,11 @@ export type * from './api-types.ts';
 
 let accessToken: string | null = null;
 let signedInEmail: string | null = null;
+/**
+ * Set while this browser has signed in (not a secret: a flag), so a visitor who never did is not
+ * sent to POST /auth/refresh only to get the expected 401, which browsers log as a console error.
+ */
+const SIGNED_IN_HERE = 'voxflow.signed-in';
 const unauthorizedListeners = new Set<() => void>();
 
 export function currentToken(): string | null {
@@ -32,10 +37,12 @@ export function currentEmail(): string | null {
 export function rememberSignIn(token: string, email: string): void {
   accessToken = token;
   signedInEmail = email;
+  localStorage.setItem(SIGNED_IN_HERE, '1');
 }
 export function forgetSignIn(): void {
   accessToken = null;
   signedInEmail = null;
+  localStorage.removeItem(SIGNED_IN_HERE);
   // Tokens kept by studios before the refresh cookie: gone for good.
   sessionStorage.removeItem('voxflow.access_token');
   sessionStorage.removeItem('voxflow.email');
@@ -46,9 +53,13 @@ export function forgetSignIn(): void {
  * token); null when there is none or it has expired. The answer is expected, not an error.
  */
 export async function restoreFromCookie(): Promise<{ token: string; email: string } | null> {
+  if (localStorage.getItem(SIGNED_IN_HERE) === null) return null;
   try {
     const response = await fetch('/auth/refresh', { method: 'POST', credentials: 'same-origin' });
-    if (!response.ok) return null;
+    if (!response.ok) {
+      localStorage.removeItem(SIGNED_IN_HERE);
+      return null;
+    }
     const body = (await response.json()) as { access_token: string; email: string };
     return { token: body.access_token, email: body.email };
   } catch {

@@ -127,12 +127,15 @@ export class FlowEditor {
   // ------------------------------------------------------------------------------------------
   // Changes
 
-  /** The designer typed in the YAML. */
-  setYaml(text: string): void {
+  /**
+   * The designer typed in the YAML, on `line`: typing on one line undoes as one step, an edit
+   * on another line (even a moment later) as a step of its own.
+   */
+  setYaml(text: string, line?: number): void {
     if (text === this.yaml) return;
     this.yaml = text;
     this.version++;
-    this.record('yaml');
+    this.record(line === undefined ? 'yaml' : `yaml:${line}`);
     void this.requestAnalysis();
   }
 
@@ -204,6 +207,19 @@ export class FlowEditor {
     const yaml = this.yaml;
     const positions = this.positions;
     this.saving = true;
+    // The server runs the same validator and refuses a flow with errors (422): say so without
+    // asking it, so an expected refusal is no failed request (and no browser console error).
+    const diagnostics = this.diagnosedText === yaml ? this.diagnostics : (await this.analyze(yaml)).diagnostics;
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) {
+      this.saving = false;
+      const first = errors[0]!;
+      this.saveError = {
+        message: `The flow document has ${errors.length} ${errors.length === 1 ? 'error' : 'errors'}; the first, at line ${first.line}, column ${first.column}: ${first.message}`,
+        diagnostics,
+      };
+      return false;
+    }
     const result = await api.updateFlow(this.flowId, { yaml_content: yaml, layout: { positions } });
     this.saving = false;
     if (!result.ok) {
