@@ -20,7 +20,8 @@ const outdir = outdirFlag ? resolve(outdirFlag.slice('--outdir='.length)) : join
 await rm(outdir, { recursive: true, force: true });
 await mkdir(outdir, { recursive: true });
 await build({
-  entryPoints: { main: join(root, 'electron', 'main.ts') },
+  // The server's flow-job worker goes beside main.mjs, where server/jobs/flow-jobs.ts looks for it.
+  entryPoints: { main: join(root, 'electron', 'main.ts'), 'flow-worker': join(root, 'server', 'jobs', 'flow-worker.ts') },
   outdir,
   outExtension: { '.js': '.mjs' },
   bundle: true,

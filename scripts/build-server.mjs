@@ -6,11 +6,14 @@
 // vendor SDKs loaded on first use, stay external. `npm run serve` builds when sources changed.
 import { build } from 'esbuild';
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = join(root, 'dist', 'server');
+// `--outdir=<dir>` builds elsewhere (tests); the folder must be inside the project so the
+// bundle's package imports still find node_modules.
+const outdirFlag = process.argv.find((arg) => arg.startsWith('--outdir='));
+const outdir = outdirFlag ? resolve(outdirFlag.slice('--outdir='.length)) : join(root, 'dist', 'server');
 
 async function newestSource(dir) {
   let newest = 0;
@@ -38,7 +41,9 @@ const EXTERNAL = ['@evan/opus', 'onnxruntime-node', 'sql.js', '@echogarden/flite
 
 await mkdir(outdir, { recursive: true });
 await build({
-  entryPoints: { main: join(root, 'server', 'main.ts') },
+  // The flow-job pool's worker (server/jobs/flow-jobs.ts) is an entry of its own beside main.mjs;
+  // what it shares with the server goes to a common chunk.
+  entryPoints: { main: join(root, 'server', 'main.ts'), 'flow-worker': join(root, 'server', 'jobs', 'flow-worker.ts') },
   outdir,
   outExtension: { '.js': '.mjs' },
   bundle: true,

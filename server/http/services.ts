@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import type { VoiceEngine } from '../engine/voice-engine.ts';
+import type { FlowJobs } from '../jobs/flow-jobs.ts';
 import type { AccessTokens } from '../security/access-tokens.ts';
 import type { PasswordHasher } from '../security/passwords.ts';
 import type { SecretBox } from '../security/secret-box.ts';
@@ -18,6 +19,8 @@ export interface Services {
   accessTokens: AccessTokens;
   secrets: SecretBox;
   engine: VoiceEngine;
+  /** Parses, validates and edits flow documents in worker threads, off the audio thread. */
+  flowJobs: FlowJobs;
 }
 
 /** Who is calling, as established by the auth plugin. */

@@ -5,7 +5,7 @@ import { importsOf, type ImportEdge } from './import-graph.ts';
 
 export type Layer =
   | 'errors' | 'config' | 'catalog' | 'flow' | 'protocol' | 'audio' | 'security' | 'store' | 'providers' | 'billing'
-  | 'engine' | 'outcomes' | 'testing' | 'http' | 'api' | 'transports' | 'composition' | 'renderer' | 'electron' | 'resources' | 'test';
+  | 'jobs' | 'engine' | 'outcomes' | 'testing' | 'http' | 'api' | 'transports' | 'composition' | 'renderer' | 'electron' | 'resources' | 'test';
 
 interface Rule {
   /** Layers this one may import at run time (its own is always allowed). */
@@ -27,14 +27,16 @@ export const RULES: Record<Layer, Rule> = {
   store: { value: ['security', 'errors'] },
   providers: { value: ['audio', 'catalog'], types: ['flow', 'config', 'store', 'security'] },
   billing: { value: ['catalog'], types: ['store', 'config', 'providers'] },
-  engine: { value: ['providers', 'catalog', 'flow', 'protocol', 'audio', 'billing'], types: ['store', 'config', 'security'] },
+  /** The flow-job pool: the flow model in worker threads, off the thread that paces audio. */
+  jobs: { value: ['flow', 'errors'] },
+  engine: { value: ['providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'jobs'], types: ['store', 'config', 'security'] },
   outcomes: { value: ['store', 'protocol', 'flow', 'audio', 'security', 'errors'], types: ['config', 'engine'] },
   testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio'], types: ['config', 'store'] },
-  http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes'] },
-  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing'], types: ['config', 'engine', 'providers'] },
+  http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes', 'jobs'] },
+  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs'], types: ['config', 'engine', 'providers'] },
   transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog'], types: ['config', 'store', 'providers'] },
   /** app.ts, serve.ts, main.ts, studio.ts: they put the server together. */
-  composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'security', 'store', 'providers', 'billing', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
+  composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'security', 'store', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
   /** The studio imports only the pure modules (one validator, one protocol, one vendor list). */
   renderer: { value: ['flow', 'protocol', 'catalog', 'resources'], types: ['electron'] },
   /** The desktop app embeds the whole server. */

@@ -1,9 +1,8 @@
 // Flows: YAML documents validated by the shared flow model. Another account's flow is a 404.
+// The model runs in the flow-job pool (server/jobs), never on this thread, which paces audio.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.ts';
-import { parseFlow } from '../../flow/parse.ts';
 import { hasErrors, type Diagnostic } from '../../flow/types.ts';
-import { applyJsonToYaml, yamlToJson } from '../../flow/yaml-edit/index.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
@@ -11,9 +10,8 @@ import { CreateFlowBody, FlowJsonBody, UpdateFlowBody, type FlowLayout } from '.
 
 type FlowParams = { Params: { flow_id: string } };
 
-/** Validates YAML for storing: a 422 with every diagnostic, or the warnings to return. */
-function validated(yamlText: string): Diagnostic[] {
-  const { diagnostics } = parseFlow(yamlText);
+/** The validator's answer for storing: a 422 with every diagnostic, or the warnings to return. */
+function refuseErrors(diagnostics: Diagnostic[]): Diagnostic[] {
   if (hasErrors(diagnostics)) {
     const errors = diagnostics.filter((d) => d.severity === 'error');
     const first = errors[0]!;
@@ -48,8 +46,9 @@ function fullView(flow: Flow, diagnostics?: Diagnostic[]) {
 }
 
 export async function flowRoutes(app: FastifyInstance): Promise<void> {
-  const { store } = app.services;
+  const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
+  const validated = async (accountId: string, yamlText: string) => refuseErrors(await flowJobs.validate(accountId, yamlText));
 
   const ownFlow = (accountId: string, id: string): Flow => {
     const flow = store.flows.get(accountId, id);
@@ -59,8 +58,9 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/v1/flows', { config }, async (request, reply) => {
     const body = parseInput(CreateFlowBody, request.body);
-    const warnings = validated(body.yaml_content);
-    const flow = await store.flows.create({ accountId: accountOf(request.principal), name: body.name, yamlContent: body.yaml_content });
+    const accountId = accountOf(request.principal);
+    const warnings = await validated(accountId, body.yaml_content);
+    const flow = await store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content });
     return reply.status(201).send(fullView(flow, warnings));
   });
 
@@ -77,7 +77,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     ownFlow(accountId, request.params.flow_id);
     const body = parseInput(UpdateFlowBody, request.body);
-    const warnings = body.yaml_content !== undefined ? validated(body.yaml_content) : undefined;
+    const warnings = body.yaml_content !== undefined ? await validated(accountId, body.yaml_content) : undefined;
     const layout = body.layout === undefined ? undefined : body.layout === null ? null : JSON.stringify(body.layout);
     const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent: body.yaml_content, layout });
     if (!flow) throw new AppError('flow_not_found');
@@ -92,7 +92,8 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
 
   // The document itself as JSON, for the visual editor.
   app.get<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request) => {
-    return yamlToJson(ownFlow(accountOf(request.principal), request.params.flow_id).yamlContent);
+    const accountId = accountOf(request.principal);
+    return flowJobs.toJson(accountId, ownFlow(accountId, request.params.flow_id).yamlContent);
   });
 
   // The JSON is applied onto the stored YAML, keeping comments and key order where content is unchanged.
@@ -100,8 +101,9 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     const stored = ownFlow(accountId, request.params.flow_id);
     const json = parseInput(FlowJsonBody, request.body);
-    const yamlContent = applyJsonToYaml(stored.yamlContent, json);
-    const warnings = validated(yamlContent);
+    const edited = await flowJobs.applyJson(accountId, stored.yamlContent, json);
+    const yamlContent = edited.yaml;
+    const warnings = refuseErrors(edited.diagnostics);
     const flow = await store.flows.update(accountId, stored.id, { yamlContent });
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);

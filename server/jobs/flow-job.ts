@@ -1,0 +1,40 @@
+// What a flow job computes, apart from where it runs: the worker (flow-worker.ts) calls
+// runFlowJob on each message. Jobs and results are plain data, so they cross between threads by
+// structured clone and the answers stay exactly what the flow model returns.
+import { parseFlow } from '../flow/parse.ts';
+import type { Diagnostic, FlowDocument } from '../flow/types.ts';
+import { applyJsonToYaml, yamlToJson } from '../flow/yaml-edit/index.ts';
+
+export type FlowJob =
+  /** Every diagnostic of a YAML text (uploads and edits). */
+  | { kind: 'validate'; yaml: string }
+  /** The document a session runs, or null when the text has errors. */
+  | { kind: 'parse'; yaml: string }
+  /** The document as plain data (the visual editor's JSON view). */
+  | { kind: 'to_json'; yaml: string }
+  /** JSON applied onto stored YAML, and the result's diagnostics. */
+  | { kind: 'apply_json'; yaml: string; json: unknown };
+
+export interface FlowJobResults {
+  validate: { diagnostics: Diagnostic[] };
+  parse: { document: FlowDocument | null };
+  to_json: { json: unknown };
+  apply_json: { yaml: string; diagnostics: Diagnostic[] };
+}
+
+export type FlowJobResult = FlowJobResults[FlowJob['kind']];
+
+export function runFlowJob(job: FlowJob): FlowJobResult {
+  switch (job.kind) {
+    case 'validate':
+      return { diagnostics: parseFlow(job.yaml).diagnostics };
+    case 'parse':
+      return { document: parseFlow(job.yaml).document };
+    case 'to_json':
+      return { json: yamlToJson(job.yaml) };
+    case 'apply_json': {
+      const yaml = applyJsonToYaml(job.yaml, job.json);
+      return { yaml, diagnostics: parseFlow(yaml).diagnostics };
+    }
+  }
+}
