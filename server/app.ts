@@ -18,6 +18,7 @@ import { jsonBodyPlugin } from './http/json-body.ts';
 import { rateLimitsPlugin } from './http/rate-limits.ts';
 import { responseHeadersPlugin } from './http/response-headers.ts';
 import { servicesPlugin, type Services } from './http/services.ts';
+import { FlowJobs } from './jobs/flow-jobs.ts';
 import { AccessTokens } from './security/access-tokens.ts';
 import { decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
 import { PasswordHasher } from './security/passwords.ts';
@@ -149,6 +150,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // recorded (DESIGN §11).
     const timelines = new TimelineRecorder(store, app.log);
     const recordings = new Set<CallRecording>();
+    // Flow documents are parsed and edited in worker threads (DESIGN §10); started on first use.
+    const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
     const engine = new VoiceEngine({
       store,
       observer: {
@@ -187,6 +190,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       accessTokens: new AccessTokens(jwtSecret),
       secrets,
       engine,
+      flowJobs,
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // Live sessions end (and are recorded, timelines included) before the store closes.
@@ -199,6 +203,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     app.addHook('onClose', async () => {
       // The store is flushed and its lock released whatever else fails on the way out.
       try {
+        // Once no request is left that could still be waiting for a flow job.
+        await flowJobs.close();
         await shutdownFlite();
       } finally {
         await store.close();

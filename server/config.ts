@@ -43,6 +43,10 @@ export const ConfigSchema = z.object({
       concurrentPasswordHashes: positiveInt.default(1),
       /** Hashes that may wait; past that, logins get 503 at once instead of queueing forever. */
       queuedPasswordHashes: positiveInt.default(64),
+      /** Worker threads that parse and edit flow documents; one per spare core (1 to 4) when unset. */
+      flowWorkers: positiveInt.max(64).optional(),
+      /** CPU time one flow document may take to parse, validate or edit; past it, 422 flow_too_complex. */
+      flowJobBudgetMs: positiveInt.default(2000),
       sessionsListed: positiveInt.default(50),
       sessionTokenTtlSeconds: positiveInt.default(600),
     })
@@ -204,6 +208,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),
   setting('VOXFLOW_ICE_TTL_SECONDS', 'ice.ttlSeconds', '<n>', 'lifetime of TURN credentials', { shownDefault: '3600' }),
+  setting('VOXFLOW_FLOW_WORKERS', 'limits.flowWorkers', '<n>', 'worker threads that parse and edit flow documents', { shownDefault: 'cores − 1, 1 to 4' }),
+  setting('VOXFLOW_FLOW_JOB_BUDGET_MS', 'limits.flowJobBudgetMs', '<ms>', 'CPU time one flow document may take to parse or edit (past it: 422 flow_too_complex)', { shownDefault: '2000' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
 ];
 

@@ -24,6 +24,7 @@ export const ERRORS = {
   unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
   invalid_request: { status: 422, message: 'The request is not valid.' },
   invalid_flow: { status: 422, message: 'The flow document does not validate.' },
+  flow_too_complex: { status: 422, message: 'The flow document takes too long to process; make it smaller or simpler.' },
   rate_limited: { status: 429, message: 'Too many requests; slow down.' },
   internal: { status: 500, message: 'Something went wrong on our side.' },
   at_capacity: { status: 503, message: 'The server is at capacity; try again shortly.' },
