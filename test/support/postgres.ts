@@ -1,0 +1,80 @@
+// A real PostgreSQL for tests (DESIGN §15): Debian's server binaries, a fresh cluster made by
+// initdb in a temp dir, started by pg_ctl on a free port, stopped and removed afterwards.
+// initdb refuses to run as root, so as root the cluster belongs to the `postgres` user (which
+// Debian's package creates). Nothing here installs anything: .ci/run does, and without the
+// binaries startPostgres() fails with a message naming the package.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface TestPostgres {
+  /** postgres://… of a database made for the caller. */
+  url: string;
+  port: number;
+  /** The cluster's temp dir, removed by stop(). */
+  dir: string;
+  /** A new, empty database; its URL. */
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+function binDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))) : [];
+  if (versions.length === 0) {
+    throw new Error("PostgreSQL's server is not installed: run 'sudo apt-get install postgresql' (Debian), or let .ci/run install it");
+  }
+  return join(root, versions.sort((a, b) => Number(b) - Number(a))[0]!, 'bin');
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = binDir();
+  const asRoot = process.getuid?.() === 0;
+  const dir = await mkdtemp(join(tmpdir(), 'voxflow-pg-'));
+  const data = join(dir, 'data');
+  // As root, the cluster's files belong to `postgres`: the temp dir must let it in.
+  const as = (command: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, command), ...args], { cwd: '/' }) : run(join(bin, command), args);
+  if (asRoot) {
+    await chmod(dir, 0o777);
+  }
+  await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-sync']);
+  const port = await freePort();
+  // No socket directory of the system's (it may not exist or be writable): TCP on loopback only.
+  await as('pg_ctl', ['-D', data, '-l', join(data, 'log'), '-w', '-t', '60', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=on -c synchronous_commit=on`, 'start']);
+  const base = `postgres://postgres@127.0.0.1:${port}`;
+  let stopped = false;
+  return {
+    url: `${base}/postgres`,
+    port,
+    dir,
+    async createDatabase(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      await run(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name]);
+      return `${base}/${name}`;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
