@@ -80,6 +80,51 @@ describe('importing a flow from a YAML file', () => {
     await page.close();
   });
 
+  it('opens a file with errors in the editor as a new unsaved flow, which the first save after the fix creates', { timeout: 60_000 }, async () => {
+    const broken = GUESSING_GAME_YAML.replace('initial_state: setup', 'initial_state: start_here');
+    const before = (await flows()).length;
+    const page = await openFlows();
+    await page.getByLabel('Import a flow from a YAML file').setInputFiles(await fileWith('ten-questions.yaml', broken));
+    const dialog = page.getByRole('dialog', { name: 'Import a flow' });
+    await dialog.getByRole('button', { name: 'Fix it in the editor' }).click();
+
+    // The editor, on a flow that exists only in the page: named after the file, unsaved, its error listed.
+    await expect.poll(() => new URL(page.url()).pathname + new URL(page.url()).search, { timeout: 15_000 }).toMatch(/^\/flow-editor\?draft=/);
+    await expect.poll(() => page.getByLabel('Flow name').inputValue(), { timeout: 15_000 }).toBe('Ten questions');
+    await page.getByText('Unsaved changes').waitFor();
+    await page.getByRole('region', { name: 'Problems' }).getByRole('button', { name: /start_here/ }).waitFor();
+    await expect.poll(() => page.locator('.svelte-flow__node').count(), { timeout: 15_000 }).toBe(4);
+    expect((await flows()).length).toBe(before);
+    await screenshot(page, 'studio-flows-import-fix-in-editor');
+
+    // Saving with the error is refused here, and creates nothing.
+    await page.keyboard.press('Control+s');
+    await page.getByRole('alert').filter({ hasText: 'Not saved.' }).waitFor();
+    expect((await flows()).length).toBe(before);
+
+    // Fixed in the YAML and saved: now it is a flow of the account, and the address says which.
+    await page.getByRole('tab', { name: 'YAML' }).click();
+    await page.locator('.cm-line', { hasText: 'initial_state: start_here' }).click();
+    await page.keyboard.press('End');
+    for (let i = 0; i < 'start_here'.length; i++) await page.keyboard.press('Backspace');
+    await page.keyboard.type('setup');
+    await page.getByRole('region', { name: 'Problems' }).getByText('none').waitFor();
+    await page.keyboard.press('Control+s');
+    await page.getByText('Saved', { exact: true }).waitFor();
+    await expect.poll(async () => (await flows()).length, { timeout: 15_000 }).toBe(before + 1);
+    const created = (await flows()).find((f) => f.name === 'Ten questions')!;
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toBe(`${rig().server.url}/flow-editor?flow=${created.id}`);
+    const stored = await rig().server.request('GET', `/v1/flows/${created.id}`, { jwt: rig().account.jwt });
+    expect(parseFlow(stored.body.yaml_content).document!.initial_state).toBe('setup');
+    expect(Object.keys(stored.body.layout.positions).sort()).toEqual(['lost', 'playing', 'setup', 'won']);
+    // The same editor goes on (nothing reloaded), and a reload opens the saved flow.
+    expect(await page.getByRole('tab', { name: 'YAML', selected: true }).count()).toBe(1);
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Flow name').inputValue(), { timeout: 15_000 }).toBe('Ten questions');
+    await page.getByText('Saved', { exact: true }).waitFor();
+    await page.close();
+  });
+
   it('shows a YAML syntax error by its line too', { timeout: 30_000 }, async () => {
     const text = 'id: broken\nversion: "1.0.0"\nstates: [\n';
     const [problem] = parseFlow(text).diagnostics;

@@ -3,7 +3,8 @@
 export type Route =
   | { screen: 'sign-in' }
   | { screen: 'flows' }
-  | { screen: 'editor'; flowId: string | null }
+  /** `draft`: a flow not saved yet (features/flows/flow-drafts.ts); it keeps its id once saved. */
+  | { screen: 'editor'; flowId: string | null; draft?: string }
   | { screen: 'sessions' }
   | { screen: 'settings' };
 
@@ -30,7 +31,7 @@ function rememberFlow(route: Route): void {
 
 /** An editor route without a flow opens the last one, if there is one. */
 function withLastFlow(route: Route): Route {
-  return route.screen === 'editor' && !route.flowId ? { screen: 'editor', flowId: lastFlow() } : route;
+  return route.screen === 'editor' && !route.flowId && !route.draft ? { screen: 'editor', flowId: lastFlow() } : route;
 }
 
 export function parseRoute(location: { pathname: string; search: string }): Route {
@@ -39,8 +40,10 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
   switch (path) {
     case '/sign-in':
       return { screen: 'sign-in' };
-    case '/flow-editor':
-      return { screen: 'editor', flowId: query.get('flow') };
+    case '/flow-editor': {
+      const draft = query.get('draft');
+      return draft && !query.get('flow') ? { screen: 'editor', flowId: null, draft } : { screen: 'editor', flowId: query.get('flow') };
+    }
     case '/sessions':
       return { screen: 'sessions' };
     case '/settings':
@@ -57,7 +60,11 @@ export function routeToPath(route: Route): string {
     case 'flows':
       return '/';
     case 'editor':
-      return route.flowId ? `/flow-editor?flow=${encodeURIComponent(route.flowId)}` : '/flow-editor';
+      return route.flowId
+        ? `/flow-editor?flow=${encodeURIComponent(route.flowId)}`
+        : route.draft
+          ? `/flow-editor?draft=${encodeURIComponent(route.draft)}`
+          : '/flow-editor';
     case 'sessions':
       return '/sessions';
     case 'settings':
@@ -81,8 +88,12 @@ export function setLeaveGuard(guard: LeaveGuard | null): void {
   leaveGuard = guard;
 }
 
-export function navigate(to: Route, options: { replace?: boolean } = {}): boolean {
-  if (leaveGuard && !leaveGuard()) return false;
+/**
+ * Goes to `to`. `unguarded`: the screen itself changes its own address (a draft saved as a flow),
+ * which is no leaving.
+ */
+export function navigate(to: Route, options: { replace?: boolean; unguarded?: boolean } = {}): boolean {
+  if (!options.unguarded && leaveGuard && !leaveGuard()) return false;
   const route = withLastFlow(to);
   rememberFlow(route);
   const path = routeToPath(route);

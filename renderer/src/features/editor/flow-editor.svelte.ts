@@ -79,24 +79,34 @@ export class FlowEditor {
   private analysing = false;
   private savePromise: Promise<boolean> | null = null;
 
-  constructor(readonly flowId: string) {}
+  /** The flow's id; null for a draft until its first save creates the flow. */
+  flowId = $state<string | null>(null);
+
+  constructor(
+    flowId: string | null,
+    /** A flow not saved yet (an imported file with errors): opened unsaved, created by Save. */
+    private readonly draft: { name: string; yaml: string } | null = null,
+  ) {
+    this.flowId = flowId;
+  }
 
   async open(): Promise<void> {
     this.worker = startFlowWorker();
-    const result = await api.getFlow(this.flowId);
+    const result = this.flowId !== null ? await api.getFlow(this.flowId) : null;
     // Left before the flow arrived (close() stopped the worker): nothing more to do.
     if (!this.worker) return;
-    if (!result.ok) {
+    if (result && !result.ok) {
       this.load =
         result.status === 404
           ? { kind: 'missing', message: 'This flow does not exist, or it belongs to another account.' }
           : { kind: 'failed', message: result.message };
       return;
     }
-    const flow = result.value;
+    const flow = result?.value ?? { name: this.draft?.name ?? 'Imported flow', yaml_content: this.draft?.yaml ?? '', layout: null };
     this.name = flow.name;
     this.yaml = flow.yaml_content;
-    this.savedYaml = flow.yaml_content;
+    // A draft has never been saved: everything in it is unsaved.
+    this.savedYaml = result ? flow.yaml_content : '';
     const analysis = await this.analyze(flow.yaml_content);
     if (!this.worker) return;
     this.applyAnalysis(analysis, this.version);
@@ -220,7 +230,7 @@ export class FlowEditor {
       };
       return false;
     }
-    const result = await api.updateFlow(this.flowId, { yaml_content: yaml, layout: { positions } });
+    const result = await this.store(yaml, positions);
     this.saving = false;
     if (!result.ok) {
       this.saveError = { message: result.message, diagnostics: Array.isArray(result.details) ? (result.details as Diagnostic[]) : [] };
@@ -234,9 +244,23 @@ export class FlowEditor {
     return true;
   }
 
+  /** Writes the flow: creates a draft's flow on its first save, updates it after that. */
+  private async store(yaml: string, positions: Positions) {
+    if (this.flowId !== null) return api.updateFlow(this.flowId, { yaml_content: yaml, layout: { positions } });
+    const created = await api.createFlow(this.name.trim() || 'Imported flow', yaml);
+    if (!created.ok) return created;
+    this.flowId = created.value.id;
+    return api.updateFlow(created.value.id, { layout: { positions } });
+  }
+
   async rename(name: string): Promise<string | null> {
     const trimmed = name.trim();
     if (trimmed === '' || trimmed === this.name) return null;
+    // A draft's name goes with its first save.
+    if (this.flowId === null) {
+      this.name = trimmed;
+      return null;
+    }
     const result = await api.updateFlow(this.flowId, { name: trimmed });
     if (!result.ok) return result.message;
     this.name = result.value.name;
