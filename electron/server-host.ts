@@ -16,10 +16,20 @@ export function desktopDataDir(userDataDir: string): string {
  * The embedded server's config: 127.0.0.1, port 0, data in `<userData>/data`. VOXFLOW_HOST,
  * _PORT, _DATA_DIR and _PUBLIC_URL are for headless hosting and are ignored here: the studio
  * must reach its own server on loopback, whatever the shell that launched the app exported.
+ * So is VOXFLOW_SESSIONS_PER_ACCOUNT: the per-account limit keeps hosted tenants from starving
+ * each other, and this server's accounts are the desktop's local one and whatever the same
+ * user signs up on loopback; only the server-wide caps apply.
  */
 export function embeddedServerConfig(userDataDir: string, env: NodeJS.ProcessEnv): Config {
   const fromEnv = parseCommandLine([], env).config;
-  return makeConfig({ ...fromEnv, host: '127.0.0.1', port: 0, dataDir: desktopDataDir(userDataDir), publicUrl: undefined });
+  return makeConfig({
+    ...fromEnv,
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: desktopDataDir(userDataDir),
+    publicUrl: undefined,
+    engine: { ...fromEnv.engine, sessionsPerAccount: 0 },
+  });
 }
 
 export interface EmbeddedServer extends RunningServer {

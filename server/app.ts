@@ -174,6 +174,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       assistantPrompt: config.engine.assistantPrompt,
       language: config.engine.language,
       maxSessions: config.engine.maxSessions,
+      sessionsPerAccount: config.engine.sessionsPerAccount,
+      maxSessionMs: config.engine.maxSessionSeconds * 1000,
+      idleEndMs: config.engine.idleEndSeconds * 1000,
       minuteMs: options.minuteMs,
     });
     // With port 0 the real port is known only once listening.

@@ -87,6 +87,12 @@ export const ConfigSchema = z.object({
       maxSessions: positiveInt.default(100),
       /** WebRTC peer connections at once (each holds UDP sockets and codec state). */
       maxPeerConnections: positiveInt.default(50),
+      /** Live voice sessions one account may hold at once (any transport); 0 for no limit (the desktop app's server). */
+      sessionsPerAccount: z.coerce.number().int().min(0).default(10),
+      /** The longest a voice session lasts; then it ends with `max_duration`. 0: no limit. */
+      maxSessionSeconds: z.coerce.number().min(0).default(3600),
+      /** A session with no caller speech and no client message (ping aside) this long ends with `idle`. 0: never. */
+      idleEndSeconds: z.coerce.number().min(0).default(300),
     })
     .prefault({}),
   ice: z
@@ -204,6 +210,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_LANGUAGE', 'engine.language', '<code>', 'language of speech recognition', { shownDefault: 'en' }),
   setting('VOXFLOW_MAX_SESSIONS', 'engine.maxSessions', '<n>', 'live voice sessions at once', { shownDefault: '100' }),
   setting('VOXFLOW_MAX_PEER_CONNECTIONS', 'engine.maxPeerConnections', '<n>', 'WebRTC connections at once', { shownDefault: '50' }),
+  setting('VOXFLOW_SESSIONS_PER_ACCOUNT', 'engine.sessionsPerAccount', '<n>', 'live voice sessions one account may hold at once, 0 for no limit (past it: 429 too_many_sessions)', { shownDefault: '10' }),
+  setting('VOXFLOW_MAX_SESSION_SECONDS', 'engine.maxSessionSeconds', '<s>', 'longest a voice session lasts, then it ends with max_duration (0: no limit)', { shownDefault: '3600' }),
+  setting('VOXFLOW_IDLE_END_SECONDS', 'engine.idleEndSeconds', '<s>', 'a voice session with no caller speech and no client message this long ends with idle (0: never)', { shownDefault: '300' }),
   setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),

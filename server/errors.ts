@@ -4,6 +4,7 @@
 export const ERRORS = {
   malformed_json: { status: 400, message: 'The request body is not valid JSON.' },
   bad_request: { status: 400, message: 'The request is malformed.' },
+  sdp_too_complex: { status: 400, message: 'The SDP offer or its ICE candidates are larger than a voice call needs.' },
   missing_credentials: { status: 401, message: 'This endpoint needs a credential: Authorization: Bearer <token> or X-Service-Key: <key>.' },
   invalid_credentials: { status: 401, message: 'The credential is not valid.' },
   invalid_login: { status: 401, message: 'The email or password is wrong.' },
@@ -26,6 +27,7 @@ export const ERRORS = {
   invalid_flow: { status: 422, message: 'The flow document does not validate.' },
   flow_too_complex: { status: 422, message: 'The flow document takes too long to process; make it smaller or simpler.' },
   rate_limited: { status: 429, message: 'Too many requests; slow down.' },
+  too_many_sessions: { status: 429, message: 'This account has as many live voice sessions as it may; end one first.' },
   internal: { status: 500, message: 'Something went wrong on our side.' },
   at_capacity: { status: 503, message: 'The server is at capacity; try again shortly.' },
   store_unavailable: { status: 503, message: 'The database cannot take writes right now.' },

@@ -20,6 +20,7 @@ import { AudioOut, type AudioClock } from './audio-out.ts';
 import { ConversationHistory } from './conversation-history.ts';
 import type { HookEvent, SessionHooks } from './hooks.ts';
 import { SpeechQueue } from './speech-queue.ts';
+import { TokenBucket } from './token-bucket.ts';
 import { TurnTiming } from './turn-timing.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
 
@@ -55,7 +56,21 @@ export interface SessionSetup {
   sttFlushTimeoutMs?: number;
   /** Hears the caller's audio as it arrives (a call recording); must not block. */
   callerAudioTap?: (pcm: Int16Array) => void;
+  /** The longest the session lasts; then it ends with `max_duration`. 0 or absent: no limit. */
+  maxDurationMs?: number;
+  /** Idle this long (see VoiceSession.noteActivity), the session ends with `idle`. 0 or absent: never. */
+  idleEndMs?: number;
+  /** Called once, synchronously, as the session begins to end (it gives back its place in the engine). */
+  onEnding?: () => void;
 }
+
+/**
+ * Typed turns and simulate_tool each start model or speech requests that the account pays for:
+ * a client may send 5 at once, then 1 a second (a token bucket shared by both). One that
+ * comes faster is dropped with a `rate_limited` error and starts nothing.
+ */
+export const DRIVEN_TURNS_BURST = 5;
+export const DRIVEN_TURNS_PER_SECOND = 1;
 
 /**
  * The end as the session measured it. The record stores these very values, so GET /v1/sessions
@@ -97,6 +112,11 @@ export class VoiceSession {
   private warned = new Set<SessionErrorCode>();
   private simulatedCalls = 0;
   private readonly lifetime = new AbortController();
+  private readonly drivenTurns = new TokenBucket({ burst: DRIVEN_TURNS_BURST, perSecond: DRIVEN_TURNS_PER_SECOND });
+  /** When the caller last spoke or the client last sent a message (performance.now). */
+  private lastActivityAt = performance.now();
+  private durationTimer: NodeJS.Timeout | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly setup: SessionSetup,
@@ -121,8 +141,14 @@ export class VoiceSession {
     this.input = setup.userInput
       ? setup.userInput({
           onSpeechStarted: (preRoll) => this.onSpeechStarted(preRoll),
-          onSpeech: (pcm) => this.stt?.write(pcm),
-          onTurnEnded: (lastVoicedAt) => void this.onTurnEnded(lastVoicedAt),
+          onSpeech: (pcm) => {
+            this.noteActivity();
+            this.stt?.write(pcm);
+          },
+          onTurnEnded: (lastVoicedAt) => {
+            this.noteActivity();
+            void this.onTurnEnded(lastVoicedAt);
+          },
           onError: (error) => this.warnOnce('vad_failed', `Voice activity detection failed: ${String(error)}`),
         })
       : null;
@@ -139,6 +165,8 @@ export class VoiceSession {
   /** Charges the first minute, says hello, shows the initial state, and lets the agent speak first. */
   async start(): Promise<void> {
     this.startedAt = Date.now();
+    this.noteActivity();
+    this.watchLimits();
     this.setup.clock.add(this.audioOut);
     const { id, flowId, flow } = this.setup;
     this.send({ type: 'session_started', session_id: id, mode: flow ? 'flow' : 'assistant', flow_id: flowId, sample_rate: ENGINE_SAMPLE_RATE });
@@ -168,6 +196,8 @@ export class VoiceSession {
   handleTextFrame(text: string): void {
     if (this.ended) return;
     const parsed = parseClientMessage(text);
+    // A ping is a client's keep-alive, sent by code whether anyone is there or not.
+    if (!parsed.ok || parsed.message.type !== 'ping') this.noteActivity();
     if (!parsed.ok) {
       this.send(sessionError(parsed.code, parsed.message));
       return;
@@ -187,12 +217,20 @@ export class VoiceSession {
         this.interrupt();
         return;
       case 'text':
+        if (!this.drivenTurns.take()) {
+          this.send(sessionError('rate_limited'));
+          return;
+        }
         this.interrupt();
         this.send({ type: 'transcript', role: 'user', text: message.text, final: true });
         this.history.addUser(message.text);
         void this.runAgentTurn(message.text, new TurnTiming(++this.turnCount, 'typed'));
         return;
       case 'simulate_tool':
+        if (!this.drivenTurns.take()) {
+          this.send(sessionError('rate_limited'));
+          return;
+        }
         this.simulateTool(message.name, message.arguments ?? {});
         return;
     }
@@ -207,10 +245,40 @@ export class VoiceSession {
     return this.endPromise;
   }
 
+  // ── Limits ───────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * The session is idle when, for `idleEndMs`, the caller has not spoken and the client has
+   * sent no message. Speaking means what the VAD hears as speech: a live call sends audio
+   * frames all the time, silence included, and those alone are no sign that anyone is there.
+   * Any text frame counts, a malformed or refused one too, except `ping` (a keep-alive sent by
+   * code, not by a person). What the agent says does not count: it speaks only in answer to a
+   * turn, a greeting aside.
+   */
+  private noteActivity(): void {
+    this.lastActivityAt = performance.now();
+  }
+
+  private watchLimits(): void {
+    const { maxDurationMs = 0, idleEndMs = 0 } = this.setup;
+    if (this.ended) return;
+    if (maxDurationMs > 0) this.durationTimer = setTimeout(() => void this.end('max_duration'), maxDurationMs);
+    if (idleEndMs <= 0) return;
+    // One timer, moved on lazily when it fires: activity on the audio path only writes a number.
+    const checkIdle = () => {
+      if (this.ended) return;
+      const quietFor = performance.now() - this.lastActivityAt;
+      if (quietFor >= idleEndMs) void this.end('idle');
+      else this.idleTimer = setTimeout(checkIdle, idleEndMs - quietFor);
+    };
+    this.idleTimer = setTimeout(checkIdle, idleEndMs);
+  }
+
   // ── Turns ────────────────────────────────────────────────────────────────────────────────
 
   private onSpeechStarted(preRoll: Int16Array): void {
     if (this.ended) return;
+    this.noteActivity();
     this.userSpeaking = true;
     this.send({ type: 'user_started_speaking' });
     // Barge-in: the user talking over the agent (or over its thinking) stops it at once.
@@ -373,6 +441,9 @@ export class VoiceSession {
   }
 
   private async finish(reason: string): Promise<void> {
+    this.setup.onEnding?.();
+    if (this.durationTimer) clearTimeout(this.durationTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     const charged = () => this.setup.meter?.chargedCents ?? 0;
     const meterStopped = this.setup.meter?.stop();
     this.interrupt();

@@ -6,6 +6,7 @@ import type { Session, Store } from '../store/store.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
 import { meteredProviders } from './metered-providers.ts';
+import { SlotPool, type Slot } from './session-slots.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { checkFirstMinute } from '../billing/admission.ts';
 import { SessionMeter } from '../billing/metering.ts';
@@ -30,7 +31,14 @@ export interface VoiceEngineDeps {
   voiceReady?: () => boolean;
   assistantPrompt: string;
   language: string;
+  /** Live sessions at once, all accounts together; admissions in flight count. */
   maxSessions: number;
+  /** Live sessions one account may hold at once; 0 for no limit (the desktop app's own server). */
+  sessionsPerAccount: number;
+  /** Longest a session lasts before it ends with `max_duration`; 0 for no limit. */
+  maxSessionMs: number;
+  /** A session idle this long ends with `idle` (see VoiceSession for what counts); 0 for never. */
+  idleEndMs: number;
   minuteMs?: number;
   /** Sees every event each session sends its client, then its close (the stored timeline). */
   observer?: SessionObserver;
@@ -56,7 +64,7 @@ export interface SessionRecordingTap {
 export class EngineRefusal extends Error {
   override name = 'EngineRefusal';
   constructor(
-    readonly code: 'insufficient_credits' | 'at_capacity' | 'flow_not_found' | 'invalid_flow',
+    readonly code: 'insufficient_credits' | 'at_capacity' | 'too_many_sessions' | 'flow_not_found' | 'invalid_flow',
     message: string,
   ) {
     super(message);
@@ -69,12 +77,28 @@ export interface StartRequest {
   allowSimulator: boolean;
 }
 
+/**
+ * A session the engine admitted and holds a place for, from before the first await of its
+ * admission until it ends: the caps count admissions in flight, so none can overshoot them.
+ */
+export interface EngineAdmission {
+  readonly providers: AccountProviders;
+  /** Starts the session on an open transport; its place goes with it and is given back when it ends. Once only. */
+  start(request: StartRequest, output: SessionOutput): VoiceSession;
+  /** The session will not start (refused, failed, the client left): its place is given back. Idempotent; nothing once started. */
+  release(): void;
+}
+
 export class VoiceEngine {
   private readonly sessions = new Set<VoiceSession>();
+  /** Places of admitted sessions, started or not; a session gives its place back as it begins to end. */
+  private readonly slots: SlotPool;
   private readonly clock = new AudioClock();
   private closing = false;
 
-  constructor(private readonly deps: VoiceEngineDeps) {}
+  constructor(private readonly deps: VoiceEngineDeps) {
+    this.slots = new SlotPool({ total: deps.maxSessions, perOwner: deps.sessionsPerAccount > 0 ? deps.sessionsPerAccount : Infinity });
+  }
 
   get activeSessions(): number {
     return this.sessions.size;
@@ -89,15 +113,45 @@ export class VoiceEngine {
     return this.deps.userInput !== null && (this.deps.hearsVoice?.() ?? true);
   }
 
-  /** Checked before a session record is created or a connection upgraded. */
-  async admit(accountId: string): Promise<AccountProviders> {
-    if (this.closing || this.sessions.size >= this.deps.maxSessions) {
-      throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
+  /**
+   * Checked before a session record is created or a connection upgraded. The place is taken
+   * before anything is awaited; a refusal from here on gives it back.
+   */
+  async admit(accountId: string): Promise<EngineAdmission> {
+    if (this.closing) throw new EngineRefusal('at_capacity', 'The voice engine is shutting down.');
+    const slot = this.slots.take(accountId);
+    if (slot === 'owner_full') {
+      const limit = this.deps.sessionsPerAccount;
+      throw new EngineRefusal('too_many_sessions', `This account already has ${limit} live voice sessions, the most it may hold at once; end one before starting another.`);
     }
-    const providers = await this.deps.providersFor(accountId);
-    const credit = checkFirstMinute(this.deps.store.credits.balance(accountId), providers.ratePerMinute);
-    if (!credit.ok) throw new EngineRefusal('insufficient_credits', credit.message);
-    return providers;
+    if (slot === 'full') throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
+    let providers: AccountProviders;
+    try {
+      providers = await this.deps.providersFor(accountId);
+      const credit = checkFirstMinute(this.deps.store.credits.balance(accountId), providers.ratePerMinute);
+      if (!credit.ok) throw new EngineRefusal('insufficient_credits', credit.message);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+    let started = false;
+    return {
+      providers,
+      start: (request, output) => {
+        if (started || slot.released) throw new Error('an admission starts one session, and only while it holds its place');
+        started = true;
+        try {
+          return this.start(request, providers, output, slot);
+        } catch (error) {
+          // E.g. its flow was deleted since admission: no session holds the place.
+          slot.release();
+          throw error;
+        }
+      },
+      release: () => {
+        if (!started) slot.release();
+      },
+    };
   }
 
   /** Loads and validates an account's flow for a session. */
@@ -124,8 +178,8 @@ export class VoiceEngine {
     return document;
   }
 
-  /** Creates and starts a session on an open transport. */
-  start(request: StartRequest, providers: AccountProviders, output: SessionOutput): VoiceSession {
+  /** Creates and starts a session on an open transport, in the place its admission took. */
+  private start(request: StartRequest, providers: AccountProviders, output: SessionOutput, slot: Slot): VoiceSession {
     const { record } = request;
     const flow = record.flowId ? this.loadFlow(record.accountId, record.flowId) : null;
     let session: VoiceSession | null = null;
@@ -172,6 +226,11 @@ export class VoiceEngine {
           await this.deps.store.sessions.end(record.id, end);
         },
         callerAudioTap: recording ? (pcm) => recording.caller(pcm) : undefined,
+        maxDurationMs: this.deps.maxSessionMs,
+        idleEndMs: this.deps.idleEndMs,
+        // An ending session does no more work for its account: a restarted WebRTC peer's new
+        // session may take the place at once.
+        onEnding: () => slot.release(),
       },
       {
         sendEvent: (event) => {
@@ -183,6 +242,7 @@ export class VoiceEngine {
           output.sendAudio(frame);
         },
         close: (code, reason) => {
+          slot.release();
           this.sessions.delete(session!);
           void recording?.close();
           this.deps.observer?.closed(record.id);
@@ -195,6 +255,8 @@ export class VoiceEngine {
       this.deps.log.error({ err: error, session: record.id }, 'session failed to start');
       void session!.end('error');
     });
+    // Admitted just before the server began to close: it ends with the others.
+    if (this.closing) void session.end('server_shutdown');
     return session;
   }
 

@@ -15,6 +15,7 @@ export const SESSION_ERRORS = {
   stt_failed: { fatal: false, message: 'Speech to text failed.' },
   llm_failed: { fatal: false, message: 'The language model failed.' },
   tts_failed: { fatal: false, message: 'Text to speech failed.' },
+  rate_limited: { fatal: false, message: 'Too many typed turns or simulate_tool calls: 5 at once, then 1 a second. This one was dropped.' },
 } as const satisfies Record<string, { fatal: boolean; message: string }>;
 
 export type SessionErrorCode = keyof typeof SESSION_ERRORS;

@@ -1,15 +1,16 @@
 // Admission of a voice session, whatever the transport, in one place that owns the session
-// record: which flow (from `program_id` or the session a token claimed), the account's
-// providers and credit, and the stored record. Refusals become the API's coded errors,
-// answered before any socket or peer connection exists; a record that was claimed or created
-// but never carried a session is ended here as refused, with nothing charged.
+// record: which flow (from `program_id` or the session a token claimed), the account's place in
+// the engine (its concurrent sessions, the server's), its providers and credit, and the stored
+// record. Refusals become the API's coded errors, answered before any socket or peer connection
+// exists; a record that was claimed or created but never carried a session is ended here as
+// refused, with nothing charged, and its place in the engine is given back.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { EngineRefusal } from '../engine/voice-engine.ts';
+import type { SessionOutput, VoiceSession } from '../engine/session.ts';
+import { EngineRefusal, type EngineAdmission } from '../engine/voice-engine.ts';
 import { AppError } from '../errors.ts';
 import { accountOf } from '../http/services.ts';
 import { parseInput } from '../http/validation.ts';
-import type { AccountProviders } from '../providers/types.ts';
 import type { Session } from '../store/store.ts';
 
 export const EngineQuery = z.object({
@@ -19,13 +20,20 @@ export const EngineQuery = z.object({
   record: z.enum(['1', 'true', '0', 'false'], { error: 'record must be 1 or 0' }).optional(),
 });
 
-/** A session admitted to the engine and not started yet: the transport either starts it or refuses it. */
+/**
+ * A session admitted to the engine and not started yet: it holds a place among the live
+ * sessions, and the transport either starts it or refuses it (which gives the place back).
+ */
 export interface AdmittedSession {
   readonly record: Session;
-  readonly providers: AccountProviders;
   /** simulate_tool is for the account owner's studio sessions (signed in with a JWT). */
   readonly allowSimulator: boolean;
-  /** The transport could not carry the session: its record ends with nothing charged. Idempotent. */
+  /** Starts the session on the transport now open. Once only. */
+  start(output: SessionOutput): VoiceSession;
+  /**
+   * The transport could not carry the session: its record ends with nothing charged and its
+   * place is given back. Idempotent, and nothing once the session started (it ends itself).
+   */
   refuse(reason?: string): Promise<void>;
 }
 
@@ -45,9 +53,29 @@ async function endUnstarted(app: FastifyInstance, record: Session, reason: strin
   await app.services.store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents: 0 });
 }
 
-function admitted(app: FastifyInstance, record: Session, providers: AccountProviders, allowSimulator: boolean): AdmittedSession {
+function admitted(app: FastifyInstance, record: Session, admission: EngineAdmission, allowSimulator: boolean): AdmittedSession {
   let refused: Promise<void> | null = null;
-  return { record, providers, allowSimulator, refuse: (reason = 'refused') => (refused ??= endUnstarted(app, record, reason)) };
+  let started = false;
+  const refuse = (reason = 'refused'): Promise<void> => {
+    if (started) return Promise.resolve();
+    admission.release();
+    return (refused ??= endUnstarted(app, record, reason));
+  };
+  return {
+    record,
+    allowSimulator,
+    start: (output) => {
+      try {
+        const session = admission.start({ record, allowSimulator }, output);
+        started = true;
+        return session;
+      } catch (error) {
+        refuse('error').catch((failure: unknown) => app.log.warn({ err: failure, session: record.id }, 'could not end a session that failed to start'));
+        throw error;
+      }
+    },
+    refuse,
+  };
 }
 
 /**
@@ -56,11 +84,13 @@ function admitted(app: FastifyInstance, record: Session, providers: AccountProvi
  */
 export async function admitClaimedSession(app: FastifyInstance, record: Session): Promise<AdmittedSession> {
   const { engine } = app.services;
+  let admission: EngineAdmission | null = null;
   try {
-    const providers = await engine.admit(record.accountId);
+    admission = await engine.admit(record.accountId);
     if (record.flowId) engine.loadFlow(record.accountId, record.flowId);
-    return admitted(app, record, providers, false);
+    return admitted(app, record, admission, false);
   } catch (error) {
+    admission?.release();
     await endUnstarted(app, record, 'refused');
     throw refusalToAppError(error);
   }
@@ -79,24 +109,30 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
     throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
   }
   const flowId = query.mode === 'flow' ? query.program_id! : null;
-  let providers: AccountProviders;
+  let admission: EngineAdmission;
   try {
     if (flowId) engine.loadFlow(accountId, flowId);
-    providers = await engine.admit(accountId);
+    admission = await engine.admit(accountId);
   } catch (error) {
     throw refusalToAppError(error);
   }
-  const record = await store.sessions.createConnected({
-    accountId,
-    flowId,
-    transport,
-    mode: query.mode,
-    context: {},
-    metadata: {},
-    record: query.record === '1' || query.record === 'true',
-  });
+  let record: Session;
+  try {
+    record = await store.sessions.createConnected({
+      accountId,
+      flowId,
+      transport,
+      mode: query.mode,
+      context: {},
+      metadata: {},
+      record: query.record === '1' || query.record === 'true',
+    });
+  } catch (error) {
+    admission.release();
+    throw error;
+  }
   // The studio signs in with a JWT: its owner may drive the flow by hand.
-  return admitted(app, record, providers, request.principal?.kind === 'jwt');
+  return admitted(app, record, admission, request.principal?.kind === 'jwt');
 }
 
 /** Registered once, by the first transport that needs it. */

@@ -49,7 +49,8 @@ export async function startLoadRig(options: { tts?: 'flite' | 'openai' } = {}): 
   const fakes = spawnTs('./fake-providers-process.ts');
   const urls = JSON.parse(await lines(fakes).next()) as { openai: string; deepgram: string };
   const server = await startTestServer({
-    engine: { maxSessions: 500, maxPeerConnections: 500 },
+    // One account holds every session of a bench: no per-account limit.
+    engine: { maxSessions: 500, maxPeerConnections: 500, sessionsPerAccount: 0 },
     providers: {
       stt: { provider: 'deepgram', apiKey: 'dg', baseUrl: urls.deepgram },
       llm: { provider: 'openai', apiKey: 'sk', baseUrl: urls.openai },

@@ -8,9 +8,14 @@
 // renegotiating or restarting a peer needs the principal that opened it (the same JWT or API
 // key account, or the same session token); a PATCH that carries only a pc_id can do nothing but
 // add ICE candidates to the peer. Logs show a pc_id's first characters only.
+// Bounds (issue 14): an offer's size, media sections and candidates, a peer's candidates in all
+// and its PATCH rate are checked before werift sees any of it (sdp-bounds.ts); the cap on peers
+// counts a place from before the first await of an offer, so concurrent offers cannot pass it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { SlotPool, type Slot } from '../../engine/session-slots.ts';
 import { authenticateRequest } from '../../http/auth.ts';
+import { RateLimiter } from '../../http/rate-limiter.ts';
 import { accountOf, type Principal } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { AppError } from '../../errors.ts';
@@ -18,6 +23,7 @@ import { digest } from '../../security/opaque-tokens.ts';
 import { admitEngineSession, decorateAdmittedSession } from '../session-admission.ts';
 import { iceConfiguration } from './ice-servers.ts';
 import type { WebRtcPeer } from './peer.ts';
+import { checkCandidateBounds, checkOfferBounds, MAX_PATCHES_PER_WINDOW, PATCH_WINDOW_MS } from './sdp-bounds.ts';
 
 // werift takes about half a second to import: it loads with the first offer (and in the
 // background once the server is up), not on the server's start-up path.
@@ -25,10 +31,9 @@ let peerModule: Promise<typeof import('./peer.ts')> | null = null;
 const loadPeerModule = () => (peerModule ??= import('./peer.ts'));
 import { testPageRoute } from './test-page.ts';
 
-const MAX_SDP_BYTES = 64 * 1024;
-
+// Its size is bounded by checkOfferBounds, with a status that says what is wrong with it.
 const OfferBody = z.object({
-  sdp: z.string().min(1, 'sdp must be the SDP offer text').max(MAX_SDP_BYTES),
+  sdp: z.string().min(1, 'sdp must be the SDP offer text'),
   type: z.literal('offer', { error: 'type must be "offer"' }),
   pc_id: z.string().max(100).nullish(),
   restart_pc: z.boolean().nullish(),
@@ -58,8 +63,12 @@ export interface WebRtcOptions {
 }
 
 export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptions = {}): Promise<void> {
-  const { config, engine } = app.services;
-  const peers = new Map<string, { peer: WebRtcPeer; principal: Principal }>();
+  const { config } = app.services;
+  /** Live peers by pc_id, with who opened them and how many remote candidates they took. */
+  const peers = new Map<string, { peer: WebRtcPeer; principal: Principal; candidates: number }>();
+  /** Places of peers, taken before an offer's first await and given back when the peer closes or the offer fails. */
+  const peerSlots = new SlotPool({ total: config.engine.maxPeerConnections });
+  const patchRate = new RateLimiter(MAX_PATCHES_PER_WINDOW, PATCH_WINDOW_MS);
   decorateAdmittedSession(app);
   await testPageRoute(app);
 
@@ -112,26 +121,43 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   // Authenticated in the handler: a renegotiation or restart is checked against the peer's owner.
   app.post('/offer', { config: { auth: 'engine', startsSession: true, authInHandler: true } }, async (request: FastifyRequest) => {
     const body = parseInput(OfferBody, request.body);
+    const offered = checkOfferBounds(body.sdp);
     const existing = body.pc_id ? peers.get(body.pc_id) : undefined;
     if (existing) await authenticateAsOwner(request, existing.principal);
     // A new offer on a live connection renegotiates it: same peer, new answer.
     if (existing && !body.restart_pc) {
+      checkCandidateBounds(existing.candidates, offered.candidates);
+      existing.candidates += offered.candidates;
       return { pc_id: existing.peer.id, sdp: await answerOrBadSdp(existing.peer, body.sdp), type: 'answer' };
     }
     // Pipecat's restart_pc: the client built a new connection (ICE failed or stayed down) and
     // keeps its pc_id; the old peer and its session end, a new session starts on the new one.
     // Refusals that need no account come first, so they never use up a one-connection token.
-    if (!existing && peers.size >= config.engine.maxPeerConnections) throw new AppError('at_capacity', 'Too many WebRTC connections at once; try again shortly.');
     if (!/^v=0/m.test(body.sdp) || !/^m=audio /m.test(body.sdp)) {
       throw new AppError('bad_request', 'The SDP offer is malformed or has no audio section (m=audio).');
     }
+    // The old peer gives its place back as it closes, and the new one takes it in the same tick.
     if (existing) existing.peer.close('restarted');
-    else await authenticateRequest(app, request, 'engine', true);
+    const slot = peerSlots.take('peers');
+    if (typeof slot === 'string') throw new AppError('at_capacity', 'Too many WebRTC connections at once; try again shortly.');
+    return offerOnNewPeer(request, body.sdp, offered.candidates, slot, existing?.peer.id).catch((error: unknown) => {
+      // Refused or failed: the place is given back (a peer made on the way gave it back already as it closed).
+      slot.release();
+      throw error;
+    });
+  });
+
+  /** Authenticates (a new peer), admits the session, and answers the offer on a new peer that holds `slot` until it closes. */
+  const offerOnNewPeer = async (request: FastifyRequest, offerSdp: string, offeredCandidates: number, slot: Slot, restartedId: string | undefined) => {
+    if (restartedId === undefined) await authenticateRequest(app, request, 'engine', true);
     const admitted = await admitEngineSession(app, request, 'webrtc');
     const accountId = admitted.record.accountId;
-    const { WebRtcPeer } = await loadPeerModule();
+    const { WebRtcPeer } = await loadPeerModule().catch(async (error: unknown) => {
+      await admitted.refuse('error');
+      throw error;
+    });
     const peer = new WebRtcPeer({
-      id: existing?.peer.id,
+      id: restartedId,
       iceServers: iceConfiguration(config.ice, accountId).iceServers,
       connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
       idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
@@ -139,6 +165,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
       log: request.log,
       // A restarted peer's replacement holds the same id: only remove the entry that is this peer.
       onClosed: (closed, reason) => {
+        slot.release();
         if (peers.get(closed.id)?.peer === closed) peers.delete(closed.id);
         // A peer that never connected never started its session: its record is ended here.
         if (!closed.hasSession) {
@@ -148,23 +175,33 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     });
     let sdp: string;
     try {
-      sdp = await answerOrBadSdp(peer, body.sdp);
+      sdp = await answerOrBadSdp(peer, offerSdp);
     } catch (error) {
       peer.close('refused');
       await admitted.refuse();
       throw error;
     }
-    peers.set(peer.id, { peer, principal: request.principal! });
-    peer.onConnected(() => engine.start({ record: admitted.record, allowSimulator: admitted.allowSimulator }, admitted.providers, peer.output));
+    peers.set(peer.id, { peer, principal: request.principal!, candidates: offeredCandidates });
+    peer.onConnected(() => admitted.start(peer.output));
     return { pc_id: peer.id, sdp, type: 'answer' };
-  });
+  };
 
   const addCandidates = async (pcId: string | undefined, body: unknown) => {
     const { candidates } = parseInput(CandidatesBody, body);
-    const { peer } = findPeer(pcId);
-    for (const candidate of candidates) {
-      // An end-of-candidates marker or a candidate werift cannot use is skipped, not fatal.
-      if (!candidate.candidate) continue;
+    const entry = findPeer(pcId);
+    const { peer } = entry;
+    const rate = patchRate.take(peer.id);
+    if (!rate.allowed) {
+      throw new AppError('rate_limited', `A peer connection may send at most ${MAX_PATCHES_PER_WINDOW} candidate PATCHes in ${PATCH_WINDOW_MS / 1000} seconds.`, undefined, {
+        'retry-after': String(rate.retryAfterSeconds),
+      });
+    }
+    // An end-of-candidates marker is not a candidate: it neither counts nor reaches werift.
+    const usable = candidates.filter((candidate) => candidate.candidate);
+    checkCandidateBounds(entry.candidates, usable.length);
+    entry.candidates += usable.length;
+    for (const candidate of usable) {
+      // A candidate werift cannot use is skipped, not fatal.
       try {
         await peer.addCandidate(candidate);
       } catch (error) {

@@ -2,14 +2,14 @@
 // are JSON events (DESIGN §4). Two doors to the same engine:
 //   WS /v1/ws/:token             the hosted API's session, authenticated by its token alone
 //   WS /ws?mode=&program_id=     the engine router, with a JWT, an API key or ?session_token=
-// Refusals (unknown, expired or used token; no credit; no such flow) happen at the upgrade, as
-// HTTP statuses, before any WebSocket exists.
+// Refusals (unknown, expired or used token; no credit; no such flow; the account or the server
+// full) happen at the upgrade, as HTTP statuses, before any WebSocket exists.
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../errors.ts';
 import { digest } from '../../security/opaque-tokens.ts';
-import { admitClaimedSession, admitEngineSession, decorateAdmittedSession } from '../session-admission.ts';
+import { admitClaimedSession, admitEngineSession, decorateAdmittedSession, type AdmittedSession } from '../session-admission.ts';
 
 /** Largest frame accepted; larger ones close the socket with 1009 (message too big). */
 export const MAX_FRAME_BYTES = 64 * 1024;
@@ -35,10 +35,10 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
       preValidation: async (request) => {
         const record = await store.sessions.claim(digest(request.params.token), Date.now() / 1000);
         if (!record) throw new AppError('session_token_invalid');
-        request.admittedSession = await admitClaimedSession(app, record);
+        request.admittedSession = refusedIfNeverAttached(request, await admitClaimedSession(app, record));
       },
     },
-    (socket, request) => attach(app, socket, request),
+    (socket, request) => attach(socket, request),
   );
 
   // Engine router.
@@ -48,30 +48,39 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
       websocket: true,
       config: { auth: 'engine', startsSession: true },
       preValidation: async (request: FastifyRequest, _reply: FastifyReply) => {
-        request.admittedSession = await admitEngineSession(app, request, 'websocket');
+        request.admittedSession = refusedIfNeverAttached(request, await admitEngineSession(app, request, 'websocket'));
       },
     },
-    (socket, request) => attach(app, socket, request),
+    (socket, request) => attach(socket, request),
   );
 }
 
-function attach(app: FastifyInstance, socket: WebSocket, request: FastifyRequest): void {
-  const admitted = request.admittedSession!;
-  const session = app.services.engine.start(
-    { record: admitted.record, allowSimulator: admitted.allowSimulator },
-    admitted.providers,
-    {
-      sendEvent: (event) => {
-        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
-      },
-      sendAudio: (frame) => {
-        if (socket.readyState === socket.OPEN) socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
-      },
-      close: (code, reason) => {
-        if (socket.readyState === socket.OPEN) socket.close(code, reason.slice(0, 100));
-      },
+/**
+ * A client that hangs up while its upgrade is admitted never gets a WebSocket: `ws` drops the
+ * dead socket without calling the route's handler. Its session is refused when the connection
+ * closes (which does nothing once the session started), so the record ends and the place it
+ * held among the live sessions comes back.
+ */
+function refusedIfNeverAttached(request: FastifyRequest, admitted: AdmittedSession): AdmittedSession {
+  const connection = request.raw.socket;
+  const refuse = () => void admitted.refuse('client_disconnected').catch((error: unknown) => request.log.warn({ err: error }, 'could not end a session whose client left'));
+  if (connection.destroyed) refuse();
+  else connection.once('close', refuse);
+  return admitted;
+}
+
+function attach(socket: WebSocket, request: FastifyRequest): void {
+  const session = request.admittedSession!.start({
+    sendEvent: (event) => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
     },
-  );
+    sendAudio: (frame) => {
+      if (socket.readyState === socket.OPEN) socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
+    },
+    close: (code, reason) => {
+      if (socket.readyState === socket.OPEN) socket.close(code, reason.slice(0, 100));
+    },
+  });
 
   socket.on('message', (data, isBinary) => {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);

@@ -18,6 +18,7 @@ const PLAIN: Record<string, string> = {
   stt_failed: 'Speech-to-text failed, so what you said was not understood. Say it again, or type it.',
   llm_failed: 'The language model failed to answer. Send your turn again, or check the model key in Settings → Provider keys.',
   tts_failed: 'The agent’s voice failed; its words still show in the conversation.',
+  rate_limited: 'That was too many turns too fast: the server takes five at once, then one a second. Wait a moment and send it again.',
 };
 
 /**
