@@ -4,8 +4,9 @@
 // library's duplicate-key check, looking up each diagnostic's place, finding each placeholder).
 //
 // Each ratio is taken within one run, from the best of several interleaved runs per size, so a
-// machine busy with other work slows both sizes alike. Linear code measures about 2; a square
-// cost 3.5 to 4 at these sizes.
+// machine busy with other work slows both sizes alike; a ratio over the bound is measured again
+// (three tries), since a burst of other work can still land on every run of one size. Linear
+// code measures about 2; a square cost 3.5 to 6 at these sizes, on every try.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { applyJsonToYaml, yamlToJson } from '../../server/flow/yaml-edit/index.ts';
@@ -27,9 +28,13 @@ function bestOf(runs: number, jobs: ReadonlyArray<() => unknown>): number[] {
 }
 
 function expectLinear(what: string, small: () => unknown, large: () => unknown, runs = 5): void {
-  const [smallMs, largeMs] = bestOf(runs, [small, large]) as [number, number];
-  const ratio = largeMs / smallMs;
-  expect(ratio, `${what}: ${smallMs.toFixed(1)} ms, then ${largeMs.toFixed(1)} ms at twice the size (×${ratio.toFixed(2)})`).toBeLessThan(MAX_RATIO);
+  const tries: string[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const [smallMs, largeMs] = bestOf(runs, [small, large]) as [number, number];
+    if (largeMs / smallMs < MAX_RATIO) return;
+    tries.push(`${smallMs.toFixed(1)} ms, then ${largeMs.toFixed(1)} ms (×${(largeMs / smallMs).toFixed(2)})`);
+  }
+  expect.fail(`${what} at twice the size took more than ${MAX_RATIO} times as long on every try: ${tries.join('; ')}`);
 }
 
 type StatesData = { states: Record<string, { agent: { prompt: string } }> };
@@ -47,14 +52,15 @@ describe('the flow model on twice the document', () => {
     ['250 states with 300-character prompts', (n) => oneLineStatesYaml(n, 300), 250],
     ['2,500 states with three warnings each', statesWithWarningsYaml, 2500],
     ['12,000 keys in one map', manyTopLevelKeysYaml, 12_000],
-    ['5,000 placeholders in one prompt', manyPlaceholdersYaml, 5000],
+    ['10,000 placeholders in one prompt', manyPlaceholdersYaml, 10_000],
   ];
 
   it.each(shapes)('parseFlow takes about twice as long on twice %s', (what, make, n) => {
     const small = make(n);
     const large = make(2 * n);
     expect(parseFlow(large).diagnostics.some((d) => d.code === 'document_too_large')).toBe(false);
-    expectLinear(`parseFlow, ${what}`, () => parseFlow(small), () => parseFlow(large));
+    // The small cases take tens of milliseconds: more runs for the same confidence.
+    expectLinear(`parseFlow, ${what}`, () => parseFlow(small), () => parseFlow(large), n === 10_000 ? 10 : 5);
   });
 
   it.each(shapes.slice(0, 2))('yamlToJson takes about twice as long on twice %s', (what, make, n) => {
