@@ -8,8 +8,12 @@ import { AppError } from '../../errors.ts';
 
 /** Media sections (`m=` lines) an offer may have. */
 export const MAX_MEDIA_SECTIONS = 4;
-/** Bytes an offer may have; browsers' offers for audio, video and data are 3 to 10 KiB. */
-export const MAX_SDP_BYTES = 32 * 1024;
+/**
+ * Bytes an offer may have; browsers' offers for audio, video and data are 3 to 10 KiB. werift's
+ * parse of what passes still runs on the audio thread: an offer just under 32 KiB packed with
+ * rtpmap lines cost it 50–109 ms (measured on a loaded 2-core machine), so the bound is 16 KiB.
+ */
+export const MAX_SDP_BYTES = 16 * 1024;
 /** Remote ICE candidates one peer connection takes, in its offers and PATCHes together. */
 export const MAX_CANDIDATES_PER_PEER = 64;
 /** Candidate PATCHes one peer connection may send in PATCH_WINDOW_MS. */
