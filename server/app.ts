@@ -153,6 +153,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Flow documents are parsed and edited in worker threads (DESIGN §10); started on first use.
     const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
     const engine = new VoiceEngine({
+      // An account key of its own, so an account's uploads never make its own session start wait.
+      parseFlowDocument: (accountId, yaml) => flowJobs.parseDocument(`engine:${accountId}`, yaml),
       store,
       observer: {
         event: (id, event) => timelines.record(id, event),

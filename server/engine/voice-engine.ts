@@ -42,6 +42,8 @@ export interface VoiceEngineDeps {
   minuteMs?: number;
   /** Sees every event each session sends its client, then its close (the stored timeline). */
   observer?: SessionObserver;
+  /** Parses a stored flow off the audio thread (server/jobs); without it, flows are parsed here. */
+  parseFlowDocument?: (accountId: string, yaml: string) => Promise<FlowDocument | null>;
 }
 
 /** What a session sent, for whoever keeps it (server/outcomes keeps timelines). Must not throw or block. */
@@ -154,10 +156,37 @@ export class VoiceEngine {
     };
   }
 
-  /** Loads and validates an account's flow for a session. */
   /** The latest parsed version of recently run flows, oldest first (flow ids are unique across accounts). */
   private readonly parsedFlows = new Map<string, { yaml: string; document: FlowDocument | null }>();
 
+  /**
+   * Parses an account's stored flow for a session off the audio thread (the flow-job workers,
+   * when the server has them) and keeps the result, so that loadFlow() at the session's start
+   * only reads it. Admission awaits this; refused like loadFlow.
+   */
+  async prepareFlow(accountId: string, flowId: string): Promise<FlowDocument> {
+    const flow = this.deps.store.flows.get(accountId, flowId);
+    if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
+    const cached = this.parsedFlows.get(flowId);
+    const parse = this.deps.parseFlowDocument;
+    if (!(cached && cached.yaml === flow.yamlContent) && parse) {
+      // Sessions starting together share one parse of the same version.
+      const key = `${flowId}\n${flow.yamlContent.length}\n${flow.updatedAt}`;
+      let parsing = this.parsing.get(key);
+      if (!parsing) {
+        parsing = parse(accountId, flow.yamlContent)
+          .then((document) => this.remember(flowId, flow.yamlContent, document))
+          .finally(() => this.parsing.delete(key));
+        this.parsing.set(key, parsing);
+      }
+      await parsing;
+    }
+    return this.loadFlow(accountId, flowId);
+  }
+
+  private readonly parsing = new Map<string, Promise<void>>();
+
+  /** Loads and validates an account's flow for a session: the version prepareFlow() parsed, unless it changed since. */
   loadFlow(accountId: string, flowId: string): FlowDocument {
     const flow = this.deps.store.flows.get(accountId, flowId);
     if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
@@ -166,16 +195,20 @@ export class VoiceEngine {
     if (cached && cached.yaml === flow.yamlContent) {
       document = cached.document;
     } else {
-      // Parsing a flow takes milliseconds on the event loop that paces every session's audio, so
-      // each stored version is parsed once; the runtime only reads the document.
+      // Only when the flow was saved between admission and start (or without prepareFlow): then it
+      // is parsed here, once per stored version; the runtime only reads the document.
       document = parseFlow(flow.yamlContent).document;
-      this.parsedFlows.delete(flowId);
-      this.parsedFlows.set(flowId, { yaml: flow.yamlContent, document });
-      if (this.parsedFlows.size > PARSED_FLOWS_KEPT) this.parsedFlows.delete(this.parsedFlows.keys().next().value!);
+      this.remember(flowId, flow.yamlContent, document);
     }
     // Stored flows were validated on save; a document that no longer validates is refused, not run.
     if (!document) throw new EngineRefusal('invalid_flow', `The flow "${flowId}" does not validate any more; open it in the editor.`);
     return document;
+  }
+
+  private remember(flowId: string, yaml: string, document: FlowDocument | null): void {
+    this.parsedFlows.delete(flowId);
+    this.parsedFlows.set(flowId, { yaml, document });
+    if (this.parsedFlows.size > PARSED_FLOWS_KEPT) this.parsedFlows.delete(this.parsedFlows.keys().next().value!);
   }
 
   /** Creates and starts a session on an open transport, in the place its admission took. */

@@ -87,7 +87,7 @@ export async function admitClaimedSession(app: FastifyInstance, record: Session)
   let admission: EngineAdmission | null = null;
   try {
     admission = await engine.admit(record.accountId);
-    if (record.flowId) engine.loadFlow(record.accountId, record.flowId);
+    if (record.flowId) await engine.prepareFlow(record.accountId, record.flowId);
     return admitted(app, record, admission, false);
   } catch (error) {
     admission?.release();
@@ -111,7 +111,7 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
   const flowId = query.mode === 'flow' ? query.program_id! : null;
   let admission: EngineAdmission;
   try {
-    if (flowId) engine.loadFlow(accountId, flowId);
+    if (flowId) await engine.prepareFlow(accountId, flowId);
     admission = await engine.admit(accountId);
   } catch (error) {
     throw refusalToAppError(error);
