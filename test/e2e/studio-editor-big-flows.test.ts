@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { screenshot } from './browser.ts';
-import { WAIT, node, openFlow } from './studio-editor-page.ts';
+import { WAIT, centre, node, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 const rig = studioSuite();
@@ -136,12 +136,19 @@ describe('a 50-state flow', () => {
 });
 
 describe('the guessing game after Auto-layout', () => {
-  it('keeps every edge label visible, on no state', async () => {
+  it('keeps every edge label visible: on the canvas, on no state', async () => {
     const { page } = await openFlow(rig(), 'Game laid out');
+    // A state dragged far up and right; Auto-layout then moves every state back into a column.
+    const won = await centre(node(page, 'won').locator('header'));
+    await page.mouse.move(won.x, won.y);
+    await page.mouse.down();
+    await page.mouse.move(won.x + 200, won.y - 300, { steps: 10 });
+    await page.mouse.up();
     await page.getByRole('button', { name: 'Auto-layout' }).click();
     await expect.poll(async () => {
-      const { nodes, labels } = await drawn(page);
-      return labels.length === 7 && labels.every((l) => l.w > 0 && !nodes.some((n) => overlaps(l, n, 1)));
+      const { nodes, labels, pane } = await drawn(page);
+      const inPane = (r: Rect) => r.x >= pane.x && r.y >= pane.y && r.x + r.w <= pane.x + pane.w && r.y + r.h <= pane.y + pane.h;
+      return labels.length === 7 && labels.every((l) => l.w > 0 && inPane(l) && !nodes.some((n) => overlaps(l, n, 1))) && nodes.every(inPane);
     }, WAIT).toBe(true);
     // Every label is the topmost thing at its centre: visible, not under a state.
     const hidden = await page.locator('.svelte-flow__edge-label .tool').evaluateAll((els) =>
