@@ -35,6 +35,19 @@ export interface SessionView {
   end_reason: string | null;
   credits_charged_usd_cents: number;
 }
+/** GET /v1/sessions/{id}: what a call produced (DESIGN §11). */
+export interface SessionDetail extends SessionView {
+  flow_version: number | null;
+  metadata: Record<string, unknown>;
+  variables: Record<string, unknown>;
+  path: Array<{ state: string; at: number }>;
+  transcript: Array<{ role: 'user' | 'agent'; text: string; at: number; interrupted: boolean }>;
+  tool_calls: Array<{ name: string; arguments: unknown; status: 'accepted' | 'rejected'; reason: string | null; from_state: string; to_state: string; source: 'model' | 'simulator'; at: number }>;
+  metrics: Array<{ turn: number; endpointing_ms: number | null; stt_ms: number | null; llm_ttft_ms: number | null; tts_ttfb_ms: number | null; voice_to_voice_ms: number | null; server_ms: number | null; at: number }>;
+  errors: Array<{ code: string; message: string; fatal: boolean; at: number }>;
+  recording: { url: string; format: string } | null;
+  timeline: { events: number; bytes: number; dropped_events: number; cap: { events: number; bytes: number } };
+}
 export interface CreditsView { balance_usd_cents: number; rate_per_minute_usd_cents: number; effective_rate_per_minute_usd_cents: number }
 export type ProviderKind = 'stt' | 'llm' | 'tts';
 export type ProvidersView = Record<`${ProviderKind}_provider`, string | null> & Record<`${ProviderKind}_api_key`, string | null>;

@@ -11,6 +11,7 @@ import type {
   ApiKeyView,
   CreatedApiKey,
   SessionView,
+  SessionDetail,
   CreditsView,
   ProvidersView,
   ProvidersPatch,
@@ -123,6 +124,17 @@ export const api = {
   revokeApiKey: (keyId: string) => request<void>('DELETE', `/auth/api-keys/${id(keyId)}`),
 
   listSessions: () => request<SessionView[]>('GET', '/v1/sessions'),
+  getSession: (sessionId: string) => request<SessionDetail>('GET', `/v1/sessions/${id(sessionId)}`),
+  /** The recording as a blob (an <audio> element cannot send the Authorization header itself). */
+  async getRecording(sessionId: string): Promise<ApiResult<Blob>> {
+    try {
+      const response = await fetch(`/v1/sessions/${id(sessionId)}/recording`, { headers: accessToken ? { authorization: `Bearer ${accessToken}` } : {} });
+      if (!response.ok) return { ok: false, status: response.status, code: `http_${response.status}`, message: 'The recording could not be loaded.', details: null };
+      return { ok: true, value: await response.blob() };
+    } catch {
+      return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };
+    }
+  },
   credits: () => request<CreditsView>('GET', '/v1/credits/balance'),
   providers: () => request<ProvidersView>('GET', '/v1/providers'),
   updateProviders: (patch: ProvidersPatch) => request<ProvidersView>('PATCH', '/v1/providers', patch),

@@ -6,6 +6,7 @@ export type Route =
   /** `draft`: a flow not saved yet (features/flows/flow-drafts.ts); it keeps its id once saved. */
   | { screen: 'editor'; flowId: string | null; draft?: string }
   | { screen: 'sessions' }
+  | { screen: 'session'; sessionId: string }
   | { screen: 'settings' };
 
 // The flow last opened in the editor, so "Editor" (and /flow-editor) reopens it. Not a secret:
@@ -46,6 +47,8 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
     }
     case '/sessions':
       return { screen: 'sessions' };
+    case '/session':
+      return query.get('id') ? { screen: 'session', sessionId: query.get('id')! } : { screen: 'sessions' };
     case '/settings':
       return { screen: 'settings' };
     default:
@@ -67,6 +70,8 @@ export function routeToPath(route: Route): string {
           : '/flow-editor';
     case 'sessions':
       return '/sessions';
+    case 'session':
+      return `/session?id=${encodeURIComponent(route.sessionId)}`;
     case 'settings':
       return '/settings';
   }

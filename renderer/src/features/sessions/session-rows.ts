@@ -28,6 +28,8 @@ const END_REASONS: Record<string, string> = {
   credits_exhausted: 'Out of credits',
   error: 'Error',
   server_shutdown: 'Server stopped',
+  idle: 'Nothing said for too long',
+  max_duration: 'Reached the longest a call may run',
 };
 
 export function endReasonLabel(reason: string | null): string {
