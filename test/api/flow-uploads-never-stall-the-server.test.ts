@@ -87,8 +87,9 @@ describe('one account looping uploads and JSON edits of a 1,767-state flow', () 
     })();
     const latencies = await healthLatencies(server, loop);
     await loop;
-    expect(latencies.length).toBeGreaterThan(20);
     expect(p99(latencies), `/health p99 over ${latencies.length} requests; slowest ${Math.max(...latencies).toFixed(0)} ms`).toBeLessThan(200);
+    // Answers kept coming all along, not a few between long stalls.
+    expect(latencies.length).toBeGreaterThan(20);
   });
 });
 
