@@ -14,9 +14,10 @@
 // - Workers start on first use, run below the main thread's priority (flow-worker.ts), and stop
 //   after a minute without work.
 //
-// node:worker_threads rather than piscina: the pool needs to terminate the one worker whose job
-// ran over (piscina cancels only jobs still waiting, and its per-task timeouts are not CPU
-// time), and this is the only pool of its kind here (flite's is the same shape, by hand).
+// node:worker_threads rather than piscina: the budget is the CPU time of the thread that runs
+// the job, and piscina does not say which of its workers (so which thread) runs a task, so it
+// could only abort on wall time; the admission per account would be ours either way, and the
+// pool is the same shape as flite's (providers/tts/flite.ts), with no dependency to ship.
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
