@@ -127,4 +127,16 @@ export const MIGRATIONS: readonly Migration[] = [
           ALTER TABLE sessions ADD COLUMN recording_file TEXT;
           CREATE INDEX sessions_by_created ON sessions(created_at);`,
   },
+  {
+    version: 5,
+    name: "an account's own endpoint and model for each part",
+    // With an own key, where it goes (an OpenAI-compatible server's base URL) and which model it
+    // asks for; NULL: the vendor's own endpoint and the default model.
+    sql: `ALTER TABLE provider_settings ADD COLUMN stt_base_url TEXT;
+          ALTER TABLE provider_settings ADD COLUMN stt_model TEXT;
+          ALTER TABLE provider_settings ADD COLUMN llm_base_url TEXT;
+          ALTER TABLE provider_settings ADD COLUMN llm_model TEXT;
+          ALTER TABLE provider_settings ADD COLUMN tts_base_url TEXT;
+          ALTER TABLE provider_settings ADD COLUMN tts_model TEXT;`,
+  },
 ];

@@ -154,9 +154,15 @@ describe('provider settings', () => {
       ttsKeyEnc: null,
       llmProvider: null,
       llmKeyEnc: null,
+      sttBaseUrl: null,
+      sttModel: null,
+      llmBaseUrl: null,
+      llmModel: null,
+      ttsBaseUrl: null,
+      ttsModel: null,
       updatedAt: null,
     });
-    await store.providers.update(ada.id, { sttProvider: 'deepgram', sttKeyEnc: 'enc-stt', llmProvider: 'openai' });
+    await store.providers.update(ada.id, { sttProvider: 'deepgram', sttKeyEnc: 'enc-stt', llmProvider: 'openai', llmBaseUrl: 'http://models.example:8000/v1', llmModel: 'llama3.1' });
     clock.now += 1;
     const updated = await store.providers.update(ada.id, { sttKeyEnc: null, ttsProvider: 'flite' });
 
@@ -168,6 +174,12 @@ describe('provider settings', () => {
       ttsKeyEnc: null,
       llmProvider: 'openai',
       llmKeyEnc: null,
+      sttBaseUrl: null,
+      sttModel: null,
+      llmBaseUrl: 'http://models.example:8000/v1',
+      llmModel: 'llama3.1',
+      ttsBaseUrl: null,
+      ttsModel: null,
       updatedAt: clock.now,
     });
     expect(store.providers.get(ada.id)).toEqual(updated);

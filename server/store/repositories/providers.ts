@@ -11,6 +11,13 @@ export interface ProviderSettings {
   ttsKeyEnc: string | null;
   llmProvider: string | null;
   llmKeyEnc: string | null;
+  /** With the account's own key: the endpoint it goes to (null: the vendor's) and the model (null: the default). */
+  sttBaseUrl: string | null;
+  sttModel: string | null;
+  llmBaseUrl: string | null;
+  llmModel: string | null;
+  ttsBaseUrl: string | null;
+  ttsModel: string | null;
   /** Null until the account first saves settings. */
   updatedAt: number | null;
 }
@@ -32,6 +39,12 @@ const COLUMNS = {
   ttsKeyEnc: 'tts_key_enc',
   llmProvider: 'llm_provider',
   llmKeyEnc: 'llm_key_enc',
+  sttBaseUrl: 'stt_base_url',
+  sttModel: 'stt_model',
+  llmBaseUrl: 'llm_base_url',
+  llmModel: 'llm_model',
+  ttsBaseUrl: 'tts_base_url',
+  ttsModel: 'tts_model',
 } as const satisfies Record<keyof ProviderSettingsChanges, string>;
 
 interface ProviderSettingsRow {
@@ -42,6 +55,12 @@ interface ProviderSettingsRow {
   tts_key_enc: string | null;
   llm_provider: string | null;
   llm_key_enc: string | null;
+  stt_base_url: string | null;
+  stt_model: string | null;
+  llm_base_url: string | null;
+  llm_model: string | null;
+  tts_base_url: string | null;
+  tts_model: string | null;
   updated_at: number;
 }
 
@@ -87,6 +106,12 @@ function emptySettings(accountId: string): ProviderSettings {
     ttsKeyEnc: null,
     llmProvider: null,
     llmKeyEnc: null,
+    sttBaseUrl: null,
+    sttModel: null,
+    llmBaseUrl: null,
+    llmModel: null,
+    ttsBaseUrl: null,
+    ttsModel: null,
     updatedAt: null,
   };
 }
@@ -100,6 +125,12 @@ function toProviderSettings(row: ProviderSettingsRow): ProviderSettings {
     ttsKeyEnc: row.tts_key_enc,
     llmProvider: row.llm_provider,
     llmKeyEnc: row.llm_key_enc,
+    sttBaseUrl: row.stt_base_url,
+    sttModel: row.stt_model,
+    llmBaseUrl: row.llm_base_url,
+    llmModel: row.llm_model,
+    ttsBaseUrl: row.tts_base_url,
+    ttsModel: row.tts_model,
     updatedAt: row.updated_at,
   };
 }
