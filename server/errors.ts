@@ -25,6 +25,7 @@ export const ERRORS = {
   unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
   invalid_request: { status: 422, message: 'The request is not valid.' },
   invalid_flow: { status: 422, message: 'The flow document does not validate.' },
+  provider_key_rejected: { status: 422, message: 'The provider refused this key.' },
   flow_too_complex: { status: 422, message: 'The flow document takes too long to process; make it smaller or simpler.' },
   rate_limited: { status: 429, message: 'Too many requests; slow down.' },
   too_many_sessions: { status: 429, message: 'This account has as many live voice sessions as it may; end one first.' },

@@ -19,17 +19,20 @@ export interface ResolvedProvider {
   keySource: KeySource;
   /** The account's sealed key, when keySource is 'account' (opened only by the engine). */
   sealedKey: string | null;
+  /** With the account's key: its own endpoint and model, if it set them. */
+  baseUrl: string | null;
+  model: string | null;
   priceCents: number;
 }
 
-function accountChoice(settings: ProviderSettings, kind: ProviderKind): { provider: string | null; sealedKey: string | null } {
+function accountChoice(settings: ProviderSettings, kind: ProviderKind): { provider: string | null; sealedKey: string | null; baseUrl: string | null; model: string | null } {
   switch (kind) {
     case 'stt':
-      return { provider: settings.sttProvider, sealedKey: settings.sttKeyEnc };
+      return { provider: settings.sttProvider, sealedKey: settings.sttKeyEnc, baseUrl: settings.sttBaseUrl ?? null, model: settings.sttModel ?? null };
     case 'llm':
-      return { provider: settings.llmProvider, sealedKey: settings.llmKeyEnc };
+      return { provider: settings.llmProvider, sealedKey: settings.llmKeyEnc, baseUrl: settings.llmBaseUrl ?? null, model: settings.llmModel ?? null };
     case 'tts':
-      return { provider: settings.ttsProvider, sealedKey: settings.ttsKeyEnc };
+      return { provider: settings.ttsProvider, sealedKey: settings.ttsKeyEnc, baseUrl: settings.ttsBaseUrl ?? null, model: settings.ttsModel ?? null };
   }
 }
 
@@ -49,6 +52,8 @@ export function resolveProvider(config: Config, settings: ProviderSettings, kind
     provider: keySource === 'none' ? 'none' : provider,
     keySource,
     sealedKey: keySource === 'account' ? own.sealedKey : null,
+    baseUrl: keySource === 'account' ? own.baseUrl : null,
+    model: keySource === 'account' ? own.model : null,
     priceCents: keySource === 'server' ? PART_PRICE_CENTS[kind] : 0,
   };
 }

@@ -10,6 +10,7 @@ import type { ProviderKind } from '../providers/catalog.ts';
 import { FLITE_VOICES, createFliteTts, type FliteVoice } from '../providers/tts/flite.ts';
 import type { AccountProviders, LanguageModel, SpeechToText, TextToSpeech } from '../providers/types.ts';
 import type { SecretBox } from '../security/secret-box.ts';
+import { ownKeyErrors } from './own-key-errors.ts';
 import type { Store } from '../store/store.ts';
 
 interface Connection {
@@ -41,7 +42,13 @@ export function createProviderRegistry(config: Config, store: Store, secrets: Se
   const connection = (accountId: string, resolved: ResolvedProvider, kind: ProviderKind): Connection => {
     const server = config.providers[kind];
     if (resolved.keySource === 'account') {
-      return { apiKey: secrets.open(resolved.sealedKey!, keyContext(accountId, kind)), baseUrl: undefined, model: resolved.provider === server.provider ? server.model : undefined };
+      // The account's own key goes where the account said (its own OpenAI-compatible server),
+      // else to the vendor; never to the server's endpoint, which may be a local model server.
+      return {
+        apiKey: secrets.open(resolved.sealedKey!, keyContext(accountId, kind)),
+        baseUrl: resolved.baseUrl ?? undefined,
+        model: resolved.model ?? (resolved.provider === server.provider && !server.baseUrl ? server.model : undefined),
+      };
     }
     return { apiKey: server.apiKey, baseUrl: server.baseUrl, model: server.model };
   };
@@ -96,7 +103,8 @@ export function createProviderRegistry(config: Config, store: Store, secrets: Se
         textToSpeech(accountId, resolved.tts),
       ]);
       return {
-        providers: { stt, llm, tts },
+        // A refused own key says so: the account fixes it in its settings, not the server's operator.
+        providers: ownKeyErrors({ stt, llm, tts }, { stt: resolved.stt.keySource === 'account', llm: resolved.llm.keySource === 'account', tts: resolved.tts.keySource === 'account' }),
         ratePerMinute: resolved.stt.priceCents + resolved.llm.priceCents + resolved.tts.priceCents,
         partPrices: { stt: resolved.stt.priceCents, llm: resolved.llm.priceCents, tts: resolved.tts.priceCents },
       };

@@ -53,6 +53,8 @@ export interface FakeOpenAI {
   setRules(rules: ChatRule[]): void;
   setSpeechFault(fault: CountedFault | undefined): void;
   setTranscriptionFault(fault: CountedFault | undefined): void;
+  /** From now on, only this key is accepted (a key revoked at the provider); undefined: any. */
+  setApiKey(key: string | undefined): void;
   close(): Promise<void>;
 }
 
@@ -79,6 +81,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   let transcriptionCount = 0;
   let callCount = 0;
   const transcripts = options.transcripts ?? [];
+  let requiredKey = options.apiKey;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
@@ -87,8 +90,14 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const form = isMultipart ? await parseForm(req, raw) : null;
     const recorded = record(req, res, form ? form.recorded : parseJson(raw), requests);
 
-    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    if (requiredKey !== undefined && req.headers.authorization !== `Bearer ${requiredKey}`) {
       return sendError(res, 401);
+    }
+    // The model list, as OpenAI and compatible servers answer it (a cheap request that checks a key).
+    if (req.method === 'GET' && path === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_700_000_000, owned_by: 'fake' }] }));
+      return;
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const body = (recorded.body ?? {}) as ChatBody;
@@ -138,6 +147,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     setSpeechFault(fault) {
       speechFault = fault;
       speechCount = 0;
+    },
+    setApiKey(key) {
+      requiredKey = key;
     },
     setTranscriptionFault(fault) {
       transcriptionFault = fault;

@@ -6,6 +6,8 @@ import { AppError } from '../../errors.ts';
 import { keyContext, resolveProviders } from '../../billing/provider-choice.ts';
 import { PROVIDER_KINDS, VENDORS, type ProviderKind } from '../../providers/catalog.ts';
 import { maskSecret, type SecretBox } from '../../security/secret-box.ts';
+import { privateTargetProblem } from '../../security/outbound-target.ts';
+import { checkProviderKey } from '../../security/provider-key-check.ts';
 import type { ProviderSettings, ProviderSettingsChanges } from '../../store/store.ts';
 import type { Config } from '../../config.ts';
 import { accountOf } from '../../http/services.ts';
@@ -15,6 +17,14 @@ const key = z.string().trim().min(8, 'an API key is at least 8 characters').max(
 const vendor = (kind: ProviderKind) =>
   z.enum(VENDORS[kind] as [string, ...string[]], { error: `must be one of ${VENDORS[kind].join(', ')}` }).nullable();
 
+const baseUrl = z
+  .string()
+  .trim()
+  .max(2048, 'at most 2048 characters')
+  .refine((value) => /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value), { message: 'must be an http:// or https:// URL' })
+  .nullable();
+const model = z.string().trim().min(1, 'a model name is not empty').max(200, 'at most 200 characters').nullable();
+
 const PatchBody = z
   .object({
     stt_api_key: key.optional(),
@@ -23,8 +33,23 @@ const PatchBody = z
     stt_provider: vendor('stt').optional(),
     tts_provider: vendor('tts').optional(),
     llm_provider: vendor('llm').optional(),
+    stt_base_url: baseUrl.optional(),
+    tts_base_url: baseUrl.optional(),
+    llm_base_url: baseUrl.optional(),
+    stt_model: model.optional(),
+    tts_model: model.optional(),
+    llm_model: model.optional(),
   })
   .strict();
+
+const CAMEL = { stt: 'stt', llm: 'llm', tts: 'tts' } as const;
+const baseUrlOf = (settings: ProviderSettings, kind: ProviderKind) => settings[`${CAMEL[kind]}BaseUrl`] ?? null;
+const modelOf = (settings: ProviderSettings, kind: ProviderKind) => settings[`${CAMEL[kind]}Model`] ?? null;
+
+/** A server that listens on loopback is its user's own machine (the desktop app): its own network is theirs to use. */
+function loopbackOnly(config: Config): boolean {
+  return ['127.0.0.1', '::1', 'localhost'].includes(config.host);
+}
 
 function sealedKeyOf(settings: ProviderSettings, kind: ProviderKind): string | null {
   return kind === 'stt' ? settings.sttKeyEnc : kind === 'llm' ? settings.llmKeyEnc : settings.ttsKeyEnc;
@@ -46,6 +71,8 @@ function maskedView(config: Config, secrets: SecretBox, settings: ProviderSettin
     }
     view[`${kind}_provider`] = resolved[kind].provider;
     view[`${kind}_api_key`] = masked;
+    view[`${kind}_base_url`] = baseUrlOf(settings, kind);
+    view[`${kind}_model`] = modelOf(settings, kind);
   }
   return view;
 }
@@ -61,7 +88,7 @@ export async function providerRoutes(app: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     const body = parseInput(PatchBody, request.body);
     if (Object.keys(body).length === 0) {
-      throw new AppError('invalid_request', 'Send at least one of stt_api_key, tts_api_key, llm_api_key (null clears a key), or a *_provider.');
+      throw new AppError('invalid_request', 'Send at least one of stt_api_key, tts_api_key, llm_api_key (null clears a key), or a *_provider, *_base_url or *_model.');
     }
     const changes: ProviderSettingsChanges = {};
     for (const kind of PROVIDER_KINDS) {
@@ -78,7 +105,35 @@ export async function providerRoutes(app: FastifyInstance): Promise<void> {
         else if (kind === 'llm') changes.llmProvider = newVendor;
         else changes.ttsProvider = newVendor;
       }
+      const newBase = body[`${kind}_base_url`];
+      if (newBase !== undefined) changes[`${CAMEL[kind]}BaseUrl`] = newBase;
+      const newModel = body[`${kind}_model`];
+      if (newModel !== undefined) changes[`${CAMEL[kind]}Model`] = newModel;
     }
-    return maskedView(config, secrets, await store.providers.update(accountId, changes));
+    // Before saving: where each own key would now go, and whether it works there.
+    const before = store.providers.get(accountId);
+    const after: ProviderSettings = { ...before, ...changes };
+    const resolved = resolveProviders(config, after);
+    const warnings: string[] = [];
+    for (const kind of PROVIDER_KINDS) {
+      const touched = [`${kind}_api_key`, `${kind}_provider`, `${kind}_base_url`].some((field) => (body as Record<string, unknown>)[field] !== undefined);
+      const part = resolved[kind];
+      if (!touched || part.keySource !== 'account') continue;
+      const target = part.baseUrl;
+      if (target && !loopbackOnly(config)) {
+        const problem = await privateTargetProblem(target);
+        if (problem) {
+          throw new AppError('invalid_request', `${kind}_base_url cannot point at this server's own network: ${problem}.`, [{ field: `${kind}_base_url`, message: problem }]);
+        }
+      }
+      const plainKey = (body[`${kind}_api_key`] as string | null | undefined) ?? secrets.open(part.sealedKey!, keyContext(accountId, kind));
+      const checked = await checkProviderKey(part.provider, plainKey, target);
+      if (!checked.ok && checked.rejected) {
+        throw new AppError('provider_key_rejected', `Nothing was saved: ${checked.message}. Check the key${target ? ' and the base URL' : ''}.`, [{ field: `${kind}_api_key`, message: checked.message }]);
+      }
+      if (!checked.ok) warnings.push(`${kind}: saved, but ${checked.message}`);
+    }
+    const view = maskedView(config, secrets, await store.providers.update(accountId, changes));
+    return warnings.length > 0 ? { ...view, warnings } : view;
   });
 }

@@ -1,0 +1,30 @@
+// Where the server may be sent by an account: a URL an account gives (its own model server's base
+// URL) must not point the server at its own network (SSRF: cloud metadata at 169.254.169.254, an
+// admin port on 127.0.0.1, a database on 10.x). Names are resolved and every address checked.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+
+/** Loopback, private, link-local, unique-local, unspecified, CGNAT and the like: not the public internet. */
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  const ip = mapped ? mapped[1]! : address;
+  if (isIP(ip) === 4) {
+    const [a, b] = ip.split('.').map(Number) as [number, number, number, number];
+    return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || a >= 224;
+  }
+  const v6 = ip.toLowerCase();
+  return v6 === '::' || v6 === '::1' || v6.startsWith('fc') || v6.startsWith('fd') || v6.startsWith('fe8') || v6.startsWith('fe9') || v6.startsWith('fea') || v6.startsWith('feb') || v6.startsWith('ff');
+}
+
+/** Null when every address the URL's host resolves to is public; else why not. */
+export async function privateTargetProblem(url: string): Promise<string | null> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
+  } catch {
+    return `${host} cannot be resolved`;
+  }
+  const inside = addresses.find(isPrivateAddress);
+  return inside ? `${host} is an address of the server's own network (${inside})` : null;
+}
