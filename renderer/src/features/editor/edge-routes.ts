@@ -144,29 +144,33 @@ const grow = (box: Box, by: number): Box => ({ x: box.x - by, y: box.y - by, w: 
  * a 200-state flow has ~400 edges to check, each against every state otherwise.
  */
 class BoxGrid<T extends Box> {
-  private readonly cells = new Map<string, T[]>();
+  private readonly cells = new Map<number, T[]>();
   private static readonly CELL = 360;
 
   add(box: T): void {
-    for (const key of this.keys(box)) {
+    this.visit(box, (key) => {
       const cell = this.cells.get(key);
       if (cell) cell.push(box);
       else this.cells.set(key, [box]);
-    }
+    });
   }
 
   /** The boxes in the cells `area` touches (a box may come more than once). */
   near(area: Box): T[] {
     const out: T[] = [];
-    for (const key of this.keys(area)) for (const box of this.cells.get(key) ?? []) out.push(box);
+    this.visit(area, (key) => {
+      const cell = this.cells.get(key);
+      if (cell) for (const box of cell) out.push(box);
+    });
     return out;
   }
 
-  private *keys(box: Box): Generator<string> {
+  private visit(box: Box, each: (key: number) => void): void {
     const size = BoxGrid.CELL;
-    for (let cx = Math.floor(box.x / size); cx <= Math.floor((box.x + box.w) / size); cx++) {
-      for (let cy = Math.floor(box.y / size); cy <= Math.floor((box.y + box.h) / size); cy++) yield `${cx},${cy}`;
-    }
+    const x2 = Math.floor((box.x + box.w) / size);
+    const y2 = Math.floor((box.y + box.h) / size);
+    // Cells numbered row by row; flows stay far inside ±2^20 cells.
+    for (let cx = Math.floor(box.x / size); cx <= x2; cx++) for (let cy = Math.floor(box.y / size); cy <= y2; cy++) each(cx * 2_097_152 + cy);
   }
 }
 
@@ -334,8 +338,13 @@ export function routeEdges(cards: ReadonlyArray<StateCard>, links: ReadonlyArray
     if (direction !== 'up') {
       const [from, to] = directEnds(direction, source, target);
       const curve = directCurve(direction, link, from, to);
-      const samples = Array.from({ length: 17 }, (_, i) => pointOnCubic(curve, i / 16));
-      const clear = samples.every((p, i) => i === 0 || !blocked(samples[i - 1]!, p, [link.source, link.target]));
+      const samples = Array.from({ length: 13 }, (_, i) => pointOnCubic(curve, i / 12));
+      // The states near the curve once (its control points bound it), then each stretch of it.
+      const xs = curve.map((p) => p.x);
+      const ys = curve.map((p) => p.y);
+      const area = { x: Math.min(...xs) - MARGIN, y: Math.min(...ys) - MARGIN, w: Math.max(...xs) - Math.min(...xs) + 2 * MARGIN, h: Math.max(...ys) - Math.min(...ys) + 2 * MARGIN };
+      const near = grid.near(area).filter((o) => o.name !== link.source && o.name !== link.target).map((o) => grow(o, MARGIN));
+      const clear = samples.every((p, i) => i === 0 || !near.some((o) => segmentHits(samples[i - 1]!, p, o)));
       const spot = clear ? CURVE_SPOTS.find((t) => labelFits(pointOnCubic(curve, t), width)) : undefined;
       if (spot !== undefined) {
         placeLabel(pointOnCubic(curve, spot), width);
