@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { screenshot } from './browser.ts';
+import { startFakeOpenAI } from '../fakes/openai-server.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 // The settings screen against the real server: what it shows must be what the API does — a key
@@ -95,6 +96,35 @@ describe('the studio settings screen', () => {
     expect(await llm.getByTestId('masked-llm').count()).toBe(0);
     expect((await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt })).body.llm_api_key).toBeNull();
     await page.close();
+  });
+
+  // Issue 13 item 6: an own key with its own endpoint and model, checked when saved.
+  it('sets an own model server: base URL and model saved with the key, a refused key said plainly', { timeout: 40_000 }, async () => {
+    const own = await startFakeOpenAI({ apiKey: 'sk-own-model-server-key-1' });
+    try {
+      const page = await openSettings();
+      const llm = page.getByRole('form', { name: 'Language model' });
+      await llm.getByLabel(/^Base URL/).fill(own.url);
+      await llm.getByLabel(/^Model/).fill('llama3.1');
+      await llm.getByLabel(/API key|Replace the key/).fill('sk-wrong-key-for-that-server');
+      await llm.getByRole('button', { name: 'Save' }).click();
+      await llm.getByRole('alert').filter({ hasText: 'refused this key (401' }).waitFor();
+      expect((await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt })).body.llm_base_url).toBeNull();
+
+      await llm.getByLabel(/API key|Replace the key/).fill('sk-own-model-server-key-1');
+      await llm.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('status').filter({ hasText: 'Language model: saved.' }).waitFor();
+      const stored = (await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt })).body;
+      expect(stored).toMatchObject({ llm_base_url: own.url, llm_model: 'llama3.1' });
+      expect(own.requests.some((r) => r.path === '/v1/models' && r.headers.authorization === 'Bearer sk-own-model-server-key-1')).toBe(true);
+      await page.reload();
+      await expect.poll(() => llm.getByLabel(/^Base URL/).inputValue()).toBe(own.url);
+      expect(await llm.getByLabel(/^Model/).inputValue()).toBe('llama3.1');
+      await page.close();
+      await rig().server.request('PATCH', '/v1/providers', { jwt: rig().account.jwt, body: { llm_api_key: null, llm_base_url: null, llm_model: null } });
+    } finally {
+      await own.close();
+    }
   });
 
   it("says why the server refused a provider key, and doesn't keep what was typed", { timeout: 30_000 }, async () => {

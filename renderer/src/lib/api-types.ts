@@ -50,6 +50,9 @@ export interface SessionDetail extends SessionView {
 }
 export interface CreditsView { balance_usd_cents: number; rate_per_minute_usd_cents: number; effective_rate_per_minute_usd_cents: number }
 export type ProviderKind = 'stt' | 'llm' | 'tts';
-export type ProvidersView = Record<`${ProviderKind}_provider`, string | null> & Record<`${ProviderKind}_api_key`, string | null>;
-export type ProvidersPatch = Partial<Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key`, string | null>>;
+export type ProvidersView = Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key` | `${ProviderKind}_base_url` | `${ProviderKind}_model`, string | null> & {
+  /** Saved, but something is worth knowing (the provider could not be reached to check the key). */
+  warnings?: string[];
+};
+export type ProvidersPatch = Partial<Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key` | `${ProviderKind}_base_url` | `${ProviderKind}_model`, string | null>>;
 export interface Capabilities { [key: string]: unknown }
