@@ -46,7 +46,9 @@ export const ConfigSchema = z.object({
       /** Worker threads that parse and edit flow documents; one per spare core (1 to 4) when unset. */
       flowWorkers: positiveInt.max(64).optional(),
       /** CPU time one flow document may take to parse, validate or edit; past it, 422 flow_too_complex. */
-      flowJobBudgetMs: positiveInt.default(2000),
+      flowJobBudgetMs: positiveInt.default(5000),
+      // An edit of every prompt of a 1,767-state flow (256 KiB, the body limit) measured 1.3-1.9 s
+      // of CPU here: 5 s leaves room on a slower core; the worker, not the audio thread, spends it.
       sessionsListed: positiveInt.default(50),
       sessionTokenTtlSeconds: positiveInt.default(600),
     })
@@ -218,7 +220,7 @@ export const SETTINGS: readonly Setting[] = [
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),
   setting('VOXFLOW_ICE_TTL_SECONDS', 'ice.ttlSeconds', '<n>', 'lifetime of TURN credentials', { shownDefault: '3600' }),
   setting('VOXFLOW_FLOW_WORKERS', 'limits.flowWorkers', '<n>', 'worker threads that parse and edit flow documents', { shownDefault: 'cores − 1, 1 to 4' }),
-  setting('VOXFLOW_FLOW_JOB_BUDGET_MS', 'limits.flowJobBudgetMs', '<ms>', 'CPU time one flow document may take to parse or edit (past it: 422 flow_too_complex)', { shownDefault: '2000' }),
+  setting('VOXFLOW_FLOW_JOB_BUDGET_MS', 'limits.flowJobBudgetMs', '<ms>', 'CPU time one flow document may take to parse or edit (past it: 422 flow_too_complex)', { shownDefault: '5000' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
 ];
 
