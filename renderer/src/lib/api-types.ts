@@ -50,7 +50,9 @@ export interface SessionDetail extends SessionView {
 }
 export interface CreditsView { balance_usd_cents: number; rate_per_minute_usd_cents: number; effective_rate_per_minute_usd_cents: number }
 export type ProviderKind = 'stt' | 'llm' | 'tts';
-export type ProvidersView = Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key` | `${ProviderKind}_base_url` | `${ProviderKind}_model`, string | null> & {
+export type ProvidersView = Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key`, string | null> &
+  // The account's own endpoint and model (servers before these existed do not send them).
+  Partial<Record<`${ProviderKind}_base_url` | `${ProviderKind}_model`, string | null>> & {
   /** Saved, but something is worth knowing (the provider could not be reached to check the key). */
   warnings?: string[];
 };
