@@ -4,7 +4,7 @@ import { ProviderError, type SessionProviders } from '../providers/types.ts';
 
 function relabel(error: unknown): unknown {
   if (!(error instanceof ProviderError) || error.kind !== 'auth') return error;
-  return new ProviderError(error.provider, 'auth', `${error.provider} refused your account's own key (${error.message}); check it in Settings → Models`, false, { cause: error });
+  return new ProviderError(error.provider, 'auth', `${error.provider} refused your account's own key (${error.message}); check it in Settings → Provider keys`, false, { cause: error });
 }
 
 async function* relabelled<T>(stream: AsyncIterable<T>): AsyncGenerator<T> {

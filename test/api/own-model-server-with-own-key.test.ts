@@ -52,7 +52,7 @@ describe("an account's own model server", () => {
       const client = await rig.connect({});
       const error = await client.waitFor('error');
       expect(error.message).toMatch(/your account's own key/);
-      expect(error.message).toMatch(/Settings → Models/);
+      expect(error.message).toMatch(/Settings → Provider keys/);
       client.close();
     } finally {
       own.setApiKey(OWN_KEY);
