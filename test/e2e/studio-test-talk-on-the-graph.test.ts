@@ -97,9 +97,11 @@ describe('test-talk on a server with no model and no speech-to-text', () => {
     expect(await legend.innerText()).toContain('Test talk, live');
 
     // The live state's colour is not the red of errors and problems.
-    const live = await node(page, 'setup').locator('.state').evaluate((el) => (globalThis as any).getComputedStyle(el).borderLeftColor);
-    expect(live).toBe(await computedColour(page, 'var(--live)'));
-    expect(live).not.toBe(await computedColour(page, 'var(--danger)'));
+    // Polled: the border eases into its colour (a CSS transition), which a loaded machine can catch midway.
+    const liveColour = await computedColour(page, 'var(--live)');
+    const border = () => node(page, 'setup').locator('.state').evaluate((el) => (globalThis as any).getComputedStyle(el).borderLeftColor as string);
+    await expect.poll(border, WAIT).toBe(liveColour);
+    expect(await border()).not.toBe(await computedColour(page, 'var(--danger)'));
 
     await panel.getByRole('button', { name: 'Simulate begin_game (moves to playing)' }).click();
     const begin = panel.getByRole('form', { name: 'Arguments of begin_game' });
@@ -107,8 +109,8 @@ describe('test-talk on a server with no model and no speech-to-text', () => {
     await begin.getByRole('textbox').nth(1).fill('0');
     await begin.getByRole('button', { name: 'Fire begin_game' }).click();
     await expect.poll(() => graphMarks(page), WAIT).toEqual({ active: ['playing'], visited: ['setup'], past: [] });
-    const path = await page.locator('.svelte-flow__edge[data-id="setup→begin_game"] .svelte-flow__edge-path').evaluate((el) => (globalThis as any).getComputedStyle(el).stroke);
-    expect(path).toBe(await computedColour(page, 'var(--live)'));
+    const path = () => page.locator('.svelte-flow__edge[data-id="setup→begin_game"] .svelte-flow__edge-path').evaluate((el) => (globalThis as any).getComputedStyle(el).stroke as string);
+    await expect.poll(path, WAIT).toBe(liveColour);
 
     // record_answer stays in playing: twice, and its loop says so.
     for (const asked of ['1', '2']) {
