@@ -34,6 +34,8 @@ export class TimelineRecorder {
   private readonly live = new Map<string, LiveTimeline>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  /** Writes not yet durable, ended sessions' included: close() waits for them before the store closes. */
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -84,6 +86,7 @@ export class TimelineRecorder {
     this.timer = null;
     await this.flushing;
     await Promise.all([...this.live.entries()].map(([id, timeline]) => this.write(id, timeline)));
+    await Promise.all([...this.pending]);
   }
 
   private schedule(): void {
@@ -116,6 +119,9 @@ export class TimelineRecorder {
         this.log.error({ err: error, session: sessionId, events: entries.length }, 'could not store part of a session timeline');
       }
     });
-    return timeline.writing;
+    const written = timeline.writing;
+    this.pending.add(written);
+    void written.finally(() => this.pending.delete(written));
+    return written;
   }
 }
