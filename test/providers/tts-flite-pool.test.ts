@@ -54,14 +54,19 @@ test('when every worker is busy, the worker that frees first takes the awaited s
   try {
     await pool.warmUp();
     const order: string[] = [];
+    // The look-ahead worker frees first (300 ms), while the prompt worker is busy until 900 ms.
+    // It must take the awaited sentence, not the look-ahead one queued before it; had it taken
+    // "ahead 2", "awaited 2" would wait for the prompt worker and finish ~600 ms after it. (Two
+    // equally slow jobs made this a race between two free workers' quick jobs: it failed once
+    // in a quiet run of the whole suite.)
     const jobs = [
-      tracked(pool, order, 'awaited 1', 'slow 300', true),
+      tracked(pool, order, 'awaited 1', 'slow 900', true),
       tracked(pool, order, 'ahead 1', 'slow 300', false),
       tracked(pool, order, 'ahead 2', 'later', false),
       tracked(pool, order, 'awaited 2', 'now', true),
     ];
     await Promise.all(jobs);
-    expect(order.indexOf('awaited 2')).toBeLessThan(order.indexOf('ahead 2'));
+    expect(order).toEqual(['ahead 1', 'awaited 2', 'ahead 2', 'awaited 1']);
   } finally {
     await pool.close();
   }
