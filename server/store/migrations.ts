@@ -139,4 +139,87 @@ export const MIGRATIONS: readonly Migration[] = [
           ALTER TABLE provider_settings ADD COLUMN tts_base_url TEXT;
           ALTER TABLE provider_settings ADD COLUMN tts_model TEXT;`,
   },
+  {
+    version: 6,
+    name: 'webhook endpoints and their durable outbox',
+    // An account's endpoints (the signing secret sealed like provider keys) and one row per event
+    // per endpoint: the outbox. The row is written before anything is sent and is the event's
+    // webhook-id, so a crash between an end and its delivery loses nothing and a retry is the
+    // same message. Each attempt is kept for the deliveries list.
+    sql: `CREATE TABLE webhooks (
+            id          TEXT PRIMARY KEY,
+            account_id  TEXT NOT NULL REFERENCES accounts(id),
+            url         TEXT NOT NULL,
+            events      TEXT NOT NULL,
+            secret_enc  TEXT NOT NULL,
+            created_at  REAL NOT NULL,
+            deleted_at  REAL
+          );
+          CREATE INDEX webhooks_by_account ON webhooks(account_id, created_at);
+          CREATE TABLE webhook_deliveries (
+            id              TEXT PRIMARY KEY,
+            webhook_id      TEXT NOT NULL REFERENCES webhooks(id),
+            account_id      TEXT NOT NULL,
+            session_id      TEXT,
+            event_type      TEXT NOT NULL,
+            payload         TEXT NOT NULL,
+            created_at      REAL NOT NULL,
+            status          TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+            attempts        INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at REAL,
+            last_attempt_at REAL,
+            delivered_at    REAL
+          );
+          CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+          CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, created_at);
+          CREATE TABLE webhook_attempts (
+            delivery_id  TEXT NOT NULL,
+            attempt      INTEGER NOT NULL,
+            at           REAL NOT NULL,
+            status_code  INTEGER,
+            error        TEXT,
+            duration_ms  INTEGER NOT NULL,
+            PRIMARY KEY (delivery_id, attempt)
+          );`,
+  },
+  {
+    version: 7,
+    name: 'flow versions, drafts and the published version; sessions say which version they ran',
+    // DESIGN §13. A version is immutable once written. flows.yaml_content stays the published
+    // version's text, so whatever reads a flow to run it reads what is live. Every flow there
+    // was becomes version 1, published, with no draft, dated by its last save (no clock in SQL:
+    // the journal replays statements). Its document version is its top-level "version:" line
+    // read here as text, quotes trimmed. A session that ran before versions were kept has no
+    // flow_version (null). created_by_kind: 'studio' (a JWT) or 'api_key' (created_by_key
+    // names the key); NULL for migrated versions.
+    sql: `CREATE TABLE flow_versions (
+            flow_id          TEXT NOT NULL,
+            number           INTEGER NOT NULL,
+            yaml_content     TEXT NOT NULL,
+            document_version TEXT,
+            note             TEXT NOT NULL DEFAULT '',
+            created_at       REAL NOT NULL,
+            created_by_kind  TEXT,
+            created_by_key   TEXT,
+            PRIMARY KEY (flow_id, number)
+          );
+          CREATE TABLE flow_drafts (
+            flow_id      TEXT PRIMARY KEY,
+            yaml_content TEXT NOT NULL,
+            base_version INTEGER NOT NULL,
+            etag         TEXT NOT NULL,
+            updated_at   REAL NOT NULL
+          );
+          ALTER TABLE flows ADD COLUMN published_version INTEGER NOT NULL DEFAULT 1;
+          INSERT INTO flow_versions (flow_id, number, yaml_content, document_version, note, created_at)
+            SELECT id, 1, yaml_content,
+                   CASE WHEN at = 0 THEN NULL ELSE
+                     NULLIF(TRIM(TRIM(substr(rest, 1, instr(rest || char(10), char(10)) - 1), ' ' || char(9) || char(13)), '"'''), '')
+                   END,
+                   '', updated_at
+            FROM (SELECT id, yaml_content, updated_at, at, substr(yaml_content, at + 8) AS rest
+                  FROM (SELECT id, yaml_content, updated_at, instr(char(10) || yaml_content, char(10) || 'version:') AS at FROM flows));
+          ALTER TABLE sessions ADD COLUMN flow_version INTEGER;
+          ALTER TABLE sessions ADD COLUMN flow_draft INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

@@ -18,6 +18,8 @@ import { createSessionsRepository } from './repositories/sessions.ts';
 import type { SessionsRepository } from './repositories/sessions.ts';
 import { createTimelinesRepository } from './repositories/timelines.ts';
 import type { TimelinesRepository } from './repositories/timelines.ts';
+import { createWebhooksRepository } from './repositories/webhooks.ts';
+import type { WebhooksRepository } from './repositories/webhooks.ts';
 
 export * from './errors.ts';
 export type { Database, DatabaseStats, OpenDatabaseOptions, RecoveryReport, WriteTransaction } from './database.ts';
@@ -37,6 +39,17 @@ export type {
   SessionsRepository,
 } from './repositories/sessions.ts';
 export type { TimelineCounters, TimelineEntry, TimelinesRepository } from './repositories/timelines.ts';
+export type {
+  AttemptOutcome,
+  NewWebhook,
+  NewWebhookDelivery,
+  Webhook,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhooksRepository,
+} from './repositories/webhooks.ts';
+export { newWebhookId } from './repositories/webhooks.ts';
 
 export type OpenStoreOptions = OpenDatabaseOptions;
 
@@ -50,6 +63,7 @@ export interface Store {
   credits: CreditsRepository;
   providers: ProvidersRepository;
   timelines: TimelinesRepository;
+  webhooks: WebhooksRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
   close(): Promise<void>;
 }
@@ -65,6 +79,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),
     timelines: createTimelinesRepository(db),
+    webhooks: createWebhooksRepository(db),
     close: () => db.close(),
   };
 }
