@@ -48,7 +48,19 @@ export interface SessionDetail extends SessionView {
   recording: { url: string; format: string } | null;
   timeline: { events: number; bytes: number; dropped_events: number; cap: { events: number; bytes: number } };
 }
-export interface CreditsView { balance_usd_cents: number; rate_per_minute_usd_cents: number; effective_rate_per_minute_usd_cents: number }
+export interface CreditPart {
+  provider: string;
+  /** Whose key serves the part: the server's (charged), the account's own or an embedded provider (free), or nothing. */
+  key_source: 'server' | 'account' | 'embedded' | 'none';
+  rate_per_minute_usd_cents: number;
+}
+export interface CreditsView {
+  balance_usd_cents: number;
+  rate_per_minute_usd_cents: number;
+  effective_rate_per_minute_usd_cents: number;
+  /** Each part's price and key (servers before this existed do not send it). */
+  parts?: Record<ProviderKind, CreditPart>;
+}
 export type ProviderKind = 'stt' | 'llm' | 'tts';
 export type ProvidersView = Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key`, string | null> &
   // The account's own endpoint and model (servers before these existed do not send them).
