@@ -29,6 +29,8 @@ export function embeddedServerConfig(userDataDir: string, env: NodeJS.ProcessEnv
     dataDir: desktopDataDir(userDataDir),
     publicUrl: undefined,
     engine: { ...fromEnv.engine, sessionsPerAccount: 0 },
+    // The desktop's user runs their receivers on their own machine or network.
+    webhooks: { ...fromEnv.webhooks, allowPrivate: true },
   });
 }
 

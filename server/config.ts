@@ -13,6 +13,12 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** A yes/no setting: a boolean (tests, Electron) or its spelling in env and flags. */
+const yesNo = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' }).transform((v) => ['true', '1', 'yes', 'on'].includes(v)),
+]);
+
 /**
  * Time a provider may take to answer (per attempt, and between streamed chunks); each vendor's
  * own default when unset. Tests shorten it so a hung provider fails in milliseconds.
@@ -65,6 +71,23 @@ export const ConfigSchema = z.object({
     .prefault({}),
   /** Days a session's timeline and recording are kept (DESIGN §11); the session's list row stays. */
   retentionDays: positiveInt.default(30),
+  /** Webhook delivery (DESIGN §11). */
+  webhooks: z
+    .object({
+      /** Whether endpoints may be on loopback or private networks (the desktop app: yes; hosting: no, SSRF). */
+      allowPrivate: yesNo.default(false),
+      /**
+       * Seconds to wait after each failed attempt before the next; one entry per retry. The
+       * default is five tries over about an hour (0, 30 s, 2 min, 10 min, 45 min after the first).
+       */
+      retrySeconds: z.array(z.coerce.number().min(0).max(86_400)).max(20).default([30, 120, 600, 2700]),
+      /** One attempt's time for the whole answer (connect, headers, body). */
+      timeoutMs: positiveInt.default(10_000),
+      /** Attempts in flight at once, all endpoints together, and for one endpoint. */
+      concurrency: positiveInt.default(8),
+      perEndpoint: positiveInt.default(2),
+    })
+    .prefault({}),
   /** scrypt cost; N = 2^17 per DESIGN §3. Tests lower it, never production. */
   passwordHashCost: z.coerce.number().int().min(10).max(20).default(17),
   providers: z
@@ -179,6 +202,8 @@ export interface Setting {
   shownDefault?: string;
   /** Comma-separated list. */
   list?: true;
+  /** A yes/no flag that may stand alone (`--allow-private-webhooks`), meaning yes. */
+  switch?: true;
 }
 
 const flagOf = (env: string) => env.replace(/^VOXFLOW_/, '').toLowerCase().replaceAll('_', '-');
@@ -222,6 +247,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_FLOW_WORKERS', 'limits.flowWorkers', '<n>', 'worker threads that parse and edit flow documents', { shownDefault: 'cores − 1, 1 to 4' }),
   setting('VOXFLOW_FLOW_JOB_BUDGET_MS', 'limits.flowJobBudgetMs', '<ms>', 'CPU time one flow document may take to parse or edit (past it: 422 flow_too_complex)', { shownDefault: '5000' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
+  setting('VOXFLOW_ALLOW_PRIVATE_WEBHOOKS', 'webhooks.allowPrivate', '[yes|no]', 'let webhook endpoints be on loopback or private networks (on in the desktop app)', { shownDefault: 'no', switch: true }),
+  setting('VOXFLOW_WEBHOOK_RETRY_SECONDS', 'webhooks.retrySeconds', '<s,s,…>', 'comma-separated waits before each retry of a failed webhook delivery', { shownDefault: '30,120,600,2700', list: true }),
 ];
 
 /** A vendor's usual key variable fills in a missing VOXFLOW_<KIND>_API_KEY for that vendor. */
@@ -276,10 +303,13 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   }
 
   const flagged = SETTINGS.filter((s) => s.flag);
+  // A switch standing alone (at the end, or before another flag) means yes.
+  const switches = new Set(flagged.filter((s) => s.switch).map((s) => `--${s.flag}`));
+  const args = argv.map((arg, i) => (switches.has(arg) && (i === argv.length - 1 || argv[i + 1]!.startsWith('--')) ? `${arg}=yes` : arg));
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args,
       strict: true,
       allowPositionals: false,
       options: {
