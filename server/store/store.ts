@@ -12,6 +12,8 @@ import { createCreditsRepository } from './repositories/credits.ts';
 import type { CreditsRepository } from './repositories/credits.ts';
 import { createFlowsRepository } from './repositories/flows.ts';
 import type { FlowsRepository } from './repositories/flows.ts';
+import { createFlowVersionsRepository } from './repositories/flow-versions.ts';
+import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import { createProvidersRepository } from './repositories/providers.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
 import { createSessionsRepository } from './repositories/sessions.ts';
@@ -27,6 +29,7 @@ export type { Account, AccountsRepository, NewAccount } from './repositories/acc
 export type { ApiKey, ApiKeysRepository, NewApiKey } from './repositories/api-keys.ts';
 export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from './repositories/credits.ts';
 export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './repositories/flows.ts';
+export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
 export type { ProviderSettings, ProviderSettingsChanges, ProvidersRepository } from './repositories/providers.ts';
 export type {
   NewConnectedSession,
@@ -59,6 +62,8 @@ export interface Store {
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
   flows: FlowsRepository;
+  /** Each flow's versions, its draft and publishing (DESIGN §13). */
+  flowVersions: FlowVersionsRepository;
   sessions: SessionsRepository;
   credits: CreditsRepository;
   providers: ProvidersRepository;
@@ -70,11 +75,13 @@ export interface Store {
 
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const db = await openDatabase(options);
+  const flows = createFlowsRepository(db);
   return {
     db,
     accounts: createAccountsRepository(db),
     apiKeys: createApiKeysRepository(db),
-    flows: createFlowsRepository(db),
+    flows,
+    flowVersions: createFlowVersionsRepository(db, (accountId) => flows.forgetList(accountId)),
     sessions: createSessionsRepository(db),
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),

@@ -1,5 +1,6 @@
 import type { Database } from '../database.ts';
 import { newId } from '../ids.ts';
+import { deleteFlowHistory, insertPublishedVersion, type NewVersion } from './flow-versions.ts';
 
 export interface Flow {
   id: string;
@@ -10,6 +11,10 @@ export interface Flow {
   layout: string | null;
   createdAt: number;
   updatedAt: number;
+  /** The number of the version that sessions run; yamlContent is its text (DESIGN §13). */
+  publishedVersion: number;
+  /** Unpublished changes are kept in a draft (flow-versions.ts). */
+  hasDraft: boolean;
 }
 
 /** A flow list item: the list never carries the YAML. */
@@ -22,14 +27,17 @@ export interface FlowSummary {
 
 export interface FlowChanges {
   name?: string;
+  /** A new text is published as the next version: say who wrote it and its document version. */
   yamlContent?: string;
+  version?: Omit<NewVersion, 'yamlContent'>;
   /** JSON text; null clears it (back to automatic layout). */
   layout?: string | null;
 }
 
 /** Every method is scoped to an account: another account's flow reads as absent. */
 export interface FlowsRepository {
-  create(input: { accountId: string; name: string; yamlContent: string }): Promise<Flow>;
+  /** The flow and its version 1, published, in one transaction. */
+  create(input: { accountId: string; name: string; yamlContent: string; version?: Omit<NewVersion, 'yamlContent'> }): Promise<Flow>;
   /** Oldest first. */
   list(accountId: string): FlowSummary[];
   get(accountId: string, id: string): Flow | null;
@@ -37,6 +45,8 @@ export interface FlowsRepository {
   exists(accountId: string, id: string): boolean;
   update(accountId: string, id: string, changes: FlowChanges): Promise<Flow | null>;
   delete(accountId: string, id: string): Promise<boolean>;
+  /** Drops the cached list of an account whose flow changed elsewhere (a publish); inside a write. */
+  forgetList(accountId: string): void;
 }
 
 interface FlowRow {
@@ -47,6 +57,8 @@ interface FlowRow {
   layout: string | null;
   created_at: number;
   updated_at: number;
+  published_version: number;
+  has_draft: number;
 }
 
 /** Accounts whose flow list is kept in memory, most recently used last. */
@@ -60,7 +72,11 @@ export function createFlowsRepository(db: Database): FlowsRepository {
   const forgetList = (accountId: string) => lists.delete(accountId);
 
   const get = (accountId: string, id: string): Flow | null => {
-    const row = db.get<FlowRow>('SELECT * FROM flows WHERE id = ? AND account_id = ?', [id, accountId]);
+    const row = db.get<FlowRow>(
+      `SELECT flows.*, EXISTS (SELECT 1 FROM flow_drafts WHERE flow_drafts.flow_id = flows.id) AS has_draft
+       FROM flows WHERE id = ? AND account_id = ?`,
+      [id, accountId],
+    );
     return row ? toFlow(row) : null;
   };
 
@@ -69,15 +85,16 @@ export function createFlowsRepository(db: Database): FlowsRepository {
       return db.get('SELECT 1 AS found FROM flows WHERE id = ? AND account_id = ?', [id, accountId]) !== undefined;
     },
 
-    create({ accountId, name, yamlContent }) {
+    create({ accountId, name, yamlContent, version }) {
       const now = db.now();
-      const flow: Flow = { id: newId(), accountId, name, yamlContent, layout: null, createdAt: now, updatedAt: now };
+      const flow: Flow = { id: newId(), accountId, name, yamlContent, layout: null, createdAt: now, updatedAt: now, publishedVersion: 1, hasDraft: false };
       return db.write((tx) => {
         forgetList(accountId);
         tx.run(
           'INSERT INTO flows (id, account_id, name, yaml_content, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
           [flow.id, flow.accountId, flow.name, flow.yamlContent, flow.createdAt, flow.updatedAt],
         );
+        insertPublishedVersion(tx, flow.id, { documentVersion: null, createdBy: null, ...version, yamlContent }, now);
         return flow;
       });
     },
@@ -102,10 +119,14 @@ export function createFlowsRepository(db: Database): FlowsRepository {
 
     get,
 
-    update(accountId, id, { name, yamlContent, layout }) {
+    update(accountId, id, { name, yamlContent, layout, version }) {
       const updatedAt = db.now();
       return db.write((tx) => {
         forgetList(accountId);
+        // A new text is a new published version (DESIGN §13: the API's writes mean what they did).
+        if (yamlContent !== undefined && tx.get('SELECT 1 AS found FROM flows WHERE id = ? AND account_id = ?', [id, accountId])) {
+          insertPublishedVersion(tx, id, { documentVersion: null, createdBy: null, ...version, yamlContent }, updatedAt);
+        }
         // COALESCE keeps a field that was not given; name and YAML are NOT NULL, so null never
         // means "clear" for them. The layout can be cleared, so it is set only when given.
         const changed = tx.run(
@@ -121,9 +142,13 @@ export function createFlowsRepository(db: Database): FlowsRepository {
     delete(accountId, id) {
       return db.write((tx) => {
         forgetList(accountId);
-        return tx.run('DELETE FROM flows WHERE id = ? AND account_id = ?', [id, accountId]) === 1;
+        const deleted = tx.run('DELETE FROM flows WHERE id = ? AND account_id = ?', [id, accountId]) === 1;
+        if (deleted) deleteFlowHistory(tx, id);
+        return deleted;
       });
     },
+
+    forgetList,
   };
 }
 
@@ -136,5 +161,7 @@ function toFlow(row: FlowRow): Flow {
     layout: row.layout,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    publishedVersion: row.published_version,
+    hasDraft: row.has_draft === 1,
   };
 }

@@ -1,0 +1,250 @@
+// A flow's history (DESIGN §13): immutable numbered versions, one draft, and which version is
+// published. flows.yaml_content always holds the published version's text, so whatever runs a
+// flow reads what is live; publishing writes the version and moves the pointer in one
+// transaction.
+//
+// The draft's ETag is a random token renewed on every write, never a counter: a draft
+// discarded and made again cannot repeat an old tag, so an editor holding a stale one always
+// hears of the conflict. Without a draft the tag names the published version (`v7`): saving on
+// top of it is safe exactly while nothing was published or drafted since.
+import type { Database, WriteTransaction } from '../database.ts';
+import { newId } from '../ids.ts';
+
+/** Who wrote a version: the studio (a signed-in person), an API key, or nobody known (migrated). */
+export type VersionAuthor = { kind: 'studio' } | { kind: 'api_key'; apiKeyId: string };
+
+export interface FlowVersionSummary {
+  number: number;
+  /** The document's own `version` string; null when it has none. */
+  documentVersion: string | null;
+  note: string;
+  createdAt: number;
+  createdBy: VersionAuthor | null;
+}
+
+export interface FlowVersion extends FlowVersionSummary {
+  flowId: string;
+  yamlContent: string;
+}
+
+export interface FlowDraft {
+  flowId: string;
+  yamlContent: string;
+  /** The published version the draft was started from (or last saved over). */
+  baseVersion: number;
+  etag: string;
+  updatedAt: number;
+}
+
+export interface NewVersion {
+  yamlContent: string;
+  documentVersion: string | null;
+  note?: string;
+  createdBy: VersionAuthor | null;
+}
+
+export type DraftWrite =
+  | { ok: true; draft: FlowDraft }
+  /** The If-Match tag is not the current one: `current` is what the caller would overwrite. */
+  | { ok: false; reason: 'conflict'; currentEtag: string }
+  | { ok: false; reason: 'not_found' };
+
+export type PublishResult =
+  | { ok: true; version: FlowVersion }
+  | { ok: false; reason: 'conflict'; currentEtag: string }
+  | { ok: false; reason: 'not_found' | 'no_draft' };
+
+/** Every method is scoped to an account: another account's flow reads as absent. */
+export interface FlowVersionsRepository {
+  /** Newest first. Null when the account has no such flow. */
+  list(accountId: string, flowId: string): FlowVersionSummary[] | null;
+  get(accountId: string, flowId: string, number: number): FlowVersion | null;
+  getDraft(accountId: string, flowId: string): FlowDraft | null;
+  /** The tag a write must match: the draft's, or the published version's when there is no draft. */
+  currentEtag(accountId: string, flowId: string): string | null;
+  /** Creates or replaces the draft; refused when `ifMatch` is given and is not the current tag. */
+  saveDraft(accountId: string, flowId: string, yamlContent: string, ifMatch?: string): Promise<DraftWrite>;
+  /** True when a draft was there and is gone; a conflict when `ifMatch` is stale. */
+  discardDraft(accountId: string, flowId: string, ifMatch?: string): Promise<DraftWrite | { ok: true; draft: null }>;
+  /**
+   * Publishes a text as version n+1. With `fromDraft`, the draft (whose text the caller
+   * validated and passes back as `yamlContent`) is what is published and is removed; it must
+   * still carry `expectEtag`, or the caller validated something else.
+   */
+  publish(accountId: string, flowId: string, version: NewVersion, options?: { fromDraft?: boolean; expectEtag?: string }): Promise<PublishResult>;
+}
+
+interface VersionRow {
+  flow_id: string;
+  number: number;
+  yaml_content: string;
+  document_version: string | null;
+  note: string;
+  created_at: number;
+  created_by_kind: string | null;
+  created_by_key: string | null;
+}
+
+interface DraftRow {
+  flow_id: string;
+  yaml_content: string;
+  base_version: number;
+  etag: string;
+  updated_at: number;
+}
+
+const publishedEtag = (version: number) => `v${version}`;
+
+/**
+ * Writes version n+1 of a flow and makes it the published one, inside the caller's transaction;
+ * returns its number. The flow must exist (the caller checked it in the same transaction).
+ */
+export function insertPublishedVersion(tx: WriteTransaction, flowId: string, version: NewVersion, now: number): number {
+  const last = tx.get<{ latest: number | null }>('SELECT MAX(number) AS latest FROM flow_versions WHERE flow_id = ?', [flowId]);
+  const number = (last?.latest ?? 0) + 1;
+  tx.run(
+    `INSERT INTO flow_versions (flow_id, number, yaml_content, document_version, note, created_at, created_by_kind, created_by_key)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      flowId,
+      number,
+      version.yamlContent,
+      version.documentVersion,
+      version.note ?? '',
+      now,
+      version.createdBy?.kind ?? null,
+      version.createdBy?.kind === 'api_key' ? version.createdBy.apiKeyId : null,
+    ],
+  );
+  tx.run('UPDATE flows SET yaml_content = ?, published_version = ?, updated_at = ? WHERE id = ?', [version.yamlContent, number, now, flowId]);
+  return number;
+}
+
+/** Everything a flow's history holds goes with the flow. */
+export function deleteFlowHistory(tx: WriteTransaction, flowId: string): void {
+  tx.run('DELETE FROM flow_versions WHERE flow_id = ?', [flowId]);
+  tx.run('DELETE FROM flow_drafts WHERE flow_id = ?', [flowId]);
+}
+
+/**
+ * `flowChanged` is told inside the transaction that publishes, so the flows repository's cached
+ * list (which carries updated_at) is never older than the flow.
+ */
+export function createFlowVersionsRepository(db: Database, flowChanged: (accountId: string) => void): FlowVersionsRepository {
+  const publishedOf = (read: Pick<WriteTransaction, 'get'>, accountId: string, flowId: string): number | null =>
+    read.get<{ published_version: number }>('SELECT published_version FROM flows WHERE id = ? AND account_id = ?', [flowId, accountId])?.published_version ?? null;
+
+  const draftOf = (read: Pick<WriteTransaction, 'get'>, flowId: string): FlowDraft | null => {
+    const row = read.get<DraftRow>('SELECT * FROM flow_drafts WHERE flow_id = ?', [flowId]);
+    return row ? toDraft(row) : null;
+  };
+
+  const etagOf = (read: Pick<WriteTransaction, 'get'>, accountId: string, flowId: string): string | null => {
+    const published = publishedOf(read, accountId, flowId);
+    if (published === null) return null;
+    return draftOf(read, flowId)?.etag ?? publishedEtag(published);
+  };
+
+  const getVersion = (read: Pick<WriteTransaction, 'get'>, flowId: string, number: number): FlowVersion | null => {
+    const row = read.get<VersionRow>('SELECT * FROM flow_versions WHERE flow_id = ? AND number = ?', [flowId, number]);
+    return row ? toVersion(row) : null;
+  };
+
+  return {
+    list(accountId, flowId) {
+      if (publishedOf(db, accountId, flowId) === null) return null;
+      return db
+        .all<Omit<VersionRow, 'yaml_content' | 'flow_id'>>(
+          `SELECT number, document_version, note, created_at, created_by_kind, created_by_key
+           FROM flow_versions WHERE flow_id = ? ORDER BY number DESC`,
+          [flowId],
+        )
+        .map(toSummary);
+    },
+
+    get(accountId, flowId, number) {
+      if (publishedOf(db, accountId, flowId) === null) return null;
+      return getVersion(db, flowId, number);
+    },
+
+    getDraft(accountId, flowId) {
+      if (publishedOf(db, accountId, flowId) === null) return null;
+      return draftOf(db, flowId);
+    },
+
+    currentEtag(accountId, flowId) {
+      return etagOf(db, accountId, flowId);
+    },
+
+    saveDraft(accountId, flowId, yamlContent, ifMatch) {
+      const now = db.now();
+      return db.write((tx): DraftWrite => {
+        const published = publishedOf(tx, accountId, flowId);
+        if (published === null) return { ok: false, reason: 'not_found' };
+        const existing = draftOf(tx, flowId);
+        const current = existing?.etag ?? publishedEtag(published);
+        if (ifMatch !== undefined && ifMatch !== current) return { ok: false, reason: 'conflict', currentEtag: current };
+        const draft: FlowDraft = { flowId, yamlContent, baseVersion: existing?.baseVersion ?? published, etag: `d-${newId()}`, updatedAt: now };
+        tx.run(
+          `INSERT INTO flow_drafts (flow_id, yaml_content, base_version, etag, updated_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (flow_id) DO UPDATE SET yaml_content = excluded.yaml_content, etag = excluded.etag, updated_at = excluded.updated_at`,
+          [flowId, yamlContent, draft.baseVersion, draft.etag, now],
+        );
+        return { ok: true, draft };
+      });
+    },
+
+    discardDraft(accountId, flowId, ifMatch) {
+      return db.write((tx) => {
+        const published = publishedOf(tx, accountId, flowId);
+        if (published === null) return { ok: false as const, reason: 'not_found' as const };
+        const current = draftOf(tx, flowId)?.etag ?? publishedEtag(published);
+        if (ifMatch !== undefined && ifMatch !== current) return { ok: false as const, reason: 'conflict' as const, currentEtag: current };
+        tx.run('DELETE FROM flow_drafts WHERE flow_id = ?', [flowId]);
+        return { ok: true as const, draft: null };
+      });
+    },
+
+    publish(accountId, flowId, version, options = {}) {
+      const now = db.now();
+      return db.write((tx): PublishResult => {
+        const published = publishedOf(tx, accountId, flowId);
+        if (published === null) return { ok: false, reason: 'not_found' };
+        const draft = draftOf(tx, flowId);
+        const current = draft?.etag ?? publishedEtag(published);
+        if (options.expectEtag !== undefined && options.expectEtag !== current) return { ok: false, reason: 'conflict', currentEtag: current };
+        if (options.fromDraft) {
+          if (!draft) return { ok: false, reason: 'no_draft' };
+          tx.run('DELETE FROM flow_drafts WHERE flow_id = ?', [flowId]);
+        }
+        flowChanged(accountId);
+        const number = insertPublishedVersion(tx, flowId, version, now);
+        return { ok: true, version: getVersion(tx, flowId, number)! };
+      });
+    },
+  };
+}
+
+function toAuthor(kind: string | null, key: string | null): VersionAuthor | null {
+  if (kind === 'studio') return { kind: 'studio' };
+  if (kind === 'api_key' && key) return { kind: 'api_key', apiKeyId: key };
+  return null;
+}
+
+function toSummary(row: Omit<VersionRow, 'yaml_content' | 'flow_id'>): FlowVersionSummary {
+  return {
+    number: row.number,
+    documentVersion: row.document_version,
+    note: row.note,
+    createdAt: row.created_at,
+    createdBy: toAuthor(row.created_by_kind, row.created_by_key),
+  };
+}
+
+function toVersion(row: VersionRow): FlowVersion {
+  return { ...toSummary(row), flowId: row.flow_id, yamlContent: row.yaml_content };
+}
+
+function toDraft(row: DraftRow): FlowDraft {
+  return { flowId: row.flow_id, yamlContent: row.yaml_content, baseVersion: row.base_version, etag: row.etag, updatedAt: row.updated_at };
+}
