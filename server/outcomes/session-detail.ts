@@ -67,3 +67,48 @@ export function timelineSummary(session: Session) {
     cap: { events: TIMELINE_CAP.events, bytes: TIMELINE_CAP.bytes },
   };
 }
+
+/**
+ * A session as the API shows it. An unclaimed token past its expiry (or whose API key was
+ * revoked) reads `expired`: the stored status stays `created`, since expiry is a matter of time.
+ */
+export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
+  const expired = session.status === 'created' && session.expiresAt <= nowSecs;
+  return {
+    id: session.id,
+    token_prefix: session.tokenPrefix,
+    flow_id: session.flowId,
+    mode: session.mode,
+    transport: session.transport,
+    status: expired ? 'expired' : session.status,
+    created_at: session.createdAt,
+    expires_at: session.status === 'created' ? session.expiresAt : null,
+    started_at: session.startedAt,
+    ended_at: session.endedAt,
+    duration_secs: session.durationSecs,
+    end_reason: session.endReason,
+    credits_charged_usd_cents: session.creditsChargedCents,
+  };
+}
+
+/**
+ * GET /v1/sessions/{id}: the list item's fields and everything the call produced. The
+ * `session.ended` webhook carries the same object, so the two never disagree.
+ */
+export async function sessionDetail(store: Store, session: Session, publicUrl: string) {
+  const outcome = await sessionOutcome(store, session.id);
+  return {
+    ...sessionListItem(session),
+    flow_version: null,
+    metadata: session.metadata,
+    ...outcome,
+    recording: session.recordingFile ? { url: `${publicUrl}/v1/sessions/${session.id}/recording`, format: recordingFormat(session.recordingFile) } : null,
+    timeline: timelineSummary(session),
+  };
+}
+
+export type SessionDetail = Awaited<ReturnType<typeof sessionDetail>>;
+
+export function recordingFormat(file: string): string {
+  return file.endsWith('.ogg') ? 'audio/ogg; codecs=opus' : 'audio/wav';
+}

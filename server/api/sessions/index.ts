@@ -13,7 +13,10 @@ import type { Session } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { recordingsDir } from '../../outcomes/retention.ts';
-import { sessionOutcome, timelineSummary } from '../../outcomes/session-detail.ts';
+import { recordingFormat, sessionDetail, sessionListItem } from '../../outcomes/session-detail.ts';
+
+// The list item's shape lives with the detail it opens (outcomes/), which webhooks send too.
+export { sessionListItem };
 
 const MAX_OBJECT_BYTES = 16 * 1024;
 const smallObject = (what: string) =>
@@ -39,29 +42,6 @@ type SessionParams = { Params: { session_id: string } };
 /** `wss://` behind TLS: the scheme follows the configured public URL. */
 export function webSocketUrl(publicUrl: string, path: string): string {
   return publicUrl.replace(/^http(s?):/i, 'ws$1:') + path;
-}
-
-/**
- * A session as the API shows it. An unclaimed token past its expiry (or whose API key was
- * revoked) reads `expired`: the stored status stays `created`, since expiry is a matter of time.
- */
-export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
-  const expired = session.status === 'created' && session.expiresAt <= nowSecs;
-  return {
-    id: session.id,
-    token_prefix: session.tokenPrefix,
-    flow_id: session.flowId,
-    mode: session.mode,
-    transport: session.transport,
-    status: expired ? 'expired' : session.status,
-    created_at: session.createdAt,
-    expires_at: session.status === 'created' ? session.expiresAt : null,
-    started_at: session.startedAt,
-    ended_at: session.endedAt,
-    duration_secs: session.durationSecs,
-    end_reason: session.endReason,
-    credits_charged_usd_cents: session.creditsChargedCents,
-  };
 }
 
 export async function sessionRoutes(app: FastifyInstance): Promise<void> {
@@ -113,15 +93,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   // What the call produced (DESIGN §11), from its stored timeline.
   app.get<SessionParams>('/v1/sessions/:session_id', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
     const session = ownSession(accountOf(request.principal), request.params.session_id);
-    const outcome = await sessionOutcome(store, session.id);
-    return {
-      ...sessionListItem(session),
-      flow_version: null,
-      metadata: session.metadata,
-      ...outcome,
-      recording: session.recordingFile ? { url: `${app.services.publicUrl()}/v1/sessions/${session.id}/recording`, format: recordingFormat(session.recordingFile) } : null,
-      timeline: timelineSummary(session),
-    };
+    return sessionDetail(store, session, app.services.publicUrl());
   });
 
   // The recording, with range requests so a player can seek (one range per request).
@@ -173,8 +145,4 @@ function byteRange(header: string | undefined, size: number): { start: number; e
     end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
   }
   return start > end || start >= size ? 'bad' : { start, end };
-}
-
-function recordingFormat(file: string): string {
-  return file.endsWith('.ogg') ? 'audio/ogg; codecs=opus' : 'audio/wav';
 }
