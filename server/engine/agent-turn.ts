@@ -71,7 +71,15 @@ export function commitToolCall(target: CommitTarget, call: ChatToolCall, source:
     to_state: outcome.toState,
     source,
   });
-  target.hook({ type: 'tool_called', name: outcome.name, status: outcome.status, source, state: outcome.fromState });
+  target.hook({
+    type: 'tool_called',
+    name: outcome.name,
+    status: outcome.status,
+    source,
+    state: outcome.fromState,
+    arguments: outcome.arguments,
+    reason: outcome.status === 'rejected' ? outcome.reason : null,
+  });
   if (outcome.status === 'accepted') {
     if (outcome.speechCue && speech) {
       // The user hears the cue, so the transcript shows it; the model already gets it in the tool result.

@@ -5,7 +5,7 @@
 export type HookEvent =
   | { type: 'started'; mode: 'assistant' | 'flow'; flowId: string | null; transport: string }
   | { type: 'state_changed'; from: string; to: string; tool: string }
-  | { type: 'tool_called'; name: string; status: 'accepted' | 'rejected'; source: 'model' | 'simulator'; state: string }
+  | { type: 'tool_called'; name: string; status: 'accepted' | 'rejected'; source: 'model' | 'simulator'; state: string; arguments: unknown; reason: string | null }
   | { type: 'ended'; reason: string; durationSecs: number; creditsChargedCents: number };
 
 export interface HookContext {
