@@ -21,6 +21,12 @@ export const DIAGNOSTIC_CODES = {
   undefined_tool: 'error',
   transition_from_unlisted_tool: 'error',
   unknown_target_state: 'error',
+  invalid_variable_name: 'error',
+  invalid_value: 'error',
+  out_of_range: 'error',
+  invalid_http_url: 'error',
+  invalid_enum: 'error',
+  undefined_global_tool: 'error',
   // warnings: accepted, shown in the studio
   unreachable_state: 'warning',
   dead_end_state: 'warning',
@@ -28,6 +34,10 @@ export const DIAGNOSTIC_CODES = {
   unlisted_tool: 'warning',
   duplicate_tool_listing: 'warning',
   version_not_semver: 'warning',
+  global_tool_shadowed: 'warning',
+  interruptible_without_speech: 'warning',
+  result_transition_without_http: 'warning',
+  credential_in_header: 'warning',
 } as const satisfies Record<string, Severity>;
 
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;

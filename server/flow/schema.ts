@@ -1,5 +1,6 @@
 // The flow document's shape (the content of a flow's `yaml_content`), as the spec's tables give
-// it: one zod schema, from which every type of the document is inferred and against which
+// it and with DESIGN §12's extensions as optional keys (a document valid under the spec keeps
+// exactly its meaning): one zod schema, from which every type of the document is inferred and against which
 // structure.ts checks uploaded and edited documents. A new key is one edit here, plus its rule in
 // semantics.ts when it refers to other parts of the flow.
 //
@@ -16,6 +17,9 @@ export const keyRules = z.registry<{ code: DiagnosticCode; rule: string; pattern
 /** What the structure check tells a designer whose value is none of an enum's options. */
 export const enumRules = z.registry<{ code: DiagnosticCode; what: string }>();
 
+/** The range a number must lie in; made only by `boundedNumber`, so zod checks the same range. */
+export const rangeRules = z.registry<{ min: number; max: number; integer: boolean; unit: string }>();
+
 export const PARAMETER_TYPES = ['string', 'number', 'integer', 'boolean'] as const;
 
 /** OpenAI's function-name rule: the model API refuses any other tool name. */
@@ -31,6 +35,15 @@ function nameKey(pattern: RegExp, code: DiagnosticCode, rule: string) {
   return z.string().regex(pattern).register(keyRules, { code, rule, pattern });
 }
 
+/** A number within [min, max]; `unit` names it in messages ("milliseconds"). */
+function boundedNumber(min: number, max: number, integer: boolean, unit: string) {
+  const base = integer ? z.number().int() : z.number();
+  return base.min(min).max(max).register(rangeRules, { min, max, integer, unit });
+}
+
+/** What a variable can be set to in the document: text, a number or true/false. */
+const ScalarValue = z.union([z.string(), z.number(), z.boolean()]);
+
 const ToolName = nameKey(
   TOOL_NAME_PATTERN,
   'invalid_tool_name',
@@ -43,6 +56,12 @@ const ParameterName = nameKey(
   'a parameter name is a letter or _ followed by letters, digits or _ (it becomes a {placeholder} variable)',
 );
 
+const VariableName = nameKey(
+  PARAMETER_NAME_PATTERN,
+  'invalid_variable_name',
+  'a variable name is a letter or _ followed by letters, digits or _ (it is used as a {placeholder})',
+);
+
 export const ParameterType = z.enum(PARAMETER_TYPES).register(enumRules, {
   code: 'invalid_parameter_type',
   what: 'parameter type',
@@ -53,8 +72,34 @@ export const ToolParameter = z.strictObject({
   type: ParameterType,
   /** Absent means false. */
   required: z.boolean().optional(),
+  /** Given to the model in the tool's JSON Schema. */
+  description: z.string().optional(),
+  /** The only values the model may send (JSON Schema `enum`); each of the parameter's type. */
+  enum: z.array(ScalarValue).optional(),
 });
 export type ToolParameter = z.infer<typeof ToolParameter>;
+
+export const HTTP_METHODS = ['POST', 'PUT', 'PATCH'] as const;
+
+export const HttpMethod = z.enum(HTTP_METHODS).register(enumRules, { code: 'invalid_value', what: 'HTTP method' });
+
+/**
+ * A tool the engine answers by calling the account's own service: it sends the call (signed like
+ * webhooks) and gives the model the JSON result. Header values may name the account's stored
+ * secrets as `{secret.NAME}`; the secret itself is never written in the document.
+ */
+export const HttpAction = z.strictObject({
+  /** http:// or https:// (checked in semantics.ts, with the rest of the URL's rules). */
+  url: z.string(),
+  /** Absent means POST: the call's JSON is the body. */
+  method: HttpMethod.optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  /** Absent means 5000; a slower answer is an error result and the call goes on. */
+  timeout_ms: boundedNumber(100, 30_000, true, 'milliseconds').optional(),
+  /** Variable name to the result field (dotted path, e.g. `slot.start`) stored in it on success. */
+  store: z.record(VariableName, z.string()).optional(),
+});
+export type HttpAction = z.infer<typeof HttpAction>;
 
 export const ToolDefinition = z.strictObject({
   description: z.string(),
@@ -62,6 +107,7 @@ export const ToolDefinition = z.strictObject({
   parameters: z.record(ParameterName, ToolParameter).optional(),
   /** Spoken at once when the tool is called; may contain `{variable}` placeholders. */
   speech_cue: z.string().optional(),
+  http: HttpAction.optional(),
 });
 export type ToolDefinition = z.infer<typeof ToolDefinition>;
 
@@ -81,6 +127,19 @@ export const StateAgent = z.strictObject({
 });
 export type StateAgent = z.infer<typeof StateAgent>;
 
+/** What happens on entering a state, before and without the model: set, then say, then end. */
+export const OnEnter = z.strictObject({
+  /** Variables to set; text values may contain `{variable}` placeholders. */
+  set: z.record(VariableName, ScalarValue).optional(),
+  /** Spoken exactly as written (placeholders rendered); the model is told it was said. */
+  say: z.string().optional(),
+  /** End the session once what was said has been spoken; the model is not run. */
+  end_session: z.boolean().optional(),
+});
+export type OnEnter = z.infer<typeof OnEnter>;
+
+export const ContextMode = z.enum(['keep', 'reset']).register(enumRules, { code: 'invalid_value', what: 'context mode' });
+
 export const FlowState = z.strictObject({
   ui: StateUi.optional(),
   agent: StateAgent,
@@ -89,16 +148,55 @@ export const FlowState = z.strictObject({
     .strictObject({
       /** Tool name to the state the call leads to; a tool not named here keeps the state. */
       on_tool_call: z.record(z.string(), z.string()).optional(),
+      /** Tool name to the states its result may choose (`next_state` in the result), no others. */
+      on_tool_result: z.record(z.string(), z.array(z.string())).optional(),
     })
     .optional(),
+  on_enter: OnEnter.optional(),
+  /** false: the model does not speak on entering; the state waits for the caller. */
+  respond: z.boolean().optional(),
+  /** false: the caller cannot cut what is said on entering (on_enter.say and the first reply). */
+  interruptible: z.boolean().optional(),
+  /** Silence that ends the caller's turn in this state (the server's default otherwise). */
+  endpointing_ms: boundedNumber(100, 5_000, true, 'milliseconds').optional(),
+  /** reset: the model remembers nothing said before entering. Absent means keep. */
+  context: ContextMode.optional(),
 });
 export type FlowState = z.infer<typeof FlowState>;
+
+/** A tool offered in every state; with a target, a call moves there from anywhere. */
+export const GlobalTool = z.strictObject({ target: z.string().optional() });
+export type GlobalTool = z.infer<typeof GlobalTool>;
+
+export const FlowSettings = z.strictObject({
+  base_system_prompt: z.string().optional(),
+  llm: z.strictObject({ model: z.string().optional(), temperature: boundedNumber(0, 2, false, '').optional() }).optional(),
+  voice: z.strictObject({ provider: z.string().optional(), voice: z.string().optional() }).optional(),
+  stt: z.strictObject({ model: z.string().optional() }).optional(),
+  /** The caller's language, e.g. `en` or `de-DE`: given to speech recognition. */
+  language: z.string().optional(),
+  /** true: the call is recorded (as if the session asked for it). */
+  recording: z.boolean().optional(),
+  /** After `after_secs` of silence, say `reprompt`; after `max_reprompts` of them, end the call. */
+  idle: z
+    .strictObject({
+      after_secs: boundedNumber(1, 3_600, false, 'seconds'),
+      reprompt: z.string().optional(),
+      max_reprompts: boundedNumber(0, 10, true, '').optional(),
+    })
+    .optional(),
+  /** Names of top-level `tools` offered in every state. */
+  global_tools: z.record(z.string(), GlobalTool).optional(),
+});
+export type FlowSettings = z.infer<typeof FlowSettings>;
 
 export const FlowDocument = z.strictObject({
   id: z.string(),
   version: z.string(),
   initial_state: z.string(),
-  settings: z.strictObject({ base_system_prompt: z.string().optional() }).optional(),
+  settings: FlowSettings.optional(),
+  /** Tools shared by the whole flow: global tools, and tools a state lists without defining. */
+  tools: z.record(ToolName, ToolDefinition).optional(),
   states: z.record(z.string(), FlowState),
 });
 export type FlowDocument = z.infer<typeof FlowDocument>;

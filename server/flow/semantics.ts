@@ -1,8 +1,13 @@
 // Checks that need the whole flow at once: states and tools that refer to each other, what can
 // be reached, and placeholders that nothing could fill. It reads the document defensively, so it
 // still reports what it can on a document that also has structural errors.
+//
+// The keys of DESIGN §12 that refer to states and tools (top-level and global tools,
+// `on_tool_result`, `on_enter.end_session`) take part here; the checks of one tool or one state on
+// its own (http actions, enums, on-entry speech) are in semantics-local.ts.
 import { findPlaceholders } from './template.ts';
 import type { DiagnosticCode } from './diagnostic-codes.ts';
+import { checkLocalRules, settableByDocument } from './semantics-local.ts';
 
 /** Its severity is its code's, from DIAGNOSTIC_CODES. */
 export interface SemanticProblem {
@@ -67,8 +72,12 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
   }
 
   // Every parameter name anywhere can become a variable; used for the placeholder check.
-  const settableVariables = new Set<string>();
+  const settableVariables = settableByDocument(doc);
   const edges = new Map<string, Set<string>>();
+  const sharedTools = asObject(doc.tools) ?? {};
+  const globalTargets = checkGlobalTools(doc, states, sharedTools, out);
+  // A shared tool is "listed" when it is global or some state lists it.
+  const sharedUsed = new Set<string>(Object.keys(asObject(asObject(doc.settings)?.global_tools) ?? {}));
 
   for (const stateName of stateNames) {
     const state = asObject(states[stateName]);
@@ -92,14 +101,17 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
         continue;
       }
       listedNames.add(name);
-      if (!Object.hasOwn(tools, name)) {
-        out.push({
-          code: 'undefined_tool',
-          message: `state "${stateName}" lists the tool "${name}" but defines no such tool under states.${stateName}.tools`,
-          path: [...statePath, 'agent', 'tools', index],
-          atKey: false,
-        });
+      if (Object.hasOwn(tools, name)) continue;
+      if (Object.hasOwn(sharedTools, name)) {
+        sharedUsed.add(name);
+        continue;
       }
+      out.push({
+        code: 'undefined_tool',
+        message: `state "${stateName}" lists the tool "${name}" but defines no such tool under states.${stateName}.tools (or the flow's top-level tools)`,
+        path: [...statePath, 'agent', 'tools', index],
+        atKey: false,
+      });
     }
 
     for (const [toolName, definition] of Object.entries(tools)) {
@@ -111,8 +123,18 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
           atKey: true,
         });
       }
-      const parameters = asObject(asObject(definition)?.parameters);
-      for (const parameterName of Object.keys(parameters ?? {})) settableVariables.add(parameterName);
+      if (globalTargets.has(toolName)) {
+        out.push({
+          code: 'global_tool_shadowed',
+          message: `state "${stateName}" defines its own "${toolName}", which hides the global tool of that name in this state`,
+          path: [...statePath, 'tools', toolName],
+          atKey: true,
+        });
+      }
+    }
+    // A global tool with a target leads there from every state that does not hide it.
+    for (const [toolName, target] of globalTargets) {
+      if (target !== null && !Object.hasOwn(tools, toolName)) targets.add(target);
     }
 
     const onToolCall = asObject(asObject(state.transitions)?.on_tool_call) ?? {};
@@ -138,6 +160,51 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
         targets.add(target);
       }
     }
+
+    const onToolResult = asObject(asObject(state.transitions)?.on_tool_result) ?? {};
+    for (const [toolName, choices] of Object.entries(onToolResult)) {
+      const transitionPath = [...statePath, 'transitions', 'on_tool_result', toolName];
+      if (!listedNames.has(toolName)) {
+        out.push({
+          code: 'transition_from_unlisted_tool',
+          message: `state "${stateName}" has result transitions for the tool "${toolName}", which is not in its agent.tools`,
+          path: transitionPath,
+          atKey: true,
+        });
+      } else {
+        const definition = asObject(Object.hasOwn(tools, toolName) ? tools[toolName] : Object.hasOwn(sharedTools, toolName) ? sharedTools[toolName] : null);
+        if (definition && !asObject(definition.http)) {
+          out.push({
+            code: 'result_transition_without_http',
+            message: `the tool "${toolName}" has no http action, so no result can choose among the states of on_tool_result`,
+            path: transitionPath,
+            atKey: true,
+          });
+        }
+      }
+      for (const { name: target, index } of asStringList(choices)) {
+        if (!Object.hasOwn(states, target)) {
+          out.push({
+            code: 'unknown_target_state',
+            message: `a result of the tool "${toolName}" in state "${stateName}" may lead to "${target}", which is not a state`,
+            path: [...transitionPath, index],
+            atKey: false,
+          });
+        } else if (listedNames.has(toolName)) {
+          targets.add(target);
+        }
+      }
+    }
+  }
+
+  for (const toolName of Object.keys(sharedTools)) {
+    if (sharedUsed.has(toolName)) continue;
+    out.push({
+      code: 'unlisted_tool',
+      message: `the flow defines the tool "${toolName}" but no state lists it and settings.global_tools does not name it, so the model can never call it`,
+      path: ['tools', toolName],
+      atKey: true,
+    });
   }
 
   if (initialIsState) {
@@ -166,7 +233,10 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
 
   for (const stateName of stateNames) {
     const leavesTo = [...(edges.get(stateName) ?? [])].filter((target) => target !== stateName);
-    if (leavesTo.length === 0 && asObject(states[stateName])) {
+    const state = asObject(states[stateName]);
+    // A state that ends the session is final by design: nothing to say about it.
+    const endsSession = asObject(state?.on_enter)?.end_session === true;
+    if (leavesTo.length === 0 && state && !endsSession) {
       out.push({
         code: 'dead_end_state',
         message: `state "${stateName}" has no way out: a session that reaches it stays there (fine for a final state)`,
@@ -177,7 +247,42 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
   }
 
   checkPlaceholders(doc, states, settableVariables, out);
+  checkLocalRules(doc, states, out);
   return out;
+}
+
+/**
+ * `settings.global_tools`: each names a top-level tool and may lead to a state. Returns the
+ * global tools that are defined, each with its target state (null: it keeps the state).
+ */
+function checkGlobalTools(doc: Obj, states: Obj, sharedTools: Obj, out: SemanticProblem[]): Map<string, string | null> {
+  const globals = new Map<string, string | null>();
+  const declared = asObject(asObject(doc.settings)?.global_tools) ?? {};
+  for (const [toolName, entry] of Object.entries(declared)) {
+    const path = ['settings', 'global_tools', toolName];
+    if (!Object.hasOwn(sharedTools, toolName)) {
+      out.push({
+        code: 'undefined_global_tool',
+        message: `settings.global_tools names "${toolName}", which the flow's top-level tools do not define`,
+        path,
+        atKey: true,
+      });
+      continue;
+    }
+    const target = asObject(entry)?.target;
+    if (typeof target === 'string' && !Object.hasOwn(states, target)) {
+      out.push({
+        code: 'unknown_target_state',
+        message: `the global tool "${toolName}" leads to "${target}", which is not a state`,
+        path: [...path, 'target'],
+        atKey: false,
+      });
+      globals.set(toolName, null);
+      continue;
+    }
+    globals.set(toolName, typeof target === 'string' ? target : null);
+  }
+  return globals;
 }
 
 function checkPlaceholders(doc: Obj, states: Obj, settable: Set<string>, out: SemanticProblem[]): void {
@@ -192,7 +297,16 @@ function checkPlaceholders(doc: Obj, states: Obj, settable: Set<string>, out: Se
     for (const [toolName, tool] of Object.entries(asObject(state.tools) ?? {})) {
       texts.push({ path: ['states', stateName, 'tools', toolName, 'speech_cue'], text: asObject(tool)?.speech_cue });
     }
+    const onEnter = asObject(state.on_enter);
+    texts.push({ path: ['states', stateName, 'on_enter', 'say'], text: onEnter?.say });
+    for (const [variable, value] of Object.entries(asObject(onEnter?.set) ?? {})) {
+      texts.push({ path: ['states', stateName, 'on_enter', 'set', variable], text: value });
+    }
   }
+  for (const [toolName, tool] of Object.entries(asObject(doc.tools) ?? {})) {
+    texts.push({ path: ['tools', toolName, 'speech_cue'], text: asObject(tool)?.speech_cue });
+  }
+  texts.push({ path: ['settings', 'idle', 'reprompt'], text: asObject(asObject(doc.settings)?.idle)?.reprompt });
   for (const { path, text } of texts) {
     if (typeof text !== 'string') continue;
     const seen = new Map<string, number>();

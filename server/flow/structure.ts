@@ -5,7 +5,7 @@
 // problem in a designer's words with a place to point at, zod stops checking a map entry whose
 // key is invalid, and the studio runs this on every keystroke of documents up to 256 KiB.
 import type { z } from 'zod';
-import { FlowDocument, enumRules, keyRules } from './schema.ts';
+import { FlowDocument, enumRules, keyRules, rangeRules } from './schema.ts';
 import type { DiagnosticCode } from './diagnostic-codes.ts';
 import type { DocPath } from './types.ts';
 
@@ -40,6 +40,8 @@ export function describeValue(value: unknown): string {
 type Expected =
   | { kind: 'string' }
   | { kind: 'boolean' }
+  | { kind: 'number'; min: number; max: number; integer: boolean; unit: string }
+  | { kind: 'scalar' }
   | { kind: 'enum'; values: ReadonlySet<string>; listed: string; code: DiagnosticCode; what: string }
   | { kind: 'object'; fields: Record<string, { expected: Expected; required: boolean }>; known: string[] }
   | { kind: 'record'; value: Expected; key: ReturnType<typeof keyRules.get> }
@@ -56,6 +58,19 @@ function readSchema(schema: z.core.$ZodType, at: string): Expected {
       return { kind: 'string' };
     case 'boolean':
       return { kind: 'boolean' };
+    case 'number': {
+      const range = rangeRules.get(schema);
+      if (!range) throw cannot('a number without a rangeRules entry (make it with boundedNumber)');
+      return { kind: 'number', ...range };
+    }
+    case 'union': {
+      // Only text-or-number-or-boolean, what a variable can hold.
+      const kinds = def.options.map((option) => (option as z.core.$ZodTypes)._zod.def);
+      if (!kinds.every((d) => ['string', 'number', 'boolean'].includes(d.type) && !('checks' in d && d.checks?.length))) {
+        throw cannot('a union other than text, number or true/false');
+      }
+      return { kind: 'scalar' };
+    }
     case 'enum': {
       const rule = enumRules.get(schema);
       if (!rule) throw cannot('an enum without an enumRules entry');
@@ -90,6 +105,8 @@ const FLOW_DOCUMENT = readSchema(FlowDocument, 'the document');
 const EXPECTED: Record<Expected['kind'], string> = {
   string: 'text',
   boolean: 'true or false',
+  number: 'a number',
+  scalar: 'text, a number or true/false',
   enum: 'one of the listed values',
   object: 'a map',
   record: 'a map',
@@ -133,6 +150,27 @@ function walk(value: unknown, expected: Expected, path: Array<string | number>, 
     case 'boolean':
       if (typeof value !== 'boolean') out.push(wrongType(value, expected, path, sourceText));
       return;
+    case 'scalar':
+      // As zod's z.number(): YAML's .inf and .nan are not numbers a flow can use.
+      if (!(typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
+        out.push(wrongType(value, expected, path, sourceText));
+      }
+      return;
+    case 'number':
+      if (typeof value !== 'number' || Number.isNaN(value)) {
+        out.push(wrongType(value, expected, path, sourceText));
+      } else if (expected.integer && Number.isFinite(value) && !Number.isSafeInteger(value) && value >= expected.min && value <= expected.max) {
+        out.push({ code: 'wrong_type', message: `${describePath(path)} must be a whole number, not ${value}`, path, atKey: false });
+      } else if (!(value >= expected.min && value <= expected.max)) {
+        const unit = expected.unit ? ` ${expected.unit}` : '';
+        out.push({
+          code: 'out_of_range',
+          message: `${describePath(path)} is ${value}; it must be from ${expected.min} to ${expected.max}${unit}`,
+          path,
+          atKey: false,
+        });
+      }
+      return;
     case 'enum':
       if (typeof value !== 'string' || !expected.values.has(value)) {
         out.push({
@@ -173,7 +211,7 @@ function walk(value: unknown, expected: Expected, path: Array<string | number>, 
         return;
       }
       for (const [name, field] of Object.entries(expected.fields)) {
-        if (value[name] === undefined) {
+        if (!Object.hasOwn(value, name) || value[name] === undefined) {
           if (field.required) {
             out.push({ code: 'missing_key', message: `${describePath(path)} needs the key "${name}"`, path, atKey: true });
           }
@@ -182,10 +220,9 @@ function walk(value: unknown, expected: Expected, path: Array<string | number>, 
         walk(value[name], field.expected, [...path, name], out, sourceText);
       }
       for (const key of Object.keys(value)) {
-        // `in` also finds Object.prototype's names, so a key such as `constructor` or `toString`
-        // passes unreported. That is how the checker has always behaved; changing it changes
-        // which documents are accepted, which is a decision of its own, not part of this code.
-        if (!(key in expected.fields)) {
+        // Own keys only: `in` would also find Object.prototype's names, and a key such as
+        // `constructor`, `toString` or `__proto__` would pass unreported (zod refuses them).
+        if (!Object.hasOwn(expected.fields, key)) {
           const suggestion = closest(key, expected.known);
           out.push({
             code: 'unknown_key',

@@ -21,19 +21,50 @@ const stray = fc.oneof({ weight: 30, arbitrary: fc.constant({}) }, { weight: 1, 
 const withStray = <T extends object>(arb: fc.Arbitrary<T>) => fc.tuple(arb, stray).map(([value, extra]) => ({ ...extra, ...value }));
 const map = <T,>(value: fc.Arbitrary<T>) => fc.dictionary(name, value, { maxKeys: 2 });
 
-const parameter = withStray(fc.record({ type: required(fc.constantFrom('string', 'number', 'integer', 'boolean', 'text')), required: optional(fc.boolean()) }));
-const tool = withStray(fc.record({ description: required(fc.string()), parameters: optional(map(parameter)), speech_cue: optional(fc.string()) }));
+// DESIGN §12's values: numbers in and out of their ranges (and not whole), YAML's .inf and .nan.
+const number = fc.oneof(fc.integer({ min: -10, max: 40_000 }), fc.double({ min: -1, max: 5 }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, 0.5, 700));
+const scalar = fc.oneof(fc.string(), number, fc.boolean());
+const parameter = withStray(fc.record({
+  type: required(fc.constantFrom('string', 'number', 'integer', 'boolean', 'text')),
+  required: optional(fc.boolean()),
+  description: optional(fc.string()),
+  enum: optional(fc.array(scalar, { maxLength: 3 })),
+}));
+const http = withStray(fc.record({
+  url: required(fc.constantFrom('https://example.com/x', 'ftp://x', 'nope')),
+  method: optional(fc.constantFrom('POST', 'PUT', 'GET')),
+  headers: optional(fc.dictionary(fc.constantFrom('Authorization', 'X-Id'), fc.string(), { maxKeys: 2 })),
+  timeout_ms: optional(number),
+  store: optional(map(fc.string())),
+}));
+const tool = withStray(fc.record({ description: required(fc.string()), parameters: optional(map(parameter)), speech_cue: optional(fc.string()), http: optional(http) }));
 const state = withStray(fc.record({
   ui: optional(withStray(fc.record({ artifact_type: optional(fc.string()), prompt: optional(fc.string()) }))),
   agent: required(withStray(fc.record({ prompt: required(fc.string()), tools: optional(fc.array(name, { maxLength: 3 })) }))),
   tools: optional(map(tool)),
-  transitions: optional(withStray(fc.record({ on_tool_call: optional(map(name)) }))),
+  transitions: optional(withStray(fc.record({ on_tool_call: optional(map(name)), on_tool_result: optional(map(fc.array(name, { maxLength: 2 }))) }))),
+  on_enter: optional(withStray(fc.record({ set: optional(map(scalar)), say: optional(fc.string()), end_session: optional(fc.boolean()) }))),
+  respond: optional(fc.boolean()),
+  interruptible: optional(fc.boolean()),
+  endpointing_ms: optional(number),
+  context: optional(fc.constantFrom('keep', 'reset', 'forget')),
+}));
+const settings = withStray(fc.record({
+  base_system_prompt: optional(fc.string()),
+  llm: optional(withStray(fc.record({ model: optional(fc.string()), temperature: optional(number) }))),
+  voice: optional(withStray(fc.record({ provider: optional(fc.string()), voice: optional(fc.string()) }))),
+  stt: optional(withStray(fc.record({ model: optional(fc.string()) }))),
+  language: optional(fc.string()),
+  recording: optional(fc.boolean()),
+  idle: optional(withStray(fc.record({ after_secs: required(number), reprompt: optional(fc.string()), max_reprompts: optional(number) }))),
+  global_tools: optional(map(withStray(fc.record({ target: optional(name) })))),
 }));
 const document = withStray(fc.record({
   id: required(fc.string()),
   version: required(fc.string()),
   initial_state: required(name),
-  settings: optional(withStray(fc.record({ base_system_prompt: optional(fc.string()) }))),
+  settings: optional(settings),
+  tools: optional(map(tool)),
   states: required(fc.dictionary(name, state, { maxKeys: 3 })),
 }));
 
@@ -44,7 +75,7 @@ describe('the flow schema', () => {
         const problems = checkStructure(doc);
         expect(FlowDocument.safeParse(doc).success, JSON.stringify(problems)).toBe(problems.length === 0);
       }),
-      { numRuns: 1500 },
+      { numRuns: 3000 },
     );
   });
 
