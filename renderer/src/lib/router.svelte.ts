@@ -3,8 +3,11 @@
 export type Route =
   | { screen: 'sign-in' }
   | { screen: 'flows' }
-  /** `draft`: a flow not saved yet (features/flows/flow-drafts.ts); it keeps its id once saved. */
-  | { screen: 'editor'; flowId: string | null; draft?: string }
+  /**
+   * `draft`: a flow not saved yet (features/flows/flow-drafts.ts); it keeps its id once saved.
+   * `state`: the state to open the flow at, selected (a session's "open the flow at this state").
+   */
+  | { screen: 'editor'; flowId: string | null; draft?: string; state?: string }
   | { screen: 'sessions' }
   | { screen: 'session'; sessionId: string }
   | { screen: 'settings' };
@@ -43,7 +46,8 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
       return { screen: 'sign-in' };
     case '/flow-editor': {
       const draft = query.get('draft');
-      return draft && !query.get('flow') ? { screen: 'editor', flowId: null, draft } : { screen: 'editor', flowId: query.get('flow') };
+      const state = query.get('flow') ? query.get('state') : null;
+      return draft && !query.get('flow') ? { screen: 'editor', flowId: null, draft } : { screen: 'editor', flowId: query.get('flow'), ...(state ? { state } : {}) };
     }
     case '/sessions':
       return { screen: 'sessions' };
@@ -64,7 +68,7 @@ export function routeToPath(route: Route): string {
       return '/';
     case 'editor':
       return route.flowId
-        ? `/flow-editor?flow=${encodeURIComponent(route.flowId)}`
+        ? `/flow-editor?flow=${encodeURIComponent(route.flowId)}${route.state ? `&state=${encodeURIComponent(route.state)}` : ''}`
         : route.draft
           ? `/flow-editor?draft=${encodeURIComponent(route.draft)}`
           : '/flow-editor';
