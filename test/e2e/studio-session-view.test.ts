@@ -1,11 +1,28 @@
 // Issue 15 item 5: a stored session opens from the Sessions list into its view: the conversation
-// with tool calls inline, the path with a scrubber, the variables, per-turn latency and the
-// recording; "Open the flow" goes to the editor.
-import type { Page } from 'playwright-core';
+// with tool calls inline, the path with a scrubber and replayed on the flow's graph, the
+// variables, per-turn latency and the recording; "Open the flow at this state" opens the editor
+// with the scrubber's state selected, "Open the flow" goes to the editor. A test-talk in the
+// editor's Test tab, once ended, opens the same view ("View session").
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUESSING_GAME_RULES, connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import { launchChromium, screenshot, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
 import { signInBrowser } from './studio.ts';
+
+/** The states the session view's graph marks: the one at the scrubber's moment, the ones passed through before it. */
+function graphMarks(graph: Locator): Promise<{ active: string[]; visited: string[] }> {
+  return graph.evaluate((root) => {
+    const marked = (mark: string) => [...root.querySelectorAll(`.svelte-flow__node .${mark}`)].map((el) => el.closest('.svelte-flow__node')?.getAttribute('data-id') ?? '?').sort();
+    return { active: marked('talk-active'), visited: marked('talk-visited') };
+  });
+}
+
+/** The transitions the graph paints as taken (their edge ids: state→tool). */
+function takenEdges(graph: Locator): Promise<string[]> {
+  return graph.evaluate((root) =>
+    [...root.querySelectorAll('.svelte-flow__edge')].filter((edge) => edge.querySelector('.svelte-flow__edge-path.taken')).map((edge) => edge.getAttribute('data-id') ?? '?').sort(),
+  );
+}
 
 describe('the session view', () => {
   let rig: VoiceRig;
@@ -68,16 +85,87 @@ describe('the session view', () => {
     await screenshot(page, 'studio-session-view-1280x800');
   });
 
-  it('scrubs back to the start: the path shortens and later lines dim', { timeout: 30_000 }, async () => {
+  it("replays the whole path on the flow's graph: the states and transitions taken, the last state marked", { timeout: 30_000 }, async () => {
+    const graph = page.getByTestId('session-graph');
+    await graph.locator('.svelte-flow__node').first().waitFor({ timeout: 20_000 });
+    // The scrubber starts at the end: the game was won.
+    await expect.poll(() => graphMarks(graph), { timeout: 10_000 }).toEqual({ active: ['won'], visited: ['playing', 'setup'] });
+    expect(await takenEdges(graph)).toEqual(['playing→guess_correct', 'playing→record_answer', 'setup→begin_game']);
+    // Shown, not edited: no adding states, no laying out again.
+    expect(await graph.getByRole('button', { name: '+ State' }).count()).toBe(0);
+    expect(await graph.getByRole('note', { name: 'The session on the graph' }).innerText()).toMatch(/At \d+:\d\d:/);
+    await graph.scrollIntoViewIfNeeded();
+    await screenshot(page, 'studio-session-view-graph-1280x800');
+  });
+
+  it('scrubs back to the start: the path shortens, later lines dim, and the graph marks the state of that moment', { timeout: 30_000 }, async () => {
     const scrubber = page.getByRole('slider', { name: 'Moment of the session' });
+    const graph = page.getByTestId('session-graph');
     await scrubber.fill('0');
     await expect.poll(async () => (await page.getByRole('list', { name: 'States passed through' }).innerText()).trim()).toBe('setup');
     expect(await page.locator('.moment.later').count()).toBeGreaterThan(3);
+    await expect.poll(() => graphMarks(graph)).toEqual({ active: ['setup'], visited: [] });
+    expect(await takenEdges(graph)).toEqual([]);
+
+    // A moment after the game began and before it was won: in playing, having come from setup.
+    const detail = (await rig.server.request('GET', `/v1/sessions/${sessionId}`, { jwt: rig.account.jwt })).body;
+    const start = detail.started_at ?? detail.created_at;
+    const began = detail.path.find((p: { state: string }) => p.state === 'playing').at - start;
+    const won = detail.path.find((p: { state: string }) => p.state === 'won').at - start;
+    // A short session's scrubber moves in hundredths of a second.
+    const middle = Math.round(((began + won) / 2) * 100) / 100;
+    expect(middle).toBeGreaterThanOrEqual(began);
+    expect(middle).toBeLessThan(won);
+    await scrubber.fill(middle.toFixed(2));
+    await expect.poll(() => graphMarks(graph)).toEqual({ active: ['playing'], visited: ['setup'] });
+    expect(await takenEdges(graph)).toContain('setup→begin_game');
+    expect(await takenEdges(graph)).not.toContain('playing→guess_correct');
+    expect(await page.getByTestId('session-state-now').innerText()).toBe('playing');
+  });
+
+  it('opens the flow at the state of that moment: the editor with that state selected', { timeout: 30_000 }, async () => {
+    await page.getByRole('link', { name: 'Open the flow at this state' }).click();
+    await page.waitForURL(`${rig.server.url}/flow-editor?flow=${rig.flowId}&state=playing`);
+    await page.locator('.svelte-flow__node[data-id="playing"] .state.selected').waitFor({ timeout: 20_000 });
+    expect(await page.locator('.svelte-flow__node .state.selected').count()).toBe(1);
+    expect(await page.locator('.inspector .title input').inputValue()).toBe('playing');
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Session', level: 1 }).waitFor();
   });
 
   it('opens the flow in the editor', { timeout: 30_000 }, async () => {
-    await page.getByRole('link', { name: 'Open the flow' }).click();
+    await page.getByRole('link', { name: 'Open the flow', exact: true }).click();
     await page.waitForURL(`${rig.server.url}/flow-editor?flow=${rig.flowId}`);
+    expect(chromium.pageErrors).toEqual([]);
     await page.close();
+  });
+
+  it('opens from the Test tab: a typed test-talk, once ended, has "View session", which opens its view', { timeout: 60_000 }, async () => {
+    const talk = await chromium.newPage();
+    await signInBrowser(talk, rig.server.url, rig.account);
+    await talk.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
+    await talk.getByRole('tab', { name: 'Test' }).click();
+    const panel = talk.getByRole('region', { name: 'Test talk' });
+    await panel.getByRole('button', { name: 'Text only' }).click();
+    await expect.poll(() => panel.getByTestId('talk-status').innerText(), { timeout: 15_000 }).toMatch(/^Live · text only/);
+    await expect.poll(() => panel.getByRole('log').innerText(), { timeout: 10_000 }).toContain('Welcome to ten questions!');
+    await panel.getByRole('textbox', { name: 'Type a turn' }).fill("I'm ready");
+    await talk.keyboard.press('Enter');
+    await expect.poll(() => panel.getByTestId('talk-state-name').innerText(), { timeout: 15_000 }).toBe('playing');
+    await panel.getByRole('button', { name: 'End', exact: true }).click();
+    await expect.poll(() => panel.getByTestId('talk-status').innerText(), { timeout: 10_000 }).toBe('Ended');
+
+    const newest = (await rig.server.request('GET', '/v1/sessions', { jwt: rig.account.jwt })).body[0];
+    expect(newest.id).not.toBe(sessionId);
+    await panel.getByRole('link', { name: 'View session' }).click();
+    await talk.waitForURL(`${rig.server.url}/session?id=${newest.id}`);
+    await talk.getByRole('heading', { name: 'Session', level: 1 }).waitFor();
+    expect(await talk.getByRole('list', { name: 'What happened, in order' }).innerText()).toMatch(/begin_game\s*accepted\s*setup → playing/);
+    const graph = talk.getByTestId('session-graph');
+    await expect.poll(() => graphMarks(graph), { timeout: 20_000 }).toEqual({ active: ['playing'], visited: ['setup'] });
+    expect(await takenEdges(graph)).toEqual(['setup→begin_game']);
+    await screenshot(talk, 'studio-session-view-from-test-tab-1280x800');
+    expect(chromium.pageErrors).toEqual([]);
+    await talk.close();
   });
 });

@@ -2,6 +2,7 @@
 // spoken, tool calls, state changes, errors), each with its offset from the start, and where the
 // conversation stood at any moment a scrubber points to.
 import type { SessionDetail } from '../../lib/api-types.ts';
+import type { TalkMove, TalkOverlay } from '../talk/talk-overlay.ts';
 
 export type Moment =
   | { kind: 'line'; at: number; offset: number; role: 'user' | 'agent'; text: string; interrupted: boolean }
@@ -54,6 +55,21 @@ export function stateAt(all: readonly Moment[], offset: number): string | null {
 /** The states the session passed through by `offset`, in order, each once per visit. */
 export function pathUntil(all: readonly Moment[], offset: number): string[] {
   return all.filter((m): m is Extract<Moment, { kind: 'state' }> => m.kind === 'state' && m.offset <= offset).map((m) => m.state);
+}
+
+/**
+ * The session as it stood at `offset`, in the overlay test-talk paints on the graph (the same
+ * marks: the state it was in, the states entered and the moves taken, stays counted), so the
+ * session view replays it with the editor's own drawing. Drawn as live: the state at the
+ * scrubber's moment is the one "now", and the last move before it is the animated edge.
+ */
+export function overlayAt(all: readonly Moment[], offset: number): TalkOverlay {
+  const moves: TalkMove[] = [];
+  for (const moment of all) {
+    if (moment.offset > offset) break;
+    if (moment.kind === 'tool' && moment.status === 'accepted') moves.push({ from: moment.from, to: moment.to, tool: moment.name });
+  }
+  return { live: true, activeState: stateAt(all, offset), trail: pathUntil(all, offset), moves, lastMove: moves.at(-1) ?? null };
 }
 
 export function clock(seconds: number): string {
