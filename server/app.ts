@@ -11,6 +11,7 @@ import { flowRoutes } from './api/flows/index.ts';
 import { healthRoutes } from './api/health/index.ts';
 import { providerRoutes } from './api/providers/index.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
+import { webhookRoutes } from './api/webhooks/index.ts';
 import { authPlugin } from './http/auth.ts';
 import { errorHandlerPlugin, frameworkErrors } from './http/error-handler.ts';
 import { hostAndOriginPlugin } from './http/host-and-origin.ts';
@@ -32,6 +33,8 @@ import { shutdownFlite } from './providers/tts/flite.ts';
 import { startRecording, type CallRecording } from './outcomes/recording.ts';
 import { startRetention } from './outcomes/retention.ts';
 import { TimelineRecorder } from './outcomes/timeline.ts';
+import { WebhookDispatcher } from './outcomes/webhooks/dispatcher.ts';
+import { WebhookOutbox } from './outcomes/webhooks/outbox.ts';
 import { websocketTransport } from './transports/websocket/index.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
 import { studioRoutes } from './studio.ts';
@@ -149,6 +152,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Every session's events, kept in the store for the business, and the calls asked to be
     // recorded (DESIGN §11).
     const timelines = new TimelineRecorder(store, app.log);
+    // Session events for the account's webhooks: a durable outbox, delivered on timers (DESIGN §11).
+    const webhookDispatcher = new WebhookDispatcher(store, secrets, app.log, config.webhooks);
+    // With port 0 the real port is known only once listening (recording URLs in session.ended).
+    let listeningPort = config.port;
+    const webhooks = new WebhookOutbox(store, app.log, () => webhookDispatcher.wake(), () => publicUrlFor(config, listeningPort));
     const recordings = new Set<CallRecording>();
     // Flow documents are parsed and edited in worker threads (DESIGN §10); started on first use.
     const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
@@ -158,7 +166,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       store,
       observer: {
         event: (id, event) => timelines.record(id, event),
-        closed: (id) => void timelines.end(id),
+        // session.ended carries the stored outcome: it is written once the timeline is.
+        closed: (id) => void timelines.end(id).then(() => webhooks.sessionClosed(id)),
         recording: (record) => {
           const recording = startRecording(config.dataDir, record.id, app.log);
           recordings.add(recording);
@@ -167,7 +176,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           return { caller: (pcm) => recording.callerAudio(pcm), agent: (pcm) => recording.agentAudio(pcm), close };
         },
       },
-      hooks: new SessionHooks([loggingHook(app.log), ...(options.hooks ?? [])], app.log),
+      hooks: new SessionHooks([loggingHook(app.log), webhooks, ...(options.hooks ?? [])], app.log),
       log: app.log,
       providersFor: registry.providersFor,
       userInput: voiceInput.userInput,
@@ -181,8 +190,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       idleEndMs: config.engine.idleEndSeconds * 1000,
       minuteMs: options.minuteMs,
     });
-    // With port 0 the real port is known only once listening.
-    let listeningPort = config.port;
     app.addHook('onListen', async () => {
       const address = app.server.address();
       if (address && typeof address === 'object') listeningPort = address.port;
@@ -203,6 +210,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await engine.close();
       await Promise.all([...recordings].map((recording) => recording.close()));
       await timelines.close();
+      await webhooks.close();
+      await webhookDispatcher.close();
       await retention.stop();
     });
     app.addHook('onClose', async () => {
@@ -230,10 +239,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(sessionRoutes);
     await app.register(creditRoutes);
     await app.register(providerRoutes);
+    await app.register(webhookRoutes, { wake: () => webhookDispatcher.wake() });
     await app.register(websocketTransport);
     await app.register(webrtcTransport, options.webrtc ?? {});
     await app.register(studioRoutes, { dir: options.studioDir });
     await app.ready();
+    // Deliveries an earlier run left pending go out now.
+    webhookDispatcher.start();
     return app;
   } catch (error) {
     await store.close();

@@ -1,0 +1,133 @@
+// Webhook endpoints (DESIGN §11): an account registers a URL and the session events it wants;
+// the signing secret is shown once, at creation, and stored sealed. Deliveries are listed per
+// endpoint with every attempt, and one can be sent again at once.
+//
+// Either credential (DESIGN §3: every other /v1 endpoint accepts either): §11 names the JWT, but
+// a backend that sets up its own receiver at deploy time holds only its API key, as with Vapi's
+// and Retell's server URLs; secrets are still shown only once, to whoever created the endpoint.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { AppError } from '../../errors.ts';
+import { WEBHOOK_EVENT_TYPES, webhookSecretContext } from '../../outcomes/webhooks/events.ts';
+import { privateTargetProblem } from '../../security/outbound-target.ts';
+import { newWebhookSecret } from '../../security/webhook-signature.ts';
+import { newWebhookId, type Webhook, type WebhookAttempt, type WebhookDelivery } from '../../store/store.ts';
+import { accountOf } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
+
+/** Endpoints one account may have: enough for every environment, few enough that a fan-out stays small. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
+
+const CreateBody = z
+  .object({
+    url: z
+      .string({ error: 'url is required' })
+      .trim()
+      .max(2048, 'at most 2048 characters')
+      .refine((value) => /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value), { message: 'must be an http:// or https:// URL' })
+      // A user:password in the URL would be a secret kept and shown in plain text: the signature is the credential.
+      .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), {
+        message: 'must not carry a user name or password; check the webhook-signature header instead',
+      }),
+    events: z
+      .array(z.enum(WEBHOOK_EVENT_TYPES, { error: `each event is one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }))
+      .min(1, 'pick at least one event')
+      .refine((events) => new Set(events).size === events.length, { message: 'each event once' })
+      .optional(),
+  })
+  .strict();
+
+const DeliveriesQuery = z.object({
+  limit: z.coerce.number({ error: 'limit must be a number' }).int().min(1).max(100, 'limit is at most 100').default(50),
+});
+
+type WebhookParams = { Params: { webhook_id: string } };
+type DeliveryParams = { Params: { webhook_id: string; delivery_id: string } };
+
+export interface WebhookRouteOptions {
+  /** Tells the dispatcher a delivery was made due (retry now). */
+  wake(): void;
+}
+
+function endpointView(webhook: Webhook) {
+  return { id: webhook.id, url: webhook.url, events: webhook.events, created_at: webhook.createdAt };
+}
+
+function attemptView(attempt: WebhookAttempt) {
+  return { attempt: attempt.attempt, at: attempt.at, status_code: attempt.statusCode, error: attempt.error, duration_ms: attempt.durationMs };
+}
+
+function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }) {
+  return {
+    id: delivery.id,
+    event_type: delivery.eventType,
+    session_id: delivery.sessionId,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    created_at: delivery.createdAt,
+    next_attempt_at: delivery.status === 'pending' ? delivery.nextAttemptAt : null,
+    last_attempt_at: delivery.lastAttemptAt,
+    delivered_at: delivery.deliveredAt,
+    attempt_log: delivery.attemptLog.map(attemptView),
+  };
+}
+
+export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
+  const { store, config, secrets } = app.services;
+  const auth = { auth: 'jwt_or_api_key' as const };
+
+  const ownEndpoint = (accountId: string, id: string): Webhook => {
+    const webhook = store.webhooks.find(accountId, id);
+    if (!webhook) throw new AppError('webhook_not_found', `No webhook endpoint with the id "${id}".`);
+    return webhook;
+  };
+
+  app.post('/v1/webhooks', { config: { ...auth, carriesSecret: true } }, async (request, reply) => {
+    const accountId = accountOf(request.principal);
+    const body = parseInput(CreateBody, request.body);
+    if (store.webhooks.listByAccount(accountId).length >= MAX_WEBHOOKS_PER_ACCOUNT) {
+      throw new AppError('invalid_request', `An account has at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints; delete one first.`);
+    }
+    if (!config.webhooks.allowPrivate) {
+      const problem = await privateTargetProblem(body.url);
+      if (problem) throw new AppError('webhook_target_not_allowed', undefined, [{ field: 'url', message: problem }]);
+    }
+    const id = newWebhookId();
+    const secret = newWebhookSecret();
+    const webhook = await store.webhooks.create({
+      id,
+      accountId,
+      url: body.url,
+      events: body.events ?? [...WEBHOOK_EVENT_TYPES],
+      secretEnc: secrets.seal(secret, webhookSecretContext(id)),
+    });
+    return reply.status(201).send({ ...endpointView(webhook), secret });
+  });
+
+  app.get('/v1/webhooks', { config: auth }, async (request) => {
+    return store.webhooks.listByAccount(accountOf(request.principal)).map(endpointView);
+  });
+
+  app.delete<WebhookParams>('/v1/webhooks/:webhook_id', { config: auth }, async (request, reply) => {
+    const removed = await store.webhooks.remove(accountOf(request.principal), request.params.webhook_id);
+    if (!removed) throw new AppError('webhook_not_found', `No webhook endpoint with the id "${request.params.webhook_id}".`);
+    return reply.status(204).send();
+  });
+
+  app.get<WebhookParams>('/v1/webhooks/:webhook_id/deliveries', { config: auth }, async (request) => {
+    const webhook = ownEndpoint(accountOf(request.principal), request.params.webhook_id);
+    const { limit } = parseInput(DeliveriesQuery, request.query, 'query');
+    return store.webhooks.listDeliveries(webhook.id, limit).map(deliveryView);
+  });
+
+  // "Retry now": due at once, whatever its state (a given-up delivery gets one more attempt; a
+  // delivered one is sent again with its webhook-id, which a receiver that dedupes ignores).
+  app.post<DeliveryParams>('/v1/webhooks/:webhook_id/deliveries/:delivery_id/retry', { config: auth }, async (request, reply) => {
+    const webhook = ownEndpoint(accountOf(request.principal), request.params.webhook_id);
+    const made = await store.webhooks.retryNow(webhook.id, request.params.delivery_id, Date.now() / 1000);
+    if (!made) throw new AppError('webhook_delivery_not_found', `No delivery "${request.params.delivery_id}" for this webhook endpoint.`);
+    options.wake();
+    const delivery = store.webhooks.listDeliveries(webhook.id, 100).find((d) => d.id === request.params.delivery_id);
+    return reply.status(202).send(delivery ? deliveryView(delivery) : { id: request.params.delivery_id, status: 'pending' });
+  });
+}

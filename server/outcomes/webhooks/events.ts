@@ -1,0 +1,62 @@
+// What a webhook says (DESIGN §11): the four session events and their payloads. Every body is a
+// Standard Webhooks envelope, `{type, timestamp, data}`, and every `data` carries the session's
+// `metadata` as given at its start, as the spec asks of session hooks.
+import type { HookContext, HookEvent } from '../../engine/hooks.ts';
+import type { SessionDetail } from '../session-detail.ts';
+
+export const WEBHOOK_EVENT_TYPES = ['session.started', 'session.state_changed', 'session.tool_called', 'session.ended'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export interface WebhookEnvelope {
+  type: WebhookEventType;
+  /** When it happened, ISO 8601. */
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** The sealed secret of an endpoint is bound to its id: a copy moved to another row does not open. */
+export function webhookSecretContext(webhookId: string): string {
+  return `webhook:${webhookId}`;
+}
+
+/**
+ * The envelope of a live session event; null for the end, which is sent once the session's
+ * timeline is stored (sessionEndedEnvelope), so it can carry the whole outcome.
+ */
+export function hookEventEnvelope(event: HookEvent, context: HookContext): WebhookEnvelope | null {
+  const timestamp = new Date(context.at * 1000).toISOString();
+  const base = { session_id: context.sessionId };
+  switch (event.type) {
+    case 'started':
+      return {
+        type: 'session.started',
+        timestamp,
+        data: { ...base, flow_id: event.flowId, mode: event.mode, transport: event.transport, metadata: context.metadata },
+      };
+    case 'state_changed':
+      return { type: 'session.state_changed', timestamp, data: { ...base, from_state: event.from, to_state: event.to, tool: event.tool, metadata: context.metadata } };
+    case 'tool_called':
+      return {
+        type: 'session.tool_called',
+        timestamp,
+        data: {
+          ...base,
+          name: event.name,
+          arguments: event.arguments,
+          status: event.status,
+          reason: event.reason,
+          source: event.source,
+          state: event.state,
+          metadata: context.metadata,
+        },
+      };
+    case 'ended':
+      return null;
+  }
+}
+
+/** session.ended: GET /v1/sessions/{id}'s body (variables, path, transcript, metadata, cost, recording), and the id again as session_id. */
+export function sessionEndedEnvelope(detail: SessionDetail): WebhookEnvelope {
+  const at = detail.ended_at ?? Date.now() / 1000;
+  return { type: 'session.ended', timestamp: new Date(at * 1000).toISOString(), data: { session_id: detail.id, ...detail } };
+}

@@ -1,0 +1,112 @@
+// Session events into the webhook outbox (DESIGN §11). As a session hook it only keeps the event
+// in memory (no I/O, nothing parsed: it runs on the thread that paces audio); a timer writes what
+// was kept every FLUSH_MS, one durable write for all sessions, a row per event per endpoint that
+// takes it. The end is different: once the session's timeline is stored (sessionClosed), its
+// outcome is read and `session.ended` is written at once, with the session's events still
+// waiting, so an endpoint never sees the end before the moves that led to it.
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { HookContext, HookEvent, SessionHook } from '../../engine/hooks.ts';
+import { newWebhookMessageId } from '../../security/webhook-signature.ts';
+import type { NewWebhookDelivery, Store } from '../../store/store.ts';
+import { sessionDetail } from '../session-detail.ts';
+import { hookEventEnvelope, sessionEndedEnvelope, type WebhookEnvelope } from './events.ts';
+
+export const FLUSH_MS = 250;
+
+interface KeptEvent {
+  accountId: string;
+  sessionId: string;
+  event: HookEvent;
+  context: HookContext;
+}
+
+export interface OutboxLog {
+  error(object: Record<string, unknown>, message: string): void;
+}
+
+export class WebhookOutbox implements SessionHook {
+  readonly name = 'webhooks';
+  private kept: KeptEvent[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  /** Writes and ends in progress: close() waits for them before the store closes. */
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: OutboxLog,
+    /** Told when deliveries were written (the dispatcher's wake). */
+    private readonly written: () => void,
+    private readonly publicUrl: () => string,
+    private readonly flushMs: number = FLUSH_MS,
+  ) {}
+
+  /** A live session event: kept in memory, written by the next flush. Cheap and synchronous. */
+  handle(event: HookEvent, context: HookContext): void {
+    if (event.type === 'ended') return; // sessionClosed sends it, with the whole outcome
+    this.kept.push({ accountId: context.accountId, sessionId: context.sessionId, event, context });
+    if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.track(this.flush());
+      }, this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** The session's timeline is stored: its end goes into the outbox now, after its events. */
+  sessionClosed(sessionId: string): Promise<void> {
+    return this.track(this.writeEnd(sessionId));
+  }
+
+  /** Writes what is kept (shutdown) and waits for every write and end in progress. */
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.track(this.flush());
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  private track(work: Promise<void>): Promise<void> {
+    const tracked = work.catch((error: unknown) => this.log.error({ err: error }, 'could not put session events in the webhook outbox'));
+    this.pending.add(tracked);
+    void tracked.finally(() => this.pending.delete(tracked));
+    return tracked;
+  }
+
+  private async flush(only?: string): Promise<void> {
+    const taken = only === undefined ? this.kept : this.kept.filter((k) => k.sessionId === only);
+    this.kept = only === undefined ? [] : this.kept.filter((k) => k.sessionId !== only);
+    if (taken.length === 0) return;
+    const rows: NewWebhookDelivery[] = [];
+    for (const k of taken) {
+      const envelope = hookEventEnvelope(k.event, k.context);
+      if (envelope) rows.push(...this.deliveriesFor(k.accountId, k.sessionId, envelope, k.context.at));
+    }
+    await this.enqueue(rows);
+  }
+
+  private async writeEnd(sessionId: string): Promise<void> {
+    // The session's own earlier events first, in the same order they happened.
+    await this.flush(sessionId);
+    const session = this.store.sessions.findById(sessionId);
+    if (!session || session.status !== 'ended') return;
+    if (this.store.webhooks.subscribers(session.accountId, 'session.ended').length === 0) return;
+    // Reading the outcome yields between pages: a long call's transcript never holds the loop.
+    const detail = await sessionDetail(this.store, session, this.publicUrl());
+    await yieldToLoop();
+    await this.enqueue(this.deliveriesFor(session.accountId, session.id, sessionEndedEnvelope(detail), Date.now() / 1000));
+  }
+
+  private deliveriesFor(accountId: string, sessionId: string, envelope: WebhookEnvelope, at: number): NewWebhookDelivery[] {
+    const endpoints = this.store.webhooks.subscribers(accountId, envelope.type);
+    if (endpoints.length === 0) return [];
+    const payload = JSON.stringify(envelope);
+    return endpoints.map((endpoint) => ({ id: newWebhookMessageId(), webhookId: endpoint.id, accountId, sessionId, eventType: envelope.type, payload, createdAt: at }));
+  }
+
+  private async enqueue(rows: NewWebhookDelivery[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.store.webhooks.enqueue(rows);
+    this.written();
+  }
+}

@@ -1,0 +1,118 @@
+// One delivery attempt: a POST of the signed body to the endpoint, and what came of it. No
+// redirect is followed (a 3xx is a failed attempt that names where it pointed), the whole answer
+// must come within the timeout, and the receiver's body is not read beyond a little for the log.
+//
+// The private-network check happens where the socket connects, on every attempt: a name that
+// resolved to a public address when the endpoint was saved may resolve to 127.0.0.1 later (DNS
+// rebinding), so the addresses are checked in the connection's own lookup.
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
+import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { isPrivateAddress } from '../../security/outbound-target.ts';
+
+export interface AttemptResult {
+  delivered: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface SendOptions {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  /** Aborts the attempt (server shutdown); it is then not recorded. */
+  signal?: AbortSignal;
+}
+
+const USER_AGENT = 'Voxflow-Webhooks/1';
+const KEPT_BODY_BYTES = 200;
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+function guardedLookup(allowPrivate: boolean) {
+  return (hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '');
+      const inside = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
+      if (inside) return callback(Object.assign(new Error(`${hostname} resolves to an address of the server's own network (${inside.address})`), { code: 'EPRIVATE' }), '');
+      if ((options as LookupAllOptions).all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+function describe(error: unknown, timeoutMs: number, timedOut: boolean): string {
+  if (timedOut) return `no answer within ${timeoutMs / 1000} s`;
+  const code = (error as { code?: string }).code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name cannot be resolved';
+  if (code === 'ECONNRESET') return 'the connection was reset';
+  if (code === 'EPRIVATE') return (error as Error).message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** POSTs `body` with `headers`; resolves (never rejects) with what the receiver did. */
+export function sendWebhook(url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<AttemptResult> {
+  const started = performance.now();
+  const elapsed = () => performance.now() - started;
+  return new Promise((resolve) => {
+    let settled = false;
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (result: Omit<AttemptResult, 'durationMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...result, durationMs: elapsed() });
+    };
+    const fail = (error: unknown) => finish({ delivered: false, statusCode: null, error: describe(error, options.timeoutMs, timedOut) });
+
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return fail(new Error('the URL is not valid'));
+    }
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    // An IP literal is connected to without a lookup: it is checked here instead.
+    if (!options.allowPrivate && isIP(host) && isPrivateAddress(host)) {
+      return fail(Object.assign(new Error(`${host} is an address of the server's own network`), { code: 'EPRIVATE' }));
+    }
+    const requestOptions: RequestOptions = {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': USER_AGENT },
+      lookup: guardedLookup(options.allowPrivate) as RequestOptions['lookup'],
+      signal: options.signal,
+    };
+    const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, requestOptions, (response) => {
+      const status = response.statusCode ?? 0;
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (keptBytes < KEPT_BODY_BYTES) {
+          kept.push(chunk);
+          keptBytes += chunk.length;
+        }
+      });
+      response.on('error', fail);
+      response.on('end', () => {
+        if (status >= 200 && status < 300) return finish({ delivered: true, statusCode: status, error: null });
+        if (status >= 300 && status < 400) {
+          const location = response.headers.location ?? '(no Location)';
+          return finish({ delivered: false, statusCode: status, error: `redirects are not followed (to ${location.slice(0, 200)})` });
+        }
+        const text = Buffer.concat(kept).toString('utf8').slice(0, KEPT_BODY_BYTES).replace(/\s+/g, ' ').trim();
+        finish({ delivered: false, statusCode: status, error: `the receiver answered ${status}${text ? `: ${text}` : ''}` });
+      });
+    });
+    timer = setTimeout(() => {
+      timedOut = true;
+      request.destroy(new Error('timed out'));
+    }, options.timeoutMs);
+    request.on('error', fail);
+    request.end(body);
+  });
+}
