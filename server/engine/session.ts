@@ -22,6 +22,7 @@ import type { HookEvent, SessionHooks } from './hooks.ts';
 import { SpeechQueue } from './speech-queue.ts';
 import { TokenBucket } from './token-bucket.ts';
 import { TurnTiming } from './turn-timing.ts';
+const __T = (m: string) => { if (process.env.VOXFLOW_TRACE) process.stderr.write(`[T ${(Date.now() % 1000000).toString().padStart(6)}] ${m}\n`); }; // TRACE-TMP
 import type { TurnListener, UserTurnInput } from './user-input.ts';
 
 export interface SessionLogger {
@@ -62,6 +63,13 @@ export interface SessionSetup {
   idleEndMs?: number;
   /** Called once, synchronously, as the session begins to end (it gives back its place in the engine). */
   onEnding?: () => void;
+  /**
+   * The clock the agent's audio is paced by (performance.now when absent). The flow-test runner
+   * (server/testing) plays replies on a clock of its own, to run faster than real time.
+   */
+  audioNow?: () => number;
+  /** Typed turns and simulate_tool unmetered by DRIVEN_TURNS_*: for the flow-test runner, which drives its own session. */
+  unlimitedDrivenTurns?: boolean;
 }
 
 /**
@@ -137,7 +145,7 @@ export class VoiceSession {
       },
       onStarted: () => this.send({ type: 'agent_started_speaking' }),
       onFinished: () => this.send({ type: 'agent_stopped_speaking' }),
-    });
+    }, setup.audioNow);
     this.input = setup.userInput
       ? setup.userInput({
           onSpeechStarted: (preRoll) => this.onSpeechStarted(preRoll),
@@ -160,6 +168,11 @@ export class VoiceSession {
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  /** No agent turn in flight and nothing of a reply left to say: the session waits for the user. */
+  get isIdle(): boolean {
+    return this.turn === null && !this.audioOut.isBusy;
   }
 
   /** Charges the first minute, says hello, shows the initial state, and lets the agent speak first. */
@@ -217,7 +230,7 @@ export class VoiceSession {
         this.interrupt();
         return;
       case 'text':
-        if (!this.drivenTurns.take()) {
+        if (!this.setup.unlimitedDrivenTurns && !this.drivenTurns.take()) {
           this.send(sessionError('rate_limited'));
           return;
         }
@@ -227,7 +240,7 @@ export class VoiceSession {
         void this.runAgentTurn(message.text, new TurnTiming(++this.turnCount, 'typed'));
         return;
       case 'simulate_tool':
-        if (!this.drivenTurns.take()) {
+        if (!this.setup.unlimitedDrivenTurns && !this.drivenTurns.take()) {
           this.send(sessionError('rate_limited'));
           return;
         }
@@ -286,6 +299,7 @@ export class VoiceSession {
     if (this.setup.providers.stt) {
       this.stt ??= this.setup.providers.stt.open({ language: this.setup.language });
       this.stt.write(preRoll);
+      __T(`session stt preRoll ${(preRoll.length/16).toFixed(0)}ms peakDbfs=${(20*Math.log10(Math.max(1,...Array.from(preRoll, Math.abs))/32768)).toFixed(0)} turn=${!!this.turn} busy=${this.audioOut.isBusy}`); // TRACE-TMP
     }
   }
 
@@ -302,7 +316,9 @@ export class VoiceSession {
     let text: string;
     try {
       const timeout = AbortSignal.timeout(this.setup.sttFlushTimeoutMs ?? 8_000);
+      __T('session stt flush'); // TRACE-TMP
       text = (await this.stt.flush(AbortSignal.any([this.lifetime.signal, timeout]))).trim();
+      __T(`session stt text=${JSON.stringify(text)} userSpeaking=${this.userSpeaking}`); // TRACE-TMP
     } catch (error) {
       if (this.ended) return;
       this.providerFailed('stt_failed', error);
@@ -429,6 +445,7 @@ export class VoiceSession {
 
   private send(event: ServerEvent): void {
     if (this.ended && event.type !== 'session_ended') return;
+    __T(`event ${event.type}${'text' in event ? ' ' + JSON.stringify((event as any).text).slice(0, 40) : ''}${'state' in event ? ' ' + JSON.stringify((event as any).state) : ''}`); // TRACE-TMP
     try {
       this.output.sendEvent(event);
     } catch (error) {

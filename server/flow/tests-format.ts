@@ -5,7 +5,9 @@
 // A file holds one test (`name`, `context`, `steps`) or a suite (`flow`, `tests: [...]`); the API
 // stores one test per resource and imports/exports suites. A step does one thing — `user` (a turn
 // the user says or types), `simulate` (a tool call made by hand, no model) or nothing (only checks,
-// e.g. of the greeting) — and `expect`s what the user would notice by the end of it.
+// e.g. of the greeting) — and `expect`s what the user would notice by the end of it. Where no
+// model plays the agent (scripted and audio modes), the agent makes the calls `tool_called` names
+// and says the step's `reply`; in model mode the configured model must find them itself.
 //
 // Text expectations (`says`, `not_says`, `card`, `prompt`) are written `/regex/flags` or as plain
 // text, which matches case-insensitively anywhere (what a designer means by "it says thanks").
@@ -85,6 +87,12 @@ export const TestStep = z.strictObject({
    * instead of after it has finished (the default).
    */
   barge_in_after_ms: z.number().int().min(0).max(MAX_BARGE_IN_MS).optional(),
+  /**
+   * What the agent answers in words after the step's tool calls when no model plays it (scripted
+   * and audio modes): the script of the agent, as `tool_called` is the script of its calls. A
+   * model speaks for itself and ignores it.
+   */
+  reply: z.string().optional(),
   expect: StepExpectation.optional(),
 });
 export type TestStep = z.infer<typeof TestStep>;

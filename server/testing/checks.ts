@@ -1,0 +1,176 @@
+// A step's expectations against the events of the step — one code for every way of running, so a
+// test means the same thing typed, played by a model, or spoken.
+import { expectedCalls, matchesPattern, sameValue, type StepExpectation, type TestStep, type ToolCallExpectation } from '../flow/tests-format.ts';
+import type { Exercised } from '../flow/tests-coverage.ts';
+import type { ServerEvent, ServerEventOf } from '../protocol/events.ts';
+import type { CheckResult, StepResult, ToolCallSeen, TranscriptLine } from './results.ts';
+
+/** What the session showed when the step was over, beyond its own events. */
+export interface StepEnd {
+  /** The system prompt the model would be given now. */
+  prompt: string;
+  /** Why the runner stopped waiting, when it was not because the agent was done. */
+  unfinished: string | null;
+}
+
+type ToolCallEvent = ServerEventOf<'tool_call'>;
+
+export function describeAction(step: TestStep): string {
+  if (step.user !== undefined) return `user: ${step.user}`;
+  if (step.simulate) return `simulate: ${step.simulate.tool}`;
+  return 'check';
+}
+
+export function transcriptOf(events: readonly ServerEvent[]): TranscriptLine[] {
+  return events.flatMap((e) =>
+    e.type === 'transcript' && e.final ? [{ role: e.role, text: e.text, ...(e.interrupted ? { interrupted: true } : {}) }] : [],
+  );
+}
+
+function toolCallsOf(events: readonly ServerEvent[]): ToolCallSeen[] {
+  return events
+    .filter((e): e is ToolCallEvent => e.type === 'tool_call')
+    .map((e) => ({ name: e.name, arguments: e.arguments, status: e.status, reason: e.reason, from_state: e.from_state, to_state: e.to_state }));
+}
+
+function last<T extends ServerEvent['type']>(events: readonly ServerEvent[], type: T): ServerEventOf<T> | undefined {
+  for (let i = events.length - 1; i >= 0; i--) if (events[i]!.type === type) return events[i] as ServerEventOf<T>;
+  return undefined;
+}
+
+/** The path of states as the flow_state events show it (repeats of the same state dropped). */
+export function pathOf(events: readonly ServerEvent[], startState: string | null = null): string[] {
+  const path: string[] = [];
+  let current = startState;
+  for (const e of events) {
+    if (e.type !== 'flow_state' || e.state === current) continue;
+    path.push(e.state);
+    current = e.state;
+  }
+  return path;
+}
+
+/** States entered and accepted calls, for coverage. */
+export function exercisedBy(events: readonly ServerEvent[]): Exercised {
+  return {
+    states: [...new Set(events.flatMap((e) => (e.type === 'flow_state' ? [e.state] : [])))],
+    transitions: events.flatMap((e) => (e.type === 'tool_call' && e.status === 'accepted' ? [{ from: e.from_state, tool: e.name }] : [])),
+  };
+}
+
+function argumentsMatch(expected: ToolCallExpectation['arguments'], actual: unknown): boolean {
+  if (!expected) return true;
+  const given = typeof actual === 'object' && actual !== null ? (actual as Record<string, unknown>) : {};
+  return Object.entries(expected).every(([name, value]) => sameValue(value, Object.hasOwn(given, name) ? given[name] : undefined));
+}
+
+function describeCall(call: { name: string; arguments?: unknown }): string {
+  const args = call.arguments && typeof call.arguments === 'object' && Object.keys(call.arguments).length > 0 ? JSON.stringify(call.arguments) : '';
+  return `${call.name}(${args})`;
+}
+
+function checkToolCalls(expected: ToolCallExpectation[], calls: ToolCallSeen[]): CheckResult {
+  const accepted = calls.filter((c) => c.status === 'accepted');
+  let from = 0;
+  const missing: ToolCallExpectation[] = [];
+  for (const want of expected) {
+    const found = accepted.findIndex((c, i) => i >= from && c.name === want.name && argumentsMatch(want.arguments, c.arguments));
+    if (found < 0) missing.push(want);
+    else from = found + 1;
+  }
+  const actual = accepted.map((c) => ({ name: c.name, arguments: c.arguments }));
+  const rejected = calls.filter((c) => c.status === 'rejected');
+  const seen = actual.length ? actual.map(describeCall).join(', ') : 'no accepted call';
+  const why = rejected.length ? `; rejected: ${rejected.map((c) => `${c.name} (${c.reason ?? 'rejected'})`).join(', ')}` : '';
+  return {
+    check: 'tool_called',
+    passed: missing.length === 0,
+    expected,
+    actual,
+    message: missing.length === 0 ? `called ${expected.map(describeCall).join(', ')}` : `expected ${missing.map(describeCall).join(', ')} to be called; saw ${seen}${why}`,
+  };
+}
+
+function textCheck(check: 'says' | 'not_says' | 'card' | 'prompt', pattern: string, actual: string, negate = false): CheckResult {
+  const matched = matchesPattern(pattern, actual);
+  const passed = negate ? !matched : matched;
+  const what = check === 'card' ? 'the card' : check === 'prompt' ? 'the prompt' : 'the agent';
+  return {
+    check,
+    passed,
+    expected: pattern,
+    actual,
+    message: passed
+      ? `${what} ${negate ? 'did not say' : 'matched'} ${pattern}`
+      : negate
+        ? `${what} said ${pattern}: "${actual}"`
+        : `${what} did not match ${pattern}: "${actual}"`,
+  };
+}
+
+/**
+ * Checks one step: `stepEvents` are the events from the step's action to its end, `allEvents`
+ * every event so far (the state and the card are what they are at the end, whenever they were set).
+ */
+export function checkStep(index: number, step: TestStep, stepEvents: readonly ServerEvent[], allEvents: readonly ServerEvent[], end: StepEnd): StepResult {
+  const expect: StepExpectation = step.expect ?? {};
+  const checks: CheckResult[] = [];
+  const flowState = last(allEvents, 'flow_state');
+  const state = flowState?.state ?? '';
+  const calls = toolCallsOf(stepEvents);
+  const transcript = transcriptOf(stepEvents);
+  const agentSaid = transcript.filter((l) => l.role === 'agent').map((l) => l.text).join(' ');
+
+  if (end.unfinished) checks.push({ check: 'finished', passed: false, expected: 'the agent done', actual: end.unfinished, message: end.unfinished });
+  const errors = stepEvents.filter((e): e is ServerEventOf<'error'> => e.type === 'error');
+  if (errors.length > 0) {
+    checks.push({
+      check: 'errors',
+      passed: false,
+      expected: [],
+      actual: errors.map((e) => ({ code: e.code, message: e.message })),
+      message: `the session reported ${errors.map((e) => `${e.code} (${e.message})`).join('; ')}`,
+    });
+  }
+  const calledList = expectedCalls(expect);
+  if (calledList.length > 0) checks.push(checkToolCalls(calledList, calls));
+  if (expect.state !== undefined) {
+    checks.push({ check: 'state', passed: state === expect.state, expected: expect.state, actual: state, message: state === expect.state ? `in ${state}` : `expected state ${expect.state}, but the session is in ${state}` });
+  }
+  if (expect.variables) {
+    const actual = flowState?.variables ?? {};
+    const wrong = Object.entries(expect.variables).filter(([name, value]) => !sameValue(value, Object.hasOwn(actual, name) ? actual[name] : undefined));
+    checks.push({
+      check: 'variables',
+      passed: wrong.length === 0,
+      expected: expect.variables,
+      actual,
+      message: wrong.length === 0 ? 'variables as expected' : wrong.map(([name, value]) => `${name}: expected ${JSON.stringify(value)}, got ${JSON.stringify(actual[name] ?? null)}`).join('; '),
+    });
+  }
+  if (expect.says !== undefined) checks.push(textCheck('says', expect.says, agentSaid));
+  if (expect.not_says !== undefined) checks.push(textCheck('not_says', expect.not_says, agentSaid, true));
+  if (expect.card !== undefined) checks.push(textCheck('card', expect.card, last(allEvents, 'artifact')?.prompt ?? ''));
+  if (expect.prompt !== undefined) checks.push(textCheck('prompt', expect.prompt, end.prompt));
+  if (expect.interrupted !== undefined) {
+    const interrupted = stepEvents.some((e) => e.type === 'interrupted');
+    checks.push({
+      check: 'interrupted',
+      passed: interrupted === expect.interrupted,
+      expected: expect.interrupted,
+      actual: interrupted,
+      message: interrupted === expect.interrupted ? (interrupted ? 'the agent was cut off' : 'the agent was not cut off') : interrupted ? 'the agent was cut off' : 'the agent was not cut off (it had finished, or never spoke)',
+    });
+  }
+  const before = allEvents.slice(0, allEvents.length - stepEvents.length);
+  return {
+    index,
+    action: describeAction(step),
+    passed: checks.every((c) => c.passed),
+    checks,
+    transcript,
+    tool_calls: calls,
+    path: pathOf(stepEvents, last(before, 'flow_state')?.state ?? null),
+    state,
+  };
+}

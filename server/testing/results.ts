@@ -1,0 +1,76 @@
+// What a flow-test run reports: per step, each expectation against what happened, with the
+// transcript, the tool calls and the path; per test, its runs (several in model mode, with the
+// pass rate); per suite, the coverage of the flow. The API returns these as JSON and the CLI's
+// reporters print them.
+import type { Exercised, FlowCoverage } from '../flow/tests-coverage.ts';
+
+export type TestMode = 'scripted' | 'model' | 'audio';
+
+export type CheckName = 'state' | 'tool_called' | 'variables' | 'says' | 'not_says' | 'card' | 'prompt' | 'interrupted' | 'errors' | 'finished';
+
+export interface CheckResult {
+  check: CheckName;
+  passed: boolean;
+  expected: unknown;
+  actual: unknown;
+  /** One line for a designer: what differed. */
+  message: string;
+}
+
+export interface TranscriptLine {
+  role: 'user' | 'agent';
+  text: string;
+  interrupted?: boolean;
+}
+
+export interface ToolCallSeen {
+  name: string;
+  arguments: unknown;
+  status: 'accepted' | 'rejected';
+  reason: string | null;
+  from_state: string;
+  to_state: string;
+}
+
+export interface StepResult {
+  index: number;
+  /** What the step did: `user: …`, `simulate: tool`, or `check`. */
+  action: string;
+  passed: boolean;
+  checks: CheckResult[];
+  transcript: TranscriptLine[];
+  tool_calls: ToolCallSeen[];
+  /** States entered during the step, in order. */
+  path: string[];
+  /** The state when the step was over. */
+  state: string;
+}
+
+export interface TestRun {
+  passed: boolean;
+  steps: StepResult[];
+  transcript: TranscriptLine[];
+  /** Every state entered, the initial one first. */
+  path: string[];
+  exercised: Exercised;
+  duration_ms: number;
+  /** Why the run could not be completed (a provider missing, a crash), when it could not. */
+  error: string | null;
+}
+
+export interface TestResult {
+  name: string;
+  passed: boolean;
+  /** Runs that passed over runs made (model mode repeats a test). */
+  pass_rate: number;
+  runs: TestRun[];
+  coverage: FlowCoverage;
+}
+
+export interface SuiteResult {
+  mode: TestMode;
+  passed: boolean;
+  tests: TestResult[];
+  coverage: FlowCoverage;
+  duration_ms: number;
+}

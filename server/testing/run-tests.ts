@@ -1,0 +1,180 @@
+// The flow-test runner: one engine for every way of running a test. Each run drives a real voice
+// session (server/engine) as a client would and checks what a client sees; the modes differ only
+// in who plays the agent and how the user's turns arrive:
+//
+//   mode      user's turns                                agent                 agent's voice, clock
+//   scripted  typed                                       the test's script     silent, stepped (instant)
+//   model     typed                                       the configured model  silent, stepped
+//   audio     spoken: flite → VAD → STT → turn-taking     the test's script     the configured voice, real time × speed
+//
+// Every mode shares the step checks (checks.ts) and the coverage (flow/tests-coverage.ts).
+import { expectedCalls, type FlowTest, type TestStep } from '../flow/tests-format.ts';
+import { flowCoverage, mergeExercised } from '../flow/tests-coverage.ts';
+import type { FlowDocument } from '../flow/types.ts';
+import type { LanguageModel, SpeechToText, TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
+import { synthesizeLines } from './caller-audio.ts';
+import { checkStep, exercisedBy, pathOf, transcriptOf } from './checks.ts';
+import { pacedClock, steppedClock } from './clocks.ts';
+import type { StepResult, SuiteResult, TestMode, TestResult, TestRun } from './results.ts';
+import { createScriptModel } from './script-model.ts';
+import { createSilentVoice } from './silent-voice.ts';
+import { TestSession } from './test-session.ts';
+
+export const TEST_MODES = ['scripted', 'model', 'audio'] as const satisfies readonly TestMode[];
+
+export interface RunnerProviders {
+  /** The configured model: model mode needs it. */
+  llm?: LanguageModel | null;
+  /** Audio mode: speech to text. */
+  stt?: SpeechToText | null;
+  /** Audio mode: the agent's voice, which also says the caller's lines. */
+  tts?: TextToSpeech | null;
+  /** Audio mode: the voice activity model (Silero). */
+  vad?: VoiceActivityModel | null;
+}
+
+export interface RunOptions {
+  mode: TestMode;
+  providers: RunnerProviders;
+  /** Runs per test (model mode: a model does not answer the same way every time). */
+  repeat?: number;
+  /** A test passes when at least this share of its runs pass (default 1: all of them). */
+  minPassRate?: number;
+  /** Audio mode: 1 is real time, 2 twice as fast. */
+  speed?: number;
+  /** The longest the agent may take over one step, in real milliseconds. */
+  stepTimeoutMs?: number;
+  /** The flow resource's id, reported in session_started. */
+  flowId?: string | null;
+  signal?: AbortSignal;
+  /** Each test's result as soon as it is known. */
+  onTest?(result: TestResult): void;
+}
+
+/** The run cannot start: a mode's provider is missing. */
+export class RunnerSetupError extends Error {
+  override name = 'RunnerSetupError';
+}
+
+const DEFAULT_STEP_TIMEOUT_MS: Record<TestMode, number> = { scripted: 10_000, model: 60_000, audio: 60_000 };
+export const MAX_REPEAT = 20;
+export const MAX_SPEED = 4;
+
+/** What a mode needs, said before anything runs. */
+export function checkRunnable(options: RunOptions): void {
+  const { mode, providers } = options;
+  if (mode === 'model' && !providers.llm) throw new RunnerSetupError('model mode needs a language model: configure one (VOXFLOW_LLM_PROVIDER, VOXFLOW_LLM_BASE_URL, VOXFLOW_LLM_MODEL)');
+  if (mode === 'audio') {
+    if (!providers.stt) throw new RunnerSetupError('audio mode needs speech to text: configure one (VOXFLOW_STT_PROVIDER)');
+    if (!providers.tts) throw new RunnerSetupError('audio mode needs a voice for the caller and the agent');
+    if (!providers.vad) throw new RunnerSetupError('audio mode needs the voice activity model');
+  }
+  const repeat = options.repeat ?? 1;
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > MAX_REPEAT) throw new RunnerSetupError(`repeat must be a whole number from 1 to ${MAX_REPEAT}`);
+  const speed = options.speed ?? 1;
+  if (!(speed >= 1 && speed <= MAX_SPEED)) throw new RunnerSetupError(`speed must be from 1 (real time) to ${MAX_SPEED}`);
+}
+
+export async function runTests(flow: FlowDocument, tests: readonly FlowTest[], options: RunOptions): Promise<SuiteResult> {
+  checkRunnable(options);
+  const started = performance.now();
+  const results: TestResult[] = [];
+  for (const test of tests) {
+    options.signal?.throwIfAborted();
+    const result = await runTest(flow, test, options);
+    results.push(result);
+    options.onTest?.(result);
+  }
+  return {
+    mode: options.mode,
+    passed: results.every((r) => r.passed),
+    tests: results,
+    coverage: flowCoverage(flow, mergeExercised(results.flatMap((r) => r.runs.map((run) => run.exercised)))),
+    duration_ms: Math.round(performance.now() - started),
+  };
+}
+
+export async function runTest(flow: FlowDocument, test: FlowTest, options: RunOptions): Promise<TestResult> {
+  const repeat = options.mode === 'model' ? (options.repeat ?? 1) : 1;
+  const runs: TestRun[] = [];
+  for (let i = 0; i < repeat; i++) {
+    options.signal?.throwIfAborted();
+    runs.push(await runOnce(flow, test, options));
+  }
+  const passRate = runs.filter((r) => r.passed).length / runs.length;
+  return {
+    name: test.name,
+    passed: passRate >= (options.minPassRate ?? 1),
+    pass_rate: passRate,
+    runs,
+    coverage: flowCoverage(flow, mergeExercised(runs.map((r) => r.exercised))),
+  };
+}
+
+/** The step after `index` acts this long into the agent's reply (a barge-in), if it says so. */
+function bargeInOf(step: TestStep | undefined): number | undefined {
+  if (!step || (step.user === undefined && !step.simulate)) return undefined;
+  return step.barge_in_after_ms;
+}
+
+async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions): Promise<TestRun> {
+  const { mode, providers } = options;
+  const started = performance.now();
+  const audio = mode === 'audio';
+  const script = mode === 'model' ? null : createScriptModel();
+  const timeoutMs = options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS[mode];
+  const steps: StepResult[] = [];
+  let session: TestSession | null = null;
+  const signal = options.signal ?? new AbortController().signal;
+  try {
+    const lines = audio ? await synthesizeLines(providers.tts!, test.steps.flatMap((s) => (s.user !== undefined ? [s.user] : [])), signal) : null;
+    session = new TestSession({
+      flow,
+      flowId: options.flowId ?? null,
+      context: test.context ?? {},
+      llm: script ?? providers.llm!,
+      tts: audio ? providers.tts! : createSilentVoice(),
+      stt: audio ? providers.stt! : null,
+      vad: audio ? providers.vad! : null,
+      clock: audio ? pacedClock(options.speed ?? 1) : steppedClock(),
+    });
+    await session.start();
+    let settled = await session.settle({ fromEvent: 0, spoke: false, bargeInAfterMs: bargeInOf(test.steps[0]), timeoutMs });
+    if (settled === 'timeout') throw new Error(`the agent's greeting was not over after ${timeoutMs / 1000} s`);
+    for (const [index, step] of test.steps.entries()) {
+      signal.throwIfAborted();
+      const from = session.events.length;
+      script?.plan(expectedCalls(step.expect), step.reply);
+      if (step.user !== undefined) {
+        if (lines) session.speak(lines.get(step.user)!);
+        else session.type(step.user);
+      } else if (step.simulate) {
+        session.simulate(step.simulate.tool, step.simulate.arguments ?? {});
+      }
+      settled = await session.settle({ fromEvent: from, spoke: audio && step.user !== undefined, bargeInAfterMs: bargeInOf(test.steps[index + 1]), timeoutMs });
+      const all = session.events.map((e) => e.event);
+      const unfinished = settled === 'timeout' ? `the agent was still busy after ${timeoutMs / 1000} s` : settled === 'ended' ? 'the session ended' : null;
+      steps.push(checkStep(index, step, all.slice(from), all, { prompt: session.session.runtime?.systemPrompt() ?? '', unfinished }));
+      if (settled === 'ended') break;
+    }
+    return finishRun(session, steps, started, null);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return finishRun(session, steps, started, error instanceof Error ? error.message : String(error));
+  } finally {
+    await session?.end();
+  }
+}
+
+function finishRun(session: TestSession | null, steps: StepResult[], started: number, error: string | null): TestRun {
+  const events = session?.events.map((e) => e.event) ?? [];
+  return {
+    passed: error === null && steps.every((s) => s.passed),
+    steps,
+    transcript: transcriptOf(events),
+    path: pathOf(events),
+    exercised: exercisedBy(events),
+    duration_ms: Math.round(performance.now() - started),
+    error,
+  };
+}
