@@ -17,6 +17,8 @@ const BY_FOLDER: Record<string, Project> = {
   flow: 'unit',
   renderer: 'unit',
   store: 'unit',
+  // The flow-test runner's scripted runs: a session in this process, no socket.
+  testing: 'unit',
   transports: 'unit',
   api: 'integration',
   providers: 'integration',
