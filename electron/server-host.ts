@@ -18,7 +18,8 @@ export function desktopDataDir(userDataDir: string): string {
  * must reach its own server on loopback, whatever the shell that launched the app exported.
  * So is VOXFLOW_SESSIONS_PER_ACCOUNT: the per-account limit keeps hosted tenants from starving
  * each other, and this server's accounts are the desktop's local one and whatever the same
- * user signs up on loopback; only the server-wide caps apply.
+ * user signs up on loopback; only the server-wide caps apply. The per-account flow quotas
+ * (VOXFLOW_FLOWS_PER_ACCOUNT, VOXFLOW_FLOW_STORAGE_MB) are off for the same reason.
  */
 export function embeddedServerConfig(userDataDir: string, env: NodeJS.ProcessEnv): Config {
   const fromEnv = parseCommandLine([], env).config;
@@ -29,6 +30,7 @@ export function embeddedServerConfig(userDataDir: string, env: NodeJS.ProcessEnv
     dataDir: desktopDataDir(userDataDir),
     publicUrl: undefined,
     engine: { ...fromEnv.engine, sessionsPerAccount: 0 },
+    limits: { ...fromEnv.limits, flowsPerAccount: 0, flowStorageMb: 0 },
     // The desktop's user runs their receivers on their own machine or network.
     webhooks: { ...fromEnv.webhooks, allowPrivate: true },
   });

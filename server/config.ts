@@ -55,6 +55,15 @@ export const ConfigSchema = z.object({
       flowJobBudgetMs: positiveInt.default(5000),
       // An edit of every prompt of a 1,767-state flow (256 KiB, the body limit) measured 1.3-1.9 s
       // of CPU here: 5 s leaves room on a slower core; the worker, not the audio thread, spends it.
+      /** Flows one account may keep; 0 for no limit (the desktop app's server). Past it: 413 flow_quota_exceeded. */
+      flowsPerAccount: z.coerce.number().int().min(0).default(200),
+      /**
+       * MiB of flow text one account may keep, every version and draft counted; 0 for no limit.
+       * It bounds what one tenant adds to the snapshot the whole server writes (about 1 ms per MiB
+       * on the thread that paces audio): 20 MiB is 80 of the largest documents, or a thousand
+       * saves of a 20 KiB one.
+       */
+      flowStorageMb: z.coerce.number().int().min(0).default(20),
       sessionsListed: positiveInt.default(50),
       sessionTokenTtlSeconds: positiveInt.default(600),
     })
@@ -246,6 +255,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_ICE_TTL_SECONDS', 'ice.ttlSeconds', '<n>', 'lifetime of TURN credentials', { shownDefault: '3600' }),
   setting('VOXFLOW_FLOW_WORKERS', 'limits.flowWorkers', '<n>', 'worker threads that parse and edit flow documents', { shownDefault: 'cores − 1, 1 to 4' }),
   setting('VOXFLOW_FLOW_JOB_BUDGET_MS', 'limits.flowJobBudgetMs', '<ms>', 'CPU time one flow document may take to parse or edit (past it: 422 flow_too_complex)', { shownDefault: '5000' }),
+  setting('VOXFLOW_FLOWS_PER_ACCOUNT', 'limits.flowsPerAccount', '<n>', 'flows one account may keep, 0 for no limit (past it: 413 flow_quota_exceeded)', { shownDefault: '200' }),
+  setting('VOXFLOW_FLOW_STORAGE_MB', 'limits.flowStorageMb', '<MiB>', "MiB of flow text one account may keep, all versions and drafts counted, 0 for no limit (past it: 413 flow_quota_exceeded)", { shownDefault: '20' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
   setting('VOXFLOW_ALLOW_PRIVATE_WEBHOOKS', 'webhooks.allowPrivate', '[yes|no]', 'let webhook endpoints be on loopback or private networks (on in the desktop app)', { shownDefault: 'no', switch: true }),
   setting('VOXFLOW_WEBHOOK_RETRY_SECONDS', 'webhooks.retrySeconds', '<s,s,…>', 'comma-separated waits before each retry of a failed webhook delivery', { shownDefault: '30,120,600,2700', list: true }),

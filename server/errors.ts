@@ -24,6 +24,7 @@ export const ERRORS = {
   email_taken: { status: 409, message: 'An account with that email exists already.' },
   host_not_allowed: { status: 421, message: 'This server does not answer to that host name; add it to --allowed-hosts.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  flow_quota_exceeded: { status: 413, message: "This account's flows take all the storage it may use on this server." },
   unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
   invalid_request: { status: 422, message: 'The request is not valid.' },
   invalid_flow: { status: 422, message: 'The flow document does not validate.' },

@@ -12,6 +12,8 @@ import { createCreditsRepository } from './repositories/credits.ts';
 import type { CreditsRepository } from './repositories/credits.ts';
 import { createFlowsRepository } from './repositories/flows.ts';
 import type { FlowsRepository } from './repositories/flows.ts';
+import { createFlowStorageRepository } from './repositories/flow-storage.ts';
+import type { FlowStorageRepository } from './repositories/flow-storage.ts';
 import { createFlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import { createProvidersRepository } from './repositories/providers.ts';
@@ -29,6 +31,7 @@ export type { Account, AccountsRepository, NewAccount } from './repositories/acc
 export type { ApiKey, ApiKeysRepository, NewApiKey } from './repositories/api-keys.ts';
 export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from './repositories/credits.ts';
 export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './repositories/flows.ts';
+export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flow-storage.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
 export type { ProviderSettings, ProviderSettingsChanges, ProvidersRepository } from './repositories/providers.ts';
 export type {
@@ -64,6 +67,8 @@ export interface Store {
   flows: FlowsRepository;
   /** Each flow's versions, its draft and publishing (DESIGN §13). */
   flowVersions: FlowVersionsRepository;
+  /** What an account's flows take up, for its storage quota. */
+  flowStorage: FlowStorageRepository;
   sessions: SessionsRepository;
   credits: CreditsRepository;
   providers: ProvidersRepository;
@@ -82,6 +87,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     apiKeys: createApiKeysRepository(db),
     flows,
     flowVersions: createFlowVersionsRepository(db, (accountId) => flows.forgetList(accountId)),
+    flowStorage: createFlowStorageRepository(db),
     sessions: createSessionsRepository(db),
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),

@@ -7,6 +7,7 @@ import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { CreateFlowBody, FlowJsonBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
+import { assertFlowStorageLeft, textBytes } from './storage-quota.ts';
 
 type FlowParams = { Params: { flow_id: string } };
 
@@ -59,7 +60,11 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   app.post('/v1/flows', { config }, async (request, reply) => {
     const body = parseInput(CreateFlowBody, request.body);
     const accountId = accountOf(request.principal);
+    const adding = { flows: 1, bytes: textBytes(body.yaml_content) };
+    // Early, so that a full account's uploads cost no flow job; again right before the write.
+    assertFlowStorageLeft(app.services, accountId, adding);
     const warnings = await validated(accountId, body.yaml_content);
+    assertFlowStorageLeft(app.services, accountId, adding);
     const flow = await store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content });
     return reply.status(201).send(fullView(flow, warnings));
   });
@@ -79,6 +84,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const body = parseInput(UpdateFlowBody, request.body);
     const warnings = body.yaml_content !== undefined ? await validated(accountId, body.yaml_content) : undefined;
     const layout = body.layout === undefined ? undefined : body.layout === null ? null : JSON.stringify(body.layout);
+    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(body.yaml_content) });
     const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent: body.yaml_content, layout });
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);
@@ -104,6 +110,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const edited = await flowJobs.applyJson(accountId, stored.yamlContent, json);
     const yamlContent = edited.yaml;
     const warnings = refuseErrors(edited.diagnostics);
+    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
     const flow = await store.flows.update(accountId, stored.id, { yamlContent });
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);

@@ -1,0 +1,125 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalSignIn } from '../../electron/local-account.ts';
+import { startEmbeddedServer } from '../../electron/server-host.ts';
+import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
+import { expectError } from './error-shape.ts';
+
+// Each account may keep VOXFLOW_FLOWS_PER_ACCOUNT flows and VOXFLOW_FLOW_STORAGE_MB of flow text,
+// every published version and draft counted (issue 14: one account's uploads grew the snapshot
+// the whole server writes). Past either, the write is refused with 413 flow_quota_exceeded and
+// nothing of it is kept; other accounts go on; deleting a flow frees its versions. The desktop
+// app's own server has no quota.
+
+const MIB = 1024 * 1024;
+
+/** A valid flow of about `kib` KiB: a chain of one-line states, like isolation-attacker.ts's. */
+function flowOfAbout(kib: number, tag: string): string {
+  const states = Math.max(2, Math.floor((kib * 1024) / 150));
+  const lines = [`id: big-${tag}`, 'version: "1.0.0"', 'initial_state: s0', 'states:'];
+  for (let i = 0; i < states; i++) {
+    lines.push(`  s${i}: {agent: {prompt: "Step ${i} of ${tag}, said in a long sentence.", tools: [go]}, tools: {go: {description: Next.}}, transitions: {on_tool_call: {go: s${(i + 1) % states}}}}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('per-account flow quotas on a hosted server', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer({ limits: { flowsPerAccount: 3, flowStorageMb: 1 } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('refuses a flow past the count with 413 flow_quota_exceeded naming the limit; another account is unaffected; a delete makes room', async () => {
+    const [full, other] = [await createAccount(server), await createAccount(server)];
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await createFlow(server, full.apiKey, `Flow ${i}`));
+
+    const refused = await server.request('POST', '/v1/flows', { apiKey: full.apiKey, body: { name: 'One too many', yaml_content: GUESSING_GAME_YAML } });
+    expectError(refused, 413, 'flow_quota_exceeded');
+    expect(refused.body.error.message).toContain('(3)');
+    expect(refused.body.error.details).toEqual([{ quota: 'flows', limit: 3, used: 3, adding: 1 }]);
+    const listed = await server.request('GET', '/v1/flows', { apiKey: full.apiKey });
+    expect(listed.body.map((f: { name: string }) => f.name)).toEqual(['Flow 0', 'Flow 1', 'Flow 2']);
+
+    expect((await server.request('POST', '/v1/flows', { jwt: other.jwt, body: { name: 'Theirs', yaml_content: GUESSING_GAME_YAML } })).status).toBe(201);
+
+    expect((await server.request('DELETE', `/v1/flows/${ids[0]}`, { apiKey: full.apiKey })).status).toBe(204);
+    expect((await server.request('POST', '/v1/flows', { apiKey: full.apiKey, body: { name: 'After a delete', yaml_content: GUESSING_GAME_YAML } })).status).toBe(201);
+  });
+
+  it('counts every saved version: past 1 MiB of text a YAML save and a JSON edit are refused and the live text stays as it was', { timeout: 60_000 }, async () => {
+    const account = await createAccount(server);
+    const first = flowOfAbout(240, 'a');
+    const flowId = await createFlow(server, account.apiKey, 'Big', first);
+    // Versions 2 to 4 of 240 KiB each: 960 KiB in all, under 1 MiB.
+    let live = first;
+    for (const tag of ['b', 'c', 'd']) {
+      live = flowOfAbout(240, tag);
+      const saved = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: live } });
+      expect(saved.status, saved.text.slice(0, 300)).toBe(200);
+    }
+
+    const refused = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: flowOfAbout(240, 'e') } });
+    expectError(refused, 413, 'flow_quota_exceeded');
+    const [detail] = refused.body.error.details as Array<{ quota: string; limit: number; used: number; adding: number }>;
+    expect(detail).toMatchObject({ quota: 'bytes', limit: MIB });
+    expect(detail!.used).toBe(Buffer.byteLength(first) + 3 * Buffer.byteLength(live));
+    expect(detail!.used + detail!.adding).toBeGreaterThan(MIB);
+
+    const json = (await server.request('GET', `/v1/flows/${flowId}/json`, { apiKey: account.apiKey })).body;
+    json.states.s0.agent.prompt = 'An edit that would be version 5.';
+    expectError(await server.request('PUT', `/v1/flows/${flowId}/json`, { apiKey: account.apiKey, body: json }), 413, 'flow_quota_exceeded');
+
+    const stored = await server.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey });
+    expect(stored.body.yaml_content).toBe(live);
+    // Renaming adds no text, so it is never refused.
+    expect((await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { name: 'Renamed' } })).status).toBe(200);
+
+    // A new flow does not fit either; deleting the big one frees all its versions.
+    expectError(await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'More', yaml_content: flowOfAbout(100, 'f') } }), 413, 'flow_quota_exceeded');
+    expect((await server.request('DELETE', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).status).toBe(204);
+    expect((await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'More', yaml_content: flowOfAbout(100, 'f') } })).status).toBe(201);
+  });
+
+  it('never lets uploads sent at once overshoot the quota', { timeout: 60_000 }, async () => {
+    const account = await createAccount(server);
+    const texts = Array.from({ length: 8 }, (_, i) => flowOfAbout(200, `race${i}`));
+    // Two at a time: the most flow jobs one account may have in flight (a third gets 429).
+    const statuses: number[] = [];
+    for (let i = 0; i < texts.length; i += 2) {
+      const answers = await Promise.all(texts.slice(i, i + 2).map((yaml, j) => server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: `Race ${i + j}`, yaml_content: yaml } })));
+      statuses.push(...answers.map((a) => a.status));
+    }
+    expect(statuses.filter((s) => s === 201).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s !== 201).every((s) => s === 413)).toBe(true);
+    const kept = (await server.request('GET', '/v1/flows', { apiKey: account.apiKey })).body as Array<{ id: string }>;
+    let bytes = 0;
+    for (const { id } of kept) bytes += Buffer.byteLength((await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey })).body.yaml_content);
+    expect(kept).toHaveLength(3); // the count limit: 3 × 200 KiB fits in 1 MiB, a 4th flow does not fit the count
+    expect(bytes).toBeLessThanOrEqual(MIB);
+  });
+});
+
+describe('the desktop app’s own server', () => {
+  it('keeps no flow quota, even when the environment sets one for hosting', { timeout: 60_000 }, async () => {
+    const userData = await mkdtemp(join(tmpdir(), 'voxflow-userdata-'));
+    const desktop = await startEmbeddedServer(userData, { VOXFLOW_LOG_LEVEL: 'silent', VOXFLOW_FLOWS_PER_ACCOUNT: '1', VOXFLOW_FLOW_STORAGE_MB: '1' }, { announce: () => {} });
+    try {
+      const local = await createLocalSignIn(desktop.app.services, desktop.config.dataDir)();
+      const headers = { authorization: `Bearer ${local.access_token}`, 'content-type': 'application/json', origin: desktop.origin };
+      for (let i = 0; i < 6; i++) {
+        const response = await fetch(`${desktop.origin}/v1/flows`, { method: 'POST', headers, body: JSON.stringify({ name: `Local ${i}`, yaml_content: flowOfAbout(200, `local${i}`) }) });
+        expect(response.status, await response.text().then((t) => t.slice(0, 200))).toBe(201);
+      }
+    } finally {
+      await desktop.close();
+      await rm(userData, { recursive: true, force: true });
+    }
+  });
+});
