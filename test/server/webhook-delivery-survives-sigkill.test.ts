@@ -1,0 +1,154 @@
+// The webhook outbox is durable: a session ends while its business's receiver is down, the server
+// is killed (SIGKILL, no goodbye) before it could deliver, and once it runs again on the same data
+// folder the events still arrive, signed, each webhook-id always the same event. A second case
+// kills the server while an attempt is in flight: the receiver then sees that id twice (at least
+// once), with the same body, and a receiver that dedupes by id acts once.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GUESSING_GAME_YAML } from '../support/server.ts';
+import { spawnServer, type ServerProcess } from '../support/spawn-server.ts';
+import { connectVoice, wsUrl } from '../support/voice-client.ts';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+async function json(url: string, init: RequestInit = {}) {
+  const response = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } });
+  return { status: response.status, body: (await response.json().catch(() => null)) as any };
+}
+
+/** Retries every second, many times: the delivery must wait for the restart, not give up before it. */
+const SERVER_ARGS = ['--allow-private-webhooks', '--webhook-retry-seconds', '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1'];
+
+async function setUp(server: ServerProcess, receiverUrl: string) {
+  const signup = await json(`${server.url}/auth/signup`, { method: 'POST', body: JSON.stringify({ email: `hooks${Date.now()}@example.com`, password: 'long enough password' }) });
+  expect(signup.status).toBe(200);
+  const jwt = signup.body.access_token as string;
+  const auth = { authorization: `Bearer ${jwt}` };
+  const flow = await json(`${server.url}/v1/flows`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Guessing game', yaml_content: GUESSING_GAME_YAML }) });
+  expect(flow.status).toBe(201);
+  const hook = await json(`${server.url}/v1/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: receiverUrl }) });
+  expect(hook.status).toBe(201);
+  return { jwt, auth, flowId: flow.body.id as string, webhookId: hook.body.id as string, secret: hook.body.secret as string };
+}
+
+async function playShortSession(serverUrl: string, jwt: string, flowId: string): Promise<string> {
+  const client = await connectVoice(wsUrl(serverUrl, `/ws?mode=flow&program_id=${flowId}&access_token=${jwt}`));
+  const started = await client.waitFor('session_started', undefined, 15_000);
+  await client.waitFor('flow_state');
+  client.send({ type: 'simulate_tool', name: 'begin_game', arguments: { secret_thing: 'a lighthouse' } });
+  await client.waitFor('flow_state', (e) => e.state === 'playing');
+  client.send({ type: 'end' });
+  await client.waitFor('session_ended');
+  await client.closed;
+  return started.session_id as string;
+}
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last seen ${JSON.stringify(value).slice(0, 1500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** What a careful receiver checks: every request verifies, and one id is always one and the same event. */
+function expectOneEventPerId(received: ReceivedWebhook[], secret: string): Map<string, ReceivedWebhook> {
+  const verifier = new Webhook(secret);
+  const byId = new Map<string, ReceivedWebhook>();
+  for (const request of received) {
+    verifier.verify(request.body, { 'webhook-id': request.id, 'webhook-timestamp': request.timestamp, 'webhook-signature': request.signature });
+    const first = byId.get(request.id);
+    if (first) expect(request.body, `webhook-id ${request.id} came as two different events`).toBe(first.body);
+    else byId.set(request.id, request);
+  }
+  return byId;
+}
+
+describe('webhook deliveries across a SIGKILL', () => {
+  let server: ServerProcess | null = null;
+  let receiver: WebhookReceiver | null = null;
+  let dataDir = '';
+  afterEach(async () => {
+    server?.child.kill('SIGKILL');
+    await server?.exited;
+    await receiver?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    server = null;
+    receiver = null;
+  });
+
+  it('a session that ended while the receiver was down is delivered after the server is killed and restarted', { timeout: 90_000 }, async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'voxflow-webhook-crash-'));
+    // The receiver's address is known, but nothing listens there yet: every attempt is refused.
+    const probe = await startWebhookReceiver();
+    const port = Number(new URL(probe.url).port);
+    await probe.close();
+
+    server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
+    const setup = await setUp(server, `http://127.0.0.1:${port}/hooks`);
+    const sessionId = await playShortSession(server.url, setup.jwt, setup.flowId);
+
+    // The end is in the outbox and its first attempt has failed: then the server dies.
+    const before = await until(
+      'a refused attempt of session.ended',
+      async () => (await json(`${server!.url}/v1/webhooks/${setup.webhookId}/deliveries`, { headers: setup.auth })).body as any[],
+      (list) => list.some((d) => d.event_type === 'session.ended' && d.session_id === sessionId && d.attempts >= 1),
+    );
+    const endedBefore = before.find((d) => d.event_type === 'session.ended')!;
+    expect(endedBefore.status).toBe('pending');
+    expect(endedBefore.attempt_log[0]).toMatchObject({ status_code: null, error: 'connection refused' });
+    server.child.kill('SIGKILL');
+    expect((await server.exited).signal).toBe('SIGKILL');
+
+    receiver = await startWebhookReceiver(port);
+    server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
+    const ended = await receiver.waitFor((r) => r.json?.type === 'session.ended' && r.json?.data?.session_id === sessionId, 20_000, 'session.ended after the restart');
+    expect(ended.id).toBe(endedBefore.id);
+    expect(ended.json.data).toMatchObject({ id: sessionId, status: 'ended', end_reason: 'client_ended', variables: { secret_thing: 'a lighthouse' } });
+
+    // Every event of the session came, each id one event; a receiver that dedupes acts once per id.
+    await until('the session’s four events', async () => receiver!.received.filter((r) => r.json?.data?.session_id === sessionId).map((r) => r.json.type as string), (types) => new Set(types).size === 4);
+    const byId = expectOneEventPerId(receiver.received, setup.secret);
+    const types = [...byId.values()].filter((r) => r.json.data.session_id === sessionId).map((r) => r.json.type).sort();
+    expect(types).toEqual(['session.ended', 'session.started', 'session.state_changed', 'session.tool_called']);
+
+    // The list tells the story: refused before the kill, delivered after it.
+    const after = await until(
+      'session.ended listed as delivered',
+      async () => (await json(`${server!.url}/v1/webhooks/${setup.webhookId}/deliveries`, { headers: setup.auth })).body as any[],
+      (list) => list.find((d) => d.id === endedBefore.id)?.status === 'delivered',
+    );
+    const log = after.find((d) => d.id === endedBefore.id)!.attempt_log;
+    expect(log[0].error).toBe('connection refused');
+    expect(log.at(-1)).toMatchObject({ status_code: 200, error: null });
+  });
+
+  it('an attempt cut by the kill is sent again with the same webhook-id and body', { timeout: 90_000 }, async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'voxflow-webhook-crash-'));
+    receiver = await startWebhookReceiver();
+    // The receiver takes session.ended and never answers, until the server has been restarted.
+    let restarted = false;
+    receiver.answerWith((request) => (restarted || request.json?.type !== 'session.ended' ? 200 : 'hang'));
+
+    server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
+    const setup = await setUp(server, receiver.url);
+    const sessionId = await playShortSession(server.url, setup.jwt, setup.flowId);
+    const isEnd = (r: ReceivedWebhook) => r.json?.type === 'session.ended' && r.json?.data?.session_id === sessionId;
+    const cut = await receiver.waitFor(isEnd, 20_000, 'the first session.ended request');
+    server.child.kill('SIGKILL');
+    await server.exited;
+
+    restarted = true;
+    server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
+    await until('session.ended sent again', async () => receiver!.received.filter(isEnd).length, (n) => n >= 2);
+    const again = receiver.received.filter(isEnd)[1]!;
+    expect(again.id).toBe(cut.id);
+    expect(again.body).toBe(cut.body);
+    const byId = expectOneEventPerId(receiver.received, setup.secret);
+    expect([...byId.values()].filter(isEnd)).toHaveLength(1);
+  });
+});
