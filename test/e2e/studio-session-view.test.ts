@@ -149,6 +149,10 @@ describe('the session view', () => {
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-status').innerText(), { timeout: 15_000 }).toMatch(/^Live · text only/);
     await expect.poll(() => panel.getByRole('log').innerText(), { timeout: 10_000 }).toContain('Welcome to ten questions!');
+    // A tool the state does not list, fired from the simulator: rejected, with the reason.
+    await panel.getByText('Try a tool this state does not list').click();
+    await panel.getByRole('button', { name: 'guess_correct', exact: true }).click();
+    await expect.poll(() => panel.getByRole('region', { name: /Tool calls/ }).innerText(), { timeout: 5_000 }).toMatch(/REJECTED/i);
     await panel.getByRole('textbox', { name: 'Type a turn' }).fill("I'm ready");
     await talk.keyboard.press('Enter');
     await expect.poll(() => panel.getByTestId('talk-state-name').innerText(), { timeout: 15_000 }).toBe('playing');
@@ -160,7 +164,10 @@ describe('the session view', () => {
     await panel.getByRole('link', { name: 'View session' }).click();
     await talk.waitForURL(`${rig.server.url}/session?id=${newest.id}`);
     await talk.getByRole('heading', { name: 'Session', level: 1 }).waitFor();
-    expect(await talk.getByRole('list', { name: 'What happened, in order' }).innerText()).toMatch(/begin_game\s*accepted\s*setup → playing/);
+    const conversation = await talk.getByRole('list', { name: 'What happened, in order' }).innerText();
+    expect(conversation).toMatch(/begin_game\s*accepted\s*setup → playing/);
+    // The rejected call is inline too, with why it was refused.
+    expect(conversation).toMatch(/guess_correct\s*rejected\s*in setup: tool 'guess_correct' is not available in state 'setup'; available tools: begin_game\s*\(simulator\)/);
     const graph = talk.getByTestId('session-graph');
     await expect.poll(() => graphMarks(graph), { timeout: 20_000 }).toEqual({ active: ['playing'], visited: ['setup'] });
     expect(await takenEdges(graph)).toEqual(['setup→begin_game']);
