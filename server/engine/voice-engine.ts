@@ -77,6 +77,26 @@ export interface StartRequest {
   /** The stored session (claimed from a token, or created connected for the engine router). */
   record: Session;
   allowSimulator: boolean;
+  /** The document prepareFlow() gave at admission (the version recorded); else the published one. */
+  flow?: FlowDocument;
+}
+
+/** The flow a session runs: a published version, or the owner's draft (a studio test). */
+export interface PreparedFlow {
+  document: FlowDocument;
+  /** The version's number; null for a draft. */
+  version: number | null;
+  draft: boolean;
+}
+
+interface FlowSource {
+  /** The parse cache's key: the flow id, or `<id>#draft`. */
+  key: string;
+  yaml: string;
+  version: number | null;
+  draft: boolean;
+  /** Changes whenever the text may have: the version number or the draft's ETag. */
+  stamp: string;
 }
 
 /**
@@ -156,65 +176,84 @@ export class VoiceEngine {
     };
   }
 
-  /** The latest parsed version of recently run flows, oldest first (flow ids are unique across accounts). */
+  /** The latest parsed text of recently run flows and drafts, oldest first (flow ids are unique across accounts). */
   private readonly parsedFlows = new Map<string, { yaml: string; document: FlowDocument | null }>();
+  private readonly parsing = new Map<string, Promise<FlowDocument | null>>();
 
   /**
-   * Parses an account's stored flow for a session off the audio thread (the flow-job workers,
-   * when the server has them) and keeps the result, so that loadFlow() at the session's start
-   * only reads it. Admission awaits this; refused like loadFlow.
+   * Parses the flow a session will run off the audio thread (the flow-job workers, when the
+   * server has them), once per stored text: the published version, or with `draft` (the
+   * owner's studio tests, DESIGN §13) the draft when there is one. Admission awaits this and
+   * hands the result to start(); refused like loadFlow.
    */
-  async prepareFlow(accountId: string, flowId: string): Promise<FlowDocument> {
-    const flow = this.deps.store.flows.get(accountId, flowId);
-    if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
-    const cached = this.parsedFlows.get(flowId);
+  async prepareFlow(accountId: string, flowId: string, options: { draft?: boolean } = {}): Promise<PreparedFlow> {
+    const source = this.flowSource(accountId, flowId, options.draft ?? false);
+    const cached = this.parsedFlows.get(source.key);
     const parse = this.deps.parseFlowDocument;
-    if (!(cached && cached.yaml === flow.yamlContent) && parse) {
-      // Sessions starting together share one parse of the same version.
-      const key = `${flowId}\n${flow.yamlContent.length}\n${flow.updatedAt}`;
+    let document: FlowDocument | null;
+    if ((cached && cached.yaml === source.yaml) || !parse) {
+      document = this.parsedDocument(source);
+    } else {
+      // Sessions starting together share one parse of the same text.
+      const key = `${source.key}\n${source.stamp}`;
       let parsing = this.parsing.get(key);
       if (!parsing) {
-        parsing = parse(accountId, flow.yamlContent)
-          .then((document) => this.remember(flowId, flow.yamlContent, document))
+        parsing = parse(accountId, source.yaml)
+          .then((parsed) => {
+            this.remember(source.key, source.yaml, parsed);
+            return parsed;
+          })
           .finally(() => this.parsing.delete(key));
         this.parsing.set(key, parsing);
       }
-      await parsing;
+      document = await parsing;
     }
-    return this.loadFlow(accountId, flowId);
+    return { document: this.refuseInvalid(source, document), version: source.version, draft: source.draft };
   }
 
-  private readonly parsing = new Map<string, Promise<void>>();
-
-  /** Loads and validates an account's flow for a session: the version prepareFlow() parsed, unless it changed since. */
+  /** The published version of an account's flow, parsed (cached per stored version). */
   loadFlow(accountId: string, flowId: string): FlowDocument {
+    const source = this.flowSource(accountId, flowId, false);
+    return this.refuseInvalid(source, this.parsedDocument(source));
+  }
+
+  private flowSource(accountId: string, flowId: string, draft: boolean): FlowSource {
     const flow = this.deps.store.flows.get(accountId, flowId);
     if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
-    const cached = this.parsedFlows.get(flowId);
-    let document: FlowDocument | null;
-    if (cached && cached.yaml === flow.yamlContent) {
-      document = cached.document;
-    } else {
-      // Only when the flow was saved between admission and start (or without prepareFlow): then it
-      // is parsed here, once per stored version; the runtime only reads the document.
-      document = parseFlow(flow.yamlContent).document;
-      this.remember(flowId, flow.yamlContent, document);
-    }
-    // Stored flows were validated on save; a document that no longer validates is refused, not run.
-    if (!document) throw new EngineRefusal('invalid_flow', `The flow "${flowId}" does not validate any more; open it in the editor.`);
+    // No draft: the designer's text is the published one, and that is what runs.
+    const unpublished = draft && flow.hasDraft ? this.deps.store.flowVersions.getDraft(accountId, flowId) : null;
+    if (unpublished) return { key: `${flowId}#draft`, yaml: unpublished.yamlContent, version: null, draft: true, stamp: unpublished.etag };
+    return { key: flowId, yaml: flow.yamlContent, version: flow.publishedVersion, draft: false, stamp: `v${flow.publishedVersion}` };
+  }
+
+  /** Parsed here only without the worker pool, or for a text saved since it was prepared. */
+  private parsedDocument(source: FlowSource): FlowDocument | null {
+    const cached = this.parsedFlows.get(source.key);
+    if (cached && cached.yaml === source.yaml) return cached.document;
+    const document = parseFlow(source.yaml).document;
+    this.remember(source.key, source.yaml, document);
     return document;
   }
 
-  private remember(flowId: string, yaml: string, document: FlowDocument | null): void {
-    this.parsedFlows.delete(flowId);
-    this.parsedFlows.set(flowId, { yaml, document });
+  private refuseInvalid(source: FlowSource, document: FlowDocument | null): FlowDocument {
+    if (document) return document;
+    // Published versions were validated on save; a draft may have errors (it is a draft).
+    const message = source.draft
+      ? 'The draft of this flow has errors, so it cannot run; fix them (the editor lists them under Problems) and try again.'
+      : `The flow "${source.key}" does not validate any more; open it in the editor.`;
+    throw new EngineRefusal('invalid_flow', message);
+  }
+
+  private remember(key: string, yaml: string, document: FlowDocument | null): void {
+    this.parsedFlows.delete(key);
+    this.parsedFlows.set(key, { yaml, document });
     if (this.parsedFlows.size > PARSED_FLOWS_KEPT) this.parsedFlows.delete(this.parsedFlows.keys().next().value!);
   }
 
   /** Creates and starts a session on an open transport, in the place its admission took. */
   private start(request: StartRequest, providers: AccountProviders, output: SessionOutput, slot: Slot): VoiceSession {
     const { record } = request;
-    const flow = record.flowId ? this.loadFlow(record.accountId, record.flowId) : null;
+    const flow = request.flow ?? (record.flowId ? this.loadFlow(record.accountId, record.flowId) : null);
     let session: VoiceSession | null = null;
     const meter =
       providers.ratePerMinute > 0

@@ -16,25 +16,29 @@ export type FlowJob =
   | { kind: 'apply_json'; yaml: string; json: unknown };
 
 export interface FlowJobResults {
-  validate: { diagnostics: Diagnostic[] };
+  /** documentVersion: the document's own `version` string, when it validates (a stored version keeps it). */
+  validate: { diagnostics: Diagnostic[]; documentVersion: string | null };
   parse: { document: FlowDocument | null };
   to_json: { json: unknown };
-  apply_json: { yaml: string; diagnostics: Diagnostic[] };
+  apply_json: { yaml: string; diagnostics: Diagnostic[]; documentVersion: string | null };
 }
 
 export type FlowJobResult = FlowJobResults[FlowJob['kind']];
 
 export function runFlowJob(job: FlowJob): FlowJobResult {
   switch (job.kind) {
-    case 'validate':
-      return { diagnostics: parseFlow(job.yaml).diagnostics };
+    case 'validate': {
+      const { diagnostics, document } = parseFlow(job.yaml);
+      return { diagnostics, documentVersion: document?.version ?? null };
+    }
     case 'parse':
       return { document: parseFlow(job.yaml).document };
     case 'to_json':
       return { json: yamlToJson(job.yaml) };
     case 'apply_json': {
       const yaml = applyJsonToYaml(job.yaml, job.json);
-      return { yaml, diagnostics: parseFlow(yaml).diagnostics };
+      const { diagnostics, document } = parseFlow(yaml);
+      return { yaml, diagnostics, documentVersion: document?.version ?? null };
     }
   }
 }

@@ -122,6 +122,11 @@ export class FlowJobs {
     return (await this.run(account, { kind: 'validate', yaml })).diagnostics;
   }
 
+  /** Every diagnostic, and the document's own `version` string when it validates (a new flow version keeps it). */
+  inspect(account: string, yaml: string): Promise<FlowJobResults['validate']> {
+    return this.run(account, { kind: 'validate', yaml });
+  }
+
   /**
    * The document a session runs, or null when the text has errors. For the engine, which should
    * pass an account key of its own (e.g. `engine:<account id>`), so that an account's uploads

@@ -88,6 +88,10 @@ export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
     duration_secs: session.durationSecs,
     end_reason: session.endReason,
     credits_charged_usd_cents: session.creditsChargedCents,
+    // Which version of its flow it ran (DESIGN §13): null with flow_draft for the owner's
+    // unpublished draft, null alone for no flow or a session from before versions were kept.
+    flow_version: session.flowVersion,
+    flow_draft: session.flowDraft,
   };
 }
 
@@ -99,7 +103,6 @@ export async function sessionDetail(store: Store, session: Session, publicUrl: s
   const outcome = await sessionOutcome(store, session.id);
   return {
     ...sessionListItem(session),
-    flow_version: null,
     metadata: session.metadata,
     ...outcome,
     recording: session.recordingFile ? { url: `${publicUrl}/v1/sessions/${session.id}/recording`, format: recordingFormat(session.recordingFile) } : null,

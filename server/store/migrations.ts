@@ -189,9 +189,9 @@ export const MIGRATIONS: readonly Migration[] = [
     // version's text, so whatever reads a flow to run it reads what is live. Every flow there
     // was becomes version 1, published, with no draft, dated by its last save (no clock in SQL:
     // the journal replays statements). Its document version is its top-level "version:" line
-    // read here as text, quotes trimmed. A session that ran before versions were kept has no
-    // flow_version (null). created_by_kind: 'studio' (a JWT) or 'api_key' (created_by_key
-    // names the key); NULL for migrated versions.
+    // read here as text, a trailing comment dropped and quotes trimmed. A session that ran
+    // before versions were kept has no flow_version (null). created_by_kind: 'studio' (a JWT)
+    // or 'api_key' (created_by_key names the key); NULL for migrated versions.
     sql: `CREATE TABLE flow_versions (
             flow_id          TEXT NOT NULL,
             number           INTEGER NOT NULL,
@@ -212,13 +212,12 @@ export const MIGRATIONS: readonly Migration[] = [
           );
           ALTER TABLE flows ADD COLUMN published_version INTEGER NOT NULL DEFAULT 1;
           INSERT INTO flow_versions (flow_id, number, yaml_content, document_version, note, created_at)
-            SELECT id, 1, yaml_content,
-                   CASE WHEN at = 0 THEN NULL ELSE
-                     NULLIF(TRIM(TRIM(substr(rest, 1, instr(rest || char(10), char(10)) - 1), ' ' || char(9) || char(13)), '"'''), '')
-                   END,
-                   '', updated_at
-            FROM (SELECT id, yaml_content, updated_at, at, substr(yaml_content, at + 8) AS rest
-                  FROM (SELECT id, yaml_content, updated_at, instr(char(10) || yaml_content, char(10) || 'version:') AS at FROM flows));
+            SELECT id, 1, yaml_content, NULLIF(TRIM(TRIM(value, ' ' || char(9) || char(13)), '"'''), ''), '', updated_at
+            FROM (SELECT id, yaml_content, updated_at, substr(line, 1, instr(line || ' #', ' #') - 1) AS value
+                  FROM (SELECT id, yaml_content, updated_at,
+                               CASE WHEN at = 0 THEN '' ELSE substr(rest, 1, instr(rest || char(10), char(10)) - 1) END AS line
+                        FROM (SELECT id, yaml_content, updated_at, at, substr(yaml_content, at + 8) AS rest
+                              FROM (SELECT id, yaml_content, updated_at, instr(char(10) || yaml_content, char(10) || 'version:') AS at FROM flows))));
           ALTER TABLE sessions ADD COLUMN flow_version INTEGER;
           ALTER TABLE sessions ADD COLUMN flow_draft INTEGER NOT NULL DEFAULT 0;`,
   },

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { SessionOutput, VoiceSession } from '../engine/session.ts';
-import { EngineRefusal, type EngineAdmission } from '../engine/voice-engine.ts';
+import { EngineRefusal, type EngineAdmission, type PreparedFlow } from '../engine/voice-engine.ts';
 import { AppError } from '../errors.ts';
 import { accountOf } from '../http/services.ts';
 import { parseInput } from '../http/validation.ts';
@@ -18,6 +18,8 @@ export const EngineQuery = z.object({
   program_id: z.string().min(1).max(200).optional(),
   /** Record the call (DESIGN §11), as `record: true` does on POST /v1/sessions. */
   record: z.enum(['1', 'true', '0', 'false'], { error: 'record must be 1 or 0' }).optional(),
+  /** Run the flow's unpublished draft (DESIGN §13): the owner's studio tests only. */
+  draft: z.enum(['1', 'true', '0', 'false'], { error: 'draft must be 1 or 0' }).optional(),
 });
 
 /**
@@ -53,7 +55,7 @@ async function endUnstarted(app: FastifyInstance, record: Session, reason: strin
   await app.services.store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents: 0 });
 }
 
-function admitted(app: FastifyInstance, record: Session, admission: EngineAdmission, allowSimulator: boolean): AdmittedSession {
+function admitted(app: FastifyInstance, record: Session, admission: EngineAdmission, allowSimulator: boolean, flow: PreparedFlow | null): AdmittedSession {
   let refused: Promise<void> | null = null;
   let started = false;
   const refuse = (reason = 'refused'): Promise<void> => {
@@ -66,7 +68,7 @@ function admitted(app: FastifyInstance, record: Session, admission: EngineAdmiss
     allowSimulator,
     start: (output) => {
       try {
-        const session = admission.start({ record, allowSimulator }, output);
+        const session = admission.start({ record, allowSimulator, ...(flow ? { flow: flow.document } : {}) }, output);
         started = true;
         return session;
       } catch (error) {
@@ -87,8 +89,10 @@ export async function admitClaimedSession(app: FastifyInstance, record: Session)
   let admission: EngineAdmission | null = null;
   try {
     admission = await engine.admit(record.accountId);
-    if (record.flowId) await engine.prepareFlow(record.accountId, record.flowId);
-    return admitted(app, record, admission, false);
+    // A backend's session runs the published version, whatever the studio has in its draft.
+    const flow = record.flowId ? await engine.prepareFlow(record.accountId, record.flowId) : null;
+    if (flow) await app.services.store.sessions.setFlowVersion(record.id, flow.version, false);
+    return admitted(app, flow ? { ...record, flowVersion: flow.version } : record, admission, false, flow);
   } catch (error) {
     admission?.release();
     await endUnstarted(app, record, 'refused');
@@ -104,14 +108,19 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
   const { store, engine } = app.services;
   const query = parseInput(EngineQuery, request.query, 'query');
   const accountId = accountOf(request.principal);
+  const draft = query.draft === '1' || query.draft === 'true';
+  if (draft && request.principal?.kind !== 'jwt') {
+    throw new AppError('wrong_credential_kind', "draft=1 runs a flow's unpublished draft: only its owner's studio (signed in, a JWT) may start such a session; API keys and session tokens run the published version.");
+  }
   if (request.claimedSession) return admitClaimedSession(app, request.claimedSession);
   if (query.mode === 'flow' && !query.program_id) {
     throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
   }
   const flowId = query.mode === 'flow' ? query.program_id! : null;
   let admission: EngineAdmission;
+  let flow: PreparedFlow | null = null;
   try {
-    if (flowId) await engine.prepareFlow(accountId, flowId);
+    if (flowId) flow = await engine.prepareFlow(accountId, flowId, { draft });
     admission = await engine.admit(accountId);
   } catch (error) {
     throw refusalToAppError(error);
@@ -126,13 +135,15 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
       context: {},
       metadata: {},
       record: query.record === '1' || query.record === 'true',
+      flowVersion: flow?.version ?? null,
+      flowDraft: flow?.draft ?? false,
     });
   } catch (error) {
     admission.release();
     throw error;
   }
   // The studio signs in with a JWT: its owner may drive the flow by hand.
-  return admitted(app, record, admission, request.principal?.kind === 'jwt');
+  return admitted(app, record, admission, request.principal?.kind === 'jwt', flow);
 }
 
 /** Registered once, by the first transport that needs it. */

@@ -1,5 +1,7 @@
 // Flows: YAML documents validated by the shared flow model. Another account's flow is a 404.
 // The model runs in the flow-job pool (server/jobs), never on this thread, which paces audio.
+// The spec's writes keep their meaning (DESIGN §13): a new text is published at once as the
+// next version. The studio's drafts, publishing and history are in versions.ts.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.ts';
 import { hasErrors, type Diagnostic } from '../../flow/types.ts';
@@ -8,6 +10,7 @@ import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { CreateFlowBody, FlowJsonBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 import { assertFlowStorageLeft, textBytes } from './storage-quota.ts';
+import { authorOf, flowVersionRoutes } from './versions.ts';
 
 type FlowParams = { Params: { flow_id: string } };
 
@@ -42,6 +45,9 @@ function fullView(flow: Flow, diagnostics?: Diagnostic[]) {
     layout: parseLayout(flow.layout),
     created_at: flow.createdAt,
     updated_at: flow.updatedAt,
+    /** yaml_content is this version's text: what sessions started by the API run. */
+    published_version: flow.publishedVersion,
+    has_draft: flow.hasDraft,
     ...(diagnostics ? { diagnostics } : {}),
   };
 }
@@ -49,7 +55,11 @@ function fullView(flow: Flow, diagnostics?: Diagnostic[]) {
 export async function flowRoutes(app: FastifyInstance): Promise<void> {
   const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
-  const validated = async (accountId: string, yamlText: string) => refuseErrors(await flowJobs.validate(accountId, yamlText));
+  /** Refused with 422 when it has errors; else its warnings and the document's own version string. */
+  const validated = async (accountId: string, yamlText: string) => {
+    const { diagnostics, documentVersion } = await flowJobs.inspect(accountId, yamlText);
+    return { warnings: refuseErrors(diagnostics), documentVersion };
+  };
 
   const ownFlow = (accountId: string, id: string): Flow => {
     const flow = store.flows.get(accountId, id);
@@ -63,9 +73,10 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const adding = { flows: 1, bytes: textBytes(body.yaml_content) };
     // Early, so that a full account's uploads cost no flow job; again right before the write.
     assertFlowStorageLeft(app.services, accountId, adding);
-    const warnings = await validated(accountId, body.yaml_content);
+    const { warnings, documentVersion } = await validated(accountId, body.yaml_content);
+    const version = { documentVersion, createdBy: authorOf(request.principal) };
     assertFlowStorageLeft(app.services, accountId, adding);
-    const flow = await store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content });
+    const flow = await store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content, version });
     return reply.status(201).send(fullView(flow, warnings));
   });
 
@@ -80,12 +91,16 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   // Added to the spec's endpoints (DESIGN §2): the YAML editor saves text with its comments.
   app.put<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
     const accountId = accountOf(request.principal);
-    ownFlow(accountId, request.params.flow_id);
+    const stored = ownFlow(accountId, request.params.flow_id);
     const body = parseInput(UpdateFlowBody, request.body);
-    const warnings = body.yaml_content !== undefined ? await validated(accountId, body.yaml_content) : undefined;
+    const checked = body.yaml_content !== undefined ? await validated(accountId, body.yaml_content) : undefined;
     const layout = body.layout === undefined ? undefined : body.layout === null ? null : JSON.stringify(body.layout);
-    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(body.yaml_content) });
-    const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent: body.yaml_content, layout });
+    // The live text sent again unchanged is no new version (a client that saves what it read).
+    const yamlContent = body.yaml_content === stored.yamlContent ? undefined : body.yaml_content;
+    const version = checked ? { documentVersion: checked.documentVersion, createdBy: authorOf(request.principal) } : undefined;
+    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
+    const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent, layout, version });
+    const warnings = checked?.warnings;
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);
   });
@@ -108,11 +123,14 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const stored = ownFlow(accountId, request.params.flow_id);
     const json = parseInput(FlowJsonBody, request.body);
     const edited = await flowJobs.applyJson(accountId, stored.yamlContent, json);
-    const yamlContent = edited.yaml;
     const warnings = refuseErrors(edited.diagnostics);
+    const yamlContent = edited.yaml === stored.yamlContent ? undefined : edited.yaml;
+    const version = { documentVersion: edited.documentVersion, createdBy: authorOf(request.principal) };
     assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
-    const flow = await store.flows.update(accountId, stored.id, { yamlContent });
+    const flow = await store.flows.update(accountId, stored.id, { yamlContent, version });
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);
   });
+
+  await flowVersionRoutes(app, { ownFlow, fullView, refuseErrors });
 }

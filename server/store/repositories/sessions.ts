@@ -36,6 +36,10 @@ export interface Session {
   recordingFile: string | null;
   /** The stored timeline: events kept, their bytes, and events dropped over the cap. */
   timeline: { events: number; bytes: number; dropped: number };
+  /** The flow version the session ran (DESIGN §13); null for a draft, no flow, or before versions. */
+  flowVersion: number | null;
+  /** It ran the owner's unpublished draft (a studio test). */
+  flowDraft: boolean;
 }
 
 export interface NewSession {
@@ -63,6 +67,9 @@ export interface NewConnectedSession {
   metadata: JsonObject;
   /** Record the call (DESIGN §11). */
   record?: boolean;
+  /** Which flow version it runs, or that it runs the draft (DESIGN §13). */
+  flowVersion?: number | null;
+  flowDraft?: boolean;
 }
 
 export interface SessionEnd {
@@ -93,6 +100,8 @@ export interface SessionsRepository {
   listRecent(accountId: string, limit?: number): Session[];
   /** Names the session's recording file once it exists. */
   setRecordingFile(id: string, file: string | null): Promise<void>;
+  /** Which flow version a claimed session runs, known once its flow is prepared. */
+  setFlowVersion(id: string, version: number | null, draft: boolean): Promise<void>;
 }
 
 interface SessionRow {
@@ -118,12 +127,14 @@ interface SessionRow {
   timeline_events: number;
   timeline_bytes: number;
   timeline_dropped: number;
+  flow_version: number | null;
+  flow_draft: number;
 }
 
 const INSERT_SQL = `INSERT INTO sessions
   (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
-   status, created_at, expires_at, started_at, api_key_id, record)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+   status, created_at, expires_at, started_at, api_key_id, record, flow_version, flow_draft)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export function createSessionsRepository(db: Database): SessionsRepository {
   const findById = (id: string): Session | null => {
@@ -149,6 +160,8 @@ export function createSessionsRepository(db: Database): SessionsRepository {
         session.startedAt,
         apiKeyId,
         session.record ? 1 : 0,
+        session.flowVersion,
+        session.flowDraft ? 1 : 0,
       ]);
       return session;
     });
@@ -167,6 +180,8 @@ export function createSessionsRepository(db: Database): SessionsRepository {
         expiresAt: now,
         startedAt: now,
         record: input.record ?? false,
+        flowVersion: input.flowVersion ?? null,
+        flowDraft: input.flowDraft ?? false,
       });
     },
 
@@ -225,6 +240,10 @@ export function createSessionsRepository(db: Database): SessionsRepository {
     async setRecordingFile(id, file) {
       await db.write((tx) => tx.run('UPDATE sessions SET recording_file = ? WHERE id = ?', [file, id]));
     },
+
+    async setFlowVersion(id, version, draft) {
+      await db.write((tx) => tx.run('UPDATE sessions SET flow_version = ?, flow_draft = ? WHERE id = ?', [version, draft ? 1 : 0, id]));
+    },
   };
 }
 
@@ -251,6 +270,8 @@ function unstartedSession(
     record: false,
     recordingFile: null,
     timeline: { events: 0, bytes: 0, dropped: 0 },
+    flowVersion: null,
+    flowDraft: false,
   };
 }
 
@@ -276,5 +297,7 @@ function toSession(row: SessionRow): Session {
     record: row.record === 1,
     recordingFile: row.recording_file,
     timeline: { events: row.timeline_events, bytes: row.timeline_bytes, dropped: row.timeline_dropped },
+    flowVersion: row.flow_version,
+    flowDraft: row.flow_draft === 1,
   };
 }
