@@ -93,7 +93,7 @@ describe('the session view', () => {
     expect(await takenEdges(graph)).toEqual(['playing→guess_correct', 'playing→record_answer', 'setup→begin_game']);
     // Shown, not edited: no adding states, no laying out again.
     expect(await graph.getByRole('button', { name: '+ State' }).count()).toBe(0);
-    expect(await graph.getByRole('note', { name: 'The session on the graph' }).innerText()).toMatch(/At \d+:\d\d:/);
+    expect(await graph.getByRole('note', { name: 'The session on the graph' }).innerText()).toMatch(/At \d+:\d\d\.\d:/);
     await graph.scrollIntoViewIfNeeded();
     await screenshot(page, 'studio-session-view-graph-1280x800');
   });

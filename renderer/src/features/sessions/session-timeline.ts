@@ -72,7 +72,9 @@ export function overlayAt(all: readonly Moment[], offset: number): TalkOverlay {
   return { live: true, activeState: stateAt(all, offset), trail: pathUntil(all, offset), moves, lastMove: moves.at(-1) ?? null };
 }
 
-export function clock(seconds: number): string {
+/** m:ss; with `tenths`, m:ss.t (a short session, whose moments fall within the same second). */
+export function clock(seconds: number, tenths = false): string {
   const whole = Math.floor(seconds);
-  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+  const base = `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+  return tenths ? `${base}.${Math.min(9, Math.floor((seconds - whole) * 10))}` : base;
 }

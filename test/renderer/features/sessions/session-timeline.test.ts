@@ -1,7 +1,7 @@
 // The session view's replay on the graph: the overlay of any moment is what test-talk would have
 // painted at that moment of the session.
 import { describe, expect, it } from 'vitest';
-import { moments, overlayAt } from '../../../../renderer/src/features/sessions/session-timeline.ts';
+import { clock, moments, overlayAt } from '../../../../renderer/src/features/sessions/session-timeline.ts';
 import type { SessionDetail } from '../../../../renderer/src/lib/api-types.ts';
 
 const call = (name: string, from: string, to: string, at: number, status: 'accepted' | 'rejected' = 'accepted') => ({
@@ -54,5 +54,13 @@ describe('the session replayed on the graph', () => {
     expect(end.activeState).toBe('won');
     expect(end.trail).toEqual(['setup', 'playing', 'won']);
     expect(end.moves).toHaveLength(3);
+  });
+});
+
+describe('the clock of a moment', () => {
+  it('says minutes and seconds, and tenths for a short session', () => {
+    expect(clock(75.46)).toBe('1:15');
+    expect(clock(0.26, true)).toBe('0:00.2');
+    expect(clock(59.99, true)).toBe('0:59.9');
   });
 });
