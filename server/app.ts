@@ -244,8 +244,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(webrtcTransport, options.webrtc ?? {});
     await app.register(studioRoutes, { dir: options.studioDir });
     await app.ready();
-    // Deliveries an earlier run left pending go out now.
+    // Deliveries an earlier run left pending go out now, with the ends of the last day it
+    // recorded but died before putting in the outbox.
     webhookDispatcher.start();
+    void webhooks.recoverMissedEnds(24 * 60 * 60);
     return app;
   } catch (error) {
     await store.close();

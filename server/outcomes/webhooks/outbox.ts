@@ -58,6 +58,20 @@ export class WebhookOutbox implements SessionHook {
     return this.track(this.writeEnd(sessionId));
   }
 
+  /**
+   * At start: the ends an earlier run recorded but died before putting in the outbox (within
+   * `sinceSecs`), so a crash between a session's end and its webhook loses nothing.
+   */
+  recoverMissedEnds(sinceSecs: number): Promise<void> {
+    return this.track(
+      (async () => {
+        for (const sessionId of this.store.webhooks.missingEnds(Date.now() / 1000 - sinceSecs, 500)) {
+          await this.writeEnd(sessionId);
+        }
+      })(),
+    );
+  }
+
   /** Writes what is kept (shutdown) and waits for every write and end in progress. */
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);

@@ -87,6 +87,12 @@ export interface WebhooksRepository {
   retryNow(webhookId: string, deliveryId: string, now: number): Promise<boolean>;
   /** Forgets deliveries (and their attempts) created before `cutoff` that are no longer pending. */
   purgeBefore(cutoff: number, limit: number): Promise<number>;
+  /**
+   * Sessions that ended after `since` for which an endpoint that existed then takes
+   * `session.ended`, but no such delivery was written (the server died between a session's end
+   * and its outbox write).
+   */
+  missingEnds(since: number, limit: number): string[];
 }
 
 interface WebhookRow {
@@ -247,6 +253,19 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
         }
         return old.length;
       });
+    },
+
+    missingEnds(since, limit) {
+      return db
+        .all<{ id: string }>(
+          `SELECT DISTINCT s.id FROM sessions s
+           JOIN webhooks w ON w.account_id = s.account_id AND w.deleted_at IS NULL AND w.created_at <= s.ended_at
+           WHERE s.status = 'ended' AND s.ended_at > ? AND w.events LIKE '%"session.ended"%'
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.session_id = s.id AND d.event_type = 'session.ended')
+           ORDER BY s.ended_at LIMIT ?`,
+          [since, limit],
+        )
+        .map((row) => row.id);
     },
   };
 }
