@@ -1,7 +1,19 @@
 // The command line: `voxflow --serve` (and `npm run serve`) runs the server headless. The process
 // concerns (flags, listening, signals, a graceful close that flushes the store) are in serve.ts,
 // shared with the desktop app's `--serve`; this file only runs them, so importing serve.ts
-// never starts a server.
-import { serveFromCommandLine } from './serve.ts';
+// never starts a server. `voxflow test FLOW.yaml TESTS.yaml` runs a flow's tests without a
+// server (test-command.ts); each is loaded only when asked for.
+const argv = process.argv.slice(2);
 
-await serveFromCommandLine(process.argv.slice(2), process.env);
+if (argv[0] === 'test') {
+  const { runTestCommand } = await import('./test-command.ts');
+  const write = (stream: NodeJS.WriteStream) => (text: string) => new Promise<void>((resolve) => stream.write(text, () => resolve()));
+  const code = await runTestCommand(argv.slice(1), process.env, { stdout: write(process.stdout), stderr: write(process.stderr) });
+  process.exit(code);
+} else {
+  const { serveFromCommandLine } = await import('./serve.ts');
+  await serveFromCommandLine(argv, process.env);
+}
+
+// A module (its top-level awaits need one), which exports nothing.
+export {};

@@ -1,0 +1,195 @@
+// `voxflow test FLOW.yaml TESTS.yaml`: runs a flow's tests with no server, no data dir and no
+// studio build, so a team runs them in CI. Exit 0 when every test passed, 1 when one failed,
+// 2 when the command could not run them (usage, a file that does not parse, a missing provider).
+// Providers come from the server's own settings (VOXFLOW_* variables, or the same flags).
+//
+// The flow and the tests are parsed here, on the only thread, before any session starts: nothing
+// is paced yet, so nothing waits behind the parse (the server parses in its worker pool instead).
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { ConfigError, makeConfig, parseCommandLine } from './config.ts';
+import { parseFlow } from './flow/parse.ts';
+import { parseFlowTests, type TestDiagnostic } from './flow/tests-format.ts';
+import type { Diagnostic } from './flow/types.ts';
+import { shutdownFlite } from './providers/tts/flite.ts';
+import { releaseSileroModels } from './providers/turn/silero.ts';
+import { configuredProviders } from './testing/configured-providers.ts';
+import { junitReport, prettyReport, REPORTERS, type ReporterName } from './testing/reporters.ts';
+import type { TestMode } from './testing/results.ts';
+import { MAX_REPEAT, MAX_SPEED, RunnerSetupError, TEST_MODES, runTests } from './testing/run-tests.ts';
+
+export const TEST_USAGE = `Usage: voxflow test FLOW.yaml TESTS.yaml [options]
+
+Runs a flow's tests (a test or a suite file) without a server. Exits 0 when all pass, 1 when one
+fails, 2 when they cannot be run.
+
+Options:
+  --mode scripted|model|audio  scripted (default): the tests name the agent's tool calls, no model;
+                               model: the configured LLM plays the agent;
+                               audio: the caller's turns are spoken (flite) through VAD and STT
+  --reporter pretty|junit      pretty (default) for a terminal, junit (JUnit XML) for CI
+  --output FILE                also write the report to FILE
+  --repeat N                   model mode: run each test N times (1-${MAX_REPEAT}) and report the pass rate
+  --min-pass-rate R            model mode: a test passes when at least R (0-1) of its runs pass (default 1)
+  --speed N                    audio mode: 1 streams in real time (default), up to ${MAX_SPEED} times faster
+  --help                       this text
+Providers are the server's settings: VOXFLOW_LLM_PROVIDER, VOXFLOW_LLM_BASE_URL, VOXFLOW_LLM_MODEL,
+VOXFLOW_LLM_API_KEY (or OPENAI_API_KEY), VOXFLOW_STT_* and VOXFLOW_TTS_* (see voxflow --help);
+their flags (--llm-provider …) work here too.
+`;
+
+export interface TestCommandIo {
+  stdout(text: string): Promise<void> | void;
+  stderr(text: string): Promise<void> | void;
+}
+
+class UsageError extends Error {}
+
+interface TestArgs {
+  flowPath: string;
+  testsPath: string;
+  mode: TestMode;
+  reporter: ReporterName;
+  output: string | null;
+  repeat: number;
+  minPassRate: number;
+  speed: number;
+  help: boolean;
+  /** Everything else: the server's provider flags. */
+  rest: string[];
+}
+
+function parseTestArgs(argv: readonly string[]): TestArgs {
+  const out: TestArgs = { flowPath: '', testsPath: '', mode: 'scripted', reporter: 'pretty', output: null, repeat: 1, minPassRate: 1, speed: 1, help: false, rest: [] };
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    const number = (min: number, max: number) => {
+      const text = value();
+      const n = Number(text);
+      if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`${flag} must be a number from ${min} to ${max}, not ${text}`);
+      return n;
+    };
+    switch (flag) {
+      case '--help':
+      case '-h':
+        out.help = true;
+        break;
+      case '--mode': {
+        const mode = value();
+        if (!(TEST_MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${TEST_MODES.join(', ')}, not ${mode}`);
+        out.mode = mode as TestMode;
+        break;
+      }
+      case '--reporter': {
+        const reporter = value();
+        if (!(REPORTERS as readonly string[]).includes(reporter)) throw new UsageError(`--reporter must be one of ${REPORTERS.join(', ')}, not ${reporter}`);
+        out.reporter = reporter as ReporterName;
+        break;
+      }
+      case '--output':
+        out.output = value();
+        break;
+      case '--repeat':
+        out.repeat = number(1, MAX_REPEAT);
+        if (!Number.isInteger(out.repeat)) throw new UsageError('--repeat must be a whole number');
+        break;
+      case '--min-pass-rate':
+        out.minPassRate = number(0, 1);
+        break;
+      case '--speed':
+        out.speed = number(1, MAX_SPEED);
+        break;
+      default:
+        if (arg.startsWith('-')) {
+          out.rest.push(arg);
+          if (inline === undefined && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) out.rest.push(argv[++i]!);
+        } else {
+          positionals.push(arg);
+        }
+    }
+  }
+  if (out.help) return out;
+  if (positionals.length !== 2) throw new UsageError(`expected FLOW.yaml and TESTS.yaml, got ${positionals.length === 0 ? 'neither' : positionals.join(' ')}`);
+  [out.flowPath, out.testsPath] = positionals as [string, string];
+  return out;
+}
+
+function describeDiagnostics(path: string, diagnostics: ReadonlyArray<Diagnostic | TestDiagnostic>): string {
+  return diagnostics.map((d) => `${path}:${d.line}:${d.column}: ${d.severity} ${d.code}: ${d.message}`).join('\n');
+}
+
+/** Runs the command; resolves to the exit code. */
+export async function runTestCommand(argv: readonly string[], env: NodeJS.ProcessEnv, io: TestCommandIo): Promise<number> {
+  let args: TestArgs;
+  try {
+    args = parseTestArgs(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    await io.stderr(`voxflow test: ${error.message}\n\n${TEST_USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    await io.stdout(TEST_USAGE);
+    return 0;
+  }
+  let providerSettings;
+  try {
+    const cli = parseCommandLine(args.rest, env);
+    providerSettings = makeConfig({ providers: cli.config.providers }).providers;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    await io.stderr(`voxflow test: ${error.message}\n`);
+    return 2;
+  }
+
+  let flowText: string;
+  let testsText: string;
+  try {
+    [flowText, testsText] = await Promise.all([readFile(args.flowPath, 'utf8'), readFile(args.testsPath, 'utf8')]);
+  } catch (error) {
+    await io.stderr(`voxflow test: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  const flow = parseFlow(flowText);
+  if (!flow.document) {
+    await io.stderr(`voxflow test: the flow does not validate\n${describeDiagnostics(args.flowPath, flow.diagnostics.filter((d) => d.severity === 'error'))}\n`);
+    return 2;
+  }
+  const tests = parseFlowTests(testsText, flow.document);
+  const warnings = tests.diagnostics.filter((d) => d.severity === 'warning');
+  if (!tests.tests) {
+    await io.stderr(`voxflow test: the tests do not validate\n${describeDiagnostics(args.testsPath, tests.diagnostics)}\n`);
+    return 2;
+  }
+  if (warnings.length > 0) await io.stderr(`${describeDiagnostics(args.testsPath, warnings)}\n`);
+
+  try {
+    const providers = await configuredProviders(providerSettings, args.mode);
+    const result = await runTests(flow.document, tests.tests, {
+      mode: args.mode,
+      providers,
+      repeat: args.repeat,
+      minPassRate: args.minPassRate,
+      speed: args.speed,
+    });
+    const name = flow.document.id || basename(args.flowPath);
+    const report = args.reporter === 'junit' ? junitReport(result, name) : prettyReport(result, `${name}: ${basename(args.testsPath)}`);
+    if (args.output) await writeFile(args.output, report);
+    await io.stdout(report);
+    return result.passed ? 0 : 1;
+  } catch (error) {
+    if (!(error instanceof RunnerSetupError)) throw error;
+    await io.stderr(`voxflow test: ${error.message}\n`);
+    return 2;
+  } finally {
+    // The embedded voice's and VAD's worker threads would keep the process alive.
+    await Promise.all([shutdownFlite(), releaseSileroModels()]);
+  }
+}

@@ -1,0 +1,144 @@
+// `npx voxflow test FLOW.yaml TESTS.yaml`, run as a CI job runs it: a child process with no server
+// and no studio build. Its exit code says pass or fail, and its JUnit report has what the JUnit
+// XML schema requires (testsuites > testsuite with name, tests and failures > testcase with name
+// and classname, a failure with a message), so CI systems show each test.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.ts';
+import { GAME_PATH, GUESSING_GAME_TEST_RULES, SUITE_PATH, SUITE_YAML } from '../support/guessing-game-tests.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function voxflow(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['scripts/voxflow.mjs', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface XmlElement {
+  name: string;
+  attributes: Record<string, string>;
+  children: XmlElement[];
+  text: string;
+}
+
+/** A strict reader of the XML a JUnit report uses: elements, attributes, text; fails on bad nesting. */
+function readXml(text: string): XmlElement {
+  const body = text.replace(/^<\?xml[^?]*\?>\s*/, '');
+  const root: XmlElement = { name: '#document', attributes: {}, children: [], text: '' };
+  const stack = [root];
+  const entity = (s: string) => s.replace(/&(lt|gt|quot|apos|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e]!);
+  const tag = /<(\/?)([A-Za-z_][\w.-]*)((?:\s+[\w.-]+="[^"<]*")*)\s*(\/?)>|([^<]+)/gy;
+  let match: RegExpExecArray | null;
+  let end = 0;
+  while ((match = tag.exec(body))) {
+    end = tag.lastIndex;
+    const [, closing, name, attrs, selfClosing, chars] = match;
+    const top = stack[stack.length - 1]!;
+    if (chars !== undefined) {
+      top.text += entity(chars);
+      continue;
+    }
+    if (closing) {
+      if (top.name !== name) throw new Error(`</${name}> closes <${top.name}>`);
+      stack.pop();
+      continue;
+    }
+    const element: XmlElement = { name: name!, attributes: {}, children: [], text: '' };
+    for (const [, key, value] of attrs!.matchAll(/([\w.-]+)="([^"]*)"/g)) element.attributes[key!] = entity(value!);
+    top.children.push(element);
+    if (!selfClosing) stack.push(element);
+  }
+  if (end !== body.length || stack.length !== 1) throw new Error(`not well-formed at ${end}: ${body.slice(end, end + 40)}`);
+  expect(root.children).toHaveLength(1);
+  return root.children[0]!;
+}
+
+describe('voxflow test', () => {
+  let dir: string;
+  let openai: FakeOpenAI;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'voxflow-cli-'));
+    openai = await startFakeOpenAI({ rules: GUESSING_GAME_TEST_RULES });
+  });
+  afterAll(async () => {
+    await openai?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('passes the guessing game suite, exits 0 and prints its full coverage', async () => {
+    const run = await voxflow(['test', GAME_PATH, SUITE_PATH]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('✓ a game won, with the caller cutting in on the win');
+    expect(run.stdout).toContain('3 passed, 0 failed');
+    expect(run.stdout).toContain('coverage: 4/4 states, 7/7 transitions, 6/6 tools');
+  });
+
+  it('exits 1 on a failed expectation, with a JUnit report a CI system can read', async () => {
+    const broken = join(dir, 'broken.tests.yaml');
+    // The lost game now claims to end in `won`.
+    await writeFile(broken, SUITE_YAML.replace('          state: lost\n', '          state: won\n'));
+    const report = join(dir, 'junit.xml');
+    const run = await voxflow(['test', GAME_PATH, broken, '--reporter', 'junit', '--output', report]);
+    expect(run.code).toBe(1);
+    expect(await readFile(report, 'utf8')).toBe(run.stdout);
+
+    const suites = readXml(run.stdout);
+    expect(suites.name).toBe('testsuites');
+    const [suite, ...others] = suites.children;
+    expect(others).toEqual([]);
+    expect(suite!.name).toBe('testsuite');
+    expect(suite!.attributes).toMatchObject({ name: 'guessing-game', tests: '3', failures: '1' });
+    const cases = suite!.children.filter((c) => c.name === 'testcase');
+    expect(cases).toHaveLength(3);
+    for (const testcase of cases) {
+      expect(testcase.attributes.name).toBeTruthy();
+      expect(testcase.attributes.classname).toBe('guessing-game.scripted');
+    }
+    const failed = cases.filter((c) => c.children.some((f) => f.name === 'failure'));
+    expect(failed.map((c) => c.attributes.name)).toEqual(['a game lost when the caller gives up, then played again']);
+    const failure = failed[0]!.children.find((f) => f.name === 'failure')!;
+    expect(failure.attributes.message).toBe('step 2 (user: I give up, I am out of questions): expected state won, but the session is in lost');
+    expect(failure.text).toContain('user: I give up, I am out of questions');
+    expect(failure.text).toContain('path: setup -> playing -> lost');
+  });
+
+  it('exits 2, saying where, when the tests do not validate', async () => {
+    const bad = join(dir, 'bad.tests.yaml');
+    await writeFile(bad, 'name: typo\nsteps:\n  - user: hi\n    expct: {state: playing}\n');
+    const run = await voxflow(['test', GAME_PATH, bad]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${bad}:4:5: error unknown_key`);
+    expect(run.stdout).toBe('');
+  });
+
+  it('runs the suite with the configured model, each test twice, and reports the pass rate', async () => {
+    const run = await voxflow(['test', GAME_PATH, SUITE_PATH, '--mode', 'model', '--repeat', '2'], {
+      VOXFLOW_LLM_PROVIDER: 'openai',
+      VOXFLOW_LLM_BASE_URL: openai.url,
+      VOXFLOW_LLM_API_KEY: 'sk-test',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('✓ a game won, with the caller cutting in on the win (2/2 runs passed, 100%)');
+    expect(run.stdout).toContain('coverage: 4/4 states, 7/7 transitions, 6/6 tools');
+    expect(run.code).toBe(0);
+    // The model was asked, with the flow's tools of each state.
+    const chats = openai.requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(chats.length).toBeGreaterThan(10);
+  });
+});
