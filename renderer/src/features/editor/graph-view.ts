@@ -2,10 +2,10 @@
 // the node object (and skips re-measuring an object it already knows), so a node whose card,
 // place, selection and overlay are unchanged is handed back as the very same object; a changed
 // one is a copy of the previous object (keeping `measured`) with the new fields.
-import type { Edge, Node } from '@xyflow/svelte';
+import type { Edge, Node, Position } from '@xyflow/svelte';
 import { readingOrder, type FlowGraph, type StateCard, type TalkMarks, type TransitionLink } from './graph.ts';
 import { directionOf, type EdgeDirection, type EdgePath } from './edge-routes.ts';
-import { estimateHeight, type Positions } from './layout.ts';
+import { NODE_WIDTH, estimateHeight, type Positions } from './layout.ts';
 
 export interface StateNodeData extends Record<string, unknown> {
   card: StateCard;
@@ -64,6 +64,8 @@ export function buildNodes(
   marks: TalkMarks,
   stale: boolean,
   previous: ReadonlyArray<StateNode>,
+  /** Give each node its size and handles before it is drawn (presized()); for big flows. */
+  presize = false,
 ): StateNode[] {
   const before = new Map(previous.map((n) => [n.id, n]));
   const nodes: StateNode[] = [];
@@ -88,12 +90,13 @@ export function buildNodes(
       sameSteps(old.data.visits, visits) &&
       old.position.x === position.x &&
       old.position.y === position.y &&
-      (old.selected ?? false) === isSelected
+      (old.selected ?? false) === isSelected &&
+      (old.handles !== undefined) === presize
     ) {
       nodes.push(old);
       continue;
     }
-    nodes.push({
+    const node: StateNode = {
       ...old,
       id: card.name,
       type: 'state',
@@ -105,9 +108,58 @@ export function buildNodes(
       connectable: !stale,
       ariaLabel: `State ${card.name}${card.initial ? ', start' : ''}`,
       data: { card, stale, talk, pastRun, visits },
-    });
+    };
+    nodes.push(presize ? presized(node, estimateHeight(card)) : withoutPresize(node));
   }
   return nodes;
+}
+
+// On a big flow the canvas draws only the states in view (xyflow's onlyRenderVisibleElements).
+// xyflow still draws every node once to measure it unless the node comes with its size and its
+// handles, so a big flow's nodes carry both, from the estimated height until the drawn node is
+// measured. The handles are where StateNode's CSS puts them (border-box, a 1.5 px border): the
+// drop target covers the node inside its border, the 14 px connector dot sits on the middle of
+// the bottom border. Edges of states out of view run from these.
+/** Above this many states the canvas draws only what is in view. */
+export const DRAW_IN_VIEW_ONLY_ABOVE = 100;
+const BORDER = 1.5;
+const CONNECTOR = 14;
+
+/** `node` with its size and handles, for `height` (measured, or else estimated). */
+export function presized(node: StateNode, estimated: number): StateNode {
+  const height = node.measured?.height ?? estimated;
+  const width = node.measured?.width ?? NODE_WIDTH;
+  return {
+    ...node,
+    measured: { width, height },
+    handles: [
+      { id: 'in', type: 'target', position: 'top' as Position, x: BORDER, y: BORDER, width: width - 2 * BORDER, height: height - 2 * BORDER },
+      { id: 'out', type: 'source', position: 'bottom' as Position, x: width / 2 - CONNECTOR / 2, y: height - BORDER - CONNECTOR / 2, width: CONNECTOR, height: CONNECTOR },
+    ],
+  };
+}
+
+function withoutPresize(node: StateNode): StateNode {
+  if (node.handles === undefined) return node;
+  const { handles: _handles, ...rest } = node;
+  return rest;
+}
+
+/**
+ * After xyflow measured drawn nodes of a big flow: the nodes whose handles were placed for
+ * another height, placed again for the measured one (else a node's bottom handle, and the edges
+ * leaving it, would stay where the estimate put them); null when every node agrees.
+ */
+export function remeasuredHandles(nodes: ReadonlyArray<StateNode>): StateNode[] | null {
+  let fixed: StateNode[] | null = null;
+  nodes.forEach((node, i) => {
+    const connector = node.handles?.find((h) => h.id === 'out');
+    const height = node.measured?.height;
+    if (!connector || height === undefined || connector.y === height - BORDER - CONNECTOR / 2) return;
+    fixed ??= [...nodes];
+    fixed[i] = presized(node, height);
+  });
+  return fixed;
 }
 
 export function buildEdges(

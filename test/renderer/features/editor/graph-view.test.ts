@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 import type { FlowData } from '../../../../renderer/src/features/editor/flow-data.ts';
 import { deriveGraph, talkMarks } from '../../../../renderer/src/features/editor/graph.ts';
-import { NO_MARKS, buildEdges, buildNodes, routeOf } from '../../../../renderer/src/features/editor/graph-view.ts';
-import { autoLayout } from '../../../../renderer/src/features/editor/layout.ts';
+import { NO_MARKS, buildEdges, buildNodes, remeasuredHandles, routeOf } from '../../../../renderer/src/features/editor/graph-view.ts';
+import { autoLayout, estimateHeight } from '../../../../renderer/src/features/editor/layout.ts';
 import { routeEdges } from '../../../../renderer/src/features/editor/edge-routes.ts';
 import { GUESSING_GAME_YAML } from '../../../support/server.ts';
 
@@ -50,6 +50,25 @@ describe('nodes', () => {
     expect(ended.filter((n) => n.data.pastRun).map((n) => n.id).sort()).toEqual(['playing', 'setup']);
     const fresh = buildNodes(graph, positions, [], talkMarks({ live: true, activeState: 'setup', trail: ['setup'], moves: [], lastMove: null }, graph.links), false, nodes);
     expect(fresh.find((n) => n.id === 'playing')!.data.talk).toBeNull();
+  });
+
+  it('gives a big flow\'s nodes their size and handles before they are drawn, and moves the handles to the measured height', () => {
+    const small = buildNodes(graph, positions, [], NO_MARKS, false, []);
+    expect(small.every((n) => n.handles === undefined && n.measured === undefined)).toBe(true);
+    const big = buildNodes(graph, positions, [], NO_MARKS, false, small, true);
+    const setup = big.find((n) => n.id === 'setup')!;
+    const estimated = estimateHeight(graph.cards.find((c) => c.name === 'setup')!);
+    expect(setup.measured).toEqual({ width: 240, height: estimated });
+    const connector = (n: typeof setup) => n.handles!.find((h) => h.id === 'out')!;
+    // The connector dot's centre is on the bottom border, the edge leaves from its bottom.
+    expect(connector(setup).y + connector(setup).height / 2).toBeCloseTo(estimated - 1.5);
+    expect(remeasuredHandles(big)).toBeNull();
+    // xyflow measured the drawn node 30 px taller than estimated.
+    const measured = big.map((n) => (n.id === 'setup' ? { ...n, measured: { width: 240, height: estimated + 30 } } : n));
+    const fixed = remeasuredHandles(measured)!;
+    expect(connector(fixed.find((n) => n.id === 'setup')!).y + 7).toBeCloseTo(estimated + 30 - 1.5);
+    expect(fixed.filter((n, i) => n !== measured[i]).map((n) => n.id)).toEqual(['setup']);
+    expect(remeasuredHandles(fixed)).toBeNull();
   });
 
   it('makes a stale graph read-only', () => {

@@ -1,0 +1,249 @@
+// Not a bench: where the flow editor's time goes on a big flow. Builds the studio unminified
+// into a temporary folder (so the profile names functions), serves it from a real server, and
+// records Chromium CPU profiles (CDP Profiler) of opening a flow and of one YAML keystroke, at
+// each size given (default 200 and 500 states). Prints the page's main-thread self time by
+// area (parse, layout, edge routing, graph derivation, xyflow, Svelte, style and layout of the
+// page) and the costliest functions, plus the longest animation frames.
+//
+//   npx tsx test/bench/profile-studio.ts [states...]
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import type { Browser, CDPSession, Page } from 'playwright-core';
+import { SourceMapConsumer } from 'source-map-js';
+import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
+import { signInBrowser } from '../e2e/studio.ts';
+import { cursorAfterS0Skip, onScreen } from './studio-editor.ts';
+import { generateFlowYaml } from '../support/generate-flow.ts';
+import { createAccount, createFlow, startTestServer } from '../support/server.ts';
+
+const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const SIZES = sizes.length > 0 ? sizes : [200, 500];
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+/** Which part of the studio a frame belongs to, by its source file. */
+const maps = new Map<string, SourceMapConsumer | null>();
+/** The original source file of a frame of the built studio, through its source map. */
+function originalSource(frame: ProfileNode['callFrame']): string {
+  const match = /\/assets\/([^/?#]+\.js)$/.exec(frame.url);
+  if (!match || frame.lineNumber < 0) return frame.url;
+  let map = maps.get(match[1]!);
+  if (map === undefined) {
+    try {
+      map = new SourceMapConsumer(JSON.parse(readFileSync(join(outDir, 'assets', `${match[1]}.map`), 'utf8')));
+    } catch {
+      map = null;
+    }
+    maps.set(match[1]!, map);
+  }
+  return map?.originalPositionFor({ line: frame.lineNumber + 1, column: frame.columnNumber }).source ?? frame.url;
+}
+
+function area(frame: ProfileNode['callFrame']): string {
+  const { functionName } = frame;
+  const url = originalSource(frame);
+  if (functionName === '(garbage collector)') return 'gc';
+  if (functionName === '(program)' || functionName === '(idle)' || functionName === '(root)') return functionName;
+  if (url === '') return `native ${functionName}`;
+  const rules: Array<[RegExp, string]> = [
+    [/features\/editor\/layout/, 'layout.ts (ours)'],
+    [/dagre|graphlib/, 'dagre'],
+    [/edge-routes/, 'edge routing'],
+    [/features\/editor\/(graph|graph-view|flow-data)\.ts/, 'graph derivation'],
+    [/server\/flow|yaml/, 'parse/validate (yaml)'],
+    [/@xyflow\/system/, 'xyflow system'],
+    [/@xyflow\/svelte/, 'xyflow svelte'],
+    [/svelte\/src|node_modules\/svelte\//, 'svelte runtime'],
+    [/codemirror|@lezer/, 'codemirror'],
+    [/\.svelte/, 'our components'],
+    [/renderer\/src/, 'other studio code'],
+  ];
+  for (const [pattern, name] of rules) if (pattern.test(url)) return name;
+  return url.replace(/^.*\/(node_modules\/)?/, '');
+}
+
+function summarize(label: string, profile: Profile): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let busy = 0;
+  for (const [id, ms] of self) {
+    const frame = byId.get(id)!.callFrame;
+    const where = area(frame);
+    if (where === '(idle)' || where === '(root)') continue;
+    busy += ms;
+    areas.set(where, (areas.get(where) ?? 0) + ms);
+    const key = `${frame.functionName || '(anonymous)'} ${originalSource(frame).replace(/^.*\/(src|node_modules)\//, '')}`;
+    functions.set(key, (functions.get(key) ?? 0) + ms);
+  }
+  // Inclusive time of our own functions (the studio's sources), to see what a whole step costs.
+  const inclusive = new Map<string, number>();
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  for (const [id, ms] of self) {
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)!.callFrame;
+      const source = originalSource(frame);
+      if (!/renderer\/src|server\/flow/.test(source)) continue;
+      const key = `${frame.functionName || '(anonymous)'} ${source.replace(/^.*\/(src|flow)\//, '')}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + ms);
+    }
+  }
+  const wall = (profile.endTime - profile.startTime) / 1000;
+  console.log(`\n## ${label}: ${wall.toFixed(0)} ms profiled, ${busy.toFixed(0)} ms busy on the page's main thread`);
+  for (const [name, ms] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  console.log('  our functions (inclusive):');
+  for (const [name, ms] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  console.log('  top functions (self):');
+  for (const [name, ms] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 22)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+}
+
+interface TraceEvent {
+  name: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  dur?: number;
+  args?: { name?: string };
+}
+
+/** Main-thread time by kind of work (style, layout, paint, script), and the flow worker's busy time. */
+function summarizeTrace(trace: Buffer): string {
+  const events = (JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] }).traceEvents;
+  const threads = new Map<string, string>();
+  for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') threads.set(`${e.pid}:${e.tid}`, e.args?.name ?? '');
+  const kinds = ['RunTask', 'FunctionCall', 'TimerFire', 'FireAnimationFrame', 'EventDispatch', 'UpdateLayoutTree', 'Layout', 'PrePaint', 'Paint', 'Layerize', 'MinorGC', 'MajorGC', 'v8.compile', 'EvaluateScript'];
+  const main = new Map<string, number>();
+  let worker = 0;
+  for (const e of events) {
+    if (e.ph !== 'X' || e.dur === undefined) continue;
+    const thread = threads.get(`${e.pid}:${e.tid}`);
+    if (thread === 'CrRendererMain' && kinds.includes(e.name)) main.set(e.name, (main.get(e.name) ?? 0) + e.dur / 1000);
+    if (thread === 'DedicatedWorker thread' && e.name === 'RunTask') worker += e.dur / 1000;
+  }
+  return `  trace, main thread (nested kinds overlap): ${kinds.filter((k) => main.has(k)).map((k) => `${k} ${main.get(k)!.toFixed(0)}`).join(', ')}\n  trace, flow worker busy: ${worker.toFixed(0)} ms`;
+}
+
+async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: string }> {
+  await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute'] });
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  const result = await run();
+  const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
+  const trace = summarizeTrace(await browser.stopTracing());
+  return { result, profile, trace };
+}
+
+/** Long animation frames (and long tasks) since the page started observing, longest first. */
+async function longFrames(page: Page): Promise<string> {
+  const frames = await page.evaluate(() => ((globalThis as any).__frames ?? []) as Array<{ kind: string; duration: number; scripts: string }>);
+  const sorted = frames.filter((f) => f.kind === 'long-animation-frame').sort((a, b) => b.duration - a.duration).slice(0, 5);
+  return sorted.map((f) => `\n    ${f.duration.toFixed(0)} ms: ${f.scripts}`).join('') || 'none';
+}
+
+const OBSERVE_FRAMES = () => {
+  const g = globalThis as any;
+  g.__frames = [];
+  for (const kind of ['long-animation-frame', 'longtask']) {
+    try {
+      new g.PerformanceObserver((list: any) => {
+        for (const entry of list.getEntries()) {
+          const scripts = (entry.scripts ?? [])
+            .filter((x: any) => x.duration > 5)
+            .map((x: any) => `${x.invoker} ${x.sourceFunctionName || ''} ${Math.round(x.duration)}`)
+            .join('; ');
+          g.__frames.push({ kind, duration: entry.duration, scripts });
+        }
+      }).observe({ type: kind, buffered: true });
+    } catch {
+      // This Chromium does not know the entry type.
+    }
+  }
+};
+
+const outDir = await mkdtemp(join(tmpdir(), 'voxflow-profile-studio-'));
+const { build } = await import('vite');
+process.env.NODE_ENV = 'production';
+await build({
+  configFile: join(root, 'renderer', 'vite.config.ts'),
+  logLevel: 'warn',
+  mode: 'production',
+  build: { outDir, emptyOutDir: true, minify: false, sourcemap: true },
+});
+const dir = await tempDir();
+const server = await startTestServer({}, { studioDir: outDir });
+const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
+try {
+  const account = await createAccount(server);
+  for (const states of SIZES) {
+    const flowId = await createFlow(server, account.apiKey, `Profile ${states}`, generateFlowYaml(states));
+    const page = await chromium.newPage();
+    await signInBrowser(page, server.url, account);
+    await page.addInitScript(OBSERVE_FRAMES);
+    // A warm-up open, so the profile is of the page as a returning designer gets it (code cached).
+    await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
+    await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+    await page.goto(`${server.url}/flows`);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Profiler.enable');
+    const open = await profiled(chromium.browser, page, cdp, async () => {
+      const start = Date.now();
+      await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
+      await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+      return Date.now() - start;
+    });
+    summarize(`open ${states} states (${open.result} ms to the flow on screen)`, open.profile);
+    console.log(open.trace);
+    console.log(`  long frames: ${await longFrames(page)}`);
+
+    await cursorAfterS0Skip(page);
+    await page.evaluate(() => ((globalThis as any).__frames = []));
+    const edit = await profiled(chromium.browser, page, cdp, async () => {
+      const before = await page.evaluate(() => performance.now());
+      await page.keyboard.type('0');
+      const after = await page.waitForFunction(
+        (edge) => ((globalThis as any).document.querySelector(`.svelte-flow__edge[data-id="${edge}"]`)?.getAttribute('aria-label') ?? '').endsWith(' to s20') ? performance.now() : false,
+        's0→skip0',
+        { timeout: 20_000, polling: 'raf' },
+      ).catch(async (error) => {
+        await page.screenshot({ path: '/tmp/profile-studio-failed.png' });
+        throw error;
+      });
+      const ms = Number(await after.jsonValue()) - before;
+      // Let the frame after the update finish inside the profile.
+      await page.waitForTimeout(300);
+      return ms;
+    });
+    summarize(`keystroke at ${states} states (${edit.result.toFixed(0)} ms to the edge moved)`, edit.profile);
+    console.log(edit.trace);
+    console.log(`  long frames: ${await longFrames(page)}`);
+    await page.close();
+  }
+  if (chromium.pageErrors.length > 0) console.log(`page errors: ${chromium.pageErrors.join(' | ')}`);
+} finally {
+  await chromium.close();
+  await server.close();
+  await dir.remove();
+  await rm(outDir, { recursive: true, force: true });
+}
+process.exit(0);
