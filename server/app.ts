@@ -153,7 +153,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // recorded (DESIGN §11).
     const timelines = new TimelineRecorder(store, app.log);
     // Session events for the account's webhooks: a durable outbox, delivered on timers (DESIGN §11).
-    const webhookDispatcher = new WebhookDispatcher(store, secrets, app.log, config.webhooks);
+    const webhookDispatcher = new WebhookDispatcher(store, secrets, app.log, { ...config.webhooks, retentionDays: config.retentionDays });
     // With port 0 the real port is known only once listening (recording URLs in session.ended).
     let listeningPort = config.port;
     const webhooks = new WebhookOutbox(store, app.log, () => webhookDispatcher.wake(), () => publicUrlFor(config, listeningPort));

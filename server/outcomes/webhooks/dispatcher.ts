@@ -19,6 +19,8 @@ export interface DispatcherOptions {
   concurrency: number;
   perEndpoint: number;
   allowPrivate: boolean;
+  /** Deliveries done (delivered or given up) are kept this long for the list, like timelines. */
+  retentionDays: number;
 }
 
 export interface DispatcherLog {
@@ -29,11 +31,14 @@ export interface DispatcherLog {
 /** The longest the dispatcher sleeps without looking at the outbox (a safety net; wake() is the usual way). */
 const MAX_SLEEP_MS = 60_000;
 const DUE_BATCH = 100;
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+const PURGE_BATCH = 500;
 
 export class WebhookDispatcher {
   private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly perEndpoint = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  private purgeTimer: NodeJS.Timeout | null = null;
   private wakeQueued = false;
   private closed = false;
 
@@ -47,6 +52,15 @@ export class WebhookDispatcher {
   /** Starts delivering, the outbox left by an earlier run included. */
   start(): void {
     this.wake();
+    const purge = () => void this.purge().catch((error: unknown) => this.log.error({ err: error }, 'could not forget old webhook deliveries'));
+    purge();
+    this.purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+    this.purgeTimer.unref();
+  }
+
+  private async purge(): Promise<void> {
+    const cutoff = Date.now() / 1000 - this.options.retentionDays * 86_400;
+    while (!this.closed && (await this.store.webhooks.purgeBefore(cutoff, PURGE_BATCH)) === PURGE_BATCH);
   }
 
   /** Looks at the outbox soon (new deliveries, a retry asked for, a place freed). */
@@ -62,6 +76,7 @@ export class WebhookDispatcher {
   /** Stops picking deliveries and aborts the attempts in flight; they stay pending for the next start. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const running = [...this.inFlight.values()];
