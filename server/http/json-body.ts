@@ -7,6 +7,29 @@ import fp from 'fastify-plugin';
 import { AppError } from '../errors.ts';
 import { MAX_JSON_DEPTH, nestingDepth } from './json-depth.ts';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route takes its JSON body as text (a JsonBodyText) and has it parsed in a flow worker:
+     * for bodies of up to 512 KiB of objects whose parse, check and copy would otherwise run on
+     * the thread that paces audio (issue 14). The route must then refuse what this plugin would.
+     */
+    jsonBodyAsText?: boolean;
+  }
+}
+
+/** A JSON body as it came, for a worker to parse (flow-jobs.ts applyJsonText); at most maxDepth deep. */
+export class JsonBodyText {
+  readonly maxDepth = MAX_JSON_DEPTH;
+  constructor(readonly text: string) {}
+}
+
+/** The body of a `jsonBodyAsText` route, or the 422 that parseInput gives a missing body. */
+export function requireJsonBodyText(body: unknown): JsonBodyText {
+  if (body instanceof JsonBodyText) return body;
+  throw new AppError('invalid_request', 'The request needs a JSON object body.');
+}
+
 export const jsonBodyPlugin = fp(
   async (app: FastifyInstance) => {
     app.removeContentTypeParser('text/plain');
@@ -15,6 +38,7 @@ export const jsonBodyPlugin = fp(
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
       const text = typeof body === 'string' ? body : body.toString('utf8');
       if (text.trim() === '') return done(null, undefined);
+      if (request.routeOptions.config.jsonBodyAsText) return done(null, new JsonBodyText(text));
       parseJson(request, text, (error, value) => {
         if (error) return done(error, undefined);
         // Validation, JSON.stringify and YAML serialisation all recurse: a body nested thousands

@@ -4,6 +4,7 @@
 import { parseFlow } from '../flow/parse.ts';
 import type { Diagnostic, FlowDocument } from '../flow/types.ts';
 import { applyJsonToYaml, yamlToJson } from '../flow/yaml-edit/index.ts';
+import { objectBodyRefusal, parseJsonText, type JsonTextRefusal } from './json-text.ts';
 
 export type FlowJob =
   /** Every diagnostic of a YAML text (uploads and edits). */
@@ -13,13 +14,20 @@ export type FlowJob =
   /** The document as plain data (the visual editor's JSON view). */
   | { kind: 'to_json'; yaml: string }
   /** JSON applied onto stored YAML, and the result's diagnostics. */
-  | { kind: 'apply_json'; yaml: string; json: unknown };
+  | { kind: 'apply_json'; yaml: string; json: unknown }
+  /** The same with the JSON still the request body's text: parsed here, not on the audio thread. */
+  | { kind: 'apply_json_text'; yaml: string; jsonText: string; maxDepth: number }
+  /** The document's JSON form as text, ready to send: nothing to copy back or serialise on the audio thread. */
+  | { kind: 'to_json_text'; yaml: string };
 
 export interface FlowJobResults {
   /** documentVersion: the document's own `version` string, when it validates (a stored version keeps it). */
   validate: { diagnostics: Diagnostic[]; documentVersion: string | null };
   parse: { document: FlowDocument | null };
   to_json: { json: unknown };
+  to_json_text: { jsonText: string };
+  /** `refused`: the body is not a JSON object (json-text.ts), with the code to answer. */
+  apply_json_text: FlowJobResults['apply_json'] | { refused: JsonTextRefusal & { details?: unknown[] } };
   apply_json: { yaml: string; diagnostics: Diagnostic[]; documentVersion: string | null };
 }
 
@@ -35,6 +43,15 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
       return { document: parseFlow(job.yaml).document };
     case 'to_json':
       return { json: yamlToJson(job.yaml) };
+    case 'to_json_text':
+      return { jsonText: JSON.stringify(yamlToJson(job.yaml)) };
+    case 'apply_json_text': {
+      const parsed = parseJsonText(job.jsonText, job.maxDepth);
+      if (!parsed.ok) return { refused: parsed.refusal };
+      const refusal = objectBodyRefusal(parsed.value);
+      if (refusal) return { refused: refusal };
+      return runFlowJob({ kind: 'apply_json', yaml: job.yaml, json: parsed.value });
+    }
     case 'apply_json': {
       const yaml = applyJsonToYaml(job.yaml, job.json);
       const { diagnostics, document } = parseFlow(yaml);

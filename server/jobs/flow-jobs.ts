@@ -146,6 +146,21 @@ export class FlowJobs {
     return this.run(account, { kind: 'apply_json', yaml, json });
   }
 
+  /**
+   * applyJson with the JSON still the request body's text, parsed in the worker (json-text.ts);
+   * a body that is not a JSON object gets the coded error the main thread's parser would give.
+   */
+  async applyJsonText(account: string, yaml: string, jsonText: string, maxDepth: number): Promise<FlowJobResults['apply_json']> {
+    const result = await this.run(account, { kind: 'apply_json_text', yaml, jsonText, maxDepth });
+    if ('refused' in result) throw new AppError(result.refused.code, result.refused.message, result.refused.details);
+    return result;
+  }
+
+  /** The document's JSON form as text, to send as it is; fails like toJson. */
+  async toJsonText(account: string, yaml: string): Promise<string> {
+    return (await this.run(account, { kind: 'to_json_text', yaml })).jsonText;
+  }
+
   /** Fails what waits or runs, and terminates the workers. */
   async close(): Promise<void> {
     this.closed = true;

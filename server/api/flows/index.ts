@@ -8,7 +8,8 @@ import { hasErrors, type Diagnostic } from '../../flow/types.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
-import { CreateFlowBody, FlowJsonBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
+import { requireJsonBodyText } from '../../http/json-body.ts';
+import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 import { assertFlowStorageLeft, textBytes } from './storage-quota.ts';
 import { authorOf, flowVersionRoutes } from './versions.ts';
 
@@ -112,17 +113,20 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // The document itself as JSON, for the visual editor.
-  app.get<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request) => {
+  // Made as text in the worker and sent as it is: no object tree copied back to this thread.
+  app.get<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    return flowJobs.toJson(accountId, ownFlow(accountId, request.params.flow_id).yamlContent);
+    const text = await flowJobs.toJsonText(accountId, ownFlow(accountId, request.params.flow_id).yamlContent);
+    return reply.type('application/json; charset=utf-8').send(text);
   });
 
   // The JSON is applied onto the stored YAML, keeping comments and key order where content is unchanged.
-  app.put<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request) => {
+  // The body stays text until the worker parses it (http/json-body.ts): up to 512 KiB of objects.
+  app.put<FlowParams>('/v1/flows/:flow_id/json', { config: { ...config, jsonBodyAsText: true } }, async (request) => {
     const accountId = accountOf(request.principal);
     const stored = ownFlow(accountId, request.params.flow_id);
-    const json = parseInput(FlowJsonBody, request.body);
-    const edited = await flowJobs.applyJson(accountId, stored.yamlContent, json);
+    const body = requireJsonBodyText(request.body);
+    const edited = await flowJobs.applyJsonText(accountId, stored.yamlContent, body.text, body.maxDepth);
     const warnings = refuseErrors(edited.diagnostics);
     const yamlContent = edited.yaml === stored.yamlContent ? undefined : edited.yaml;
     const version = { documentVersion: edited.documentVersion, createdBy: authorOf(request.principal) };
