@@ -1,83 +1,49 @@
 // The state machine one session runs: which prompt and tools the model sees, and what a tool
 // call does to the state and the variables. Pure and deterministic, so the studio can replay a
 // flow in the browser exactly as the engine runs it.
+//
+// DESIGN §12 adds what the runtime decides without the model (on-entry actions, global tools,
+// result transitions); what takes time or the network (an http tool's request, speaking, ending
+// the call, idle timers) it describes, and the engine does (engine/agent-turn.ts).
 
 import { MAX_TOOL_ROUNDS_PER_TURN } from './types.ts';
-import type { FlowDocument, FlowState, ParameterType, ToolDefinition } from './types.ts';
+import type { FlowDocument, FlowState, HttpAction, ToolDefinition } from './types.ts';
 import { renderTemplate } from './template.ts';
 import { ownValue, setOwn } from './own-keys.ts';
 import { checkArguments, parseArguments, type ToolArguments } from './tool-arguments.ts';
 import type { VariableValue } from './template.ts';
+import { toolSchema, type OpenAITool } from './tool-schemas.ts';
+import { resultField, toVariable } from './tool-results.ts';
+import { DEFAULT_HTTP_TIMEOUT_MS, NEXT_STATE_FIELD } from './runtime-types.ts';
+import type {
+  AcceptedToolCall,
+  FlowRuntimeOptions,
+  FlowSnapshot,
+  HttpToolRequest,
+  HttpToolResponse,
+  RejectedToolCall,
+  RejectionCode,
+  StateEntry,
+  ToolCallOutcome,
+  ToolResultOutcome,
+} from './runtime-types.ts';
 
 export type { VariableValue } from './template.ts';
-
-/** A tool as the OpenAI chat-completions API takes it in `tools`. */
-export interface OpenAITool {
-  type: 'function';
-  function: {
-    name: string;
-    description: string;
-    parameters: {
-      type: 'object';
-      properties: Record<string, { type: ParameterType }>;
-      required: string[];
-      additionalProperties: false;
-    };
-  };
-}
-
-export type RejectionCode =
-  | 'round_limit'
-  | 'state_changed'
-  | 'unlisted_tool'
-  | 'invalid_arguments'
-  | 'missing_argument'
-  | 'mistyped_argument';
-
-export interface AcceptedToolCall {
-  status: 'accepted';
-  name: string;
-  /** The declared arguments after coercion; these are what was stored as variables. */
-  arguments: Record<string, VariableValue>;
-  fromState: string;
-  toState: string;
-  moved: boolean;
-  /** The tool's speech cue rendered with the new arguments; null when there is nothing to say. */
-  speechCue: string | null;
-  /** Sent back to the model as the tool result. */
-  result: { ok: true; state: string; spoken?: string };
-}
-
-export interface RejectedToolCall {
-  status: 'rejected';
-  name: string;
-  /** What the model sent: the parsed value when it parsed, else the raw text. */
-  arguments: unknown;
-  fromState: string;
-  toState: string;
-  code: RejectionCode;
-  reason: string;
-  /** Sent back to the model as the tool result, so it can correct itself. */
-  result: { ok: false; error: string };
-}
-
-export type ToolCallOutcome = AcceptedToolCall | RejectedToolCall;
-
-/** What a `flow_state` event carries. */
-export interface FlowSnapshot {
-  state: string;
-  variables: Record<string, VariableValue>;
-  tools: string[];
-  prompt: string;
-  artifact_type: string;
-}
-
-export interface FlowRuntimeOptions {
-  /** The session's start `context`: pre-fills variables before the first prompt renders. */
-  context?: Record<string, unknown>;
-}
-
+export type { OpenAITool, OpenAIToolProperty } from './tool-schemas.ts';
 export type { ToolArguments } from './tool-arguments.ts';
+export { DEFAULT_HTTP_TIMEOUT_MS, NEXT_STATE_FIELD } from './runtime-types.ts';
+export type {
+  AcceptedToolCall,
+  FlowRuntimeOptions,
+  FlowSnapshot,
+  HttpToolRequest,
+  HttpToolResponse,
+  RejectedToolCall,
+  RejectionCode,
+  StateEntry,
+  ToolCallOutcome,
+  ToolResultOutcome,
+} from './runtime-types.ts';
 
 const DEFAULT_ARTIFACT_TYPE = 'card';
 
@@ -98,6 +64,10 @@ export class FlowRuntime {
   #roundsUsed = 0;
   #callsInResponse = 0;
   #movedToInResponse: string | null = null;
+  #callNumber = 0;
+  /** Http calls waiting for their answer: the state they were made in, and how many moves there were then. */
+  readonly #pendingHttp = new Map<number, { state: string; moves: number }>();
+  readonly #initialEntry: StateEntry;
 
   constructor(document: FlowDocument, options: FlowRuntimeOptions = {}) {
     this.#document = document;
@@ -108,6 +78,12 @@ export class FlowRuntime {
     }
     this.#state = document.initial_state;
     this.#path.push(document.initial_state);
+    this.#initialEntry = this.#enter(document.initial_state);
+  }
+
+  /** What entering the initial state asked for (its `on_enter.set` is applied by the constructor). */
+  get initialEntry(): StateEntry {
+    return this.#initialEntry;
   }
 
   get state(): string {
@@ -144,16 +120,37 @@ export class FlowRuntime {
     return this.#currentState().ui?.artifact_type ?? DEFAULT_ARTIFACT_TYPE;
   }
 
-  /** The tools the current state lets the model call, duplicates removed, in listed order. */
+  /**
+   * The tools the current state lets the model call, duplicates removed, in listed order, then
+   * the flow's global tools the state neither lists nor hides with its own tool of that name.
+   */
   listedTools(): string[] {
-    return [...new Set(this.#currentState().agent.tools ?? [])];
+    const state = this.#currentState();
+    const listed = new Set(state.agent.tools ?? []);
+    for (const name of Object.keys(this.#document.settings?.global_tools ?? {})) {
+      if (!ownValue(state.tools, name) && ownValue(this.#document.tools, name)) listed.add(name);
+    }
+    return [...listed];
   }
 
   /** Exactly the current state's tools; none once the turn's rounds are spent, so the model must answer in words. */
   toolSchemas(): OpenAITool[] {
     if (this.toolRoundsLeft === 0) return [];
+    return this.listedTools().map((name) => toolSchema(name, this.#definition(name)));
+  }
+
+  /** The current state's barge-in and end-of-turn settings. */
+  stateOptions(): { interruptible: boolean; endpointingMs: number | null } {
     const state = this.#currentState();
-    return this.listedTools().map((name) => toolSchema(name, ownValue(state.tools, name)));
+    return { interruptible: state.interruptible !== false, endpointingMs: state.endpointing_ms ?? null };
+  }
+
+  /** `settings.idle` with its reprompt rendered now; null when the flow sets none. */
+  idle(): { afterMs: number; reprompt: string | null; maxReprompts: number } | null {
+    const idle = this.#document.settings?.idle;
+    if (!idle) return null;
+    const reprompt = idle.reprompt === undefined ? '' : renderTemplate(idle.reprompt, this.variables);
+    return { afterMs: idle.after_secs * 1000, reprompt: reprompt.trim() === '' ? null : reprompt, maxReprompts: idle.max_reprompts ?? 1 };
   }
 
   beginUserTurn(): void {
@@ -215,7 +212,8 @@ export class FlowRuntime {
     }
 
     const state = this.#currentState();
-    const checked = checkArguments(ownValue(state.tools, name)?.parameters ?? {}, parsed.value);
+    const definition = this.#definition(name);
+    const checked = checkArguments(definition?.parameters ?? {}, parsed.value);
     if (checked.problems.length > 0) {
       // A missing argument is reported as the code when there is one: supplying it is the
       // first thing the model has to fix. The reason lists every problem either way.
@@ -227,28 +225,90 @@ export class FlowRuntime {
     for (const [parameter, value] of Object.entries(checked.values)) this.#variables.set(parameter, value);
     this.#variablesView = null;
 
-    const target = ownValue(state.transitions?.on_tool_call, name);
-    // A transition back to the same state is a stay: same prompt, same tools, nothing to re-enter.
-    const moved = target !== undefined && target !== fromState;
-    if (moved) {
-      this.#state = target;
-      this.#path.push(target);
-      this.#movedToInResponse = target;
-    }
-
-    const cue = ownValue(state.tools, name)?.speech_cue;
+    const cue = definition?.speech_cue;
     const rendered = cue === undefined ? '' : renderTemplate(cue, this.variables);
     const speechCue = rendered.trim() === '' ? null : rendered;
+
+    if (definition?.http) {
+      // The move waits for the answer: the result may choose it (on_tool_result).
+      const callNumber = ++this.#callNumber;
+      this.#pendingHttp.set(callNumber, { state: fromState, moves: this.#path.length });
+      return {
+        status: 'accepted',
+        name,
+        arguments: checked.values,
+        fromState,
+        toState: fromState,
+        moved: false,
+        speechCue,
+        result: speechCue === null ? { ok: true, state: fromState } : { ok: true, state: fromState, spoken: speechCue },
+        http: httpRequest(callNumber, name, definition.http, checked.values, this.variables),
+      };
+    }
+
+    const target = this.#callTarget(state, name);
+    const entered = this.#moveTo(target);
     return {
       status: 'accepted',
       name,
       arguments: checked.values,
       fromState,
       toState: this.#state,
-      moved,
+      moved: entered !== null,
       speechCue,
       result: speechCue === null ? { ok: true, state: this.#state } : { ok: true, state: this.#state, spoken: speechCue },
+      ...(entered ? { entered } : {}),
     };
+  }
+
+  /**
+   * The answer to an http tool's call. On success its `http.store` fields become variables, and
+   * the session moves to the state the answer names in `next_state` when the state's
+   * `on_tool_result` lists it for this tool, else to the tool's `on_tool_call` (or global)
+   * target; a state the document does not list is refused, and the model is told. A failure
+   * (the engine's error, a timeout) stays, and the model gets the error. An answer that comes
+   * after the session moved on stores its fields but moves nothing.
+   */
+  applyToolResult(request: HttpToolRequest, response: HttpToolResponse): ToolResultOutcome {
+    const pending = this.#pendingHttp.get(request.callNumber);
+    this.#pendingHttp.delete(request.callNumber);
+    const fromState = this.#state;
+    const base = { name: request.tool, fromState };
+    if (!response.ok) {
+      return { ...base, toState: fromState, moved: false, entered: null, stored: {}, result: { ok: false, state: fromState, error: response.error } };
+    }
+
+    const definition = pending ? this.#definitionIn(pending.state, request.tool) : undefined;
+    const stored: Record<string, VariableValue> = {};
+    for (const [variable, path] of Object.entries(definition?.http?.store ?? {})) {
+      const value = toVariable(resultField(response.body, path));
+      if (value === undefined) continue;
+      setOwn(stored, variable, value);
+      this.#variables.set(variable, value);
+    }
+    if (Object.keys(stored).length > 0) this.#variablesView = null;
+
+    let note: string | undefined;
+    let target: string | undefined;
+    const stillThere = pending !== undefined && pending.state === fromState && pending.moves === this.#path.length;
+    if (stillThere) {
+      const state = this.#currentState();
+      const asked = resultField(response.body, NEXT_STATE_FIELD);
+      const allowed = ownValue(state.transitions?.on_tool_result, request.tool) ?? [];
+      if (typeof asked === 'string' && allowed.includes(asked)) {
+        target = asked;
+      } else {
+        if (asked !== undefined) {
+          note = `the result's next_state ${JSON.stringify(asked)} is not one this tool may lead to (${allowed.join(', ') || 'none'}); the state did not change that way`;
+        }
+        target = this.#callTarget(state, request.tool);
+      }
+    } else if (pending !== undefined) {
+      note = 'the session moved on before this result came; it changed no state';
+    }
+    const entered = this.#moveTo(target);
+    const result = { ok: true as const, state: this.#state, result: response.body, ...(note ? { note } : {}) };
+    return { ...base, toState: this.#state, moved: entered !== null, entered, stored, result };
   }
 
   snapshot(): FlowSnapshot {
@@ -258,6 +318,55 @@ export class FlowRuntime {
       tools: this.listedTools(),
       prompt: this.uiPrompt(),
       artifact_type: this.artifactType(),
+    };
+  }
+
+  /** A listed tool's definition: the state's own, else the flow's top-level one. */
+  #definition(name: string): ToolDefinition | undefined {
+    return this.#definitionIn(this.#state, name);
+  }
+
+  #definitionIn(stateName: string, name: string): ToolDefinition | undefined {
+    return ownValue(ownValue(this.#document.states, stateName)?.tools, name) ?? ownValue(this.#document.tools, name);
+  }
+
+  /** Where an accepted call of `name` leads: the state's transition, else a global tool's target. */
+  #callTarget(state: FlowState, name: string): string | undefined {
+    const own = ownValue(state.transitions?.on_tool_call, name);
+    if (own !== undefined || ownValue(state.tools, name)) return own;
+    return ownValue(this.#document.settings?.global_tools, name)?.target;
+  }
+
+  /** Moves to `target` and enters it; a target that is the current state (or none) is a stay. */
+  #moveTo(target: string | undefined): StateEntry | null {
+    // A transition back to the same state is a stay: same prompt, same tools, nothing to re-enter.
+    if (target === undefined || target === this.#state) return null;
+    this.#state = target;
+    this.#path.push(target);
+    this.#movedToInResponse = target;
+    return this.#enter(target);
+  }
+
+  /** Applies the state's `on_enter.set` and says what else entering it asks for. */
+  #enter(stateName: string): StateEntry {
+    const state = ownValue(this.#document.states, stateName);
+    const onEnter = state?.on_enter;
+    // Rendered with the variables as they were before this entry's own `set`, so the order of
+    // its keys does not matter.
+    const before = this.variables;
+    for (const [variable, value] of Object.entries(onEnter?.set ?? {})) {
+      this.#variables.set(variable, typeof value === 'string' ? renderTemplate(value, before) : value);
+    }
+    if (onEnter?.set) this.#variablesView = null;
+    const say = onEnter?.say === undefined ? '' : renderTemplate(onEnter.say, this.variables);
+    const endSession = onEnter?.end_session === true;
+    return {
+      state: stateName,
+      say: say.trim() === '' ? null : say,
+      endSession,
+      respond: state?.respond !== false && !endSession,
+      resetContext: state?.context === 'reset',
+      interruptible: state?.interruptible !== false,
     };
   }
 
@@ -305,19 +414,21 @@ function contextValueToVariable(value: unknown): VariableValue | undefined {
   }
 }
 
-function toolSchema(name: string, definition: ToolDefinition | undefined): OpenAITool {
-  const properties: Record<string, { type: ParameterType }> = {};
-  const required: string[] = [];
-  for (const [parameter, declared] of Object.entries(definition?.parameters ?? {})) {
-    setOwn(properties, parameter, { type: declared.type });
-    if (declared.required === true) required.push(parameter);
-  }
+function httpRequest(
+  callNumber: number,
+  tool: string,
+  http: HttpAction,
+  args: Record<string, VariableValue>,
+  variables: Readonly<Record<string, VariableValue>>,
+): HttpToolRequest {
   return {
-    type: 'function',
-    function: {
-      name,
-      description: definition?.description ?? '',
-      parameters: { type: 'object', properties, required, additionalProperties: false },
-    },
+    callNumber,
+    tool,
+    url: http.url,
+    method: http.method ?? 'POST',
+    headers: { ...(http.headers ?? {}) },
+    timeoutMs: http.timeout_ms ?? DEFAULT_HTTP_TIMEOUT_MS,
+    arguments: { ...args },
+    variables: { ...variables },
   };
 }

@@ -58,6 +58,14 @@ export function checkArguments(
       });
       continue;
     }
+    // Compared after coercion, so "3" for an integer enum [1, 3] is the 3 it stands for.
+    if (declared.enum !== undefined && !declared.enum.includes(coerced)) {
+      problems.push({
+        kind: 'mistyped',
+        message: `argument '${parameter}' must be one of ${declared.enum.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(value)}`,
+      });
+      continue;
+    }
     setOwn(values, parameter, coerced);
   }
   return { values, problems };

@@ -7,7 +7,19 @@ import type { DiagnosticCode, Severity } from './diagnostic-codes.ts';
 import type { FlowDocument } from './schema.ts';
 
 export { PARAMETER_TYPES } from './schema.ts';
-export type { FlowDocument, FlowState, ParameterType, StateAgent, StateUi, ToolDefinition, ToolParameter } from './schema.ts';
+export type {
+  FlowDocument,
+  FlowSettings,
+  FlowState,
+  GlobalTool,
+  HttpAction,
+  OnEnter,
+  ParameterType,
+  StateAgent,
+  StateUi,
+  ToolDefinition,
+  ToolParameter,
+} from './schema.ts';
 export type { DiagnosticCode, Severity } from './diagnostic-codes.ts';
 
 export type DocPath = ReadonlyArray<string | number>;
