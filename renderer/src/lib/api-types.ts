@@ -70,3 +70,23 @@ export type ProvidersView = Record<`${ProviderKind}_provider` | `${ProviderKind}
 };
 export type ProvidersPatch = Partial<Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key` | `${ProviderKind}_base_url` | `${ProviderKind}_model`, string | null>>;
 export interface Capabilities { [key: string]: unknown }
+/** Webhook endpoints (DESIGN §11): the session events an account's backend is sent, signed. */
+export type WebhookEventType = 'session.started' | 'session.state_changed' | 'session.tool_called' | 'session.ended';
+export interface WebhookView { id: string; url: string; events: WebhookEventType[]; created_at: number }
+/** The signing secret (`whsec_…`) comes only in the answer to the create. */
+export interface CreatedWebhook extends WebhookView { secret: string }
+export interface WebhookAttemptView { attempt: number; at: number; status_code: number | null; error: string | null; duration_ms: number }
+export interface WebhookDeliveryView {
+  /** The webhook-id header: the same on every attempt. */
+  id: string;
+  event_type: WebhookEventType;
+  session_id: string | null;
+  /** pending (waiting for its next attempt), delivered, or failed (given up). */
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  created_at: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  delivered_at: number | null;
+  attempt_log: WebhookAttemptView[];
+}

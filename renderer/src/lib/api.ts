@@ -16,6 +16,10 @@ import type {
   ProvidersView,
   ProvidersPatch,
   Capabilities,
+  WebhookView,
+  CreatedWebhook,
+  WebhookDeliveryView,
+  WebhookEventType,
 } from './api-types.ts';
 
 export type * from './api-types.ts';
@@ -122,6 +126,13 @@ export const api = {
   listApiKeys: () => request<ApiKeyView[]>('GET', '/auth/api-keys'),
   createApiKey: (label: string) => request<CreatedApiKey>('POST', `/auth/api-keys?label=${encodeURIComponent(label)}`),
   revokeApiKey: (keyId: string) => request<void>('DELETE', `/auth/api-keys/${id(keyId)}`),
+
+  listWebhooks: () => request<WebhookView[]>('GET', '/v1/webhooks'),
+  createWebhook: (url: string, events: WebhookEventType[]) => request<CreatedWebhook>('POST', '/v1/webhooks', { url, events }),
+  deleteWebhook: (webhookId: string) => request<void>('DELETE', `/v1/webhooks/${id(webhookId)}`),
+  listWebhookDeliveries: (webhookId: string) => request<WebhookDeliveryView[]>('GET', `/v1/webhooks/${id(webhookId)}/deliveries`),
+  retryWebhookDelivery: (webhookId: string, deliveryId: string) =>
+    request<WebhookDeliveryView>('POST', `/v1/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/retry`),
 
   listSessions: () => request<SessionView[]>('GET', '/v1/sessions'),
   getSession: (sessionId: string) => request<SessionDetail>('GET', `/v1/sessions/${id(sessionId)}`),
