@@ -2,6 +2,7 @@
 // runFlowJob on each message. Jobs and results are plain data, so they cross between threads by
 // structured clone and the answers stay exactly what the flow model returns.
 import { parseFlow } from '../flow/parse.ts';
+import { parseFlowTests, type FlowTest, type TestDiagnostic } from '../flow/tests-format.ts';
 import type { Diagnostic, FlowDocument } from '../flow/types.ts';
 import { applyJsonToYaml, yamlToJson } from '../flow/yaml-edit/index.ts';
 import { objectBodyRefusal, parseJsonText, type JsonTextRefusal } from './json-text.ts';
@@ -18,7 +19,9 @@ export type FlowJob =
   /** The same with the JSON still the request body's text: parsed here, not on the audio thread. */
   | { kind: 'apply_json_text'; yaml: string; jsonText: string; maxDepth: number }
   /** The document's JSON form as text, ready to send: nothing to copy back or serialise on the audio thread. */
-  | { kind: 'to_json_text'; yaml: string };
+  | { kind: 'to_json_text'; yaml: string }
+  /** A flow test or suite, checked against the flow it is for (whose document comes back to run them). */
+  | { kind: 'parse_tests'; yaml: string; flowYaml: string };
 
 export interface FlowJobResults {
   /** documentVersion: the document's own `version` string, when it validates (a stored version keeps it). */
@@ -29,6 +32,7 @@ export interface FlowJobResults {
   /** `refused`: the body is not a JSON object (json-text.ts), with the code to answer. */
   apply_json_text: FlowJobResults['apply_json'] | { refused: JsonTextRefusal & { details?: unknown[] } };
   apply_json: { yaml: string; diagnostics: Diagnostic[]; documentVersion: string | null };
+  parse_tests: { tests: FlowTest[] | null; shape: 'suite' | 'test'; diagnostics: TestDiagnostic[]; flow: FlowDocument | null };
 }
 
 export type FlowJobResult = FlowJobResults[FlowJob['kind']];
@@ -51,6 +55,10 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
       const refusal = objectBodyRefusal(parsed.value);
       if (refusal) return { refused: refusal };
       return runFlowJob({ kind: 'apply_json', yaml: job.yaml, json: parsed.value });
+    }
+    case 'parse_tests': {
+      const flow = parseFlow(job.flowYaml).document;
+      return { ...parseFlowTests(job.yaml, flow), flow };
     }
     case 'apply_json': {
       const yaml = applyJsonToYaml(job.yaml, job.json);

@@ -161,6 +161,11 @@ export class FlowJobs {
     return (await this.run(account, { kind: 'to_json_text', yaml })).jsonText;
   }
 
+  /** A flow test or a suite with its diagnostics, checked against the flow (DESIGN §14), and the flow's document. */
+  parseTests(account: string, yaml: string, flowYaml: string): Promise<FlowJobResults['parse_tests']> {
+    return this.run(account, { kind: 'parse_tests', yaml, flowYaml });
+  }
+
   /** Fails what waits or runs, and terminates the workers. */
   async close(): Promise<void> {
     this.closed = true;

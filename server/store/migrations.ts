@@ -221,4 +221,36 @@ export const MIGRATIONS: readonly Migration[] = [
           ALTER TABLE sessions ADD COLUMN flow_version INTEGER;
           ALTER TABLE sessions ADD COLUMN flow_draft INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 8,
+    name: "flow tests and their runs",
+    // DESIGN §14. A test is one YAML document stored with its flow (name copied out for the list).
+    // A run is a job: its row is written when it starts and gets its result (the whole report as
+    // JSON) when it ends; a row still 'running' that no live job owns was cut by a restart.
+    sql: `CREATE TABLE flow_tests (
+            id           TEXT PRIMARY KEY,
+            account_id   TEXT NOT NULL,
+            flow_id      TEXT NOT NULL,
+            name         TEXT NOT NULL,
+            yaml_content TEXT NOT NULL,
+            created_at   REAL NOT NULL,
+            updated_at   REAL NOT NULL
+          );
+          CREATE INDEX flow_tests_by_flow ON flow_tests(flow_id, created_at);
+          CREATE TABLE flow_test_runs (
+            id           TEXT PRIMARY KEY,
+            account_id   TEXT NOT NULL,
+            flow_id      TEXT NOT NULL,
+            mode         TEXT NOT NULL,
+            draft        INTEGER NOT NULL DEFAULT 0,
+            flow_version INTEGER,
+            test_ids     TEXT NOT NULL,
+            status       TEXT NOT NULL CHECK (status IN ('running', 'passed', 'failed', 'error')),
+            result_json  TEXT,
+            error        TEXT,
+            created_at   REAL NOT NULL,
+            finished_at  REAL
+          );
+          CREATE INDEX flow_test_runs_by_flow ON flow_test_runs(flow_id, created_at);`,
+  },
 ];

@@ -14,6 +14,8 @@ import { createFlowsRepository } from './repositories/flows.ts';
 import type { FlowsRepository } from './repositories/flows.ts';
 import { createFlowStorageRepository } from './repositories/flow-storage.ts';
 import type { FlowStorageRepository } from './repositories/flow-storage.ts';
+import { createFlowTestsRepository } from './repositories/flow-tests.ts';
+import type { FlowTestsRepository } from './repositories/flow-tests.ts';
 import { createFlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import { createProvidersRepository } from './repositories/providers.ts';
@@ -32,6 +34,7 @@ export type { ApiKey, ApiKeysRepository, NewApiKey } from './repositories/api-ke
 export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from './repositories/credits.ts';
 export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './repositories/flows.ts';
 export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flow-storage.ts';
+export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
 export type { ProviderSettings, ProviderSettingsChanges, ProvidersRepository } from './repositories/providers.ts';
 export type {
@@ -69,6 +72,8 @@ export interface Store {
   flowVersions: FlowVersionsRepository;
   /** What an account's flows take up, for its storage quota. */
   flowStorage: FlowStorageRepository;
+  /** Each flow's tests and their runs (DESIGN §14). */
+  flowTests: FlowTestsRepository;
   sessions: SessionsRepository;
   credits: CreditsRepository;
   providers: ProvidersRepository;
@@ -88,6 +93,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     flows,
     flowVersions: createFlowVersionsRepository(db, (accountId) => flows.forgetList(accountId)),
     flowStorage: createFlowStorageRepository(db),
+    flowTests: createFlowTestsRepository(db),
     sessions: createSessionsRepository(db),
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),
