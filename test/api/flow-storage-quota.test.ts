@@ -87,6 +87,30 @@ describe('per-account flow quotas on a hosted server', () => {
     expect((await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'More', yaml_content: flowOfAbout(100, 'f') } })).status).toBe(201);
   });
 
+  it('counts drafts and rollbacks too: a draft or a rollback copy past the quota is refused; publishing a draft moves it and is never refused', { timeout: 60_000 }, async () => {
+    const account = await createAccount(server);
+    const flowId = await createFlow(server, account.apiKey, 'Big', flowOfAbout(240, 'a'));
+    for (const tag of ['b', 'c', 'd']) {
+      expect((await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: flowOfAbout(240, tag) } })).status).toBe(200);
+    }
+    const live = (await server.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).body.yaml_content as string;
+
+    const bigDraft = await server.request('PUT', `/v1/flows/${flowId}/draft`, { jwt: account.jwt, body: { yaml_content: flowOfAbout(240, 'draft') } });
+    expectError(bigDraft, 413, 'flow_quota_exceeded');
+    expect((await server.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).body.has_draft).toBe(false);
+
+    const smallDraft = await server.request('PUT', `/v1/flows/${flowId}/draft`, { jwt: account.jwt, body: { yaml_content: GUESSING_GAME_YAML } });
+    expect(smallDraft.status, smallDraft.text.slice(0, 300)).toBe(200);
+    const published = await server.request('POST', `/v1/flows/${flowId}/publish`, { jwt: account.jwt, body: {} });
+    expect(published.status, published.text.slice(0, 300)).toBe(201);
+
+    expectError(await server.request('POST', `/v1/flows/${flowId}/versions/1/publish`, { jwt: account.jwt, body: {} }), 413, 'flow_quota_exceeded');
+    const versions = (await server.request('GET', `/v1/flows/${flowId}/versions`, { jwt: account.jwt })).body as unknown[];
+    expect(versions).toHaveLength(5);
+    expect(live).not.toBe(GUESSING_GAME_YAML);
+    expect((await server.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).body.yaml_content).toBe(GUESSING_GAME_YAML);
+  });
+
   it('never lets uploads sent at once overshoot the quota', { timeout: 60_000 }, async () => {
     const account = await createAccount(server);
     const texts = Array.from({ length: 8 }, (_, i) => flowOfAbout(200, `race${i}`));

@@ -14,6 +14,7 @@ import type { Diagnostic } from '../../flow/types.ts';
 import type { Principal } from '../../http/services.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
+import { assertFlowStorageLeft, textBytes } from './storage-quota.ts';
 import type { Flow, FlowDraft, FlowVersion, FlowVersionSummary, VersionAuthor } from '../../store/store.ts';
 
 type FlowParams = { Params: { flow_id: string } };
@@ -116,6 +117,8 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
     const ifMatch = ifMatchOf(request, current);
     if (ifMatch !== undefined && current !== null && ifMatch !== current) throw conflict(current, store.flowVersions.getDraft(accountId, flowId));
     const { diagnostics } = await flowJobs.inspect(accountId, body.yaml_content);
+    const growth = textBytes(body.yaml_content) - textBytes(store.flowVersions.getDraft(accountId, flowId)?.yamlContent);
+    assertFlowStorageLeft(app.services, accountId, { bytes: growth });
     const saved = await store.flowVersions.saveDraft(accountId, flowId, body.yaml_content, ifMatch);
     if (!saved.ok) {
       if (saved.reason === 'not_found') throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
@@ -189,6 +192,8 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
     const accountId = flow.accountId;
     const body = parseInput(PublishBody, request.body ?? {});
     const note = body.note || `Published again from version ${version.number}`;
+    // A rollback keeps a copy of the old text; publishing a draft only moves it (no quota check).
+    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(version.yamlContent) });
     const published = await store.flowVersions.publish(accountId, flow.id, {
       yamlContent: version.yamlContent,
       documentVersion: version.documentVersion,
