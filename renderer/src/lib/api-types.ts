@@ -15,13 +15,48 @@ export type ApiResult<T> = { ok: true; value: T } | ApiFailure;
 export interface FlowSummary { id: string; name: string; created_at: number; updated_at: number }
 /** Where the studio draws each state; kept beside the YAML by the server, never inside it. */
 export interface FlowLayout { positions: Record<string, { x: number; y: number }> }
-export interface FlowRecord extends FlowSummary { yaml_content: string; layout: FlowLayout | null; diagnostics?: Diagnostic[] }
+export interface FlowRecord extends FlowSummary {
+  /** The published version's text: what sessions started by a backend run. */
+  yaml_content: string;
+  layout: FlowLayout | null;
+  diagnostics?: Diagnostic[];
+  /** Servers before drafts and versions do not send these. */
+  published_version?: number;
+  has_draft?: boolean;
+}
+/** What the studio edits (DESIGN §13): the draft, or the published text while there is none. */
+export interface DraftRecord {
+  flow_id: string;
+  yaml_content: string;
+  is_draft: boolean;
+  based_on_version: number;
+  published_version: number;
+  updated_at: number;
+  /** Sent back as If-Match, so a save over someone else's newer draft is refused (412). */
+  etag: string;
+  diagnostics?: Diagnostic[];
+}
+export interface FlowVersionSummary {
+  number: number;
+  /** The document's own `version` string. */
+  document_version: string | null;
+  note: string;
+  created_at: number;
+  created_by: { kind: 'studio' } | { kind: 'api_key'; api_key_id: string } | null;
+  /** The version sessions run now. */
+  published: boolean;
+}
+export interface FlowVersionRecord extends FlowVersionSummary { yaml_content: string }
+export interface PublishedVersion { version: FlowVersionRecord; flow: FlowRecord }
 export interface ApiKeyView { id: string; label: string | null; prefix: string; created_at: number; last_used_at: number | null }
 export interface CreatedApiKey extends ApiKeyView { key: string }
 export interface SessionView {
   id: string;
   token_prefix: string;
   flow_id: string | null;
+  /** The flow version it ran; null with flow_draft for an unpublished draft (a studio test). Servers before versions do not send them. */
+  flow_version?: number | null;
+  flow_draft?: boolean;
   mode: 'assistant' | 'flow';
   transport: string | null;
   /** created, connected, ended, or expired (a token that can no longer connect). */

@@ -8,6 +8,10 @@ import type {
   FlowSummary,
   FlowLayout,
   FlowRecord,
+  DraftRecord,
+  FlowVersionSummary,
+  FlowVersionRecord,
+  PublishedVersion,
   ApiKeyView,
   CreatedApiKey,
   SessionView,
@@ -82,8 +86,8 @@ export function onUnauthorized(listener: () => void): () => void {
   return () => unauthorizedListeners.delete(listener);
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
-  const headers: Record<string, string> = {};
+async function request<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { ...extraHeaders };
   if (accessToken) headers.authorization = `Bearer ${accessToken}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
@@ -122,6 +126,17 @@ export const api = {
   createFlow: (name: string, yamlContent: string) => request<FlowRecord>('POST', '/v1/flows', { name, yaml_content: yamlContent }),
   updateFlow: (flowId: string, changes: { name?: string; yaml_content?: string; layout?: FlowLayout | null }) => request<FlowRecord>('PUT', `/v1/flows/${id(flowId)}`, changes),
   deleteFlow: (flowId: string) => request<void>('DELETE', `/v1/flows/${id(flowId)}`),
+  // Drafts and versions (DESIGN §13). `etag` is the draft's as last read or saved: a save or
+  // publish over a newer one made elsewhere comes back 412 draft_conflict.
+  getDraft: (flowId: string) => request<DraftRecord>('GET', `/v1/flows/${id(flowId)}/draft`),
+  saveDraft: (flowId: string, yamlContent: string, etag: string | null) =>
+    request<DraftRecord>('PUT', `/v1/flows/${id(flowId)}/draft`, { yaml_content: yamlContent }, etag ? { 'if-match': `"${etag}"` } : {}),
+  discardDraft: (flowId: string, etag: string | null) => request<void>('DELETE', `/v1/flows/${id(flowId)}/draft`, undefined, etag ? { 'if-match': `"${etag}"` } : {}),
+  publishDraft: (flowId: string, note: string, etag: string | null) =>
+    request<PublishedVersion>('POST', `/v1/flows/${id(flowId)}/publish`, { note }, etag ? { 'if-match': `"${etag}"` } : {}),
+  listVersions: (flowId: string) => request<FlowVersionSummary[]>('GET', `/v1/flows/${id(flowId)}/versions`),
+  getVersion: (flowId: string, number: number) => request<FlowVersionRecord>('GET', `/v1/flows/${id(flowId)}/versions/${number}`),
+  publishVersionAgain: (flowId: string, number: number, note: string) => request<PublishedVersion>('POST', `/v1/flows/${id(flowId)}/versions/${number}/publish`, { note }),
 
   listApiKeys: () => request<ApiKeyView[]>('GET', '/auth/api-keys'),
   createApiKey: (label: string) => request<CreatedApiKey>('POST', `/auth/api-keys?label=${encodeURIComponent(label)}`),

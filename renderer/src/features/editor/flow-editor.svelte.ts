@@ -10,6 +10,13 @@
 //   and refuses graph edits until the text reads again.
 // - Positions are part of the same undo step as the text (EditHistory) and are saved together
 //   with it on Save: one Save, one "unsaved" state, no layout writes behind the designer's back.
+// - Save writes the flow's draft, never what is live (DESIGN §13); Publish makes the draft the
+//   next version. The draft's ETag goes with every save and publish, so a draft changed in
+//   another window since is never overwritten silently: the editor shows a conflict, and the
+//   designer reloads theirs or keeps this one. A new flow's first save creates it (version 1).
+//
+// Over 400 lines on purpose: editing, saving and publishing share one state (the text, what is
+// saved, what is live, the draft's tag), and split apart each half would reach into the other's.
 import type { Diagnostic, FlowDocument } from '../../../../server/flow/types.ts';
 import { api } from '../../lib/api.ts';
 import { analyzeFlowText, type Analysis } from './analyze.ts';
@@ -67,6 +74,13 @@ export class FlowEditor {
   saving = $state(false);
   saveError = $state<{ message: string; diagnostics: Diagnostic[] } | null>(null);
   savedAt = $state<number | null>(null);
+  /** The live version's number and text: what a backend's sessions run (null: a new flow). */
+  publishedVersion = $state<number | null>(null);
+  publishedYaml = $state('');
+  publishing = $state(false);
+  publishError = $state<{ message: string; diagnostics: Diagnostic[] } | null>(null);
+  /** A save or publish was refused: the draft was changed elsewhere since this window read it. */
+  conflict = $state<{ action: 'save' | 'publish'; note: string } | null>(null);
   /** Something went wrong applying an edit (the text could not take it). */
   editError = $state<string | null>(null);
   laidOut = $state(false);
@@ -78,9 +92,15 @@ export class FlowEditor {
   private appliedVersion = -1;
   private analysing = false;
   private savePromise: Promise<boolean> | null = null;
+  /** The draft's tag as last read or saved, sent as If-Match. */
+  private etag: string | null = null;
+  /** The tag the conflicting draft has now: "keep mine" saves over exactly that one. */
+  private conflictEtag: string | null = null;
 
   /** The flow's id; null for a draft until its first save creates the flow. */
   flowId = $state<string | null>(null);
+  /** Saved text that is not live yet (or typing not even saved). */
+  unpublished = $derived(this.flowId !== null && (this.dirty || this.savedYaml !== this.publishedYaml));
 
   constructor(
     flowId: string | null,
@@ -92,7 +112,7 @@ export class FlowEditor {
 
   async open(): Promise<void> {
     this.worker = startFlowWorker();
-    const result = this.flowId !== null ? await api.getFlow(this.flowId) : null;
+    const [result, draft] = this.flowId !== null ? await Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]) : [null, null];
     // Left before the flow arrived (close() stopped the worker): nothing more to do.
     if (!this.worker) return;
     if (result && !result.ok) {
@@ -103,11 +123,16 @@ export class FlowEditor {
       return;
     }
     const flow = result?.value ?? { name: this.draft?.name ?? 'Imported flow', yaml_content: this.draft?.yaml ?? '', layout: null };
+    // The designer edits the draft; with none yet, the live text (the first save makes the draft).
+    const text = draft?.ok ? draft.value.yaml_content : flow.yaml_content;
     this.name = flow.name;
-    this.yaml = flow.yaml_content;
-    // A draft has never been saved: everything in it is unsaved.
-    this.savedYaml = result ? flow.yaml_content : '';
-    const analysis = await this.analyze(flow.yaml_content);
+    this.yaml = text;
+    // A new, unsaved flow (an imported file) has never been saved: everything in it is unsaved.
+    this.savedYaml = result ? text : '';
+    this.publishedYaml = result ? flow.yaml_content : '';
+    this.publishedVersion = result?.value.published_version ?? null;
+    this.etag = draft?.ok ? draft.value.etag : null;
+    const analysis = await this.analyze(text);
     if (!this.worker) return;
     this.applyAnalysis(analysis, this.version);
     const saved = flow.layout?.positions ?? {};
@@ -217,26 +242,26 @@ export class FlowEditor {
     const yaml = this.yaml;
     const positions = this.positions;
     this.saving = true;
-    // The server runs the same validator and refuses a flow with errors (422): say so without
-    // asking it, so an expected refusal is no failed request (and no browser console error).
-    const diagnostics = this.diagnosedText === yaml ? this.diagnostics : (await this.analyze(yaml)).diagnostics;
-    const errors = diagnostics.filter((d) => d.severity === 'error');
-    if (errors.length > 0) {
-      this.saving = false;
-      const first = errors[0]!;
-      this.saveError = {
-        message: `The flow document has ${errors.length} ${errors.length === 1 ? 'error' : 'errors'}; the first, at line ${first.line}, column ${first.column}: ${first.message}`,
-        diagnostics,
-      };
-      return false;
+    // A draft may have errors (it is work in progress; Publish refuses them). A new flow may
+    // not: the server refuses to create it (422), so say so without asking it, so an expected
+    // refusal is no failed request (and no browser console error).
+    if (this.flowId === null) {
+      const refusal = this.errorsOf(await this.diagnosticsOf(yaml));
+      if (refusal) {
+        this.saving = false;
+        this.saveError = refusal;
+        return false;
+      }
     }
     const result = await this.store(yaml, positions);
     this.saving = false;
     if (!result.ok) {
+      if (this.isConflict(result, 'save')) return false;
       this.saveError = { message: result.message, diagnostics: Array.isArray(result.details) ? (result.details as Diagnostic[]) : [] };
       return false;
     }
     this.saveError = null;
+    this.conflict = null;
     this.savedYaml = yaml;
     this.savedPositions = positions;
     this.savedAt = Date.now();
@@ -244,13 +269,122 @@ export class FlowEditor {
     return true;
   }
 
-  /** Writes the flow: creates a draft's flow on its first save, updates it after that. */
+  /**
+   * Writes the draft and the positions (layout is the flow's, not a version's, so it is saved
+   * as it always was). A new flow's first save creates it: version 1, published.
+   */
   private async store(yaml: string, positions: Positions) {
-    if (this.flowId !== null) return api.updateFlow(this.flowId, { yaml_content: yaml, layout: { positions } });
+    if (this.flowId !== null) {
+      const saved = await api.saveDraft(this.flowId, yaml, this.etag);
+      if (!saved.ok) return saved;
+      this.etag = saved.value.etag;
+      this.publishedVersion = saved.value.published_version;
+      return api.updateFlow(this.flowId, { layout: { positions } });
+    }
     const created = await api.createFlow(this.name.trim() || 'Imported flow', yaml);
     if (!created.ok) return created;
     this.flowId = created.value.id;
+    this.publishedYaml = created.value.yaml_content;
+    this.publishedVersion = created.value.published_version ?? 1;
+    this.etag = `v${this.publishedVersion}`;
     return api.updateFlow(created.value.id, { layout: { positions } });
+  }
+
+  /**
+   * Makes the draft live as the next version, with a note; saves typing first. Refused here,
+   * with no request, while the text has errors, as the server would (422).
+   */
+  async publish(note: string): Promise<boolean> {
+    if (this.flowId === null || this.publishing) return false;
+    this.publishError = null;
+    if (this.dirty && !(await this.save())) return false;
+    const refusal = this.errorsOf(await this.diagnosticsOf(this.savedYaml));
+    if (refusal) {
+      this.publishError = { ...refusal, message: `Not published: ${refusal.message}` };
+      return false;
+    }
+    this.publishing = true;
+    const result = await api.publishDraft(this.flowId, note.trim(), this.etag);
+    this.publishing = false;
+    if (!result.ok) {
+      if (this.isConflict(result, 'publish', note)) return false;
+      this.publishError = { message: result.message, diagnostics: Array.isArray(result.details) ? (result.details as Diagnostic[]) : [] };
+      return false;
+    }
+    this.afterPublish(result.value.flow.yaml_content, result.value.version.number);
+    return true;
+  }
+
+  /** A version published from the history (a rollback): live now; the draft stays as it is. */
+  published(version: { number: number; yaml_content: string }): void {
+    this.publishedVersion = version.number;
+    this.publishedYaml = version.yaml_content;
+    // Without a draft of its own, this window's tag named the old version: it names this one now.
+    if (this.etag?.startsWith('v')) this.etag = `v${version.number}`;
+  }
+
+  private afterPublish(yaml: string, number: number): void {
+    this.publishedYaml = yaml;
+    this.publishedVersion = number;
+    this.etag = `v${number}`;
+    this.conflict = null;
+  }
+
+  /** The conflict's two ways out: take the other window's draft, or save this one over it. */
+  async reloadDraft(): Promise<boolean> {
+    if (this.flowId === null) return false;
+    const [flow, draft] = await Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]);
+    if (!flow.ok || !draft.ok) {
+      this.saveError = { message: (!flow.ok ? flow : (draft as { message: string })).message, diagnostics: [] };
+      return false;
+    }
+    this.conflict = null;
+    this.etag = draft.value.etag;
+    this.publishedYaml = flow.value.yaml_content;
+    this.publishedVersion = flow.value.published_version ?? this.publishedVersion;
+    // One undo step: undo brings this window's text back (unsaved), should the designer want it.
+    this.replaceText(draft.value.yaml_content);
+    this.savedYaml = draft.value.yaml_content;
+    return true;
+  }
+
+  async keepMine(): Promise<boolean> {
+    const pending = this.conflict;
+    if (!pending) return false;
+    this.etag = this.conflictEtag;
+    this.conflict = null;
+    return pending.action === 'publish' ? this.publish(pending.note) : this.save();
+  }
+
+  /** Opens a text (an old version, a file) as unsaved changes of the draft: one undo step. */
+  replaceText(text: string): void {
+    if (text === this.yaml) return;
+    this.yaml = text;
+    this.version++;
+    this.record(null);
+    void this.requestAnalysis();
+  }
+
+  private isConflict(result: { code: string; details: unknown }, action: 'save' | 'publish', note = ''): boolean {
+    if (result.code !== 'draft_conflict') return false;
+    const detail = Array.isArray(result.details) ? (result.details[0] as { current_etag?: string } | undefined) : undefined;
+    this.conflictEtag = detail?.current_etag ?? null;
+    this.conflict = { action, note };
+    return true;
+  }
+
+  private async diagnosticsOf(yaml: string): Promise<Diagnostic[]> {
+    return this.diagnosedText === yaml ? this.diagnostics : (await this.analyze(yaml)).diagnostics;
+  }
+
+  private errorsOf(diagnostics: Diagnostic[]): { message: string; diagnostics: Diagnostic[] } | null {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length === 0) return null;
+    const first = errors[0]!;
+    return {
+      message: `The flow document has ${errors.length} ${errors.length === 1 ? 'error' : 'errors'}; the first, at line ${first.line}, column ${first.column}: ${first.message}`,
+      diagnostics,
+    };
   }
 
   async rename(name: string): Promise<string | null> {

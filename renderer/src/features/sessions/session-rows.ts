@@ -43,6 +43,16 @@ export function flowLabel(session: SessionView, flowNames: ReadonlyMap<string, s
   return flowNames.get(session.flow_id) ?? 'Deleted flow';
 }
 
+/**
+ * Which version of its flow a session ran (DESIGN §13): `v3`, `Draft` for a studio test of
+ * unpublished changes, or null (no flow, or a session from before versions were kept).
+ */
+export function flowVersionLabel(session: Pick<SessionView, 'flow_id' | 'flow_version' | 'flow_draft'>): string | null {
+  if (session.flow_id === null) return null;
+  if (session.flow_draft) return 'Draft';
+  return session.flow_version === null || session.flow_version === undefined ? null : `v${session.flow_version}`;
+}
+
 export function transportLabel(transport: string | null): string {
   if (transport === null) return '—';
   return ({ websocket: 'WebSocket', webrtc: 'WebRTC' } as Record<string, string>)[transport] ?? transport;

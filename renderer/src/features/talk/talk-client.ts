@@ -21,6 +21,8 @@ export interface TalkClientOptions {
   /** The studio's JWT: with it the session may use simulate_tool. */
   token: string;
   flowId: string;
+  /** Run the flow's saved draft rather than its live version (DESIGN §13; the owner's JWT only). */
+  draft?: boolean;
   /** Sent to the agent; null connects receive-only (typed turns and the simulator still work). The client stops its tracks when it closes. */
   microphone: MediaStream | null;
   /** Where the server is; '' for the page's own origin. */
@@ -72,6 +74,7 @@ export class TalkClient {
       pingEveryMs: 15_000,
       endWaitMs: 2_000,
       ...options,
+      draft: options.draft ?? false,
     };
   }
 
@@ -144,7 +147,7 @@ export class TalkClient {
     const offer = await pc.createOffer();
     await pc.setLocalDescription(offer);
     if (this.done) return;
-    const query = new URLSearchParams({ mode: 'flow', program_id: this.options.flowId });
+    const query = new URLSearchParams({ mode: 'flow', program_id: this.options.flowId, ...(this.options.draft ? { draft: '1' } : {}) });
     const answer = await this.request<{ pc_id: string; sdp: string }>('POST', `/offer?${query}`, { sdp: offer.sdp, type: 'offer' });
     if (this.done) return;
     this.pcId = answer.pc_id;
