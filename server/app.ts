@@ -10,6 +10,7 @@ import { creditRoutes } from './api/credits/index.ts';
 import { flowRoutes } from './api/flows/index.ts';
 import { healthRoutes } from './api/health/index.ts';
 import { providerRoutes } from './api/providers/index.ts';
+import { secretRoutes } from './api/secrets/index.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
 import { webhookRoutes } from './api/webhooks/index.ts';
 import { authPlugin } from './http/auth.ts';
@@ -239,6 +240,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(sessionRoutes);
     await app.register(creditRoutes);
     await app.register(providerRoutes);
+    await app.register(secretRoutes);
     await app.register(webhookRoutes, { wake: () => webhookDispatcher.wake() });
     await app.register(websocketTransport);
     await app.register(webrtcTransport, options.webrtc ?? {});

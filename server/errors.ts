@@ -21,6 +21,7 @@ export const ERRORS = {
   session_not_found: { status: 404, message: 'No session with that id.' },
   recording_not_found: { status: 404, message: 'This session has no recording.' },
   webhook_not_found: { status: 404, message: 'No webhook endpoint with that id.' },
+  secret_not_found: { status: 404, message: 'This account has no secret of that name.' },
   webhook_delivery_not_found: { status: 404, message: 'No delivery with that id for this webhook endpoint.' },
   email_taken: { status: 409, message: 'An account with that email exists already.' },
   no_draft: { status: 409, message: 'This flow has no unpublished changes: save a draft first.' },

@@ -253,4 +253,18 @@ export const MIGRATIONS: readonly Migration[] = [
           );
           CREATE INDEX flow_test_runs_by_flow ON flow_test_runs(flow_id, created_at);`,
   },
+  {
+    version: 9,
+    name: "an account's named secrets, for flow http tools",
+    // DESIGN §12: what an http tool's headers name as {secret.NAME}. Sealed like provider keys
+    // (AES-256-GCM, bound to the account and the name); the name is unique per account.
+    sql: `CREATE TABLE account_secrets (
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            name       TEXT NOT NULL,
+            value_enc  TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (account_id, name)
+          );`,
+  },
 ];

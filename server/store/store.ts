@@ -19,6 +19,8 @@ import type { FlowTestsRepository } from './repositories/flow-tests.ts';
 import { createFlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import { createProvidersRepository } from './repositories/providers.ts';
+import { createSecretsRepository } from './repositories/secrets.ts';
+import type { SecretsRepository } from './repositories/secrets.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
 import { createSessionsRepository } from './repositories/sessions.ts';
 import type { SessionsRepository } from './repositories/sessions.ts';
@@ -37,6 +39,7 @@ export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flo
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
 export type { ProviderSettings, ProviderSettingsChanges, ProvidersRepository } from './repositories/providers.ts';
+export type { SecretsRepository, StoredSecret } from './repositories/secrets.ts';
 export type {
   NewConnectedSession,
   NewSession,
@@ -77,6 +80,8 @@ export interface Store {
   sessions: SessionsRepository;
   credits: CreditsRepository;
   providers: ProvidersRepository;
+  /** An account's named secrets for flow http tools, sealed (DESIGN §12). */
+  secrets: SecretsRepository;
   timelines: TimelinesRepository;
   webhooks: WebhooksRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
@@ -97,6 +102,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     sessions: createSessionsRepository(db),
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),
+    secrets: createSecretsRepository(db),
     timelines: createTimelinesRepository(db),
     webhooks: createWebhooksRepository(db),
     close: () => db.close(),

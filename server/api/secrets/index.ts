@@ -1,0 +1,77 @@
+// An account's named secrets (DESIGN §12): set, list names, delete. A flow's http tool names one
+// in a header as `{secret.NAME}`; the engine opens it for that request only. A value is sealed
+// like provider keys (AES-256-GCM, bound to the account and the name) and is never returned,
+// not even masked: a secret is re-set, not read back.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { AppError } from '../../errors.ts';
+import { SECRET_NAME_PATTERN } from '../../flow/secret-references.ts';
+import { accountOf } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
+import { WEBHOOK_SECRET_PREFIX } from '../../security/webhook-signature.ts';
+
+/** The secret an account's http tool requests are signed with, Standard Webhooks style. */
+export const TOOL_SIGNING_SECRET = 'tool_signing_secret';
+
+/** Sealed for this account and name only: copied to another row, it does not open. */
+export function secretContext(accountId: string, name: string): string {
+  return `secret:${accountId}:${name}`;
+}
+
+export const MAX_SECRETS_PER_ACCOUNT = 100;
+
+const PutBody = z
+  .object({ value: z.string().min(1, 'a secret is not empty').max(8192, 'at most 8192 characters') })
+  .strict();
+
+const secretView = (secret: { name: string; createdAt: number; updatedAt: number }) => ({
+  name: secret.name,
+  created_at: secret.createdAt,
+  updated_at: secret.updatedAt,
+});
+
+/** The signing secret must be what Standard Webhooks libraries read: base64 of at least 16 bytes. */
+function signingSecretProblem(value: string): string | null {
+  const encoded = value.startsWith(WEBHOOK_SECRET_PREFIX) ? value.slice(WEBHOOK_SECRET_PREFIX.length) : value;
+  const isBase64 = /^[A-Za-z0-9+/]+={0,2}$/.test(encoded);
+  return isBase64 && Buffer.from(encoded, 'base64').length >= 16 ? null : `${TOOL_SIGNING_SECRET} is whsec_ followed by the base64 of at least 16 random bytes`;
+}
+
+export async function secretRoutes(app: FastifyInstance): Promise<void> {
+  const { store, secrets } = app.services;
+
+  const checkName = (name: string) => {
+    if (!SECRET_NAME_PATTERN.test(name)) {
+      throw new AppError('invalid_request', 'A secret name is 1 to 64 letters, digits, _ or - (a flow names it as {secret.NAME}).', [{ field: 'name', message: 'invalid name' }]);
+    }
+  };
+
+  app.get('/v1/secrets', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+    return store.secrets.list(accountOf(request.principal)).map(secretView);
+  });
+
+  app.put<{ Params: { name: string } }>('/v1/secrets/:name', { config: { auth: 'jwt', carriesSecret: true } }, async (request, reply) => {
+    const accountId = accountOf(request.principal);
+    const { name } = request.params;
+    checkName(name);
+    const { value } = parseInput(PutBody, request.body);
+    if (name === TOOL_SIGNING_SECRET) {
+      const problem = signingSecretProblem(value);
+      if (problem) throw new AppError('invalid_request', `Nothing was saved: ${problem}.`, [{ field: 'value', message: problem }]);
+    }
+    const existing = store.secrets.list(accountId);
+    if (existing.length >= MAX_SECRETS_PER_ACCOUNT && !existing.some((s) => s.name === name)) {
+      throw new AppError('invalid_request', `An account keeps at most ${MAX_SECRETS_PER_ACCOUNT} secrets; delete one first.`);
+    }
+    const { created, secret } = await store.secrets.put(accountId, name, secrets.seal(value, secretContext(accountId, name)));
+    return reply.status(created ? 201 : 200).send(secretView(secret));
+  });
+
+  app.delete<{ Params: { name: string } }>('/v1/secrets/:name', { config: { auth: 'jwt' } }, async (request, reply) => {
+    const { name } = request.params;
+    if (!(await store.secrets.delete(accountOf(request.principal), name))) {
+      throw new AppError('secret_not_found', `This account has no secret named "${name}".`);
+    }
+    return reply.status(204).send();
+  });
+}
