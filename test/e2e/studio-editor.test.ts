@@ -284,9 +284,13 @@ describe('the flow editor', () => {
     await page.keyboard.press('Control+s');
     await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
 
+    // Save writes the draft (issue 17): the live version is untouched until Publish.
     const stored = await rig.server.request('GET', `/v1/flows/${id}`, { apiKey: rig.account.apiKey });
-    expect(parseFlow(stored.body.yaml_content).document!.states.won!.ui!.prompt).toBe('You found it!');
-    for (const comment of COMMENTS) expect(stored.body.yaml_content).toContain(comment);
+    const draft = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
+    expect(parseFlow(draft.body.yaml_content).document!.states.won!.ui!.prompt).toBe('You found it!');
+    for (const comment of COMMENTS) expect(draft.body.yaml_content).toContain(comment);
+    expect(stored.body).toMatchObject({ published_version: 1, has_draft: true });
+    expect(parseFlow(stored.body.yaml_content).document!.states.won!.ui!.prompt).not.toBe('You found it!');
     expect(Object.keys(stored.body.layout.positions).sort()).toEqual(['lost', 'playing', 'setup', 'won']);
 
     await page.reload();
@@ -362,7 +366,8 @@ describe('the flow editor', () => {
     await expect.poll(() => node(page, 'lost').locator('.state.initial').count(), WAIT).toBe(1);
     await menu('save-flow');
     await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
-    const stored = await rig.server.request('GET', `/v1/flows/${id}`, { apiKey: rig.account.apiKey });
+    // The menu's save writes the draft, and Save YAML As exports it (issue 17).
+    const stored = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
     expect(parseFlow(stored.body.yaml_content).document!.initial_state).toBe('lost');
     await menu('save-yaml');
     const saved = await page.waitForFunction(() => (globalThis as any).savedYaml, null, WAIT);

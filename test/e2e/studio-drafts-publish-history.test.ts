@@ -1,0 +1,139 @@
+// Issue 17 in Chromium against a real server: Save keeps edits in the draft (what a backend's
+// sessions run does not change), Publish makes the draft the next version with a note, History
+// shows a side-by-side diff of any two versions and publishes an old one again (a rollback that
+// is itself a version), and two windows saving one draft meet a conflict instead of silently
+// overwriting each other. Screenshots go to test-artifacts/.
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { parseFlow } from '../../server/flow/parse.ts';
+import { GUESSING_GAME_YAML } from '../support/server.ts';
+import { screenshot } from './browser.ts';
+import { WAIT, node, openFlow } from './studio-editor-page.ts';
+import { studioSuite } from './studio-screens-server.ts';
+
+const rig = studioSuite();
+
+const wonPrompt = (yaml: string) => parseFlow(yaml).document?.states.won?.ui?.prompt;
+const ORIGINAL_WON = wonPrompt(GUESSING_GAME_YAML);
+
+async function flowRecord(id: string) {
+  return (await rig().server.request('GET', `/v1/flows/${id}`, { apiKey: rig().account.apiKey })).body;
+}
+async function draftRecord(id: string) {
+  return (await rig().server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig().account.apiKey })).body;
+}
+
+/** Types a new card prompt for the `won` state in the inspector. */
+async function setWonPrompt(page: Page, text: string) {
+  await node(page, 'won').click();
+  const cardPrompt = page.getByRole('textbox', { name: 'Card prompt (shown to the user)' });
+  await cardPrompt.fill(text);
+  await cardPrompt.blur();
+  await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe(text);
+}
+
+const liveState = (page: Page) => page.getByTestId('live-state').textContent();
+
+describe('drafts, publish and history in the editor', () => {
+  it('Save keeps the edit in the draft, Publish makes it version 2, and History diffs and rolls back', async () => {
+    const { page, id } = await openFlow(rig(), 'Versioned game');
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: same as live/);
+
+    // Save: the draft has the edit, the live flow does not.
+    await setWonPrompt(page, 'You got it, well done!');
+    await page.keyboard.press('Control+s');
+    await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: unpublished changes/);
+    expect(wonPrompt((await draftRecord(id)).yaml_content)).toBe('You got it, well done!');
+    const live = await flowRecord(id);
+    expect(live).toMatchObject({ published_version: 1, has_draft: true });
+    expect(wonPrompt(live.yaml_content)).toBe(ORIGINAL_WON);
+    await screenshot(page, 'drafts-1-saved-draft-not-live');
+
+    // Publish with a note.
+    await page.getByRole('button', { name: 'Publish…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Publish the draft as version 2' });
+    await dialog.getByRole('textbox').fill('Friendlier ending');
+    await screenshot(page, 'drafts-2-publish-dialog');
+    await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v2 · Draft: same as live/);
+    const published = await flowRecord(id);
+    expect(published).toMatchObject({ published_version: 2, has_draft: false });
+    expect(wonPrompt(published.yaml_content)).toBe('You got it, well done!');
+    const versions = (await rig().server.request('GET', `/v1/flows/${id}/versions`, { apiKey: rig().account.apiKey })).body;
+    expect(versions[0]).toMatchObject({ number: 2, note: 'Friendlier ending', created_by: { kind: 'studio' }, published: true });
+
+    // History: versions with notes, and a side-by-side diff of v1 against v2.
+    await page.getByRole('button', { name: 'History' }).click();
+    const history = page.getByRole('dialog', { name: 'History' });
+    const list = history.getByRole('list', { name: 'Versions, newest first' });
+    await expect.poll(() => list.locator('li').count(), WAIT).toBe(2);
+    expect(await list.locator('li[data-version="2"]').textContent()).toMatch(/Version 2\s*Live.*Friendlier ending/s);
+    await history.getByRole('combobox', { name: 'Left side' }).selectOption('1');
+    await history.getByRole('combobox', { name: 'Right side' }).selectOption('2');
+    const diff = history.getByTestId('yaml-diff');
+    // Each side shows its own text, and the changed line is marked on both.
+    await expect.poll(() => diff.locator('.cm-merge-a .cm-changedLine').allTextContents(), WAIT).toEqual(expect.arrayContaining([expect.stringContaining(ORIGINAL_WON!)]));
+    await expect.poll(() => diff.locator('.cm-merge-b .cm-changedLine').allTextContents(), WAIT).toEqual(expect.arrayContaining([expect.stringContaining('You got it, well done!')]));
+    expect(await history.getByText('Version 1', { exact: true }).first().isVisible()).toBe(true);
+    await screenshot(page, 'drafts-3-history-diff');
+
+    // Rollback: version 1 published again is version 3, live at once.
+    const v1 = list.locator('li[data-version="1"]');
+    await v1.getByRole('button', { name: 'Publish this version again' }).click();
+    await v1.getByRole('button', { name: 'Publish', exact: true }).click();
+    await expect.poll(() => list.locator('li').count(), WAIT).toBe(3);
+    expect(await list.locator('li[data-version="3"]').textContent()).toMatch(/Version 3\s*Live.*Published again from version 1/s);
+    await screenshot(page, 'drafts-4-rolled-back');
+    await history.getByRole('button', { name: 'Close the history' }).click();
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v3/);
+    const rolledBack = await flowRecord(id);
+    expect(rolledBack.published_version).toBe(3);
+    expect(rolledBack.yaml_content).toBe(GUESSING_GAME_YAML);
+    // The editor still shows the text of version 2, now unpublished changes against v3.
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Draft: unpublished changes/);
+
+    // Open a version: its text comes into the editor as unsaved changes; nothing goes live.
+    await page.getByRole('button', { name: 'History' }).click();
+    await list.locator('li[data-version="1"]').getByRole('button', { name: 'Open this version' }).click();
+    await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe(ORIGINAL_WON);
+    await expect.poll(() => page.getByText('Unsaved changes').isVisible(), WAIT).toBe(true);
+    expect((await flowRecord(id)).published_version).toBe(3);
+    await page.close();
+  }, 150_000);
+
+  it('a draft saved in another window is a conflict: Keep mine saves over it, nothing is lost silently', async () => {
+    const { page: first, id } = await openFlow(rig(), 'Two windows');
+    const second = await rig().open(`/flow-editor?flow=${id}`);
+    await second.locator('.svelte-flow__node').first().waitFor(WAIT);
+
+    await setWonPrompt(first, 'Saved in the first window');
+    await first.keyboard.press('Control+s');
+    await expect.poll(() => first.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
+
+    await setWonPrompt(second, 'Saved in the second window');
+    await second.keyboard.press('Control+s');
+    const conflict = second.getByRole('alert').filter({ hasText: 'changed elsewhere' });
+    await conflict.waitFor(WAIT);
+    // Nothing of the second window's was written.
+    expect(wonPrompt((await draftRecord(id)).yaml_content)).toBe('Saved in the first window');
+    await screenshot(second, 'drafts-5-conflict');
+
+    await conflict.getByRole('button', { name: 'Keep mine' }).click();
+    await expect.poll(async () => wonPrompt((await draftRecord(id)).yaml_content), WAIT).toBe('Saved in the second window');
+    await expect.poll(() => second.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
+
+    // The first window now holds a stale draft: its next save meets the conflict, and Reload brings the other text in.
+    await setWonPrompt(first, 'First window again');
+    await first.keyboard.press('Control+s');
+    const stale = first.getByRole('alert').filter({ hasText: 'changed elsewhere' });
+    await stale.waitFor(WAIT);
+    await stale.getByRole('button', { name: 'Reload' }).click();
+    await expect.poll(() => node(first, 'won').locator('.excerpt').textContent(), WAIT).toBe('Saved in the second window');
+    expect(await first.getByText('Saved', { exact: true }).isVisible()).toBe(true);
+    // Nothing of this went live.
+    expect(wonPrompt((await flowRecord(id)).yaml_content)).toBe(ORIGINAL_WON);
+    await first.close();
+    await second.close();
+  }, 150_000);
+});
