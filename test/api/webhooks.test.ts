@@ -4,6 +4,8 @@
 // driven with simulate_tool (no model needed).
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embeddedServerConfig } from '../../electron/server-host.ts';
+import { parseCommandLine } from '../../server/config.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -235,5 +237,12 @@ describe('webhooks on a hosted server', () => {
       expect(response.body.error.details[0].field).toBe('url');
     }
     expect((await server.request('GET', '/v1/webhooks', { jwt: account.jwt })).body).toEqual([]);
+  });
+
+  it('allows them only when told: --allow-private-webhooks, or the desktop app, whose receivers are on its user’s machine', () => {
+    expect(parseCommandLine(['--allow-private-webhooks'], {}).config.webhooks).toEqual({ allowPrivate: 'yes' });
+    expect(embeddedServerConfig('/tmp/voxflow-desktop', {}).webhooks.allowPrivate).toBe(true);
+    expect(embeddedServerConfig('/tmp/voxflow-desktop', { VOXFLOW_ALLOW_PRIVATE_WEBHOOKS: 'no' }).webhooks.allowPrivate).toBe(true);
+    expect(server.app.services.config.webhooks.allowPrivate).toBe(false);
   });
 });

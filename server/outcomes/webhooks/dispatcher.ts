@@ -32,6 +32,8 @@ export interface DispatcherLog {
 const MAX_SLEEP_MS = 60_000;
 const DUE_BATCH = 100;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
+/** After an attempt whose outcome could not be stored (a full disk): a pause, not a tight loop of resends. */
+const PAUSE_AFTER_STORE_FAILURE_MS = 5_000;
 const PURGE_BATCH = 500;
 
 export class WebhookDispatcher {
@@ -41,6 +43,7 @@ export class WebhookDispatcher {
   private purgeTimer: NodeJS.Timeout | null = null;
   private wakeQueued = false;
   private closed = false;
+  private pausedUntil = 0;
 
   constructor(
     private readonly store: Store,
@@ -88,6 +91,12 @@ export class WebhookDispatcher {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    const pauseLeft = this.pausedUntil - Date.now();
+    if (pauseLeft > 0) {
+      this.timer = setTimeout(() => this.pump(), pauseLeft);
+      this.timer.unref();
+      return;
+    }
     const now = Date.now() / 1000;
     if (this.inFlight.size < this.options.concurrency) {
       for (const delivery of this.store.webhooks.due(now, DUE_BATCH + this.inFlight.size)) {
@@ -109,7 +118,10 @@ export class WebhookDispatcher {
     const controller = new AbortController();
     this.perEndpoint.set(delivery.webhookId, (this.perEndpoint.get(delivery.webhookId) ?? 0) + 1);
     const done = this.attempt(delivery, controller.signal)
-      .catch((error: unknown) => this.log.error({ err: error, delivery: delivery.id }, 'a webhook delivery attempt failed to run'))
+      .catch((error: unknown) => {
+        this.pausedUntil = Date.now() + PAUSE_AFTER_STORE_FAILURE_MS;
+        this.log.error({ err: error, delivery: delivery.id }, 'a webhook delivery attempt failed to run');
+      })
       .finally(() => {
         this.inFlight.delete(delivery.id);
         const left = (this.perEndpoint.get(delivery.webhookId) ?? 1) - 1;
