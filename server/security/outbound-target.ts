@@ -7,7 +7,13 @@ import { isIP } from 'node:net';
 /** Loopback, private, link-local, unique-local, unspecified, CGNAT and the like: not the public internet. */
 export function isPrivateAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const ip = mapped ? mapped[1]! : address;
+  // The same, as URLs write it: [::ffff:127.0.0.1] becomes ::ffff:7f00:1.
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  const fromHex = (high: string, low: string) => {
+    const [h, l] = [parseInt(high, 16), parseInt(low, 16)];
+    return `${h >> 8}.${h & 255}.${l >> 8}.${l & 255}`;
+  };
+  const ip = mapped ? mapped[1]! : mappedHex ? fromHex(mappedHex[1]!, mappedHex[2]!) : address;
   if (isIP(ip) === 4) {
     const [a, b] = ip.split('.').map(Number) as [number, number, number, number];
     return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || a >= 224;

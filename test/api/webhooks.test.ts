@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedServerConfig } from '../../electron/server-host.ts';
 import { parseCommandLine } from '../../server/config.ts';
+import { sendWebhook } from '../../server/outcomes/webhooks/sender.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -230,13 +231,31 @@ describe('webhooks on a hosted server', () => {
 
   it('refuses receivers on loopback or private networks, naming the address', async () => {
     const account = await createAccount(server);
-    for (const url of ['http://127.0.0.1:8080/hooks', 'http://localhost/hooks', 'http://10.1.2.3/x', 'http://[::1]/x', 'http://169.254.169.254/latest']) {
+    for (const url of ['http://127.0.0.1:8080/hooks', 'http://localhost/hooks', 'http://10.1.2.3/x', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://169.254.169.254/latest']) {
       const response = await server.request('POST', '/v1/webhooks', { apiKey: account.apiKey, body: { url } });
       expect(response.status, url).toBe(422);
       expect(response.body.error.code).toBe('webhook_target_not_allowed');
       expect(response.body.error.details[0].field).toBe('url');
     }
     expect((await server.request('GET', '/v1/webhooks', { jwt: account.jwt })).body).toEqual([]);
+  });
+
+  it('checks the address again when it connects: a name that now resolves to loopback is not sent to', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const port = new URL(receiver.url).port;
+      for (const url of [`http://localhost:${port}/hooks`, `http://127.0.0.1:${port}/hooks`, `http://[::ffff:127.0.0.1]:${port}/hooks`]) {
+        const result = await sendWebhook(url, '{}', {}, { timeoutMs: 2_000, allowPrivate: false });
+        expect(result, url).toMatchObject({ delivered: false, statusCode: null });
+        expect(result.error, url).toMatch(/own network/);
+      }
+      expect(receiver.received).toEqual([]);
+      // The same request where local receivers are allowed arrives.
+      expect(await sendWebhook(`http://localhost:${port}/hooks`, '{}', {}, { timeoutMs: 2_000, allowPrivate: true })).toMatchObject({ delivered: true, statusCode: 200 });
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('allows them only when told: --allow-private-webhooks, or the desktop app, whose receivers are on its user’s machine', () => {
