@@ -136,4 +136,39 @@ describe('drafts, publish and history in the editor', () => {
     await first.close();
     await second.close();
   }, 150_000);
+
+  it('in the desktop app, File → Open YAML makes the file the flow\'s draft (not live), and Save YAML As exports the draft', async () => {
+    const id = (await rig().server.request('POST', '/v1/flows', { apiKey: rig().account.apiKey, body: { name: 'Desk draft', yaml_content: GUESSING_GAME_YAML } })).body.id as string;
+    const fileText = GUESSING_GAME_YAML.replace(`prompt: "${ORIGINAL_WON}"`, 'prompt: "From a file on disk"');
+    expect(wonPrompt(fileText)).toBe('From a file on disk');
+    const page = await rig().chromium.newPage();
+    // The preload's bridge stood in for by a script (no Electron binary here), as in studio-flows-desktop-menu.
+    const bridge = { token: rig().account.jwt, email: rig().account.email, file: { name: 'edited.yaml', text: fileText } };
+    await page.addInitScript(`(() => {
+      const { token, email, file } = ${JSON.stringify(bridge)};
+      const listeners = new Set();
+      const record = (window.desktopCalls = []);
+      window.fireMenu = (command) => listeners.forEach((listener) => listener(command));
+      window.voxflowDesktop = {
+        version: async () => '0.1.0',
+        localSignIn: async () => ({ access_token: token, email }),
+        openYamlFile: async () => (record.push(['openYamlFile']), file),
+        saveYamlFile: async (name, text) => (record.push(['saveYamlFile', name, text]), true),
+        onMenuCommand: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+      };
+    })();`);
+    await page.goto(`${rig().server.url}/flow-editor?flow=${id}`);
+    await page.locator('.svelte-flow__node').first().waitFor(WAIT);
+    await page.evaluate(() => (globalThis as any).fireMenu('open-yaml'));
+    await expect.poll(async () => (await draftRecord(id)).yaml_content, WAIT).toBe(fileText);
+    await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe('From a file on disk');
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: unpublished changes/);
+    // Still in the editor, and nothing went live.
+    expect(new URL(page.url()).pathname).toBe('/flow-editor');
+    expect((await flowRecord(id)).yaml_content).toBe(GUESSING_GAME_YAML);
+
+    await page.evaluate(() => (globalThis as any).fireMenu('save-yaml'));
+    await expect.poll(() => page.evaluate(() => (globalThis as any).desktopCalls as unknown[][]), WAIT).toContainEqual(['saveYamlFile', 'Desk-draft.yaml', fileText]);
+    await page.close();
+  }, 90_000);
 });

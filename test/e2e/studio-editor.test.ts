@@ -196,19 +196,26 @@ describe('the flow editor', () => {
     await expect.poll(() => node(page, 'lost').locator('.chip', { hasText: 'play_again' }).getAttribute('title'), WAIT).toBe('play_again moves to won');
     expect(await page.locator('.cm-gutter-lint .cm-lint-marker-error').count()).toBe(0);
 
-    // Saving a flow with errors is refused by the API; the editor says so and keeps the text.
+    // A draft with errors is saved (issue 17: it is work in progress, not live); publishing it is
+    // refused, with the problem at its line and column, and the live flow keeps its text.
     await page.keyboard.press('End');
     await page.keyboard.type('x');
     await problems(page).getByRole('button', { name: /wonx/ }).waitFor(WAIT);
     await page.keyboard.press('Control+s');
-    await page.getByRole('alert').filter({ hasText: 'Not saved.' }).waitFor(WAIT);
-    const refusal = page.getByRole('alert').filter({ hasText: 'Not saved.' });
+    await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
+    await page.getByRole('button', { name: 'Publish…' }).click();
+    const dialog = page.getByRole('dialog', { name: /^Publish the draft/ });
+    await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
+    const refusal = dialog.getByRole('alert').filter({ hasText: 'Not published' });
+    await refusal.waitFor(WAIT);
     expect(await refusal.textContent()).toContain(`line ${line}, column ${column}`);
     expect(await refusal.getByRole('button', { name: new RegExp(`^${line}:${column}\\b.*wonx`) }).count()).toBe(1);
-    expect(await page.getByRole('status').filter({ hasText: 'Not saved' }).count()).toBe(1);
-    await screenshot(page, 'studio-editor-save-refused');
+    await screenshot(page, 'studio-editor-publish-refused');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('.cm-line', { hasText: 'play_again: wonx' }).click();
+    await page.keyboard.press('End');
     await page.keyboard.press('Backspace');
-    await expect.poll(() => refusal.count(), WAIT).toBe(0);
+    await expect.poll(() => problems(page).getByText('none').isVisible(), WAIT).toBe(true);
 
     // A syntax error greys the graph out, keeping the last readable version.
     await page.keyboard.type(': [');
