@@ -8,6 +8,7 @@ import { apiKeyRoutes } from './api/api-keys/index.ts';
 import { authRoutes } from './api/auth/index.ts';
 import { creditRoutes } from './api/credits/index.ts';
 import { flowRoutes } from './api/flows/index.ts';
+import { flowTestRoutes } from './api/flow-tests/index.ts';
 import { healthRoutes } from './api/health/index.ts';
 import { providerRoutes } from './api/providers/index.ts';
 import { secretRoutes } from './api/secrets/index.ts';
@@ -237,6 +238,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(authRoutes);
     await app.register(apiKeyRoutes);
     await app.register(flowRoutes);
+    await app.register(flowTestRoutes);
     await app.register(sessionRoutes);
     await app.register(creditRoutes);
     await app.register(providerRoutes);

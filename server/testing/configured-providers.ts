@@ -4,7 +4,7 @@
 import type { Config } from '../config.ts';
 import { createFliteTts, FLITE_VOICES, type FliteVoice } from '../providers/tts/flite.ts';
 import { createSileroVad } from '../providers/turn/silero.ts';
-import type { LanguageModel, SpeechToText, TextToSpeech } from '../providers/types.ts';
+import type { LanguageModel, SpeechToText, TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
 import type { RunnerProviders } from './run-tests.ts';
 import type { TestMode } from './results.ts';
 
@@ -45,4 +45,9 @@ export async function configuredProviders(providers: Providers, mode: TestMode):
   const vad = createSileroVad();
   await vad.load();
   return { stt: await speechToText(providers.stt), tts: await textToSpeech(providers.tts), vad };
+}
+
+/** The embedded voice activity model (Silero), shared with the server's sessions' worker. */
+export function embeddedVoiceActivity(): VoiceActivityModel {
+  return createSileroVad();
 }

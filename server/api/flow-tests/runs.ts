@@ -1,0 +1,151 @@
+// Running a flow's tests from the API: POST …/tests/run starts a job and answers 202 with its id
+// at once; GET …/tests/runs/{run_id} has its status and, when it is over, the whole report (per
+// test and step, expected against actual, the transcript, the path, and the flow's coverage).
+// The studio runs the draft (`draft: true`); anything else runs the published version, as
+// sessions do. Model and audio runs are admitted like a session (the account's providers, a
+// place among its live sessions, credit for a minute); a scripted run needs no provider.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { AppError, ERRORS, type ErrorCode } from '../../errors.ts';
+import { suiteText } from '../../flow/tests-format.ts';
+import { accountOf } from '../../http/services.ts';
+import { parseInput } from '../../http/validation.ts';
+import type { Flow, FlowTestRunRecord } from '../../store/store.ts';
+import { embeddedVoiceActivity } from '../../testing/configured-providers.ts';
+import type { SuiteResult } from '../../testing/results.ts';
+import { MAX_REPEAT, MAX_SPEED, RunnerSetupError, TEST_MODES, checkRunnable, runTests, type RunOptions } from '../../testing/run-tests.ts';
+
+type FlowParams = { Params: { flow_id: string } };
+type RunParams = { Params: { flow_id: string; run_id: string } };
+
+const RunBody = z
+  .object({
+    mode: z.enum(TEST_MODES).default('scripted'),
+    /** Which stored tests, in this order; all of them when absent. */
+    test_ids: z.array(z.string().max(100)).min(1).max(100).optional(),
+    /** Run the draft (what the studio edits) rather than the published version. */
+    draft: z.boolean().default(false),
+    repeat: z.number().int().min(1).max(MAX_REPEAT).default(1),
+    min_pass_rate: z.number().min(0).max(1).default(1),
+    speed: z.number().min(1).max(MAX_SPEED).default(1),
+  })
+  .strict();
+
+function runView(run: Omit<FlowTestRunRecord, 'resultJson'> & { resultJson?: string | null }, live: boolean) {
+  // A row left 'running' by a server that stopped mid-run: no job will ever finish it.
+  const cut = run.status === 'running' && !live;
+  let result: (SuiteResult & { tests: Array<SuiteResult['tests'][number] & { test_id: string | null }> }) | null = null;
+  if (run.resultJson) {
+    const parsed = JSON.parse(run.resultJson) as SuiteResult;
+    result = { ...parsed, tests: parsed.tests.map((test, i) => ({ test_id: run.testIds[i] ?? null, ...test })) };
+  }
+  return {
+    id: run.id,
+    flow_id: run.flowId,
+    mode: run.mode,
+    draft: run.draft,
+    flow_version: run.flowVersion,
+    test_ids: run.testIds,
+    status: cut ? 'error' : run.status,
+    error: cut ? 'The server stopped during this run; run the tests again.' : run.error,
+    created_at: run.createdAt,
+    finished_at: run.finishedAt,
+    ...(run.resultJson === undefined ? {} : { result }),
+  };
+}
+
+export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Flow }): Promise<void> {
+  const { store, flowJobs, engine } = app.services;
+  const config = { auth: 'jwt_or_api_key' as const };
+  /** Runs in progress in this process, by account (one each) and by id. */
+  const running = new Map<string, { runId: string; abort: AbortController; done: Promise<void> }>();
+  const isLive = (runId: string) => [...running.values()].some((job) => job.runId === runId);
+
+  app.addHook('preClose', async () => {
+    const jobs = [...running.values()];
+    for (const job of jobs) job.abort.abort();
+    await Promise.all(jobs.map((job) => job.done));
+  });
+
+  app.post<FlowParams>('/v1/flows/:flow_id/tests/run', { config }, async (request, reply) => {
+    const body = parseInput(RunBody, request.body ?? {});
+    const accountId = accountOf(request.principal);
+    const flow = ownFlow(accountId, request.params.flow_id);
+    if (running.has(accountId)) throw new AppError('test_run_in_progress');
+
+    const stored = store.flowTests.list(accountId, flow.id);
+    const byId = new Map(stored.map((t) => [t.id, t]));
+    const chosen = body.test_ids ? body.test_ids.map((id) => byId.get(id) ?? null) : stored;
+    const missing = body.test_ids?.filter((id) => !byId.has(id)) ?? [];
+    if (missing.length > 0) throw new AppError('flow_test_not_found', `This flow has no test with the id "${missing[0]}".`);
+    if (chosen.length === 0) throw new AppError('invalid_request', 'This flow has no tests yet: add one first.');
+    const tests = chosen.map((t) => t!);
+
+    const draft = body.draft ? store.flowVersions.getDraft(accountId, flow.id) : null;
+    const flowYaml = draft?.yamlContent ?? flow.yamlContent;
+    const parsed = await flowJobs.parseTests(accountId, suiteText(tests.map((t) => ({ yaml: t.yamlContent }))), flowYaml);
+    if (!parsed.flow) throw new AppError('invalid_flow', draft ? 'The draft has errors: fix them before running its tests.' : 'The flow does not validate any more; open it in the editor.');
+    if (!parsed.tests) throw new AppError('invalid_flow_test', 'A stored test no longer validates; open it to see why.', parsed.diagnostics);
+
+    let admission: Awaited<ReturnType<typeof engine.admit>> | null = null;
+    const options: RunOptions = { mode: body.mode, providers: {}, repeat: body.repeat, minPassRate: body.min_pass_rate, speed: body.speed, flowId: flow.id };
+    if (body.mode !== 'scripted') {
+      try {
+        admission = await engine.admit(accountId);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (code && code in ERRORS) throw new AppError(code as ErrorCode, (error as Error).message);
+        throw error;
+      }
+      const { llm, stt, tts } = admission.providers.providers;
+      options.providers = body.mode === 'model' ? { llm } : { stt, tts, vad: embeddedVoiceActivity() };
+    }
+    try {
+      checkRunnable(options);
+    } catch (error) {
+      admission?.release();
+      if (error instanceof RunnerSetupError) throw new AppError('test_mode_unavailable', error.message);
+      throw error;
+    }
+
+    let record: FlowTestRunRecord;
+    try {
+      record = await store.flowTests.startRun({ accountId, flowId: flow.id, mode: body.mode, draft: draft !== null, flowVersion: draft ? null : flow.publishedVersion, testIds: tests.map((t) => t.id) });
+    } catch (error) {
+      admission?.release();
+      throw error;
+    }
+    const job = { runId: record.id, abort: new AbortController(), done: Promise.resolve() };
+    const abort = job.abort;
+    // Held before the job starts, so that it is there when the job lets go of it.
+    running.set(accountId, job);
+    job.done = (async () => {
+      try {
+        const result = await runTests(parsed.flow!, parsed.tests!, { ...options, signal: abort.signal });
+        await store.flowTests.finishRun(record.id, { status: result.passed ? 'passed' : 'failed', resultJson: JSON.stringify(result), error: null });
+      } catch (error) {
+        const message = abort.signal.aborted ? 'The server stopped during this run; run the tests again.' : `The run could not be completed: ${error instanceof Error ? error.message : String(error)}`;
+        if (!abort.signal.aborted) app.log.warn({ err: error, run: record.id }, 'a flow test run failed');
+        await store.flowTests.finishRun(record.id, { status: 'error', resultJson: null, error: message }).catch(() => {});
+      } finally {
+        admission?.release();
+        running.delete(accountId);
+      }
+    })();
+    return reply.status(202).send(runView(record, true));
+  });
+
+  app.get<FlowParams>('/v1/flows/:flow_id/tests/runs', { config }, async (request) => {
+    const accountId = accountOf(request.principal);
+    const flow = ownFlow(accountId, request.params.flow_id);
+    return store.flowTests.listRuns(accountId, flow.id).map((run) => runView(run, isLive(run.id)));
+  });
+
+  app.get<RunParams>('/v1/flows/:flow_id/tests/runs/:run_id', { config }, async (request) => {
+    const accountId = accountOf(request.principal);
+    const flow = ownFlow(accountId, request.params.flow_id);
+    const run = store.flowTests.getRun(accountId, flow.id, request.params.run_id);
+    if (!run) throw new AppError('test_run_not_found');
+    return runView(run, isLive(run.id));
+  });
+}
