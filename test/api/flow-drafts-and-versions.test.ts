@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
+import { makeOffer } from './admission-clients.ts';
 import { expectError } from './error-shape.ts';
 
 let server: TestServer;
@@ -183,6 +184,23 @@ describe('drafts', () => {
     await live.closed;
 
     await expect(connectVoice(wsUrl(server.url, `/ws?mode=flow&program_id=${flowId}&draft=1`), { 'x-service-key': account.apiKey })).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('the studio\'s WebRTC test (/offer with draft=1) runs the draft and records so; an API key is refused', async () => {
+    const flowId = await newFlow(flowWithState('live_one'));
+    await saveDraft(flowId, flowWithState('draft_by_webrtc'));
+    const offer = await makeOffer();
+    try {
+      const refused = await server.request('POST', `/offer?mode=flow&program_id=${flowId}&draft=1`, { apiKey: account.apiKey, body: { sdp: offer.sdp, type: 'offer' } });
+      expectError(refused, 403, 'wrong_credential_kind');
+      const answered = await server.request('POST', `/offer?mode=flow&program_id=${flowId}&draft=1`, { jwt: account.jwt, body: { sdp: offer.sdp, type: 'offer' } });
+      expect(answered.status).toBe(200);
+      const sessions = await server.request('GET', '/v1/sessions', { jwt: account.jwt });
+      const latest = sessions.body.find((s: { flow_id: string; transport: string }) => s.flow_id === flowId && s.transport === 'webrtc');
+      expect(latest).toMatchObject({ flow_version: null, flow_draft: true });
+    } finally {
+      await offer.close();
+    }
   });
 
   it('a draft that does not validate is refused for a test session with a clear error', async () => {
