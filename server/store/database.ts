@@ -16,8 +16,13 @@
 // to a temp file, fsync'd, renamed over voxflow.db, and the directory fsync'd; only then is
 // the journal emptied. `_meta.snapshot_seq` inside the image tells replay where to resume.
 // export() blocks the event loop for about 1 ms per MiB of database, on the same thread as
-// audio; the default thresholds keep that rare, and moving the database into a worker thread
-// is the next step if it grows large.
+// audio. So by default the thresholds grow with the database (issue 14): a snapshot waits until
+// the journal holds as many bytes as the last image (at least 8 MiB), or 1,000 records per
+// 8 MiB of image (at least 1,000). Its cost per byte written then stays about the same however
+// large the database, and a replay at open is never longer than about one snapshot's worth of
+// journal; without that, every tenant's small writes paid for an export of every tenant's
+// flows each 1,000 records. Each export still blocks for its ~1 ms/MiB: moving sql.js into a
+// worker thread would end that, but every repository reads synchronously on this thread.
 //
 // Reads see every committed write at once, including one whose fsync is still in flight (an
 // in-memory database cannot hide it). A write that made no change still waits until every
@@ -29,7 +34,7 @@
 // split across files that invariant would have no single place to be read. Recovery, the
 // journal format and the file-level durability steps already live in their own files.
 
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PRIVATE_FILE_MODE, ensurePrivateDir, makePrivate, removeIfPresent, replaceFileAtomically, syncDirectory, temporaryPathFor, writeAll } from './durable-files.ts';
@@ -105,6 +110,8 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** A batch of journal records up to this size is joined into one write; larger, written record by record. */
+const COPY_INTO_ONE_WRITE_BYTES = 64 * 1024;
 const DEFAULT_SNAPSHOT_EVERY_RECORDS = 1000;
 const DEFAULT_SNAPSHOT_EVERY_BYTES = 8 * 1024 * 1024;
 
@@ -143,6 +150,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       recovered,
       snapshotEveryRecords: options.snapshotEveryRecords ?? DEFAULT_SNAPSHOT_EVERY_RECORDS,
       snapshotEveryBytes: options.snapshotEveryBytes ?? DEFAULT_SNAPSHOT_EVERY_BYTES,
+      scaleWithImage: options.snapshotEveryRecords === undefined && options.snapshotEveryBytes === undefined,
+      imageBytes: await fileSize(snapshotPath),
       now: options.now ?? (() => Date.now() / 1000),
       onSnapshotError: options.onSnapshotError ?? ((error) => process.emitWarning(`Voxflow snapshot failed: ${String(error)}`)),
     });
@@ -189,6 +198,10 @@ class JournaledDatabase implements Database {
   // After a failed snapshot, the next try waits for another threshold's worth of journal.
   #snapshotAtRecords: number;
   #snapshotAtBytes: number;
+  /** Thresholds grow with the image (the defaults), or stay as the options set them. */
+  readonly #scaleWithImage: boolean;
+  /** Bytes of the last snapshot written (or found at open). */
+  #imageBytes: number;
 
   #pending: PendingWrite[] = [];
   #queueRunning = false;
@@ -209,6 +222,8 @@ class JournaledDatabase implements Database {
     recovered: { report: RecoveryReport; lastSeq: number; journalBytes: number; journalRecords: number };
     snapshotEveryRecords: number;
     snapshotEveryBytes: number;
+    scaleWithImage: boolean;
+    imageBytes: number;
     now: () => number;
     onSnapshotError: (error: unknown) => void;
   }) {
@@ -228,8 +243,10 @@ class JournaledDatabase implements Database {
     this.#snapshotSeq = init.recovered.report.snapshotSeq;
     this.#journalBytes = init.recovered.journalBytes;
     this.#journalRecords = init.recovered.journalRecords;
-    this.#snapshotAtRecords = init.snapshotEveryRecords;
-    this.#snapshotAtBytes = init.snapshotEveryBytes;
+    this.#scaleWithImage = init.scaleWithImage;
+    this.#imageBytes = init.imageBytes;
+    this.#snapshotAtRecords = this.#recordsBetweenSnapshots();
+    this.#snapshotAtBytes = this.#bytesBetweenSnapshots();
   }
 
   write<T>(fn: (tx: WriteTransaction) => T): Promise<T> {
@@ -358,9 +375,13 @@ class JournaledDatabase implements Database {
         const chunks: Buffer[] = [];
         for (const entry of taken) if (entry.bytes) chunks.push(entry.bytes);
         if (chunks.length === 0) continue;
-        const joined = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        await writeAll(this.#journal, joined);
-        bytes += joined.length;
+        const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+        // Many small records: one write of them joined. Large ones (a flow upload's is 520 KiB)
+        // are written one after another instead of being copied into a new buffer on this
+        // thread; the one fsync below still covers them all, so nothing is acknowledged sooner.
+        if (size <= COPY_INTO_ONE_WRITE_BYTES) await writeAll(this.#journal, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+        else for (const chunk of chunks) await writeAll(this.#journal, chunk);
+        bytes += size;
         records += chunks.length;
       }
       if (bytes > 0 && this.#fsync) await this.#journal.datasync();
@@ -386,6 +407,15 @@ class JournaledDatabase implements Database {
     return taken;
   }
 
+  #bytesBetweenSnapshots(): number {
+    return this.#scaleWithImage ? Math.max(this.#snapshotEveryBytes, this.#imageBytes) : this.#snapshotEveryBytes;
+  }
+
+  #recordsBetweenSnapshots(): number {
+    if (!this.#scaleWithImage) return this.#snapshotEveryRecords;
+    return Math.max(this.#snapshotEveryRecords, Math.ceil((this.#snapshotEveryRecords * this.#imageBytes) / this.#snapshotEveryBytes));
+  }
+
   #snapshotDue(): boolean {
     return this.#journalRecords >= this.#snapshotAtRecords || this.#journalBytes >= this.#snapshotAtBytes;
   }
@@ -395,8 +425,8 @@ class JournaledDatabase implements Database {
       await this.#snapshot();
     } catch (error) {
       if (this.#failure !== null) return;
-      this.#snapshotAtRecords = this.#journalRecords + this.#snapshotEveryRecords;
-      this.#snapshotAtBytes = this.#journalBytes + this.#snapshotEveryBytes;
+      this.#snapshotAtRecords = this.#journalRecords + this.#recordsBetweenSnapshots();
+      this.#snapshotAtBytes = this.#journalBytes + this.#bytesBetweenSnapshots();
       this.#onSnapshotError(error);
     }
   }
@@ -410,8 +440,9 @@ class JournaledDatabase implements Database {
     await replaceFileAtomically(this.#snapshotPath, image, this.#fsync);
     this.#snapshotSeq = seq;
     this.#snapshotsWritten++;
-    this.#snapshotAtRecords = this.#snapshotEveryRecords;
-    this.#snapshotAtBytes = this.#snapshotEveryBytes;
+    this.#imageBytes = image.length;
+    this.#snapshotAtRecords = this.#recordsBetweenSnapshots();
+    this.#snapshotAtBytes = this.#bytesBetweenSnapshots();
     this.#markDurable(seq);
     const stillPending: PendingWrite[] = [];
     for (const entry of this.#pending) {
@@ -442,5 +473,13 @@ class JournaledDatabase implements Database {
     const failure = new StoreFailedError(this.#failure);
     for (const entry of batch) entry.reject(failure);
     for (const entry of this.#pending.splice(0)) entry.reject(failure);
+  }
+}
+
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
   }
 }

@@ -25,12 +25,20 @@ export const RECORD_HEADER_BYTES = 8;
 /** Far above any real record; a larger length field can only be a torn or garbage header. */
 const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
 
+/**
+ * One record, header and payload in a single buffer. The payload is encoded straight into it:
+ * with Buffer.from and Buffer.concat, a 255 KiB flow upload (two statements carrying its text)
+ * made two fresh 520 KiB buffers and a copy on the thread that paces audio, and under load
+ * those allocations were the largest item of its write (issue 14).
+ */
 export function encodeRecord(record: JournalRecord): Buffer {
-  const payload = Buffer.from(JSON.stringify(record), 'utf8');
-  const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES);
-  header.writeUInt32LE(payload.length, 0);
-  header.writeUInt32LE(crc32(payload), 4);
-  return Buffer.concat([header, payload]);
+  const json = JSON.stringify(record);
+  const length = Buffer.byteLength(json, 'utf8');
+  const bytes = Buffer.allocUnsafe(RECORD_HEADER_BYTES + length);
+  bytes.write(json, RECORD_HEADER_BYTES, 'utf8');
+  bytes.writeUInt32LE(length, 0);
+  bytes.writeUInt32LE(crc32(bytes.subarray(RECORD_HEADER_BYTES)), 4);
+  return bytes;
 }
 
 export type JournalTail = 'clean' | 'torn' | 'bad_checksum';

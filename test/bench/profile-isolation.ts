@@ -1,20 +1,23 @@
 // Not a bench: isolation.bench.ts's scene (ten live calls, then a noisy account looping 255 KiB
 // flow uploads and JSON edits beside them) with the server's main thread profiled over the
 // attack window only (node:inspector, in process), so that
-//   node --import tsx test/bench/profile-isolation.ts [seconds] [profile.cpuprofile]
+//   node --import tsx test/bench/profile-isolation.ts [seconds] [profile.cpuprofile] [calls]
 // prints what each noisy request costs the thread that paces audio: main-thread CPU per request
-// (the attack window's rate minus the quiet window's, times the window, over the requests), and
-// the functions that spend it, self and inclusive, in ms of CPU per request.
+// (the attack window's rate minus the quiet window's, times the window, over the requests), the
+// garbage collector's pauses on that thread, and the functions that spend the time, self and
+// inclusive, in ms per request. With calls = 0 the figures are the noisy requests' alone: on a
+// machine shared with other work, the cleanest per-request cost.
 import { writeFileSync } from 'node:fs';
 import { Session, type Profiler } from 'node:inspector';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { createAccount } from '../support/server.ts';
 import { wsUrl } from '../support/voice-client.ts';
 import { lines, spawnTs, startLoadRig } from './load-rig.ts';
 import { threadCpu } from './thread-cpu.ts';
 
-const [secondsArg = '15', profilePath] = process.argv.slice(2);
+const [secondsArg = '15', profilePath, callsArg = '10'] = process.argv.slice(2);
 const seconds = Number(secondsArg);
-const calls = 10;
+const calls = Number(callsArg);
 
 const mainCpuMs = () => threadCpu().find((t) => t.tid === process.pid)!.cpuMs;
 
@@ -25,9 +28,9 @@ const post = <T>(method: string, params?: object) =>
 
 const { server, apiKey, flowId, close } = await startLoadRig({ tts: 'openai' });
 const noisy = await createAccount(server);
-const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(calls), String(2 * seconds + 6)]);
-const out = lines(clients);
-await out.next(); // all connected
+const clients = calls > 0 ? spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(calls), String(2 * seconds + 6)]) : null;
+const out = clients ? lines(clients) : null;
+await out?.next(); // all connected
 await new Promise((r) => setTimeout(r, 3000));
 
 // The quiet window: the calls alone.
@@ -36,20 +39,29 @@ let t0 = performance.now();
 await new Promise((r) => setTimeout(r, seconds * 1000));
 const quietRate = (mainCpuMs() - cpu0) / (performance.now() - t0);
 
-// The attack window, profiled.
+// The attack window, profiled, with the collector's pauses on this thread.
+const gcPauses = { minor: [] as number[], major: [] as number[] };
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry.detail as { kind?: number } | undefined)?.kind;
+    (kind === constants.NODE_PERFORMANCE_GC_MAJOR ? gcPauses.major : gcPauses.minor).push(entry.duration);
+  }
+});
 await post('Profiler.enable');
 await post('Profiler.setSamplingInterval', { interval: 200 });
 const attacker = spawnTs('./isolation-attacker.ts', [server.url, noisy.apiKey, String(seconds)]);
 const summaryLine = lines(attacker).next();
 await post('Profiler.start');
+gcObserver.observe({ entryTypes: ['gc'] });
 cpu0 = mainCpuMs();
 t0 = performance.now();
 const summary = JSON.parse(await summaryLine) as { requests: number; statuses: Record<string, number>; healthP99: number };
 const wall = performance.now() - t0;
 const attackCpu = mainCpuMs() - cpu0;
+gcObserver.disconnect();
 const { profile } = await post<{ profile: Profiler.Profile }>('Profiler.stop');
 if (profilePath) writeFileSync(profilePath, JSON.stringify(profile));
-await out.next();
+await out?.next();
 
 const requests = summary.requests;
 const extraPerRequest = (attackCpu - quietRate * wall) / requests;
@@ -93,12 +105,15 @@ const top = (m: Map<string, number>, n: number) =>
     .map(([k, v]) => `  ${(v / requests).toFixed(2).padStart(7)} ms  ${k}`)
     .join('\n');
 const busy = [...self.values()].reduce((a, b) => a + b, 0);
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const gcLine = (kind: string, xs: number[]) => `${xs.length} ${kind}, ${sum(xs).toFixed(0)} ms in all (${(sum(xs) / requests).toFixed(1)} per request), longest ${Math.max(0, ...xs).toFixed(1)} ms`;
 
 process.stdout.write(
   [
     `attack window ${(wall / 1000).toFixed(1)} s: ${requests} noisy requests ${JSON.stringify(summary.statuses)}, /health p99 ${summary.healthP99.toFixed(1)} ms`,
     `main thread: ${((quietRate * 100)).toFixed(1)}% of a core with the calls alone, ${((attackCpu / wall) * 100).toFixed(1)}% beside the noisy account`,
     `main-thread CPU per noisy request: ${extraPerRequest.toFixed(1)} ms (profiled busy time ${(busy / requests).toFixed(1)} ms per request, calls included)`,
+    `GC pauses in the window: ${gcLine('minor', gcPauses.minor)}; ${gcLine('major', gcPauses.major)}`,
     'self time per request, top 25:',
     top(self, 25),
     'inclusive time per request, top 40:',
