@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
+import { connectVoice } from '../support/voice-client.ts';
 import { screenshot } from './browser.ts';
 import { WAIT, node, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
@@ -169,6 +170,30 @@ describe('drafts, publish and history in the editor', () => {
 
     await page.evaluate(() => (globalThis as any).fireMenu('save-yaml'));
     await expect.poll(() => page.evaluate(() => (globalThis as any).desktopCalls as unknown[][]), WAIT).toContainEqual(['saveYamlFile', 'Desk-draft.yaml', fileText]);
+    await page.close();
+  }, 90_000);
+
+  it('the Sessions screen says which version of its flow each session ran', async () => {
+    const api = (method: string, path: string, body?: unknown) => rig().server.request(method, path, { apiKey: rig().account.apiKey, body });
+    const id = (await api('POST', '/v1/flows', { name: 'Which version ran', yaml_content: GUESSING_GAME_YAML })).body.id as string;
+    /** A session started the way a business's backend does, run until the flow has started. */
+    const backendSession = async () => {
+      const started = await api('POST', '/v1/sessions', { flow_id: id });
+      const client = await connectVoice(started.body.ws_url);
+      await client.waitFor('flow_state');
+      client.close();
+      await client.closed;
+    };
+    await backendSession();
+    await api('PUT', `/v1/flows/${id}`, { yaml_content: GUESSING_GAME_YAML.replace(`prompt: "${ORIGINAL_WON}"`, 'prompt: "Second version"') });
+    await backendSession();
+
+    const page = await rig().open('/sessions');
+    const rows = page.getByRole('table').locator('tbody tr').filter({ hasText: 'Which version ran' });
+    await expect.poll(() => rows.count(), WAIT).toBe(2);
+    // Newest first: the session after the PUT ran version 2, the one before it version 1.
+    await expect.poll(() => rows.locator('.version').allTextContents(), WAIT).toEqual(['v2', 'v1']);
+    await screenshot(page, 'drafts-6-sessions-say-version');
     await page.close();
   }, 90_000);
 });

@@ -275,10 +275,13 @@ export class FlowEditor {
    */
   private async store(yaml: string, positions: Positions) {
     if (this.flowId !== null) {
-      const saved = await api.saveDraft(this.flowId, yaml, this.etag);
-      if (!saved.ok) return saved;
-      this.etag = saved.value.etag;
-      this.publishedVersion = saved.value.published_version;
+      // Only positions moved: the server has this text already (as the draft, or live).
+      if (yaml !== this.savedYaml) {
+        const saved = await api.saveDraft(this.flowId, yaml, this.etag);
+        if (!saved.ok) return saved;
+        this.etag = saved.value.etag;
+        this.publishedVersion = saved.value.published_version;
+      }
       return api.updateFlow(this.flowId, { layout: { positions } });
     }
     const created = await api.createFlow(this.name.trim() || 'Imported flow', yaml);
