@@ -92,4 +92,30 @@ describe('Settings → Webhooks', () => {
     expect((await rig.server.request('GET', '/v1/webhooks', { jwt: rig.account.jwt })).body).toEqual([]);
     await page.close();
   });
+
+  it('fits 1024×700 with a long URL and its deliveries open, and the section button jumps to it', { timeout: 60_000 }, async () => {
+    const long = `${receiver.url}/${'a-very-long-path-segment/'.repeat(12)}end`;
+    const created = await rig.server.request('POST', '/v1/webhooks', { jwt: rig.account.jwt, body: { url: long } });
+    expect(created.status).toBe(201);
+    receiver.answerWith(() => 200);
+    const sessionId = await playShortSession();
+    await receiver.waitFor((r) => r.json?.type === 'session.ended' && r.json?.data?.session_id === sessionId, 15_000, 'session.ended');
+
+    const page = await rig.open('/settings', { width: 1024, height: 700 });
+    await page.getByRole('navigation', { name: 'Settings sections' }).getByRole('button', { name: 'Webhooks' }).click();
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Webhooks');
+    const endpoint = page.getByRole('listitem', { name: long });
+    await endpoint.getByRole('button', { name: 'Deliveries' }).click();
+    await endpoint.getByRole('row').filter({ hasText: 'session.ended' }).filter({ hasText: 'Delivered' }).waitFor({ timeout: 15_000 });
+    expect(await endpoint.getByRole('row').count()).toBe(5); // the header and the session's four events
+    const sideways = await page.evaluate(() => {
+      const doc = (globalThis as any).document;
+      const main = doc.querySelector('main');
+      return { page: doc.documentElement.scrollWidth > doc.documentElement.clientWidth + 1, main: main.scrollWidth > main.clientWidth + 1 };
+    });
+    expect(sideways).toEqual({ page: false, main: false });
+    await screenshot(page, 'studio-settings-webhooks-1024x700');
+    await rig.server.request('DELETE', `/v1/webhooks/${created.body.id}`, { jwt: rig.account.jwt });
+    await page.close();
+  });
 });
