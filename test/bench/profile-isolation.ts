@@ -43,7 +43,7 @@ const quietRate = (mainCpuMs() - cpu0) / (performance.now() - t0);
 const gcPauses = { minor: [] as number[], major: [] as number[] };
 const gcObserver = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
-    const kind = (entry.detail as { kind?: number } | undefined)?.kind;
+    const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
     (kind === constants.NODE_PERFORMANCE_GC_MAJOR ? gcPauses.major : gcPauses.minor).push(entry.duration);
   }
 });
