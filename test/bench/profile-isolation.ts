@@ -9,7 +9,7 @@
 // machine shared with other work, the cleanest per-request cost.
 import { writeFileSync } from 'node:fs';
 import { Session, type Profiler } from 'node:inspector';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
 import { createAccount } from '../support/server.ts';
 import { wsUrl } from '../support/voice-client.ts';
 import { lines, spawnTs, startLoadRig } from './load-rig.ts';
