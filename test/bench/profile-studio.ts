@@ -145,12 +145,14 @@ function summarizeTrace(trace: Buffer): string {
 }
 
 async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: string }> {
-  await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute'] });
+  // PROFILE_TRACE=0 leaves the trace out: it slows the page down by itself.
+  const tracing = process.env.PROFILE_TRACE !== '0';
+  if (tracing) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute'] });
   await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
   await cdp.send('Profiler.start');
   const result = await run();
   const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
-  const trace = summarizeTrace(await browser.stopTracing());
+  const trace = tracing ? summarizeTrace(await browser.stopTracing()) : '  (no trace)';
   return { result, profile, trace };
 }
 

@@ -1,0 +1,71 @@
+// Issue 20, item 2, in Chromium: a 200-state flow draws only the states in view (above 100 states
+// the canvas does), yet shows every state on the overview map, runs its edges from the bottom of
+// the states they leave into the top of the states they enter, drawn or not yet drawn, and draws
+// the states that come into view.
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { generateFlowYaml } from '../support/generate-flow.ts';
+import { WAIT, node, openFlow } from './studio-editor-page.ts';
+import { studioSuite } from './studio-screens-server.ts';
+
+const rig = studioSuite();
+const TWO_HUNDRED = generateFlowYaml(200);
+
+/** On screen: where an edge's path starts and ends, and the boxes of its two states. */
+function edgeEnds(page: Page, id: string, source: string, target: string) {
+  return page.evaluate(
+    ([edgeId, from, to]) => {
+      const doc = (globalThis as any).document;
+      const path = doc.querySelector(`.svelte-flow__edge[data-id="${edgeId}"] path.svelte-flow__edge-path`);
+      if (!path) return null;
+      const matrix = path.getScreenCTM();
+      const at = (length: number) => {
+        const p = path.getPointAtLength(length);
+        const s = new (globalThis as any).DOMPoint(p.x, p.y).matrixTransform(matrix);
+        return { x: s.x, y: s.y };
+      };
+      const box = (name: string) => {
+        const r = doc.querySelector(`.svelte-flow__node[data-id="${name}"] .state`)?.getBoundingClientRect();
+        return r ? { left: r.left, right: r.right, top: r.top, bottom: r.bottom } : null;
+      };
+      const source = box(from!);
+      const zoom = source ? (source.right - source.left) / 240 : 1;
+      return { start: at(0), end: at(path.getTotalLength()), source, target: box(to!), zoom };
+    },
+    [id, source, target],
+  );
+}
+
+describe('a 200-state flow', () => {
+  it('draws the states in view, with every state on the overview map and edges from bottom to top of their states', async () => {
+    const { page } = await openFlow(rig(), 'Two hundred states', TWO_HUNDRED);
+    await expect.poll(() => page.locator('.svelte-flow__minimap-node').count(), WAIT).toBe(200);
+    await node(page, 's0').waitFor(WAIT);
+    const drawnAtOpen = await page.locator('.svelte-flow__node').count();
+    expect(drawnAtOpen).toBeGreaterThan(0);
+    expect(drawnAtOpen).toBeLessThan(100);
+
+    // s0 → s1 (next0) goes down from s0's bottom into s1's top, once both are drawn and measured.
+    await expect
+      .poll(async () => {
+        const ends = await edgeEnds(page, 's0→next0', 's0', 's1');
+        if (!ends?.source || !ends.target) return 'not drawn';
+        const centreOf = (b: { left: number; right: number }) => (b.left + b.right) / 2;
+        const near = (a: number, b: number, by: number) => Math.abs(a - b) <= by;
+        return [
+          // The connector dot sits on the bottom border (1.5 px) and is 14 px tall: the edge leaves
+          // 5.5 px below the border, at the canvas's zoom.
+          near(ends.start.x, centreOf(ends.source), 2) && near(ends.start.y, ends.source.bottom + 5.5 * ends.zoom, 1.5)
+            ? 'leaves s0 at its bottom'
+            : `leaves at ${JSON.stringify(ends.start)} of ${JSON.stringify(ends.source)}`,
+          near(ends.end.x, centreOf(ends.target), 2) && near(ends.end.y, ends.target.top + 1.5 * ends.zoom, 1.5) ? 'enters s1 at its top' : `enters at ${JSON.stringify(ends.end)} of ${JSON.stringify(ends.target)}`,
+        ];
+      }, WAIT)
+      .toEqual(['leaves s0 at its bottom', 'enters s1 at its top']);
+
+    // Fit brings every state into view, and every one is drawn.
+    await page.getByRole('button', { name: 'Fit', exact: true }).click();
+    await expect.poll(() => page.locator('.svelte-flow__node').count(), WAIT).toBe(200);
+    await page.close();
+  }, 120_000);
+});
