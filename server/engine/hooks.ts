@@ -50,7 +50,9 @@ export function loggingHook(log: HookLogger): SessionHook {
   return {
     name: 'log',
     handle(event, context) {
-      log.info({ session: context.sessionId, account: context.accountId, metadata: context.metadata, event }, `session ${event.type}`);
+      // A tool call's arguments are what the caller said (names, numbers): the log keeps the call, not them.
+      const logged = event.type === 'tool_called' ? { ...event, arguments: undefined } : event;
+      log.info({ session: context.sessionId, account: context.accountId, metadata: context.metadata, event: logged }, `session ${event.type}`);
     },
   };
 }
