@@ -24,6 +24,8 @@ const CreateBody = z
       .string({ error: 'url is required' })
       .trim()
       .max(2048, 'at most 2048 characters')
+      // http:// too, as Svix and Vapi allow: receivers on a LAN or behind a TLS-terminating proxy;
+      // the signature, not the scheme, is what proves the sender.
       .refine((value) => /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value), { message: 'must be an http:// or https:// URL' })
       // A user:password in the URL would be a secret kept and shown in plain text: the signature is the credential.
       .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), {
