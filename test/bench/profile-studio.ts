@@ -124,6 +124,8 @@ interface TraceEvent {
   pid: number;
   tid: number;
   dur?: number;
+  /** The thread's CPU time in the event: on a loaded machine much less than `dur`. */
+  tdur?: number;
   args?: { name?: string };
 }
 
@@ -135,13 +137,21 @@ function summarizeTrace(trace: Buffer): string {
   const kinds = ['RunTask', 'FunctionCall', 'TimerFire', 'FireAnimationFrame', 'EventDispatch', 'UpdateLayoutTree', 'Layout', 'PrePaint', 'Paint', 'Layerize', 'MinorGC', 'MajorGC', 'v8.compile', 'EvaluateScript'];
   const main = new Map<string, number>();
   let worker = 0;
+  const tasks: TraceEvent[] = [];
   for (const e of events) {
     if (e.ph !== 'X' || e.dur === undefined) continue;
     const thread = threads.get(`${e.pid}:${e.tid}`);
+    if (thread === 'CrRendererMain' && e.name === 'RunTask') tasks.push(e);
     if (thread === 'CrRendererMain' && kinds.includes(e.name)) main.set(e.name, (main.get(e.name) ?? 0) + e.dur / 1000);
     if (thread === 'DedicatedWorker thread' && e.name === 'RunTask') worker += e.dur / 1000;
   }
-  return `  trace, main thread (nested kinds overlap): ${kinds.filter((k) => main.has(k)).map((k) => `${k} ${main.get(k)!.toFixed(0)}`).join(', ')}\n  trace, flow worker busy: ${worker.toFixed(0)} ms`;
+  const longest = tasks.sort((a, b) => b.dur! - a.dur!).slice(0, 4);
+  const cpu = tasks.reduce((sum, t) => sum + (t.tdur ?? 0), 0) / 1000;
+  return [
+    `  trace, main thread (nested kinds overlap): ${kinds.filter((k) => main.has(k)).map((k) => `${k} ${main.get(k)!.toFixed(0)}`).join(', ')}`,
+    `  trace, main thread CPU ${cpu.toFixed(0)} ms in ${tasks.length} tasks; longest tasks wall/CPU: ${longest.map((t) => `${(t.dur! / 1000).toFixed(0)}/${((t.tdur ?? 0) / 1000).toFixed(0)}`).join(', ')} ms`,
+    `  trace, flow worker busy: ${worker.toFixed(0)} ms`,
+  ].join('\n');
 }
 
 async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: string }> {
@@ -216,6 +226,11 @@ try {
     });
     summarize(`open ${states} states (${open.result} ms to the flow on screen)`, open.profile);
     console.log(open.trace);
+    const drawn = await page.evaluate(() => {
+      const doc = (globalThis as any).document;
+      return `${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn; ${doc.getElementsByTagName('*').length} elements in the page`;
+    });
+    console.log(`  ${drawn}`);
     console.log(`  long frames: ${await longFrames(page)}`);
 
     await cursorAfterS0Skip(page);
