@@ -1,6 +1,7 @@
 // One delivery attempt: a POST of the signed body to the endpoint, and what came of it. No
-// redirect is followed (a 3xx is a failed attempt that names where it pointed), the whole answer
-// must come within the timeout, and the receiver's body is not read beyond a little for the log.
+// redirect is followed (a 3xx is a failed attempt that names where it pointed), the answer's
+// status must come within the timeout, and the receiver's body is not read beyond a little of a
+// refusal's, for the deliveries list.
 //
 // The private-network check happens where the socket connects, on every attempt: a name that
 // resolved to a public address when the endpoint was saved may resolve to 127.0.0.1 later (DNS
@@ -30,7 +31,8 @@ const KEPT_BODY_BYTES = 200;
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-function guardedLookup(allowPrivate: boolean) {
+/** A DNS lookup that refuses the server's own network unless allowed; flow http tools connect through it too. */
+export function guardedLookup(allowPrivate: boolean) {
   return (hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
@@ -89,24 +91,33 @@ export function sendWebhook(url: string, body: string, headers: Record<string, s
     };
     const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, requestOptions, (response) => {
       const status = response.statusCode ?? 0;
+      // The status decides; a receiver's body is not waited for (one that never ends would turn a
+      // 2xx into a timeout), only a little of a refusal's is kept for the deliveries list.
+      if (status >= 200 && status < 300) {
+        finish({ delivered: true, statusCode: status, error: null });
+        response.destroy();
+        return;
+      }
+      if (status >= 300 && status < 400) {
+        const location = response.headers.location ?? '(no Location)';
+        finish({ delivered: false, statusCode: status, error: `redirects are not followed (to ${location.slice(0, 200)})` });
+        response.destroy();
+        return;
+      }
       const kept: Buffer[] = [];
       let keptBytes = 0;
-      response.on('data', (chunk: Buffer) => {
-        if (keptBytes < KEPT_BODY_BYTES) {
-          kept.push(chunk);
-          keptBytes += chunk.length;
-        }
-      });
-      response.on('error', fail);
-      response.on('end', () => {
-        if (status >= 200 && status < 300) return finish({ delivered: true, statusCode: status, error: null });
-        if (status >= 300 && status < 400) {
-          const location = response.headers.location ?? '(no Location)';
-          return finish({ delivered: false, statusCode: status, error: `redirects are not followed (to ${location.slice(0, 200)})` });
-        }
+      const refused = () => {
         const text = Buffer.concat(kept).toString('utf8').slice(0, KEPT_BODY_BYTES).replace(/\s+/g, ' ').trim();
         finish({ delivered: false, statusCode: status, error: `the receiver answered ${status}${text ? `: ${text}` : ''}` });
+        response.destroy();
+      };
+      response.on('data', (chunk: Buffer) => {
+        kept.push(chunk);
+        keptBytes += chunk.length;
+        if (keptBytes >= KEPT_BODY_BYTES) refused();
       });
+      response.on('end', refused);
+      response.on('error', refused);
     });
     timer = setTimeout(() => {
       timedOut = true;
