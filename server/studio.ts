@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** Paths the studio's router understands (renderer/src/lib/router.svelte.ts). */
-export const STUDIO_PAGES = ['/', '/flow-editor', '/sessions', '/settings', '/sign-in'] as const;
+export const STUDIO_PAGES = ['/', '/flow-editor', '/sessions', '/session', '/settings', '/sign-in'] as const;
 
 
 // The studio's own script only; inline style attributes are how Svelte and xyflow position
