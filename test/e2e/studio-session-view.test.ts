@@ -5,6 +5,7 @@
 // editor's Test tab, once ended, opens the same view ("View session").
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GUESSING_GAME_YAML } from '../support/server.ts';
 import { GUESSING_GAME_RULES, connectSession, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import { launchChromium, screenshot, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
 import { signInBrowser } from './studio.ts';
@@ -91,6 +92,7 @@ describe('the session view', () => {
     // The scrubber starts at the end: the game was won.
     await expect.poll(() => graphMarks(graph), { timeout: 10_000 }).toEqual({ active: ['won'], visited: ['playing', 'setup'] });
     expect(await takenEdges(graph)).toEqual(['playing→guess_correct', 'playing→record_answer', 'setup→begin_game']);
+    expect(await page.getByTestId('session-graph-drawn').innerText()).toBe('Version 1 of “Guessing game”, which this session ran.');
     // Shown, not edited: no adding states, no laying out again.
     expect(await graph.getByRole('button', { name: '+ State' }).count()).toBe(0);
     expect(await graph.getByRole('note', { name: 'The session on the graph' }).innerText()).toMatch(/At \d+:\d\d\.\d:/);
@@ -144,7 +146,7 @@ describe('the session view', () => {
     const talk = await chromium.newPage();
     await signInBrowser(talk, rig.server.url, rig.account);
     await talk.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
-    await talk.getByRole('tab', { name: 'Test' }).click();
+    await talk.getByRole('tab', { name: 'Test', exact: true }).click();
     const panel = talk.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-status').innerText(), { timeout: 15_000 }).toMatch(/^Live · text only/);
@@ -174,5 +176,19 @@ describe('the session view', () => {
     await screenshot(talk, 'studio-session-view-from-test-tab-1280x800');
     expect(chromium.pageErrors).toEqual([]);
     await talk.close();
+  });
+
+  it('draws the version of the flow the session ran, not one published since', { timeout: 30_000 }, async () => {
+    // Version 2 renames playing: the first session's path still reads on version 1.
+    const renamed = GUESSING_GAME_YAML.replaceAll('playing', 'guessing');
+    expect((await rig.server.request('PUT', `/v1/flows/${rig.flowId}`, { apiKey: rig.account.apiKey, body: { yaml_content: renamed } })).status).toBe(200);
+    const view = await chromium.newPage();
+    await signInBrowser(view, rig.server.url, rig.account);
+    await view.goto(`${rig.server.url}/session?id=${sessionId}`);
+    const graph = view.getByTestId('session-graph');
+    await expect.poll(() => graphMarks(graph), { timeout: 20_000 }).toEqual({ active: ['won'], visited: ['playing', 'setup'] });
+    expect(await view.getByTestId('session-graph-drawn').innerText()).toBe('Version 1 of “Guessing game”, which this session ran.');
+    expect(await graph.locator('.svelte-flow__node[data-id="guessing"]').count()).toBe(0);
+    await view.close();
   });
 });

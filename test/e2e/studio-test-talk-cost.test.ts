@@ -26,7 +26,7 @@ describe('the Test tab says what a session costs before Talk', () => {
 
   /** The Test tab of the rig's flow; the cost as a person reads it (one line per paragraph). */
   async function openTestTab(page: Page): Promise<Locator> {
-    await page.getByRole('tab', { name: 'Test' }).click();
+    await page.getByRole('tab', { name: 'Test', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('heading', { name: 'Talk to this flow' }).waitFor();
     return panel;
