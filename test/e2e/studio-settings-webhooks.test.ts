@@ -115,6 +115,9 @@ describe('Settings → Webhooks', () => {
     });
     expect(sideways).toEqual({ page: false, main: false });
     await screenshot(page, 'studio-settings-webhooks-1024x700');
+    // From a delivery to the call it tells of.
+    await endpoint.getByRole('link', { name: 'Open the session of this session.ended' }).click();
+    await page.waitForURL((url) => url.searchParams.get('id') === sessionId);
     await rig.server.request('DELETE', `/v1/webhooks/${created.body.id}`, { jwt: rig.account.jwt });
     await page.close();
   });
