@@ -191,4 +191,29 @@ describe('the session view', () => {
     expect(await graph.locator('.svelte-flow__node[data-id="guessing"]').count()).toBe(0);
     await view.close();
   });
+
+  it("draws a studio test's session on the draft it tested", { timeout: 60_000 }, async () => {
+    // The designer's saved draft renames setup (version 2, published, has guessing for playing).
+    const draft = GUESSING_GAME_YAML.replaceAll('playing', 'guessing').replaceAll('setup', 'warmup');
+    expect((await rig.server.request('PUT', `/v1/flows/${rig.flowId}/draft`, { jwt: rig.account.jwt, body: { yaml_content: draft } })).status).toBe(200);
+    const talk = await chromium.newPage();
+    await signInBrowser(talk, rig.server.url, rig.account);
+    await talk.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
+    await talk.getByRole('tab', { name: 'Test', exact: true }).click();
+    const panel = talk.getByRole('region', { name: 'Test talk' });
+    await panel.getByRole('button', { name: 'Text only' }).click();
+    await expect.poll(() => panel.getByTestId('talk-state-name').innerText(), { timeout: 15_000 }).toBe('warmup');
+    await panel.getByRole('textbox', { name: 'Type a turn' }).fill("I'm ready");
+    await talk.keyboard.press('Enter');
+    await expect.poll(() => panel.getByTestId('talk-state-name').innerText(), { timeout: 15_000 }).toBe('guessing');
+    await panel.getByRole('button', { name: 'End', exact: true }).click();
+    await expect.poll(() => panel.getByTestId('talk-status').innerText(), { timeout: 10_000 }).toBe('Ended');
+    await panel.getByRole('link', { name: 'View session' }).click();
+    await talk.getByRole('heading', { name: 'Session', level: 1 }).waitFor();
+    const graph = talk.getByTestId('session-graph');
+    await expect.poll(() => graphMarks(graph), { timeout: 20_000 }).toEqual({ active: ['guessing'], visited: ['warmup'] });
+    expect(await talk.getByTestId('session-graph-drawn').innerText()).toBe('The draft of “Guessing game” as it is now: this session tested the draft.');
+    expect(chromium.pageErrors).toEqual([]);
+    await talk.close();
+  });
 });
