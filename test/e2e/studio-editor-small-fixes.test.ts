@@ -131,8 +131,9 @@ describe('the canvas', () => {
 });
 
 describe('expected answers', () => {
-  it('refuses to save a flow with errors without a failed request', async () => {
-    const { page } = await openFlow(rig(), 'Save refused');
+  // Issue 17: a draft with errors is saved (it is work in progress); the refusal is Publish's.
+  it('saves a draft with errors, and refuses to publish it without a failed request', async () => {
+    const { page } = await openFlow(rig(), 'Publish refused');
     const failed = failedResponses(page);
     const problems = consoleProblems(page);
     await page.getByRole('tab', { name: 'YAML' }).click();
@@ -142,7 +143,11 @@ describe('expected answers', () => {
     await page.keyboard.type('x');
     await page.getByRole('region', { name: 'Problems' }).getByRole('button').first().waitFor(WAIT);
     await page.keyboard.press('Control+s');
-    const refusal = page.getByRole('alert').filter({ hasText: 'Not saved.' });
+    await page.getByText('Saved', { exact: true }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Publish…' }).click();
+    const dialog = page.getByRole('dialog', { name: /^Publish the draft/ });
+    await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
+    const refusal = dialog.getByRole('alert').filter({ hasText: 'Not published' });
     await refusal.waitFor(WAIT);
     expect(await refusal.innerText()).toMatch(/line \d+, column \d+/);
     expect(failed).toEqual([]);

@@ -96,18 +96,26 @@ describe('a whole session in the studio', () => {
     await page.keyboard.press('Control+z');
     await page.keyboard.press('Control+y');
 
-    // A save the validator refuses, then the fix and a save that goes through.
+    // A draft with errors is saved (issue 17), a publish the validator refuses, then the fix and
+    // a save that goes through.
     await page.keyboard.type(': [');
     await expect.poll(() => page.locator('.canvas.stale').count(), WAIT).toBe(1);
     await page.keyboard.press('Control+s');
-    await page.getByRole('alert').filter({ hasText: 'Not saved.' }).waitFor(WAIT);
+    await page.getByText('Saved', { exact: true }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Publish…' }).click();
+    const publish = page.getByRole('dialog', { name: /^Publish the draft/ });
+    await publish.getByRole('button', { name: 'Publish', exact: true }).click();
+    await publish.getByRole('alert').filter({ hasText: 'Not published' }).waitFor(WAIT);
+    await publish.getByRole('button', { name: 'Cancel' }).click();
+    // Back into the YAML where the cursor was (CodeMirror keeps its selection across focus).
+    await page.locator('.cm-content').focus();
     for (let i = 0; i < 3; i++) await page.keyboard.press('Backspace');
     await expect.poll(() => page.locator('.canvas.stale').count(), WAIT).toBe(0);
     await page.keyboard.press('Control+s');
     await page.getByText('Saved', { exact: true }).waitFor(WAIT);
 
     // Test-talk, typed: the model starts the game, the graph follows, then hang up.
-    await page.getByRole('tab', { name: 'Test' }).click();
+    await page.getByRole('tab', { name: 'Test', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-status').innerText(), WAIT).toMatch(/^Live · text only/);
