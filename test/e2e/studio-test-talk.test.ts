@@ -36,7 +36,7 @@ describe('test-talk in the flow editor', () => {
     await setUp?.(page);
     await signInBrowser(page, rig.server.url, rig.account);
     await page.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
-    await page.getByRole('tab', { name: 'Test' }).click();
+    await page.getByRole('tab', { name: 'Test', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('heading', { name: 'Talk to this flow' }).waitFor();
     return { page, panel };

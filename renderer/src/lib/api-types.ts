@@ -1,6 +1,8 @@
 // The hosted API's shapes as the studio sees them. Pure types, apart from api.ts (which touches
 // sessionStorage), so pure helpers and their Node-side unit tests can import them.
 import type { Diagnostic } from '../../../server/flow/types.ts';
+import type { FlowCoverage } from '../../../server/flow/tests-coverage.ts';
+import type { TestDiagnostic } from '../../../server/flow/tests-format.ts';
 
 export interface ApiFailure {
   ok: false;
@@ -124,4 +126,42 @@ export interface WebhookDeliveryView {
   last_attempt_at: number | null;
   delivered_at: number | null;
   attempt_log: WebhookAttemptView[];
+}
+/** Flow tests (DESIGN §14): YAML tests stored with their flow, and their runs. */
+export interface FlowTestView {
+  id: string;
+  flow_id: string;
+  name: string;
+  yaml_content: string;
+  created_at: number;
+  updated_at: number;
+  diagnostics?: TestDiagnostic[];
+}
+export interface TestCheckView { check: string; passed: boolean; expected: unknown; actual: unknown; message: string }
+export interface TestStepView {
+  index: number;
+  /** `user: …`, `simulate: tool`, or `check`. */
+  action: string;
+  passed: boolean;
+  checks: TestCheckView[];
+  transcript: Array<{ role: 'user' | 'agent'; text: string; interrupted?: boolean }>;
+  tool_calls: Array<{ name: string; arguments: unknown; status: 'accepted' | 'rejected'; reason: string | null; from_state: string; to_state: string }>;
+  path: string[];
+  /** The state when the step was over. */
+  state: string;
+}
+export interface TestRunOnceView { passed: boolean; steps: TestStepView[]; path: string[]; duration_ms: number; error: string | null }
+export interface TestResultView { test_id: string | null; name: string; passed: boolean; pass_rate: number; runs: TestRunOnceView[]; coverage: FlowCoverage }
+export interface FlowTestRunView {
+  id: string;
+  flow_id: string;
+  mode: 'scripted' | 'model' | 'audio';
+  draft: boolean;
+  flow_version: number | null;
+  test_ids: string[];
+  status: 'running' | 'passed' | 'failed' | 'error';
+  error: string | null;
+  created_at: number;
+  finished_at: number | null;
+  result?: { passed: boolean; tests: TestResultView[]; coverage: FlowCoverage; duration_ms: number } | null;
 }

@@ -24,6 +24,8 @@ import type {
   CreatedWebhook,
   WebhookDeliveryView,
   WebhookEventType,
+  FlowTestView,
+  FlowTestRunView,
 } from './api-types.ts';
 
 export type * from './api-types.ts';
@@ -137,6 +139,15 @@ export const api = {
   listVersions: (flowId: string) => request<FlowVersionSummary[]>('GET', `/v1/flows/${id(flowId)}/versions`),
   getVersion: (flowId: string, number: number) => request<FlowVersionRecord>('GET', `/v1/flows/${id(flowId)}/versions/${number}`),
   publishVersionAgain: (flowId: string, number: number, note: string) => request<PublishedVersion>('POST', `/v1/flows/${id(flowId)}/versions/${number}/publish`, { note }),
+
+  // Flow tests (DESIGN §14); the studio runs them against the draft.
+  listTests: (flowId: string) => request<FlowTestView[]>('GET', `/v1/flows/${id(flowId)}/tests`),
+  createTest: (flowId: string, yamlContent: string) => request<FlowTestView>('POST', `/v1/flows/${id(flowId)}/tests`, { yaml_content: yamlContent }),
+  updateTest: (flowId: string, testId: string, yamlContent: string) => request<FlowTestView>('PUT', `/v1/flows/${id(flowId)}/tests/${id(testId)}`, { yaml_content: yamlContent }),
+  deleteTest: (flowId: string, testId: string) => request<void>('DELETE', `/v1/flows/${id(flowId)}/tests/${id(testId)}`),
+  importTests: (flowId: string, yamlContent: string) => request<{ tests: FlowTestView[] }>('POST', `/v1/flows/${id(flowId)}/tests/import`, { yaml_content: yamlContent }),
+  runTests: (flowId: string, testIds?: string[]) => request<FlowTestRunView>('POST', `/v1/flows/${id(flowId)}/tests/run`, { draft: true, ...(testIds ? { test_ids: testIds } : {}) }),
+  getTestRun: (flowId: string, runId: string) => request<FlowTestRunView>('GET', `/v1/flows/${id(flowId)}/tests/runs/${id(runId)}`),
 
   listApiKeys: () => request<ApiKeyView[]>('GET', '/auth/api-keys'),
   createApiKey: (label: string) => request<CreatedApiKey>('POST', `/auth/api-keys?label=${encodeURIComponent(label)}`),

@@ -17,6 +17,8 @@ export interface StateNodeData extends Record<string, unknown> {
   pastRun: boolean;
   /** The steps at which test-talk entered this state. */
   visits: number[];
+  /** No flow test reaches this state (the Tests tab's last run). */
+  untested?: boolean;
 }
 
 /**
@@ -43,6 +45,8 @@ export interface TransitionEdgeData extends Record<string, unknown> {
   pastRun: boolean;
   /** The latest move of the session. */
   last: boolean;
+  /** No flow test takes this transition (the Tests tab's last run). */
+  untested?: boolean;
 }
 
 export type StateNode = Node<StateNodeData, 'state'>;
@@ -80,10 +84,12 @@ export function buildNodes(
     const talk = marks.active === card.name ? 'active' : visits.length > 0 ? 'visited' : null;
     const pastRun = talk !== null && !marks.live;
     const isSelected = selected.includes(card.name);
+    const untested = marks.untested?.states.has(card.name) ?? false;
     const old = before.get(card.name);
     if (
       old &&
       old.data.card === card &&
+      (old.data.untested ?? false) === untested &&
       old.data.stale === stale &&
       old.data.talk === talk &&
       old.data.pastRun === pastRun &&
@@ -107,7 +113,7 @@ export function buildNodes(
       draggable: !stale,
       connectable: !stale,
       ariaLabel: `State ${card.name}${card.initial ? ', start' : ''}`,
-      data: { card, stale, talk, pastRun, visits },
+      data: { card, stale, talk, pastRun, visits, untested },
     };
     nodes.push(presize ? presized(node, estimateHeight(card)) : withoutPresize(node));
   }
@@ -179,6 +185,7 @@ export function buildEdges(
     const stays = marks.loops.get(link.id) ?? 0;
     const pastRun = !marks.live && (taken.length > 0 || stays > 0);
     const last = marks.lastLink === link.id;
+    const untested = marks.untested?.links.has(link.id) ?? false;
     const route = routeOf(link, positions);
     const drawn = paths.get(link.id) ?? null;
     const sourceHeight = heights.get(link.source)!;
@@ -192,6 +199,7 @@ export function buildEdges(
       old.data!.sourceHeight === sourceHeight &&
       old.data!.targetHeight === targetHeight &&
       old.data!.last === last &&
+      (old.data!.untested ?? false) === untested &&
       old.data!.stays === stays &&
       old.data!.pastRun === pastRun &&
       sameSteps(old.data!.taken, taken)
@@ -211,7 +219,7 @@ export function buildEdges(
       deletable: false,
       markerEnd: { type: 'arrowclosed', width: 18, height: 18 },
       ariaLabel: link.selfLoop ? `${link.tool}: stays in ${link.source}` : `${link.tool}: ${link.source} to ${link.target}`,
-      data: { link, route, path: drawn, sourceHeight, targetHeight, taken, stays, pastRun, last },
+      data: { link, route, path: drawn, sourceHeight, targetHeight, taken, stays, pastRun, last, untested },
     });
   }
   return edges;

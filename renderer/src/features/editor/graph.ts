@@ -218,6 +218,11 @@ export interface TalkMarks {
   loops: Map<string, number>;
   /** The link of the latest call (a move or a stay), animated on the graph while live. */
   lastLink: string | null;
+  /**
+   * What no flow test reaches, from the Tests tab's last run: painted apart from the talk's path
+   * (teal) and from errors (red), so a designer sees where the tests have gaps.
+   */
+  untested?: { states: ReadonlySet<string>; links: ReadonlySet<string> } | null;
 }
 
 /**
