@@ -2,6 +2,8 @@
 // events arrive there signed, once per webhook-id, retried when the receiver fails, and listed
 // with each attempt. The receiver is a real HTTP server; sessions are real WebSocket sessions
 // driven with simulate_tool (no model needed).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedServerConfig } from '../../electron/server-host.ts';
@@ -255,6 +257,26 @@ describe('webhooks on a hosted server', () => {
       expect(receiver.received).toHaveLength(1);
     } finally {
       await receiver.close();
+    }
+  });
+
+  it('takes a 2xx as delivered at once, even from a receiver whose body never ends, and keeps a refusal’s first words', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.url === '/slow-ok') res.writeHead(200).write('still going…'); // never ended
+      else res.writeHead(500).end(`${'x'.repeat(50)} database is down ${'y'.repeat(10_000)}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect(await sendWebhook(`${base}/slow-ok`, '{}', {}, { timeoutMs: 3_000, allowPrivate: true })).toMatchObject({ delivered: true, statusCode: 200, error: null });
+      const refused = await sendWebhook(`${base}/broken`, '{}', {}, { timeoutMs: 3_000, allowPrivate: true });
+      expect(refused).toMatchObject({ delivered: false, statusCode: 500 });
+      expect(refused.error).toContain('database is down');
+      expect(refused.error!.length).toBeLessThan(300);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
