@@ -196,4 +196,26 @@ describe('drafts, publish and history in the editor', () => {
     await screenshot(page, 'drafts-6-sessions-say-version');
     await page.close();
   }, 90_000);
+
+  it('Test-talk saves the edit to the draft and runs the draft, while the live version stays as it was', async () => {
+    const { page, id } = await openFlow(rig(), 'Test the draft');
+    await node(page, 'setup').click();
+    const cardPrompt = page.getByRole('textbox', { name: 'Card prompt (shown to the user)' });
+    await cardPrompt.fill('Only the draft says this.');
+    await cardPrompt.blur();
+    // Talk with unsaved changes saves them first, to the draft.
+    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    const panel = page.getByRole('region', { name: 'Test talk' });
+    await panel.getByRole('button', { name: 'Text only' }).click();
+    await expect.poll(() => panel.getByTestId('talk-state-prompt').innerText(), WAIT).toBe('Only the draft says this.');
+    await expect.poll(async () => parseFlow((await draftRecord(id)).yaml_content).document?.states.setup?.ui?.prompt, WAIT).toBe('Only the draft says this.');
+    const live = await flowRecord(id);
+    expect(live).toMatchObject({ published_version: 1, has_draft: true });
+    expect(parseFlow(live.yaml_content).document?.states.setup?.ui?.prompt).toBe(parseFlow(GUESSING_GAME_YAML).document?.states.setup?.ui?.prompt);
+    await panel.getByRole('button', { name: 'End', exact: true }).click();
+    await expect.poll(() => panel.getByTestId('talk-status').innerText(), WAIT).toBe('Ended');
+    const sessions = (await rig().server.request('GET', '/v1/sessions', { apiKey: rig().account.apiKey })).body as Array<Record<string, unknown>>;
+    expect(sessions.find((s) => s.flow_id === id)).toMatchObject({ flow_draft: true, flow_version: null });
+    await page.close();
+  }, 90_000);
 });
