@@ -1,0 +1,130 @@
+// Not a bench: the flow editor before and after a change, measured in the same run, turn about,
+// so a machine loaded by other work weighs on both alike. Builds the studio of a given commit
+// (git archive of renderer/ and server/flow/ into a temporary folder) and of the working tree,
+// serves each from its own server, and for each size opens the flow and types into it as the
+// studio bench does, recording the page clock and, from a Chromium trace, the main thread's CPU
+// time and its longest task (wall and CPU) for each step.
+//
+//   npx tsx test/bench/studio-before-after.ts <commit> [rounds]
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
+import { signInBrowser } from '../e2e/studio.ts';
+import { generateFlowYaml } from '../support/generate-flow.ts';
+import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
+import { cursorAfterS0Skip, onScreen } from './studio-editor.ts';
+
+const commit = process.argv[2];
+if (!commit) throw new Error('usage: studio-before-after.ts <commit> [rounds]');
+const ROUNDS = Number(process.argv[3] ?? 3);
+const SIZES = [200, 500];
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Step {
+  wall: number;
+  cpu: number;
+  longestWall: number;
+  longestCpu: number;
+}
+
+async function buildInto(sourceRoot: string, outDir: string): Promise<void> {
+  const { build } = await import('vite');
+  process.env.NODE_ENV = 'production';
+  await build({ configFile: join(sourceRoot, 'renderer', 'vite.config.ts'), root: join(sourceRoot, 'renderer'), logLevel: 'warn', mode: 'production', build: { outDir, emptyOutDir: true } });
+}
+
+async function traced(browser: Browser, page: Page, run: () => Promise<number>): Promise<Step> {
+  await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] });
+  const wall = await run();
+  const events = (JSON.parse((await browser.stopTracing()).toString('utf8')) as { traceEvents: Array<{ name: string; ph: string; pid: number; tid: number; dur?: number; tdur?: number; args?: { name?: string } }> }).traceEvents;
+  const main = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+  const tasks = events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && main.has(`${e.pid}:${e.tid}`) && e.dur !== undefined);
+  const longest = tasks.reduce((max, t) => ((t.tdur ?? 0) > (max?.tdur ?? -1) ? t : max), tasks[0]);
+  return { wall, cpu: tasks.reduce((sum, t) => sum + (t.tdur ?? 0), 0) / 1000, longestWall: (longest?.dur ?? 0) / 1000, longestCpu: (longest?.tdur ?? 0) / 1000 };
+}
+
+const work = await mkdtemp(join(tmpdir(), 'voxflow-before-after-'));
+const before = join(work, 'before');
+execFileSync('sh', ['-c', `mkdir -p ${before} && git -C ${root} archive ${commit} renderer server/flow server/protocol server/providers/catalog.ts resources electron/contract.ts package.json tsconfig.base.json tsconfig.json | tar -x -C ${before}`]);
+await symlink(join(root, 'node_modules'), join(before, 'node_modules'));
+await buildInto(before, join(work, 'before-dist'));
+await buildInto(root, join(work, 'after-dist'));
+
+const dir = await tempDir();
+const servers: Record<string, TestServer> = {
+  before: await startTestServer({}, { studioDir: join(work, 'before-dist') }),
+  after: await startTestServer({}, { studioDir: join(work, 'after-dist') }),
+};
+const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
+const results = new Map<string, Step[]>();
+const record = (key: string, step: Step) => results.set(key, [...(results.get(key) ?? []), step]);
+const loads: number[] = [];
+try {
+  const flows: Record<string, { account: Awaited<ReturnType<typeof createAccount>>; ids: Record<number, string> }> = {};
+  for (const [name, server] of Object.entries(servers)) {
+    const account = await createAccount(server);
+    const ids: Record<number, string> = {};
+    for (const states of SIZES) ids[states] = await createFlow(server, account.apiKey, `${states} states`, generateFlowYaml(states));
+    flows[name] = { account, ids };
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of round % 2 === 0 ? ['before', 'after'] : ['after', 'before']) {
+      const server = servers[name]!;
+      for (const states of SIZES) {
+        loads.push(loadavg()[0]!);
+        const page = await chromium.newPage();
+        await signInBrowser(page, server.url, flows[name]!.account);
+        const url = `${server.url}/flow-editor?flow=${flows[name]!.ids[states]}`;
+        // Warm: the code cached, as for a designer coming back to a flow.
+        await page.goto(url);
+        await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+        await page.goto(`${server.url}/flows`);
+        record(`${name} open ${states}`, await traced(chromium.browser, page, async () => {
+          const start = Date.now();
+          await page.goto(url);
+          await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+          return Date.now() - start;
+        }));
+        await page.waitForTimeout(1500);
+        await cursorAfterS0Skip(page);
+        await page.waitForTimeout(500);
+        for (let i = 0; i < 2; i++) {
+          record(`${name} keystroke ${states}`, await traced(chromium.browser, page, async () => {
+            const start = await page.evaluate(() => performance.now());
+            if (i === 0) await page.keyboard.type('0');
+            else await page.keyboard.press('Backspace');
+            const moved = await page.waitForFunction(
+              (label) => ((globalThis as any).document.querySelector('.svelte-flow__edge[data-id="s0→skip0"]')?.getAttribute('aria-label') ?? '').endsWith(label) ? performance.now() : false,
+              i === 0 ? ' to s20' : ' to s2',
+              { timeout: 60_000, polling: 'raf' },
+            );
+            const wall = Number(await moved.jsonValue()) - start;
+            await page.waitForTimeout(300);
+            return wall;
+          }));
+        }
+        await page.close();
+      }
+    }
+  }
+} finally {
+  await chromium.close();
+  for (const server of Object.values(servers)) await server.close();
+  await dir.remove();
+  await rm(work, { recursive: true, force: true });
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+console.log(`before = ${commit}, after = the working tree; ${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
+console.log('step               | page clock ms (before → after) | main-thread CPU ms | longest task wall/CPU ms');
+for (const step of SIZES.flatMap((s) => [`open ${s}`, `keystroke ${s}`])) {
+  const b = results.get(`before ${step}`) ?? [];
+  const a = results.get(`after ${step}`) ?? [];
+  const pair = (pick: (s: Step) => number) => `${median(b.map(pick)).toFixed(0)} → ${median(a.map(pick)).toFixed(0)}`;
+  console.log(`${step.padEnd(18)} | ${pair((s) => s.wall).padEnd(30)} | ${pair((s) => s.cpu).padEnd(18)} | ${median(b.map((s) => s.longestWall)).toFixed(0)}/${median(b.map((s) => s.longestCpu)).toFixed(0)} → ${median(a.map((s) => s.longestWall)).toFixed(0)}/${median(a.map((s) => s.longestCpu)).toFixed(0)}`);
+}
+process.exit(0);
