@@ -12,6 +12,7 @@ import { flowTestRoutes } from './api/flow-tests/index.ts';
 import { healthRoutes } from './api/health/index.ts';
 import { providerRoutes } from './api/providers/index.ts';
 import { secretRoutes } from './api/secrets/index.ts';
+import { createToolRequestSender } from './outcomes/tool-requests.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
 import { webhookRoutes } from './api/webhooks/index.ts';
 import { authPlugin } from './http/auth.ts';
@@ -191,6 +192,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       maxSessionMs: config.engine.maxSessionSeconds * 1000,
       idleEndMs: config.engine.idleEndSeconds * 1000,
       minuteMs: options.minuteMs,
+      // Flow http tools reach what webhooks may reach (--allow-private-webhooks covers both).
+      sendToolRequest: createToolRequestSender({ secrets: store.secrets, box: secrets, allowPrivate: config.webhooks.allowPrivate }),
     });
     app.addHook('onListen', async () => {
       const address = app.server.address();

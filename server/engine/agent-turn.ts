@@ -7,13 +7,17 @@
 // The one invariant: a tool call, its history entries and the runtime's state change are
 // committed in one synchronous step, so an interruption lands before or after a call, never
 // half-way (the anchors' most common bug: a flow stuck after a barge-in during a transition).
-import type { FlowRuntime, ToolCallOutcome } from '../flow/runtime.ts';
+// An http tool (DESIGN §12) is two such steps: the call (its result's place in the history is
+// kept), then its answer with the move it chooses. The request is the session's, not the turn's:
+// a barge-in while it is out does not cancel it, and its answer is still committed.
+import type { FlowRuntime, StateEntry, ToolCallOutcome, ToolResultOutcome } from '../flow/runtime.ts';
 import type { ServerEvent, ToolCallSource } from '../protocol/events.ts';
 import { isAbortError } from '../providers/retry.ts';
 import type { ChatToolCall, LanguageModel, TextToSpeech } from '../providers/types.ts';
 import type { AudioOut } from './audio-out.ts';
 import type { ConversationHistory } from './conversation-history.ts';
 import type { HookEvent } from './hooks.ts';
+import type { HttpToolRun } from './http-tools.ts';
 import { SentenceSplitter } from './sentence-splitter.ts';
 import { SpeechQueue } from './speech-queue.ts';
 import type { TurnTiming } from './turn-timing.ts';
@@ -24,7 +28,17 @@ export interface CommitTarget {
   readonly history: ConversationHistory;
   send(event: ServerEvent): void;
   hook(event: HookEvent): void;
+  /** Sends an http tool's request for the session (absent: this server cannot). */
+  readonly callHttpTool?: (request: NonNullable<Extract<ToolCallOutcome, { status: 'accepted' }>['http']>) => Promise<HttpToolRun>;
+  /** The flow entered a state: the session speaks its line, guards it, ends the call after it. */
+  entered?(entry: StateEntry, speech: SpeechQueue | null): void;
 }
+
+/** What an http tool's call tells the model until its answer comes. */
+const PENDING_RESULT = { ok: false, pending: true, error: 'the request is still out; its result will follow' };
+
+/** The history place of each http call's result, filled when its answer is committed. */
+const pendingResults = new WeakMap<ToolCallOutcome, (result: unknown) => void>();
 
 export interface AgentTurnDeps extends CommitTarget {
   readonly llm: LanguageModel;
@@ -60,7 +74,8 @@ export function commitToolCall(target: CommitTarget, call: ChatToolCall, source:
     const reason = 'this is an assistant session: there are no flow tools';
     outcome = { status: 'rejected', name: call.function.name, arguments: call.function.arguments, fromState: '', toState: '', code: 'unlisted_tool', reason, result: { ok: false, error: reason } };
   }
-  target.history.addToolResult(call.id, outcome.result);
+  if (outcome.status === 'accepted' && outcome.http) pendingResults.set(outcome, target.history.reserveToolResult(call.id, PENDING_RESULT));
+  else target.history.addToolResult(call.id, outcome.result);
   target.send({
     type: 'tool_call',
     name: outcome.name,
@@ -89,8 +104,57 @@ export function commitToolCall(target: CommitTarget, call: ChatToolCall, source:
     // A stay still changes variables, which the UI card may show.
     for (const event of flowStateEvents(runtime)) target.send(event);
     if (outcome.moved) target.hook({ type: 'state_changed', from: outcome.fromState, to: outcome.toState, tool: outcome.name });
+    if (outcome.entered) target.entered?.(outcome.entered, speech);
   }
   return outcome;
+}
+
+/**
+ * For an accepted http tool's call: sends its request, then commits the answer in one
+ * synchronous step (the runtime's move, the result in the history's kept place, the events and
+ * hooks, the entered state's line). Null for any other outcome.
+ */
+export async function finishToolCall(target: CommitTarget, outcome: ToolCallOutcome, source: ToolCallSource, speech: SpeechQueue | null): Promise<ToolResultOutcome | null> {
+  const { runtime } = target;
+  if (!runtime || outcome.status !== 'accepted' || !outcome.http) return null;
+  const request = outcome.http;
+  const run: HttpToolRun = target.callHttpTool
+    ? await target.callHttpTool(request)
+    : { response: { ok: false, error: 'this server cannot call http tools' }, status: null, durationMs: 0 };
+  const result = runtime.applyToolResult(request, run.response);
+  pendingResults.get(outcome)?.(result.result);
+  pendingResults.delete(outcome);
+  target.send({
+    type: 'tool_result',
+    name: result.name,
+    url: request.url,
+    method: request.method,
+    arguments: request.arguments,
+    ok: run.response.ok,
+    http_status: run.status,
+    duration_ms: run.durationMs,
+    result: run.response.ok ? run.response.body : null,
+    error: run.response.ok ? null : run.response.error,
+    from_state: result.fromState,
+    to_state: result.toState,
+    source,
+  });
+  if (result.moved || Object.keys(result.stored).length > 0) for (const event of flowStateEvents(runtime)) target.send(event);
+  if (result.moved) target.hook({ type: 'state_changed', from: result.fromState, to: result.toState, tool: result.name });
+  if (result.entered) target.entered?.(result.entered, speech);
+  return result;
+}
+
+/**
+ * What the model remembers of the states a response entered, once all its calls' results are in
+ * the history (nothing may come between a call and its result): `context: reset` forgets what
+ * came before, and an `on_enter.say` is remembered as said.
+ */
+export function rememberEntries(history: ConversationHistory, entries: readonly StateEntry[]): void {
+  for (const entry of entries) {
+    if (entry.resetContext) history.forget();
+    if (entry.say) history.addAssistant(entry.say);
+  }
 }
 
 export class AgentTurn {
@@ -144,10 +208,25 @@ export class AgentTurn {
         history.addAssistant(text, calls);
         if (text.trim()) this.deps.send({ type: 'transcript', role: 'agent', text: text.trim(), final: true });
         if (calls.length === 0) break;
-        const outcomes = calls.map((call) => commitToolCall(this.deps, call, 'model', speech));
+        const outcomes: ToolCallOutcome[] = [];
+        const entries: StateEntry[] = [];
+        // In order; an http call's answer is awaited before the next call, whose acceptance may
+        // depend on the move it made. Every call gets its result even after an abort, so the
+        // history stays what the model APIs accept.
+        for (const call of calls) {
+          const outcome = commitToolCall(this.deps, call, 'model', speech);
+          outcomes.push(outcome);
+          if (outcome.status === 'accepted' && outcome.entered) entries.push(outcome.entered);
+          const answered = await finishToolCall(this.deps, outcome, 'model', speech);
+          if (answered?.entered) entries.push(answered.entered);
+        }
+        rememberEntries(history, entries);
+        signal.throwIfAborted();
         // Past the round cap the model was offered no tools; if it called some anyway, stop
         // here instead of asking it again.
         if (outcomes.every((o) => o.status === 'rejected' && o.code === 'round_limit')) break;
+        // A state entered with `respond: false` (or one that ends the call) waits for the caller.
+        if (entries.length > 0 && !entries[entries.length - 1]!.respond) break;
       }
       await speech.finished();
     } catch (error) {

@@ -35,6 +35,24 @@ export class ConversationHistory {
   }
 
   /**
+   * The place of a result that comes later (an http tool's answer), right after its call, as the
+   * model APIs require; until it is filled the model reads `pending`. Filling it later changes
+   * that message wherever it is, so a caller who speaks meanwhile does not come between them.
+   */
+  reserveToolResult(callId: string, pending: unknown): (result: unknown) => void {
+    const message: ChatMessage = { role: 'tool', tool_call_id: callId, content: JSON.stringify(pending) };
+    this.messages.push(message);
+    return (result) => {
+      message.content = JSON.stringify(result);
+    };
+  }
+
+  /** `context: reset` (DESIGN §12): the model remembers nothing said before this point. */
+  forget(): void {
+    this.messages.length = 0;
+  }
+
+  /**
    * After a barge-in the model should remember only what the user heard: each assistant message
    * a cut reply's sentences came from keeps the words that were spoken, marked as cut off. Returns
    * what was heard, in the order it was said ('' when nothing).

@@ -11,6 +11,7 @@ import type { ServerEvent } from '../protocol/events.ts';
 import { checkFirstMinute } from '../billing/admission.ts';
 import { SessionMeter } from '../billing/metering.ts';
 import type { AccountProviders } from '../providers/types.ts';
+import type { SendToolRequest } from './http-tools.ts';
 import { VoiceSession, type SessionLogger, type SessionOutput } from './session.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
 
@@ -44,6 +45,8 @@ export interface VoiceEngineDeps {
   observer?: SessionObserver;
   /** Parses a stored flow off the audio thread (server/jobs); without it, flows are parsed here. */
   parseFlowDocument?: (accountId: string, yaml: string) => Promise<FlowDocument | null>;
+  /** Sends flows' http tool requests (signed, with the account's secrets); absent: they fail. */
+  sendToolRequest?: SendToolRequest;
 }
 
 /** What a session sent, for whoever keeps it (server/outcomes keeps timelines). Must not throw or block. */
@@ -275,7 +278,8 @@ export class VoiceEngine {
             this.deps.minuteMs,
           )
         : null;
-    const recording = record.record ? (this.deps.observer?.recording?.(record) ?? null) : null;
+    // `settings.recording: true` in the flow records the call as if the session had asked.
+    const recording = record.record || flow?.settings?.recording === true ? (this.deps.observer?.recording?.(record) ?? null) : null;
     session = new VoiceSession(
       {
         id: record.id,
@@ -287,7 +291,7 @@ export class VoiceEngine {
         transport: record.transport,
         assistantPrompt: this.deps.assistantPrompt,
         allowSimulator: request.allowSimulator,
-        language: this.deps.language,
+        language: flow?.settings?.language ?? this.deps.language,
         providers: meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers,
         userInput: this.deps.userInput,
         meter,
@@ -303,6 +307,7 @@ export class VoiceEngine {
         // An ending session does no more work for its account: a restarted WebRTC peer's new
         // session may take the place at once.
         onEnding: () => slot.release(),
+        sendToolRequest: this.deps.sendToolRequest ?? null,
       },
       {
         sendEvent: (event) => {

@@ -2,6 +2,9 @@
 // when the engine calls the tool. The document names a secret and never holds it, so a flow can
 // be shared, versioned and shown in the studio without leaking a credential.
 
+/** The account secret an http tool's requests are signed with (Standard Webhooks, like webhooks). */
+export const TOOL_SIGNING_SECRET = 'tool_signing_secret';
+
 /** What `/v1/secrets` accepts as a name, and what a reference may name. */
 export const SECRET_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -34,6 +34,25 @@ export type ServerEvent =
       /** Who made the call: the model, or the designer through simulate_tool. */
       source: ToolCallSource;
     }
+  | {
+      /** An http tool's answer (DESIGN §12): the request's target, what came back, and how long it took. */
+      type: 'tool_result';
+      name: string;
+      url: string;
+      method: string;
+      arguments: unknown;
+      ok: boolean;
+      /** The service's HTTP status; null when there was no answer. */
+      http_status: number | null;
+      duration_ms: number;
+      /** The JSON the service answered (ok), else null. */
+      result: unknown;
+      /** Why there is no result (failed, timed out, refused), else null. */
+      error: string | null;
+      from_state: string;
+      to_state: string;
+      source: ToolCallSource;
+    }
   | { type: 'agent_started_speaking' }
   | { type: 'agent_stopped_speaking' }
   | { type: 'interrupted' }

@@ -5,18 +5,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
-import { SECRET_NAME_PATTERN } from '../../flow/secret-references.ts';
+import { SECRET_NAME_PATTERN, TOOL_SIGNING_SECRET } from '../../flow/secret-references.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { WEBHOOK_SECRET_PREFIX } from '../../security/webhook-signature.ts';
-
-/** The secret an account's http tool requests are signed with, Standard Webhooks style. */
-export const TOOL_SIGNING_SECRET = 'tool_signing_secret';
-
-/** Sealed for this account and name only: copied to another row, it does not open. */
-export function secretContext(accountId: string, name: string): string {
-  return `secret:${accountId}:${name}`;
-}
+import { secretContext } from '../../store/repositories/secrets.ts';
 
 export const MAX_SECRETS_PER_ACCOUNT = 100;
 

@@ -4,6 +4,11 @@
 
 import type { Database } from '../database.ts';
 
+/** What a secret is sealed for (SecretBox context): this account and name only, so a copied row does not open. */
+export function secretContext(accountId: string, name: string): string {
+  return `secret:${accountId}:${name}`;
+}
+
 export interface StoredSecret {
   name: string;
   /** Sealed with the server's secret key, bound to the account and the name. */
