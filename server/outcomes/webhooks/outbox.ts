@@ -7,7 +7,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { HookContext, HookEvent, SessionHook } from '../../engine/hooks.ts';
 import { newWebhookMessageId } from '../../security/webhook-signature.ts';
-import type { NewWebhookDelivery, Store } from '../../store/store.ts';
+import type { NewWebhookDelivery, Store, Webhook } from '../../store/store.ts';
 import { sessionDetail } from '../session-detail.ts';
 import { hookEventEnvelope, sessionEndedEnvelope, type WebhookEnvelope } from './events.ts';
 
@@ -91,10 +91,15 @@ export class WebhookOutbox implements SessionHook {
     const taken = only === undefined ? this.kept : this.kept.filter((k) => k.sessionId === only);
     this.kept = only === undefined ? [] : this.kept.filter((k) => k.sessionId !== only);
     if (taken.length === 0) return;
+    // One look at each account's endpoints per flush: most accounts have none, and their events stop here.
+    const endpointsOf = new Map<string, Webhook[]>();
     const rows: NewWebhookDelivery[] = [];
     for (const k of taken) {
+      let endpoints = endpointsOf.get(k.accountId);
+      if (!endpoints) endpointsOf.set(k.accountId, (endpoints = this.store.webhooks.listByAccount(k.accountId)));
+      if (endpoints.length === 0) continue;
       const envelope = hookEventEnvelope(k.event, k.context);
-      if (envelope) rows.push(...this.deliveriesFor(k.accountId, k.sessionId, envelope, k.context.at));
+      if (envelope) rows.push(...this.deliveriesFor(k.accountId, k.sessionId, envelope, k.context.at, endpoints));
     }
     await this.enqueue(rows);
   }
@@ -111,8 +116,8 @@ export class WebhookOutbox implements SessionHook {
     await this.enqueue(this.deliveriesFor(session.accountId, session.id, sessionEndedEnvelope(detail), Date.now() / 1000));
   }
 
-  private deliveriesFor(accountId: string, sessionId: string, envelope: WebhookEnvelope, at: number): NewWebhookDelivery[] {
-    const endpoints = this.store.webhooks.subscribers(accountId, envelope.type);
+  private deliveriesFor(accountId: string, sessionId: string, envelope: WebhookEnvelope, at: number, accountEndpoints?: Webhook[]): NewWebhookDelivery[] {
+    const endpoints = accountEndpoints ? accountEndpoints.filter((e) => e.events.includes(envelope.type)) : this.store.webhooks.subscribers(accountId, envelope.type);
     if (endpoints.length === 0) return [];
     const payload = JSON.stringify(envelope);
     return endpoints.map((endpoint) => ({ id: newWebhookMessageId(), webhookId: endpoint.id, accountId, sessionId, eventType: envelope.type, payload, createdAt: at }));
