@@ -34,6 +34,12 @@ export interface CommitTarget {
   entered?(entry: StateEntry, speech: SpeechQueue | null): void;
 }
 
+/**
+ * Said when an http tool failed and the model, told so, answers with nothing: the caller must
+ * not be left in silence (DESIGN §12: the call goes on).
+ */
+export const TOOL_FAILURE_LINE = "Sorry, I couldn't look that up just now. Could we try again?";
+
 /** What an http tool's call tells the model until its answer comes. */
 const PENDING_RESULT = { ok: false, pending: true, error: 'the request is still out; its result will follow' };
 
@@ -180,6 +186,7 @@ export class AgentTurn {
     const signal = this.controller.signal;
     const speech = new SpeechQueue(this.deps.tts, this.deps.audioOut, signal, timing, (error) => this.deps.speechFailed(error));
     runtime?.beginUserTurn();
+    let toolFailed = false;
     try {
       for (;;) {
         runtime?.beginModelResponse();
@@ -207,7 +214,13 @@ export class AgentTurn {
         // step with the runtime's state change: nothing can interrupt in between.
         history.addAssistant(text, calls);
         if (text.trim()) this.deps.send({ type: 'transcript', role: 'agent', text: text.trim(), final: true });
+        if (calls.length === 0 && !text.trim() && toolFailed) {
+          speech.say(TOOL_FAILURE_LINE, null);
+          history.addAssistant(TOOL_FAILURE_LINE);
+          this.deps.send({ type: 'transcript', role: 'agent', text: TOOL_FAILURE_LINE, final: true });
+        }
         if (calls.length === 0) break;
+        toolFailed = false;
         const outcomes: ToolCallOutcome[] = [];
         const entries: StateEntry[] = [];
         // In order; an http call's answer is awaited before the next call, whose acceptance may
@@ -219,6 +232,7 @@ export class AgentTurn {
           if (outcome.status === 'accepted' && outcome.entered) entries.push(outcome.entered);
           const answered = await finishToolCall(this.deps, outcome, 'model', speech);
           if (answered?.entered) entries.push(answered.entered);
+          if (answered && !answered.result.ok) toolFailed = true;
         }
         rememberEntries(history, entries);
         signal.throwIfAborted();

@@ -29,8 +29,11 @@ describe('the appointment-booking example flow', () => {
       { when: { lastRole: 'user', lastUserText: /monday/i, toolsOffered: ['check_availability'] }, respond: { toolCalls: [{ name: 'check_availability', arguments: { day: 'monday' } }] } },
       { when: { lastRole: 'user', lastUserText: /tuesday/i, toolsOffered: ['check_availability'] }, respond: { toolCalls: [{ name: 'check_availability', arguments: { day: 'tuesday' } }] } },
       { when: { lastRole: 'user', lastUserText: /wednesday/i, toolsOffered: ['check_availability'] }, respond: { toolCalls: [{ name: 'check_availability', arguments: { day: 'wednesday' } }] } },
+      { when: { lastRole: 'user', lastUserText: /friday/i, toolsOffered: ['check_availability'] }, respond: { toolCalls: [{ name: 'check_availability', arguments: { day: 'friday' } }] } },
       { when: { lastRole: 'tool', systemIncludes: 'Nothing is free on monday' }, respond: { text: 'Sorry, Monday is full. Which other day would suit you?' } },
       { when: { lastRole: 'tool', systemIncludes: '10:30 on tuesday is free' }, respond: { text: 'Tuesday at 10:30 is free. Shall I book it?' } },
+      // The second failed check (Friday's, timed out): the model has nothing to say.
+      { when: { lastRole: 'tool', systemIncludes: 'Ask the caller which weekday', nth: 2 }, respond: { text: '' } },
       { when: { lastRole: 'tool', systemIncludes: 'Ask the caller which weekday' }, respond: { text: 'Sorry, I could not check that day. Could you pick another?' } },
       { when: { lastRole: 'user', lastUserText: /yes/i, toolsOffered: ['confirm_booking'] }, respond: { toolCalls: [{ name: 'confirm_booking', arguments: {} }] } },
     ],
@@ -41,6 +44,7 @@ describe('the appointment-booking example flow', () => {
       monday: { status: 200, json: { available: false, next_state: 'ask_day' } },
       tuesday: { status: 200, json: { available: true, slot: '10:30', next_state: 'offer_slot' } },
       wednesday: { status: 503, json: { error: 'calendar offline' } },
+      friday: 'hang',
     });
     const yaml = BOOKING_YAML.replace('https://clinic.example.com/voxflow/availability', service.url);
     expect(parseFlow(yaml).diagnostics).toEqual([]);
@@ -100,7 +104,7 @@ describe('the appointment-booking example flow', () => {
     expect(client.events.slice(goodbyeAt).some((e) => e.type === 'agent_stopped_speaking')).toBe(true);
 
     // What the service received: the call, the variables, the metadata, signed with the account's secret.
-    const requests = service.received.filter((r) => r.json?.arguments?.day !== 'wednesday');
+    const requests = service.received.filter((r) => ['monday', 'tuesday'].includes(r.json?.arguments?.day));
     const days = requests.map((r) => r.json.arguments.day);
     expect(days).toEqual(['monday', 'tuesday']);
     const [first] = requests;
@@ -151,5 +155,18 @@ describe('the appointment-booking example flow', () => {
     // The model was told what went wrong.
     const toolMessages = chatRequests(rig).flatMap((r) => r.messages).filter((m) => m.role === 'tool').map((m) => String(m.content));
     expect(toolMessages.some((content) => content.includes('"ok":false') && content.includes('503'))).toBe(true);
+  });
+
+  it('gives a slow service an error result at the tool\'s timeout, and speaks a fallback when the model says nothing', { timeout: 30_000 }, async () => {
+    const client = await rig.connect({ flow_id: flowId });
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Which day would you like to come in?', 15_000);
+    await say(client, 'Friday?');
+    const late = await client.waitFor('tool_result', (e) => dayOf(e) === 'friday', 15_000);
+    expect(late).toMatchObject({ ok: false, http_status: null, to_state: 'welcome' });
+    expect(late.error).toContain('no answer within 3000 ms');
+    // Bounded by the flow's timeout_ms (3000), give or take the loaded machine.
+    expect(late.duration_ms).toBeGreaterThanOrEqual(2_900);
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === "Sorry, I couldn't look that up just now. Could we try again?", 15_000);
+    expect(client.ofType('session_ended')).toEqual([]);
   });
 });
