@@ -1,5 +1,7 @@
 // What flow tests reach of a flow (DESIGN §14): its states, its transitions — one per tool a
 // state lists, a tool without a target being a stay (the graph's self-loop) — and its tools.
+// A global tool (settings.global_tools, offered in every state) counts as a tool, once, not as a
+// transition of every state: otherwise one "start over" would weigh as much as the whole flow.
 // Pure, so the studio paints what no test reaches from the same lists the API returns.
 import type { FlowDocument } from './types.ts';
 
@@ -68,8 +70,8 @@ export function flowCoverage(flow: FlowDocument, exercised: Exercised): FlowCove
   const seenTransitions = new Set(exercised.transitions.map(transitionKey));
   const states = Object.keys(flow.states);
   const transitions = flowTransitions(flow);
-  const tools = [...new Set(transitions.map((t) => t.tool))];
-  const seenTools = new Set(transitions.filter((t) => seenTransitions.has(transitionKey(t))).map((t) => t.tool));
+  const tools = [...new Set([...transitions.map((t) => t.tool), ...Object.keys(flow.settings?.global_tools ?? {})])];
+  const seenTools = new Set(exercised.transitions.map((t) => t.tool));
   return {
     states: fraction(
       states.filter((s) => seenStates.has(s)),

@@ -91,4 +91,28 @@ describe('coverage of a flow', () => {
     expect(coverage.tools.uncovered).toEqual(['record_answer', 'guess_wrong', 'out_of_questions']);
     expect(coverage.transitions.fraction).toBeCloseTo(3 / 7);
   });
+
+  it('counts a global tool once, as a tool, not as a transition of every state', () => {
+    const flow = parseFlow(`id: desk
+version: "1.0.0"
+initial_state: ask
+settings:
+  global_tools:
+    start_over: {target: ask}
+tools:
+  start_over: {description: Start again.}
+states:
+  ask:
+    agent: {prompt: Ask., tools: [answer]}
+    tools:
+      answer: {description: Answered.}
+    transitions: {on_tool_call: {answer: done}}
+  done:
+    agent: {prompt: Done.}
+`).document!;
+    expect(flowTransitions(flow).map((t) => `${t.from}.${t.tool}`)).toEqual(['ask.answer']);
+    const coverage = flowCoverage(flow, { states: ['ask', 'done'], transitions: [{ from: 'done', tool: 'start_over' }] });
+    expect(coverage.tools).toMatchObject({ covered: ['start_over'], uncovered: ['answer'] });
+    expect(coverage.transitions.uncovered.map((t) => t.tool)).toEqual(['answer']);
+  });
 });
