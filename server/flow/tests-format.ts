@@ -76,6 +76,8 @@ export const StepExpectation = z.strictObject({
   prompt: Text.optional(),
   /** Whether the agent was cut off during the step. */
   interrupted: z.boolean().optional(),
+  /** Whether the session ended during the step (a state's `on_enter: end_session`). */
+  ended: z.boolean().optional(),
 });
 export type StepExpectation = z.infer<typeof StepExpectation>;
 

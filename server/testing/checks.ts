@@ -162,6 +162,16 @@ export function checkStep(index: number, step: TestStep, stepEvents: readonly Se
       message: interrupted === expect.interrupted ? (interrupted ? 'the agent was cut off' : 'the agent was not cut off') : interrupted ? 'the agent was cut off' : 'the agent was not cut off (it had finished, or never spoke)',
     });
   }
+  if (expect.ended !== undefined) {
+    const ended = stepEvents.find((e): e is ServerEventOf<'session_ended'> => e.type === 'session_ended');
+    checks.push({
+      check: 'ended',
+      passed: (ended !== undefined) === expect.ended,
+      expected: expect.ended,
+      actual: ended ? ended.reason : false,
+      message: ended ? `the session ended (${ended.reason})` : 'the session went on',
+    });
+  }
   const before = allEvents.slice(0, allEvents.length - stepEvents.length);
   return {
     index,

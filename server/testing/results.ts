@@ -6,7 +6,7 @@ import type { Exercised, FlowCoverage } from '../flow/tests-coverage.ts';
 
 export type TestMode = 'scripted' | 'model' | 'audio';
 
-export type CheckName = 'state' | 'tool_called' | 'variables' | 'says' | 'not_says' | 'card' | 'prompt' | 'interrupted' | 'errors' | 'finished';
+export type CheckName = 'state' | 'tool_called' | 'variables' | 'says' | 'not_says' | 'card' | 'prompt' | 'interrupted' | 'ended' | 'errors' | 'finished';
 
 export interface CheckResult {
   check: CheckName;

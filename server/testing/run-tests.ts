@@ -13,7 +13,7 @@ import { flowCoverage, mergeExercised } from '../flow/tests-coverage.ts';
 import type { FlowDocument } from '../flow/types.ts';
 import type { LanguageModel, SpeechToText, TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
 import { synthesizeLines } from './caller-audio.ts';
-import { checkStep, exercisedBy, pathOf, transcriptOf } from './checks.ts';
+import { checkStep, describeAction, exercisedBy, pathOf, transcriptOf } from './checks.ts';
 import { pacedClock, steppedClock } from './clocks.ts';
 import type { StepResult, SuiteResult, TestMode, TestResult, TestRun } from './results.ts';
 import { createScriptModel } from './script-model.ts';
@@ -153,9 +153,13 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
       }
       settled = await session.settle({ fromEvent: from, spoke: audio && step.user !== undefined, bargeInAfterMs: bargeInOf(test.steps[index + 1]), timeoutMs });
       const all = session.events.map((e) => e.event);
-      const unfinished = settled === 'timeout' ? `the agent was still busy after ${timeoutMs / 1000} s` : settled === 'ended' ? 'the session ended' : null;
+      const unfinished = settled === 'timeout' ? `the agent was still busy after ${timeoutMs / 1000} s` : null;
       steps.push(checkStep(index, step, all.slice(from), all, { prompt: session.session.runtime?.systemPrompt() ?? '', unfinished }));
-      if (settled === 'ended') break;
+      if (settled === 'ended') {
+        // The flow ended the call (or a limit did): what the test still wanted to do cannot happen.
+        for (const [later, rest] of test.steps.slice(index + 1).entries()) steps.push(notReached(index + 1 + later, rest));
+        break;
+      }
     }
     return finishRun(session, steps, started, null);
   } catch (error) {
@@ -164,6 +168,11 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
   } finally {
     await session?.end();
   }
+}
+
+function notReached(index: number, step: TestStep): StepResult {
+  const message = 'the session had ended before this step';
+  return { index, action: describeAction(step), passed: false, checks: [{ check: 'finished', passed: false, expected: 'a live session', actual: 'ended', message }], transcript: [], tool_calls: [], path: [], state: '' };
 }
 
 function finishRun(session: TestSession | null, steps: StepResult[], started: number, error: string | null): TestRun {

@@ -106,3 +106,38 @@ steps:
     expect(result.tests[0]!.coverage.transitions.fraction).toBeCloseTo(2 / 7);
   });
 });
+
+describe('a flow that ends the call', () => {
+  const GOODBYE = parseFlow(`id: goodbye
+version: "1.0.0"
+initial_state: ask
+states:
+  ask:
+    agent: {prompt: Ask whether they are done., tools: [finish]}
+    tools:
+      finish: {description: The caller is done.}
+    transitions: {on_tool_call: {finish: bye}}
+  bye:
+    on_enter: {say: "Goodbye!", end_session: true}
+    agent: {prompt: Say goodbye.}
+`).document!;
+
+  it('checks that the session ended, and fails the steps that could not happen after it', async () => {
+    const tests = parseFlowTests(`
+name: the caller leaves
+steps:
+  - user: "I'm done"
+    expect: {tool_called: {name: finish}, state: bye, says: Goodbye, ended: true}
+  - user: "Hello?"
+`, GOODBYE).tests!;
+    const result = await runTests(GOODBYE, tests, { mode: 'scripted', providers: {} });
+    const [leaving, after] = result.tests[0]!.runs[0]!.steps;
+    expect(leaving!.checks.map((c) => [c.check, c.passed])).toEqual([
+      ['tool_called', true],
+      ['state', true],
+      ['says', true],
+      ['ended', true],
+    ]);
+    expect(after).toMatchObject({ passed: false, action: 'user: Hello?', checks: [{ check: 'finished', message: 'the session had ended before this step' }] });
+  });
+});
