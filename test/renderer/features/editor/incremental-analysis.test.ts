@@ -75,3 +75,26 @@ describe('an edit it leaves to the whole parse', () => {
     expect(analyzeInTurn([FLOW, anchored, aliased, changed])).toEqual([true, false, false]);
   });
 });
+
+describe('typing anywhere', () => {
+  it('gives what the whole parse gives after each of 150 characters typed or deleted at places spread over the guessing game, and taken back', () => {
+    // A fixed sequence (a linear congruential generator), so a failure repeats.
+    let seed = 20;
+    const random = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % below;
+    };
+    const typed = 'a0 :{}[],-#\'"\n';
+    // Each character typed (or deleted) into the game and taken back again: a keystroke and its undo.
+    const base = GUESSING_GAME_YAML;
+    const texts = [base];
+    for (let i = 0; i < 150; i++) {
+      const at = random(base.length);
+      texts.push(random(3) === 0 ? base.slice(0, at) + base.slice(at + 1) : base.slice(0, at) + typed[random(typed.length)]! + base.slice(at), base);
+    }
+    const quick = analyzeInTurn(texts);
+    // Many keystrokes inside a state keep the quick way; the rest go to the whole parse.
+    expect(quick.filter(Boolean).length).toBeGreaterThan(60);
+  });
+});
+
