@@ -34,7 +34,7 @@ const SUITE = `tests:
 
 /** Link ids of the edges painted as untested, as "from.tool". */
 async function untestedEdges(page: Page): Promise<string[]> {
-  const labels = await page.locator('.svelte-flow__edge-label .tool.untested').evaluateAll((buttons) => buttons.map((b) => (b as HTMLElement).title));
+  const labels = await page.locator('.svelte-flow__edge-label .tool.untested').evaluateAll((buttons) => buttons.map((b) => (b as unknown as { title: string }).title));
   return labels.map((title) => title.replace(' (no flow test takes it)', '')).sort();
 }
 
@@ -85,7 +85,7 @@ describe('the Tests tab', () => {
     expect(await node(page, 'won').locator('.state').getAttribute('class')).not.toContain('untested');
     // Violet and dotted: neither the live path's teal nor the errors' red.
     const style = await node(page, 'lost').locator('.state').evaluate((el) => {
-      const s = getComputedStyle(el);
+      const s = (globalThis as any).getComputedStyle(el);
       return { border: s.borderTopStyle, colour: s.borderTopColor };
     });
     expect(style).toEqual({ border: 'dotted', colour: 'rgb(139, 70, 216)' });

@@ -119,17 +119,34 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
     const abort = job.abort;
     // Held before the job starts, so that it is there when the job lets go of it.
     running.set(accountId, job);
+    /**
+     * The result is applied to the store at once (its durable write is awaited after), and the
+     * account may start its next run from that moment: a client that reads the result and runs
+     * again at once must not meet its own finished run as "in progress".
+     */
+    const finish = (end: Parameters<typeof store.flowTests.finishRun>[1]) => {
+      const written = store.flowTests.finishRun(record.id, end);
+      admission?.release();
+      if (running.get(accountId) === job) running.delete(accountId);
+      return written;
+    };
     job.done = (async () => {
+      let end: Parameters<typeof store.flowTests.finishRun>[1];
       try {
         const result = await runTests(parsed.flow!, parsed.tests!, { ...options, signal: abort.signal });
-        await store.flowTests.finishRun(record.id, { status: result.passed ? 'passed' : 'failed', resultJson: JSON.stringify(result), error: null });
+        end = { status: result.passed ? 'passed' : 'failed', resultJson: JSON.stringify(result), error: null };
       } catch (error) {
         const message = abort.signal.aborted ? 'The server stopped during this run; run the tests again.' : `The run could not be completed: ${error instanceof Error ? error.message : String(error)}`;
         if (!abort.signal.aborted) app.log.warn({ err: error, run: record.id }, 'a flow test run failed');
-        await store.flowTests.finishRun(record.id, { status: 'error', resultJson: null, error: message }).catch(() => {});
+        end = { status: 'error', resultJson: null, error: message };
+      }
+      try {
+        await finish(end);
+      } catch (error) {
+        app.log.error({ err: error, run: record.id }, 'could not record the end of a flow test run');
       } finally {
         admission?.release();
-        running.delete(accountId);
+        if (running.get(accountId) === job) running.delete(accountId);
       }
     })();
     return reply.status(202).send(runView(record, true));
