@@ -50,9 +50,12 @@ await build({
   external: EXTERNAL,
   // Bundled CommonJS packages call require() for Node's built-ins.
   banner: { js: "import { createRequire as __voxflowCreateRequire } from 'node:module'; const require = __voxflowCreateRequire(import.meta.url);" },
-  // Dynamic imports stay separate chunks, so vendor SDKs and werift load on first use.
+  // Dynamic imports stay separate chunks, so vendor SDKs and werift load on first use. Chunks
+  // sit beside main.mjs, not in a folder: main.ts loads the server itself on demand (the
+  // `voxflow test` command does not need it), so a module that finds a worker script or the
+  // test page by `new URL('./x', import.meta.url)` may be in a chunk, and must find it there.
   splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
+  chunkNames: '[name]-[hash]',
   platform: 'node',
   format: 'esm',
   target: 'node20',
