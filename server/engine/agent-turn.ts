@@ -199,7 +199,7 @@ export class AgentTurn {
         const calls: ChatToolCall[] = [];
         let text = '';
         timing.modelRequested();
-        for await (const chunk of llm.stream({ messages: history.withSystemPrompt(system), tools, signal })) {
+        for await (const chunk of llm.stream({ messages: history.withSystemPrompt(system), tools, signal, ...runtime?.modelOptions() })) {
           timing.modelAnswered();
           if (chunk.type === 'text') {
             text += chunk.text;

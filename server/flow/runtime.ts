@@ -139,6 +139,12 @@ export class FlowRuntime {
     return this.listedTools().map((name) => toolSchema(name, this.#definition(name)));
   }
 
+  /** The flow's own model and temperature (`settings.llm`), for each model request; empty when it sets none. */
+  modelOptions(): { model?: string; temperature?: number } {
+    const llm = this.#document.settings?.llm;
+    return { ...(llm?.model !== undefined ? { model: llm.model } : {}), ...(llm?.temperature !== undefined ? { temperature: llm.temperature } : {}) };
+  }
+
   /** The current state's barge-in and end-of-turn settings. */
   stateOptions(): { interruptible: boolean; endpointingMs: number | null } {
     const state = this.#currentState();

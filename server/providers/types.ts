@@ -69,7 +69,8 @@ export interface LanguageModel {
   readonly provider: string;
   readonly model: string;
   /** Streams one response. The first chunk's arrival is the time to first token. */
-  stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal }): AsyncIterable<LlmChunk>;
+  /** `model` and `temperature`, when given, are a flow's own (DESIGN §12) and win over the provider's. */
+  stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal; model?: string; temperature?: number }): AsyncIterable<LlmChunk>;
 }
 
 // ── Text to speech ──────────────────────────────────────────────────────────────────────────

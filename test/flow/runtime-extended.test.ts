@@ -254,6 +254,15 @@ describe('an http tool', () => {
   });
 });
 
+describe('the flow\'s model settings', () => {
+  it('are given with each model request when the flow sets them, and nothing otherwise', () => {
+    const doc = booking();
+    expect(new FlowRuntime(doc).modelOptions()).toEqual({});
+    const tuned = { ...doc, settings: { ...doc.settings, llm: { model: 'gpt-4o-mini', temperature: 0.2 } } };
+    expect(new FlowRuntime(tuned).modelOptions()).toEqual({ model: 'gpt-4o-mini', temperature: 0.2 });
+  });
+});
+
 describe('per-state and idle settings', () => {
   it('say whether the state can be interrupted, its endpointing, and the idle reprompt rendered', () => {
     const runtime = start();

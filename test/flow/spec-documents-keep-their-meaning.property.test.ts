@@ -116,6 +116,9 @@ describe('a document valid under the spec', () => {
         }
         // Nothing of §12 happens on entering a spec-only state.
         expect(after.initialEntry).toEqual({ state: doc.initial_state, ...NOTHING_ON_ENTRY });
+        // ...and the model requests carry nothing new.
+        expect(after.modelOptions()).toEqual({});
+        expect(after.idle()).toBeNull();
       }),
     );
   });

@@ -130,6 +130,8 @@ describe('the appointment-booking example flow', () => {
     expect(toolMessages.some((content) => content.includes('"slot":"10:30"') && content.includes('"state":"offer_slot"'))).toBe(true);
     const systemOf = (r: (typeof requestsToModel)[number]) => String(r.messages.find((m) => m.role === 'system')?.content ?? '');
     expect(requestsToModel.some((r) => systemOf(r).includes('The booking is done'))).toBe(false);
+    // The flow's own settings.llm reached the model API.
+    for (const r of requestsToModel.filter((r) => systemOf(r).includes('Maple Street Dental'))) expect((r as { temperature?: number }).temperature).toBe(0.2);
   });
 
   it('hands over to a person from any state through the global tool, and ends the call', { timeout: 30_000 }, async () => {

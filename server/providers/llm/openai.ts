@@ -37,10 +37,11 @@ async function* streamCompletion(
   client: OpenAI,
   model: string,
   timeoutMs: number,
-  request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal },
+  request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal; model?: string; temperature?: number },
 ): AsyncGenerator<LlmChunk> {
   const body: ChatCompletionCreateParamsStreaming = {
-    model,
+    model: request.model ?? model,
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     messages: request.messages,
     stream: true,
     stream_options: { include_usage: true },
