@@ -102,7 +102,10 @@ export interface VoiceActivityModel {
 }
 
 export interface VoiceActivityDetector {
-  /** Probability (0–1) that the frame of `frameSamples` samples holds speech. */
+  /**
+   * Probability (0–1) that the frame of `frameSamples` samples holds speech. Calls may overlap
+   * (the next frame is asked before this one is answered): a detector judges frames in call order.
+   */
   probability(frame: Float32Array): Promise<number>;
   reset(): void;
   close(): void;
