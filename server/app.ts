@@ -254,6 +254,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Deliveries an earlier run left pending go out now, with the ends of the last day it
     // recorded but died before putting in the outbox.
     webhookDispatcher.start();
+    // Calls an earlier run died in the middle of end now, so they reach the webhooks below too.
+    const interrupted = await store.sessions.endInterrupted();
+    if (interrupted.length > 0) app.log.warn({ sessions: interrupted.length }, 'ended the sessions the last run of the server left in progress (end_reason server_restarted)');
     void webhooks.recoverMissedEnds(24 * 60 * 60);
     return app;
   } catch (error) {

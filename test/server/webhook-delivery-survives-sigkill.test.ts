@@ -2,7 +2,8 @@
 // is killed (SIGKILL, no goodbye) before it could deliver, and once it runs again on the same data
 // folder the events still arrive, signed, each webhook-id always the same event. A second case
 // kills the server while an attempt is in flight: the receiver then sees that id twice (at least
-// once), with the same body, and a receiver that dedupes by id acts once.
+// once), with the same body, and a receiver that dedupes by id acts once. A third kills it in the
+// middle of a call: the restart ends that call (server_restarted) and sends its session.ended.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,6 +126,35 @@ describe('webhook deliveries across a SIGKILL', () => {
     const log = after.find((d) => d.id === endedBefore.id)!.attempt_log;
     expect(log[0].error).toBe('connection refused');
     expect(log.at(-1)).toMatchObject({ status_code: 200, error: null });
+  });
+
+  it('a call live when the server is killed reads as ended by the restart, and its session.ended is sent', { timeout: 90_000 }, async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'voxflow-webhook-crash-'));
+    receiver = await startWebhookReceiver();
+    server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
+    const setup = await setUp(server, receiver.url);
+    const client = await connectVoice(wsUrl(server.url, `/ws?mode=flow&program_id=${setup.flowId}&access_token=${setup.jwt}`));
+    const sessionId = (await client.waitFor('session_started', undefined, 15_000)).session_id as string;
+    await client.waitFor('flow_state');
+    client.send({ type: 'simulate_tool', name: 'begin_game', arguments: { secret_thing: 'a lighthouse' } });
+    await client.waitFor('flow_state', (e) => e.state === 'playing');
+    // The move is in the stored timeline (written about once a second), then the server dies mid-call.
+    await until(
+      'the tool call in the stored timeline',
+      async () => ((await json(`${server!.url}/v1/sessions/${sessionId}/events`, { headers: setup.auth })).body?.events ?? []).map((e: any) => e.type as string),
+      (types) => types.includes('tool_call'),
+    );
+    server.child.kill('SIGKILL');
+    await server.exited;
+    await client.closed;
+
+    server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
+    const detail = (await json(`${server.url}/v1/sessions/${sessionId}`, { headers: setup.auth })).body;
+    expect(detail).toMatchObject({ status: 'ended', end_reason: 'server_restarted', variables: { secret_thing: 'a lighthouse' } });
+    expect(detail.path.map((p: any) => p.state)).toEqual(['setup', 'playing']);
+    const ended = await receiver.waitFor((r) => r.json?.type === 'session.ended' && r.json?.data?.session_id === sessionId, 20_000, 'session.ended of the interrupted call');
+    expect(ended.json.data).toMatchObject({ status: 'ended', end_reason: 'server_restarted', variables: { secret_thing: 'a lighthouse' } });
+    expectOneEventPerId(receiver.received, setup.secret);
   });
 
   it('an attempt cut by the kill is sent again with the same webhook-id and body', { timeout: 90_000 }, async () => {

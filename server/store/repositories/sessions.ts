@@ -96,6 +96,17 @@ export interface SessionsRepository {
   claim(tokenHash: string, now: number): Promise<Session | null>;
   /** Ends the session once; ending it again returns it unchanged. Null when unknown. */
   end(id: string, end: SessionEnd): Promise<Session | null>;
+  /**
+   * Ends the sessions an earlier run of the server left 'connected' (it was killed or lost
+   * power mid-call), with `end_reason` 'server_restarted': otherwise they would read as live
+   * forever, hold a place under the account's session cap in lists, and never reach the
+   * account's webhooks. A session's end is its last stored timeline event (its start when none
+   * was stored); what it was charged is what the ledger holds for it. Only for a store with one
+   * server process (sql.js holds the data dir's lock): with several nodes on one database
+   * (DESIGN §15) a connected session may be live on another node, so there this must be scoped
+   * to the node that died. Returns the ids it ended.
+   */
+  endInterrupted(): Promise<string[]>;
   /** Newest first. */
   listRecent(accountId: string, limit?: number): Session[];
   /** Names the session's recording file once it exists. */
@@ -225,6 +236,28 @@ export function createSessionsRepository(db: Database): SessionsRepository {
           [endedAt, reason, creditsChargedCents, durationSecs ?? null, durationSecs ?? null, endedAt, id],
         );
         return findById(id);
+      });
+    },
+
+    endInterrupted() {
+      return db.write((tx) => {
+        const ids = tx.all<{ id: string }>(`SELECT id FROM sessions WHERE status = 'connected'`, []).map((row) => row.id);
+        for (const id of ids) {
+          tx.run(
+            `UPDATE sessions SET status = 'ended', end_reason = 'server_restarted',
+               ended_at = MAX(COALESCE(started_at, created_at),
+                              COALESCE((SELECT MAX(at) FROM session_events WHERE session_id = sessions.id), 0)),
+               credits_charged_cents = COALESCE((SELECT -SUM(delta_cents) FROM credit_ledger
+                                                 WHERE session_id = sessions.id AND delta_cents < 0), 0)
+             WHERE id = ?`,
+            [id],
+          );
+          tx.run(
+            `UPDATE sessions SET duration_secs = MAX(0, CAST(ROUND(ended_at - COALESCE(started_at, ended_at)) AS INTEGER)) WHERE id = ?`,
+            [id],
+          );
+        }
+        return ids;
       });
     },
 
