@@ -1,10 +1,15 @@
 // Isolation (issue 14 item 9): while one account loops 255 KiB flow uploads and JSON edits, ten
 // live calls of another account keep every frame on time and /health stays quick.
 // In one run: the same ten calls without the noisy tenant (the baseline), then with it.
+import { loadavg } from 'node:os';
 import { createAccount } from '../support/server.ts';
 import { wsUrl } from '../support/voice-client.ts';
 import type { BenchRow } from './bench-kit.ts';
 import { lines, measureStep, spawnTs, startLoadRig, type StepResult } from './load-rig.ts';
+import { threadCpu } from './thread-cpu.ts';
+
+/** CPU time the server's main thread (the one that paces audio) has used, in ms (Linux). */
+const mainThreadCpuMs = () => threadCpu().find((t) => t.tid === process.pid)?.cpuMs ?? NaN;
 
 interface AttackerSummary {
   bytes: number;
@@ -23,8 +28,12 @@ export async function run(): Promise<BenchRow[]> {
   const calls = 10;
   try {
     const noisy = await createAccount(server);
-    const step = async (withNoise: boolean): Promise<{ step: StepResult; attacker: AttackerSummary | null }> => {
+    const step = async (withNoise: boolean): Promise<{ step: StepResult; attacker: AttackerSummary | null; mainCpuMs: number; windowMs: number }> => {
       let attacker: Promise<AttackerSummary> | null = null;
+      let cpuAtStart = 0;
+      let windowStart = 0;
+      let mainCpuMs = NaN;
+      let windowMs = NaN;
       const result = await measureStep(async () => {
         const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(calls), String(seconds)]);
         const out = lines(clients);
@@ -34,17 +43,25 @@ export async function run(): Promise<BenchRow[]> {
           const child = spawnTs('./isolation-attacker.ts', [server.url, noisy.apiKey, String(seconds - 4)]);
           attacker = lines(child).next().then((line) => JSON.parse(line) as AttackerSummary);
         }
+        cpuAtStart = mainThreadCpuMs();
+        windowStart = performance.now();
         return async () => {
           const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
+          mainCpuMs = mainThreadCpuMs() - cpuAtStart;
+          windowMs = performance.now() - windowStart;
           return { healthy: summary.failures === 0 && summary.opened === calls, voiceToVoice: summary.voiceToVoice, extra: `${summary.framesReceived} agent frames out` };
         };
       });
       await new Promise((r) => setTimeout(r, 1500));
-      return { step: result, attacker: attacker ? await attacker : null };
+      return { step: result, attacker: attacker ? await attacker : null, mainCpuMs, windowMs };
     };
     const quiet = await step(false);
     const loud = await step(true);
     const a = loud.attacker!;
+    // The noisy requests' cost on the audio thread: what the thread used beside them, less what
+    // it used in as long with the calls alone.
+    const share = (s: { mainCpuMs: number; windowMs: number }) => (s.mainCpuMs * 100) / s.windowMs;
+    const extraMainMs = loud.mainCpuMs - (quiet.mainCpuMs * loud.windowMs) / quiet.windowMs;
     const frames = (r: StepResult) => `${r.late} late, ${r.underruns} underrun frames; event-loop lag p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms; ${r.extra}`;
     return [
       { name: `${calls} live calls, alone`, value: frames(quiet.step), how: `${calls} real-time WebSocket calls of one account, hosted-style TTS, ${seconds} s window` },
@@ -64,6 +81,16 @@ export async function run(): Promise<BenchRow[]> {
         name: 'the noisy account’s requests',
         value: `${a.requests} requests, ${a.requestP50.toFixed(0)} ms p50; statuses ${JSON.stringify(a.statuses)}`,
         how: 'uploads and JSON edits, one at a time',
+      },
+      {
+        name: 'audio thread’s CPU per noisy request',
+        value: `${(extraMainMs / Math.max(1, a.requests)).toFixed(1)} ms (main thread ${share(quiet).toFixed(1)} % of a core with the calls alone, ${share(loud).toFixed(1)} % beside the noisy account)`,
+        how: 'CPU time of the thread that paces audio (Linux schedstat, not wall time, so other load on the machine does not count), the noisy window less the quiet one, over the requests; test/bench/profile-isolation.ts says where it goes',
+      },
+      {
+        name: 'machine load average at the end',
+        value: loadavg().map((l) => l.toFixed(1)).join(', '),
+        how: 'os.loadavg() (1, 5, 15 min) on this 2-core machine: late frames and /health times are wall-clock figures, and other work on the machine shows in them, in the calls-alone row too',
       },
     ];
   } finally {

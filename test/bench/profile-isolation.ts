@@ -13,7 +13,7 @@ import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf
 import { createAccount } from '../support/server.ts';
 import { wsUrl } from '../support/voice-client.ts';
 import { lines, spawnTs, startLoadRig } from './load-rig.ts';
-import { threadCpu } from './thread-cpu.ts';
+import { threadCpu, threadCpuReport } from './thread-cpu.ts';
 
 const [secondsArg = '15', profilePath, callsArg = '10'] = process.argv.slice(2);
 const seconds = Number(secondsArg);
@@ -33,31 +33,40 @@ const out = clients ? lines(clients) : null;
 await out?.next(); // all connected
 await new Promise((r) => setTimeout(r, 3000));
 
+// The collector's pauses on this thread, in each window.
+const gcIn = { quiet: { minor: [] as number[], major: [] as number[] }, attack: { minor: [] as number[], major: [] as number[] } };
+let phase: keyof typeof gcIn = 'quiet';
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    (kind === constants.NODE_PERFORMANCE_GC_MAJOR ? gcIn[phase].major : gcIn[phase].minor).push(entry.duration);
+  }
+});
+gcObserver.observe({ entryTypes: ['gc'] });
+const threadsQuiet = threadCpu();
+
 // The quiet window: the calls alone.
 let cpu0 = mainCpuMs();
 let t0 = performance.now();
 await new Promise((r) => setTimeout(r, seconds * 1000));
-const quietRate = (mainCpuMs() - cpu0) / (performance.now() - t0);
+const quietWall = performance.now() - t0;
+const quietRate = (mainCpuMs() - cpu0) / quietWall;
+const quietThreadsLine = threadCpuReport(threadsQuiet, threadCpu(), quietWall);
 
-// The attack window, profiled, with the collector's pauses on this thread.
-const gcPauses = { minor: [] as number[], major: [] as number[] };
-const gcObserver = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) {
-    const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
-    (kind === constants.NODE_PERFORMANCE_GC_MAJOR ? gcPauses.major : gcPauses.minor).push(entry.duration);
-  }
-});
+// The attack window, profiled.
 await post('Profiler.enable');
 await post('Profiler.setSamplingInterval', { interval: 200 });
 const attacker = spawnTs('./isolation-attacker.ts', [server.url, noisy.apiKey, String(seconds)]);
 const summaryLine = lines(attacker).next();
 await post('Profiler.start');
-gcObserver.observe({ entryTypes: ['gc'] });
+phase = 'attack';
+const threadsBefore = threadCpu();
 cpu0 = mainCpuMs();
 t0 = performance.now();
 const summary = JSON.parse(await summaryLine) as { requests: number; statuses: Record<string, number>; healthP99: number };
 const wall = performance.now() - t0;
 const attackCpu = mainCpuMs() - cpu0;
+const threadsLine = threadCpuReport(threadsBefore, threadCpu(), wall);
 gcObserver.disconnect();
 const { profile } = await post<{ profile: Profiler.Profile }>('Profiler.stop');
 if (profilePath) writeFileSync(profilePath, JSON.stringify(profile));
@@ -113,7 +122,10 @@ process.stdout.write(
     `attack window ${(wall / 1000).toFixed(1)} s: ${requests} noisy requests ${JSON.stringify(summary.statuses)}, /health p99 ${summary.healthP99.toFixed(1)} ms`,
     `main thread: ${((quietRate * 100)).toFixed(1)}% of a core with the calls alone, ${((attackCpu / wall) * 100).toFixed(1)}% beside the noisy account`,
     `main-thread CPU per noisy request: ${extraPerRequest.toFixed(1)} ms (profiled busy time ${(busy / requests).toFixed(1)} ms per request, calls included)`,
-    `GC pauses in the window: ${gcLine('minor', gcPauses.minor)}; ${gcLine('major', gcPauses.major)}`,
+    `threads of the server process, share of one core: calls alone ${quietThreadsLine}; beside the noisy account ${threadsLine}`,
+    `their nice values: ${threadCpu().filter((t) => t.nice !== 0).map((t) => `#${t.tid} ${t.nice}`).join(', ') || 'all 0'} (the rest 0)`,
+    `GC pauses with the calls alone: ${gcLine('minor', gcIn.quiet.minor)}; ${gcLine('major', gcIn.quiet.major)} (per request: as if over the same requests)`,
+    `GC pauses beside the noisy account: ${gcLine('minor', gcIn.attack.minor)}; ${gcLine('major', gcIn.attack.major)}`,
     'self time per request, top 25:',
     top(self, 25),
     'inclusive time per request, top 40:',
