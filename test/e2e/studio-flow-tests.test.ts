@@ -98,5 +98,15 @@ describe('the Tests tab', () => {
     // Painting can be turned off.
     await coverage.getByRole('checkbox', { name: 'Paint what no test reaches on the graph' }).uncheck();
     await expect.poll(() => page.locator('.svelte-flow__edge-path.transition.untested').count(), WAIT).toBe(0);
+
+    // The designer fixes the wrong expectation in place and runs that test again.
+    await failed.getByRole('button', { name: 'Edit ready means won' }).click();
+    const yaml = panel.getByRole('textbox', { name: 'Test YAML' });
+    await yaml.fill((await yaml.inputValue()).replace('state: won', 'state: playing'));
+    await panel.getByRole('button', { name: 'Save test' }).click();
+    await expect.poll(() => yaml.inputValue(), WAIT).toBe('');
+    await failed.getByRole('button', { name: 'Run ready means won' }).click();
+    await expect.poll(() => panel.getByRole('status').textContent(), WAIT).toBe('1 of 1 passed');
+    expect(await failed.getByRole('table').count()).toBe(0);
   });
 });

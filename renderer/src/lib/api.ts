@@ -146,7 +146,18 @@ export const api = {
   updateTest: (flowId: string, testId: string, yamlContent: string) => request<FlowTestView>('PUT', `/v1/flows/${id(flowId)}/tests/${id(testId)}`, { yaml_content: yamlContent }),
   deleteTest: (flowId: string, testId: string) => request<void>('DELETE', `/v1/flows/${id(flowId)}/tests/${id(testId)}`),
   importTests: (flowId: string, yamlContent: string) => request<{ tests: FlowTestView[] }>('POST', `/v1/flows/${id(flowId)}/tests/import`, { yaml_content: yamlContent }),
-  runTests: (flowId: string, testIds?: string[]) => request<FlowTestRunView>('POST', `/v1/flows/${id(flowId)}/tests/run`, { draft: true, ...(testIds ? { test_ids: testIds } : {}) }),
+  runTests: (flowId: string, options: { testIds?: string[]; mode?: 'scripted' | 'model' } = {}) =>
+    request<FlowTestRunView>('POST', `/v1/flows/${id(flowId)}/tests/run`, { draft: true, mode: options.mode ?? 'scripted', ...(options.testIds ? { test_ids: options.testIds } : {}) }),
+  /** Every test of the flow as one suite file (what `voxflow test` runs). */
+  async exportTests(flowId: string): Promise<ApiResult<string>> {
+    try {
+      const response = await fetch(`/v1/flows/${id(flowId)}/tests/export`, { headers: accessToken ? { authorization: `Bearer ${accessToken}` } : {} });
+      if (!response.ok) return { ok: false, status: response.status, code: `http_${response.status}`, message: 'The tests could not be exported.', details: null };
+      return { ok: true, value: await response.text() };
+    } catch {
+      return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };
+    }
+  },
   getTestRun: (flowId: string, runId: string) => request<FlowTestRunView>('GET', `/v1/flows/${id(flowId)}/tests/runs/${id(runId)}`),
 
   listApiKeys: () => request<ApiKeyView[]>('GET', '/auth/api-keys'),
