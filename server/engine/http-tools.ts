@@ -46,15 +46,21 @@ export async function runHttpTool(
   session: { accountId: string; sessionId: string; metadata: Record<string, unknown>; signal: AbortSignal },
 ): Promise<HttpToolRun> {
   if (!send) return { response: { ok: false, error: 'this server cannot call http tools' }, status: null, durationMs: 0 };
-  const result = await send({
-    accountId: session.accountId,
-    url: request.url,
-    method: request.method,
-    headers: request.headers,
-    body: toolRequestBody(request, session.sessionId, session.metadata),
-    timeoutMs: request.timeoutMs,
-    signal: session.signal,
-  });
+  let result: ToolRequestResult;
+  try {
+    result = await send({
+      accountId: session.accountId,
+      url: request.url,
+      method: request.method,
+      headers: request.headers,
+      body: toolRequestBody(request, session.sessionId, session.metadata),
+      timeoutMs: request.timeoutMs,
+      signal: session.signal,
+    });
+  } catch (error) {
+    // A sender that throws is a bug, but the call must still go on with an error result.
+    result = { ok: false, status: null, error: error instanceof Error ? error.message : String(error), durationMs: 0 };
+  }
   const response: HttpToolResponse = result.ok ? { ok: true, body: result.body } : { ok: false, error: `the ${request.tool} service failed: ${result.error}` };
   return { response, status: result.status, durationMs: Math.round(result.durationMs) };
 }

@@ -4,7 +4,7 @@
 // within the tool's timeout. It sits beside the webhook sender because it is the same kind of
 // request — one an account points the server at — and connects through the same private-network
 // guard (--allow-private-webhooks covers both). No redirect is followed; the answer is bounded.
-import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { TOOL_SIGNING_SECRET, fillSecretReferences, secretReferences } from '../flow/secret-references.ts';
@@ -74,6 +74,11 @@ function exchange(input: ToolRequestInput, headers: Record<string, string>, opti
   return new Promise((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let request: ClientRequest | undefined;
+    const onAbort = () => {
+      request?.destroy();
+      fail('the session ended');
+    };
     type Settled = { ok: true; status: number; body: unknown } | { ok: false; status: number | null; error: string };
     const finish = (result: Settled) => {
       if (settled) return;
@@ -92,14 +97,14 @@ function exchange(input: ToolRequestInput, headers: Record<string, string>, opti
       headers: { ...headers, 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(input.body), 'user-agent': USER_AGENT },
       lookup: guardedLookup(options.allowPrivate) as RequestOptions['lookup'],
     };
-    const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, requestOptions, (response) => {
+    request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, requestOptions, (response) => {
       const status = response.statusCode ?? 0;
       const chunks: Buffer[] = [];
       let bytes = 0;
       response.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
         if (bytes > maxBytes) {
-          request.destroy();
+          request?.destroy();
           return fail(`the answer is larger than ${maxBytes / 1024} KiB`, status);
         }
         chunks.push(chunk);
@@ -117,21 +122,18 @@ function exchange(input: ToolRequestInput, headers: Record<string, string>, opti
         }
       });
     });
-    const onAbort = () => {
-      request.destroy();
-      fail('the session ended');
-    };
     input.signal.addEventListener('abort', onAbort, { once: true });
+    const sent = request;
     timer = setTimeout(() => {
-      request.destroy();
+      sent.destroy();
       fail(`no answer within ${input.timeoutMs} ms`);
     }, input.timeoutMs);
-    request.on('error', (error: NodeJS.ErrnoException) => {
+    sent.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ECONNREFUSED') return fail('connection refused');
       if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return fail('the host name cannot be resolved');
       if (error.code === 'EPRIVATE') return fail(error.message);
       fail(error.message);
     });
-    request.end(input.body);
+    sent.end(input.body);
   });
 }
