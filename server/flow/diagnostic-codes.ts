@@ -38,6 +38,22 @@ export const DIAGNOSTIC_CODES = {
   interruptible_without_speech: 'warning',
   result_transition_without_http: 'warning',
   credential_in_header: 'warning',
+  // Pipecat Flows import and export (server/flow/pipecat): what does not map, said per part.
+  pipecat_not_a_flow_config: 'error',
+  pipecat_unknown_initial_node: 'warning',
+  pipecat_unmapped_key: 'warning',
+  pipecat_handler_not_run: 'warning',
+  pipecat_runtime_transition: 'warning',
+  pipecat_unknown_target: 'warning',
+  pipecat_unsupported_action: 'warning',
+  pipecat_action_moved: 'warning',
+  pipecat_message_adapted: 'warning',
+  pipecat_parameter_adapted: 'warning',
+  pipecat_renamed: 'warning',
+  pipecat_context_summary: 'warning',
+  pipecat_no_equivalent: 'warning',
+  pipecat_global_tool_copied: 'warning',
+  pipecat_placeholder_kept: 'warning',
 } as const satisfies Record<string, Severity>;
 
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;

@@ -269,7 +269,9 @@ describe('flow diagnostics', () => {
     // The codes of DESIGN §12's keys have their cases in extended-diagnostic-cases.ts.
     const covered = new Set([...cases, ...EXTENDED_CASES].map((c) => c.code));
     covered.add('document_too_large').add('too_many_aliases');
-    expect([...covered].sort()).toEqual(Object.keys(DIAGNOSTIC_CODES).sort());
+    // The Pipecat converter's codes are not the validator's: pipecat-import.test.ts covers them.
+    const validatorCodes = Object.keys(DIAGNOSTIC_CODES).filter((code) => !code.startsWith('pipecat_'));
+    expect([...covered].sort()).toEqual(validatorCodes.sort());
   });
 
   it('reports each code at the severity the code list gives it', () => {
