@@ -19,6 +19,7 @@ import { AgentTurn, commitToolCall, finishToolCall, flowStateEvents, rememberEnt
 import { AudioOut, type AudioClock } from './audio-out.ts';
 import { ConversationHistory } from './conversation-history.ts';
 import type { HookEvent, SessionHooks } from './hooks.ts';
+import { FlowSpeechRules } from './flow-speech-rules.ts';
 import { runHttpTool, type SendToolRequest } from './http-tools.ts';
 import { SpeechQueue } from './speech-queue.ts';
 import { TokenBucket } from './token-bucket.ts';
@@ -128,15 +129,8 @@ export class VoiceSession {
   private lastActivityAt = performance.now();
   private durationTimer: NodeJS.Timeout | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
-  private repromptTimer: NodeJS.Timeout | null = null;
-  /** Reprompts said since the caller last did anything (`settings.idle`). */
-  private reprompts = 0;
-  /** A state with `interruptible: false` is speaking what it says on entering: barge-in is off. */
-  private protectedSpeech = false;
-  /** The caller's speech that began while barge-in was off: not heard, and no turn of its own. */
-  private ignoringSpeech = false;
-  /** A state with `on_enter.end_session` was entered: the call ends once its speech has played. */
-  private endAfterSpeech = false;
+  /** What the flow's states and settings ask of the speech (DESIGN §12), in flow-speech-rules.ts. */
+  private readonly flowSpeech: FlowSpeechRules;
 
   constructor(
     private readonly setup: SessionSetup,
@@ -155,7 +149,7 @@ export class VoiceSession {
           metadata: this.setup.metadata,
           signal: this.lifetime.signal,
         }),
-      entered: (entry, speech) => this.onEntered(entry, speech),
+      entered: (entry, speech) => this.flowSpeech.entered(entry, speech),
     };
     this.audioOut = new AudioOut({
       sendFrame: (frame) => {
@@ -166,23 +160,32 @@ export class VoiceSession {
       onStarted: () => this.send({ type: 'agent_started_speaking' }),
       onFinished: () => {
         this.send({ type: 'agent_stopped_speaking' });
-        this.afterAgentSpoke();
+        this.flowSpeech.afterAgentSpoke();
       },
     }, setup.audioNow);
+    this.flowSpeech = new FlowSpeechRules(
+      {
+        audioOut: this.audioOut,
+        history: this.history,
+        send: (event) => this.send(event),
+        lineSpeech: () => new SpeechQueue(this.setup.providers.tts, this.audioOut, this.lifetime.signal, null, (error) => this.providerFailed('tts_failed', error, false)),
+        turnInFlight: () => this.turn !== null,
+        isEnded: () => this.ended,
+        end: (reason) => void this.end(reason),
+        lastActivityAt: () => this.lastActivityAt,
+      },
+      this.runtime,
+    );
     this.input = setup.userInput
       ? setup.userInput({
           onSpeechStarted: (preRoll) => this.onSpeechStarted(preRoll),
           onSpeech: (pcm) => {
             this.noteActivity();
-            if (!this.ignoringSpeech) this.stt?.write(pcm);
+            if (this.flowSpeech.hearsCaller) this.stt?.write(pcm);
           },
           onTurnEnded: (lastVoicedAt) => {
             this.noteActivity();
-            if (this.ignoringSpeech) {
-              this.ignoringSpeech = false;
-              return;
-            }
-            void this.onTurnEnded(lastVoicedAt);
+            if (this.flowSpeech.callerTurnEnded()) void this.onTurnEnded(lastVoicedAt);
           },
           onError: (error) => this.warnOnce('vad_failed', `Voice activity detection failed: ${String(error)}`),
         })
@@ -207,7 +210,7 @@ export class VoiceSession {
     this.startedAt = Date.now();
     this.noteActivity();
     this.watchLimits();
-    this.watchFlowIdle();
+    this.flowSpeech.watchIdle();
     this.setup.clock.add(this.audioOut);
     const { id, flowId, flow } = this.setup;
     this.send({ type: 'session_started', session_id: id, mode: flow ? 'flow' : 'assistant', flow_id: flowId, sample_rate: ENGINE_SAMPLE_RATE });
@@ -216,48 +219,13 @@ export class VoiceSession {
     if (this.ended) return;
     for (const event of flowStateEvents(this.runtime)) this.send(event);
     const entry = this.runtime?.initialEntry;
-    if (entry) this.enterInitialState(entry);
+    if (entry) this.flowSpeech.enterInitialState(entry);
     if (entry && !entry.respond) return;
     if (!this.setup.providers.llm) {
       this.send(sessionError('llm_unavailable'));
       return;
     }
     void this.runAgentTurn(null, new TurnTiming(++this.turnCount, 'greeting'));
-  }
-
-  // ── What a flow's states ask for on entering (DESIGN §12) ───────────────────────────────
-
-  private enterInitialState(entry: StateEntry): void {
-    if (!entry.say) {
-      this.onEntered(entry, null);
-      this.afterAgentSpoke();
-      return;
-    }
-    const speech = new SpeechQueue(this.setup.providers.tts, this.audioOut, this.lifetime.signal, null, (error) => this.providerFailed('tts_failed', error, false));
-    this.audioOut.beginReply();
-    this.onEntered(entry, speech);
-    rememberEntries(this.history, [entry]);
-    void speech.finished().finally(() => {
-      if (!this.turn) this.audioOut.endReply();
-      this.afterAgentSpoke();
-    });
-  }
-
-  /** Speaks the entered state's line, guards it from barge-in, and ends the call after it if asked. */
-  private onEntered(entry: StateEntry, speech: SpeechQueue | null): void {
-    if (!entry.interruptible) this.protectedSpeech = true;
-    if (entry.say && speech) {
-      speech.say(entry.say, null);
-      this.send({ type: 'transcript', role: 'agent', text: entry.say, final: true });
-    }
-    if (entry.endSession) this.endAfterSpeech = true;
-  }
-
-  /** Once nothing is thinking or playing: barge-in comes back, and a flow that ended the call ends it. */
-  private afterAgentSpoke(): void {
-    if (this.ended || this.turn || this.audioOut.isBusy) return;
-    this.protectedSpeech = false;
-    if (this.endAfterSpeech) void this.end('flow_ended');
   }
 
   /** PCM16 16 kHz mono from the client. */
@@ -336,7 +304,7 @@ export class VoiceSession {
    */
   private noteActivity(): void {
     this.lastActivityAt = performance.now();
-    this.reprompts = 0;
+    this.flowSpeech.noteActivity();
   }
 
   private watchLimits(): void {
@@ -354,58 +322,12 @@ export class VoiceSession {
     this.idleTimer = setTimeout(checkIdle, idleEndMs);
   }
 
-  /**
-   * `settings.idle`: after `after_secs` of the caller's silence the agent says the reprompt, and
-   * again after each further `after_secs`, up to `max_reprompts`; one more silence ends the call
-   * (`idle`). The clock starts at the caller's last activity, as for the server's idle limit;
-   * while the agent thinks or speaks, the check waits.
-   */
-  private watchFlowIdle(): void {
-    const idle = this.runtime?.idle();
-    if (!idle || this.ended) return;
-    const check = () => {
-      if (this.ended) return;
-      const due = this.lastActivityAt + idle.afterMs * (this.reprompts + 1);
-      const now = performance.now();
-      if (now < due || this.turn || this.audioOut.isBusy) {
-        this.repromptTimer = setTimeout(check, Math.max(50, due - now));
-        return;
-      }
-      if (this.reprompts >= idle.maxReprompts) {
-        void this.end('idle');
-        return;
-      }
-      this.reprompts += 1;
-      const line = this.runtime?.idle()?.reprompt;
-      if (line) this.speakLine(line);
-      this.repromptTimer = setTimeout(check, idle.afterMs);
-    };
-    this.repromptTimer = setTimeout(check, idle.afterMs);
-  }
-
-  /** A line the agent says outside a turn (a reprompt): heard, shown, and remembered as said. */
-  private speakLine(line: string): void {
-    const speech = new SpeechQueue(this.setup.providers.tts, this.audioOut, this.lifetime.signal, null, (error) => this.providerFailed('tts_failed', error, false));
-    this.audioOut.beginReply();
-    speech.say(line, null);
-    this.send({ type: 'transcript', role: 'agent', text: line, final: true });
-    this.history.addAssistant(line);
-    void speech.finished().finally(() => {
-      if (!this.turn) this.audioOut.endReply();
-    });
-  }
-
   // ── Turns ────────────────────────────────────────────────────────────────────────────────
 
   private onSpeechStarted(preRoll: Int16Array): void {
     if (this.ended) return;
     this.noteActivity();
-    // Barge-in is off while a state's `interruptible: false` line plays: what the caller says
-    // over it is not heard (as in Pipecat and Vapi), rather than answered after it.
-    if (this.protectedSpeech) {
-      this.ignoringSpeech = true;
-      return;
-    }
+    if (!this.flowSpeech.callerStartedSpeaking()) return;
     this.userSpeaking = true;
     this.send({ type: 'user_started_speaking' });
     // Barge-in: the user talking over the agent (or over its thinking) stops it at once.
@@ -480,7 +402,7 @@ export class VoiceSession {
         this.sendMetrics(timing);
         this.turn = null;
         this.audioOut.endReply();
-        this.afterAgentSpoke();
+        this.flowSpeech.afterAgentSpoke();
       }
     }
   }
@@ -513,7 +435,7 @@ export class VoiceSession {
       })
       .finally(() => {
         this.audioOut.endReply();
-        this.afterAgentSpoke();
+        this.flowSpeech.afterAgentSpoke();
       });
   }
 
@@ -586,7 +508,7 @@ export class VoiceSession {
     this.setup.onEnding?.();
     if (this.durationTimer) clearTimeout(this.durationTimer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    if (this.repromptTimer) clearTimeout(this.repromptTimer);
+    this.flowSpeech.stop();
     const charged = () => this.setup.meter?.chargedCents ?? 0;
     const meterStopped = this.setup.meter?.stop();
     this.interrupt();

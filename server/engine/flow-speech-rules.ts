@@ -1,0 +1,149 @@
+// What a flow's states and settings ask of a session's speech (DESIGN §12), beside the session
+// that hosts them: the line a state says on entering, barge-in off while an `interruptible:
+// false` state's entry plays, hanging up after a state that ends the call has been heard, and
+// `settings.idle` reprompts. The session tells it what happens (entries, caller speech,
+// activity, the agent falling silent); it asks the session to speak and to end.
+import type { FlowRuntime, StateEntry } from '../flow/runtime.ts';
+import type { ServerEvent } from '../protocol/events.ts';
+import { rememberEntries } from './agent-turn.ts';
+import type { AudioOut } from './audio-out.ts';
+import type { ConversationHistory } from './conversation-history.ts';
+import type { SpeechQueue } from './speech-queue.ts';
+
+export interface FlowSpeechHost {
+  readonly audioOut: AudioOut;
+  readonly history: ConversationHistory;
+  send(event: ServerEvent): void;
+  /** A queue for lines said outside a turn, living as long as the session. */
+  lineSpeech(): SpeechQueue;
+  /** An agent turn is in flight. */
+  turnInFlight(): boolean;
+  isEnded(): boolean;
+  end(reason: string): void;
+  /** When the caller last spoke or the client last sent a message (performance.now). */
+  lastActivityAt(): number;
+}
+
+export class FlowSpeechRules {
+  /** A state with `interruptible: false` is speaking what it says on entering: barge-in is off. */
+  #protectedSpeech = false;
+  /** The caller's speech that began while barge-in was off: not heard, and no turn of its own. */
+  #ignoringSpeech = false;
+  /** A state with `on_enter.end_session` was entered: the call ends once its speech has played. */
+  #endAfterSpeech = false;
+  /** Reprompts said since the caller last did anything (`settings.idle`). */
+  #reprompts = 0;
+  #repromptTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly host: FlowSpeechHost,
+    private readonly runtime: FlowRuntime | null,
+  ) {}
+
+  /** The initial state's entry, when the session starts, before the agent's first words. */
+  enterInitialState(entry: StateEntry): void {
+    if (!entry.say) {
+      this.entered(entry, null);
+      this.afterAgentSpoke();
+      return;
+    }
+    const speech = this.host.lineSpeech();
+    this.host.audioOut.beginReply();
+    this.entered(entry, speech);
+    rememberEntries(this.host.history, [entry]);
+    void speech.finished().finally(() => {
+      if (!this.host.turnInFlight()) this.host.audioOut.endReply();
+      this.afterAgentSpoke();
+    });
+  }
+
+  /** Speaks the entered state's line, guards it from barge-in, and ends the call after it if asked. */
+  entered(entry: StateEntry, speech: SpeechQueue | null): void {
+    if (!entry.interruptible) this.#protectedSpeech = true;
+    if (entry.say && speech) {
+      speech.say(entry.say, null);
+      this.host.send({ type: 'transcript', role: 'agent', text: entry.say, final: true });
+    }
+    if (entry.endSession) this.#endAfterSpeech = true;
+  }
+
+  /** Call when a turn ends or the agent falls silent: once nothing thinks or plays, barge-in comes back and a call the flow ended ends. */
+  afterAgentSpoke(): void {
+    if (this.host.isEnded() || this.host.turnInFlight() || this.host.audioOut.isBusy) return;
+    this.#protectedSpeech = false;
+    if (this.#endAfterSpeech) this.host.end('flow_ended');
+  }
+
+  /**
+   * The caller began to speak; false when it is not to be heard. Barge-in is off while a state's
+   * `interruptible: false` line plays: what the caller says over it is not heard (as in Pipecat
+   * and Vapi), rather than answered after it.
+   */
+  callerStartedSpeaking(): boolean {
+    if (!this.#protectedSpeech) return true;
+    this.#ignoringSpeech = true;
+    return false;
+  }
+
+  /** Whether the caller's audio now is to be transcribed. */
+  get hearsCaller(): boolean {
+    return !this.#ignoringSpeech;
+  }
+
+  /** The caller's turn ended; false when it was one not heard (it then gets no answer). */
+  callerTurnEnded(): boolean {
+    if (!this.#ignoringSpeech) return true;
+    this.#ignoringSpeech = false;
+    return false;
+  }
+
+  /** The caller (or the client) did something: the reprompts start over. */
+  noteActivity(): void {
+    this.#reprompts = 0;
+  }
+
+  /**
+   * `settings.idle`: after `after_secs` of the caller's silence the agent says the reprompt, and
+   * again after each further `after_secs`, up to `max_reprompts`; one more silence ends the call
+   * (`idle`). The clock starts at the caller's last activity, as for the server's idle limit;
+   * while the agent thinks or speaks, the check waits.
+   */
+  watchIdle(): void {
+    const idle = this.runtime?.idle();
+    if (!idle || this.host.isEnded()) return;
+    const check = () => {
+      if (this.host.isEnded()) return;
+      const due = this.host.lastActivityAt() + idle.afterMs * (this.#reprompts + 1);
+      const now = performance.now();
+      if (now < due || this.host.turnInFlight() || this.host.audioOut.isBusy) {
+        this.#repromptTimer = setTimeout(check, Math.max(50, due - now));
+        return;
+      }
+      if (this.#reprompts >= idle.maxReprompts) {
+        this.host.end('idle');
+        return;
+      }
+      this.#reprompts += 1;
+      const line = this.runtime?.idle()?.reprompt;
+      if (line) this.#sayLine(line);
+      this.#repromptTimer = setTimeout(check, idle.afterMs);
+    };
+    this.#repromptTimer = setTimeout(check, idle.afterMs);
+  }
+
+  stop(): void {
+    if (this.#repromptTimer) clearTimeout(this.#repromptTimer);
+  }
+
+  /** A line said outside a turn (a reprompt): heard, shown, and remembered as said. */
+  #sayLine(line: string): void {
+    const speech = this.host.lineSpeech();
+    this.host.audioOut.beginReply();
+    speech.say(line, null);
+    this.host.send({ type: 'transcript', role: 'agent', text: line, final: true });
+    this.host.history.addAssistant(line);
+    void speech.finished().finally(() => {
+      if (!this.host.turnInFlight()) this.host.audioOut.endReply();
+    });
+  }
+}
