@@ -61,7 +61,7 @@ describe('nodes', () => {
     expect(setup.measured).toEqual({ width: 240, height: estimated });
     const connector = (n: typeof setup) => n.handles!.find((h) => h.id === 'out')!;
     // The connector dot's centre is on the bottom border, the edge leaves from its bottom.
-    expect(connector(setup).y + connector(setup).height / 2).toBeCloseTo(estimated - 1.5);
+    expect(connector(setup).y + connector(setup).height! / 2).toBeCloseTo(estimated - 1.5);
     expect(remeasuredHandles(big)).toBeNull();
     // xyflow measured the drawn node 30 px taller than estimated.
     const measured = big.map((n) => (n.id === 'setup' ? { ...n, measured: { width: 240, height: estimated + 30 } } : n));
