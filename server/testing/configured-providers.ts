@@ -47,7 +47,9 @@ export async function configuredProviders(providers: Providers, mode: TestMode):
   return { stt: await speechToText(providers.stt), tts: await textToSpeech(providers.tts), vad };
 }
 
-/** The embedded voice activity model (Silero), shared with the server's sessions' worker. */
-export function embeddedVoiceActivity(): VoiceActivityModel {
-  return createSileroVad();
+/** The embedded voice activity model (Silero, the worker the server's sessions share), loaded. */
+export async function embeddedVoiceActivity(): Promise<VoiceActivityModel> {
+  const vad = createSileroVad();
+  await vad.load();
+  return vad;
 }

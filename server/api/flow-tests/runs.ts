@@ -98,7 +98,11 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
         throw error;
       }
       const { llm, stt, tts } = admission.providers.providers;
-      options.providers = body.mode === 'model' ? { llm } : { stt, tts, vad: embeddedVoiceActivity() };
+      if (body.mode === 'model') options.providers = { llm };
+      else {
+        const vad = await embeddedVoiceActivity().catch(() => null);
+        options.providers = { stt, tts, vad };
+      }
     }
     try {
       checkRunnable(options);
