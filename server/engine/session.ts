@@ -149,7 +149,10 @@ export class VoiceSession {
           metadata: this.setup.metadata,
           signal: this.lifetime.signal,
         }),
-      entered: (entry, speech) => this.flowSpeech.entered(entry, speech),
+      entered: (entry, speech) => {
+        this.flowSpeech.entered(entry, speech);
+        this.input?.setEndpointingMs?.(this.runtime?.stateOptions().endpointingMs ?? null);
+      },
     };
     this.audioOut = new AudioOut({
       sendFrame: (frame) => {
@@ -219,7 +222,10 @@ export class VoiceSession {
     if (this.ended) return;
     for (const event of flowStateEvents(this.runtime)) this.send(event);
     const entry = this.runtime?.initialEntry;
-    if (entry) this.flowSpeech.enterInitialState(entry);
+    if (entry) {
+      this.input?.setEndpointingMs?.(this.runtime?.stateOptions().endpointingMs ?? null);
+      this.flowSpeech.enterInitialState(entry);
+    }
     if (entry && !entry.respond) return;
     if (!this.setup.providers.llm) {
       this.send(sessionError('llm_unavailable'));

@@ -41,7 +41,7 @@ export type TurnEvent =
 export class TurnDetector {
   private readonly options: TurnDetectorOptions;
   private readonly confirmSamples: number;
-  private readonly endSilenceSamples: number;
+  private endSilenceSamples: number;
   private position = 0;
   private voiced = false;
   private runStart = 0;
@@ -58,6 +58,14 @@ export class TurnDetector {
     }
     this.confirmSamples = Math.round((this.options.confirmSpeechMs * sampleRate) / 1000);
     this.endSilenceSamples = Math.round((this.options.endSilenceMs * sampleRate) / 1000);
+  }
+
+  /**
+   * The silence that ends a turn from now on, in ms; null goes back to the configured one. A
+   * flow state's `endpointing_ms` (DESIGN §12): a turn under way ends by the new length.
+   */
+  setEndSilenceMs(ms: number | null): void {
+    this.endSilenceSamples = Math.round(((ms ?? this.options.endSilenceMs) * this.sampleRate) / 1000);
   }
 
   /** Samples fed so far. */

@@ -18,6 +18,8 @@ export interface TurnListener {
 export interface UserTurnInput {
   push(pcm: Int16Array): void;
   close(): void;
+  /** The silence that ends the caller's turn from now on (a flow state's `endpointing_ms`); null: the server's. */
+  setEndpointingMs?(ms: number | null): void;
 }
 
 /**
@@ -64,6 +66,10 @@ class VadUserInput implements UserTurnInput {
   close(): void {
     this.closed = true;
     this.tracker.close();
+  }
+
+  setEndpointingMs(ms: number | null): void {
+    this.tracker.setEndSilenceMs(ms);
   }
 
   private handle(events: TurnEvent[], pcm: Int16Array, start: number): void {

@@ -55,6 +55,11 @@ export class VadTurnTracker {
     return this.turnStart !== null;
   }
 
+  /** See TurnDetector.setEndSilenceMs: a flow state's own endpointing. */
+  setEndSilenceMs(ms: number | null): void {
+    this.turns.setEndSilenceMs(ms);
+  }
+
   /** Samples pushed so far (the session clock the events' positions use). */
   get receivedSamples(): number {
     return this.written;

@@ -22,6 +22,7 @@ states:
     on_enter:
       say: "${DISCLAIMER}"
     interruptible: false
+    endpointing_ms: 1200
     agent:
       prompt: Ask what the caller needs; call go_quiet if they want to think.
       tools: [go_quiet, start_fresh]
@@ -79,6 +80,17 @@ describe("a flow's on-entry speech, its waiting and forgetting states, and its i
     // The disclaimer played in full: about 100 ms a word, 20 ms a frame.
     const words = DISCLAIMER.split(/\s+/).length;
     expect(client.audioFrames.length).toBeGreaterThanOrEqual(words * 4);
+    client.close();
+  });
+
+  it('ends the caller\'s turn after the state\'s endpointing_ms of silence, not the server\'s 500 ms', { timeout: 30_000 }, async () => {
+    const client = await rig.connect({ flow_id: flowId });
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'How can I help?', 15_000);
+    await client.waitFor('agent_stopped_speaking', undefined, 15_000);
+    await client.speak('Hold on a moment please', { silenceAfterMs: 2_500 });
+    const metrics = await client.waitFor('metrics', (e) => e.endpointing_ms !== null, 15_000);
+    // Measured from the last voiced frame to the turn's end: the state's 1200 ms, not 500.
+    expect(metrics.endpointing_ms).toBeGreaterThanOrEqual(1_100);
     client.close();
   });
 
