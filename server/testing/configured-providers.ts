@@ -53,3 +53,50 @@ export async function embeddedVoiceActivity(): Promise<VoiceActivityModel> {
   await vad.load();
   return vad;
 }
+
+/**
+ * The providers of a run, each telling `used` when it is first called, so that a run pays for
+ * the parts it uses as a session does (billing/metering.ts). The runner's own silent voice and
+ * script are not providers and cost nothing.
+ */
+export function meteredRunnerProviders(providers: RunnerProviders, used: (part: 'stt' | 'llm' | 'tts') => void): RunnerProviders {
+  const { llm, stt, tts } = providers;
+  return {
+    ...providers,
+    llm: llm && {
+      provider: llm.provider,
+      model: llm.model,
+      stream(request) {
+        used('llm');
+        return llm.stream(request);
+      },
+    },
+    stt: stt && {
+      provider: stt.provider,
+      open(options) {
+        const stream = stt.open(options);
+        return {
+          write(pcm) {
+            used('stt');
+            stream.write(pcm);
+          },
+          flush: (signal) => stream.flush(signal),
+          get onInterim() {
+            return stream.onInterim;
+          },
+          set onInterim(listener) {
+            stream.onInterim = listener;
+          },
+          close: () => stream.close(),
+        };
+      },
+    },
+    tts: tts && {
+      provider: tts.provider,
+      synthesize(text, signal, hints) {
+        used('tts');
+        return tts.synthesize(text, signal, hints);
+      },
+    },
+  };
+}

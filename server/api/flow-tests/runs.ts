@@ -3,7 +3,9 @@
 // test and step, expected against actual, the transcript, the path, and the flow's coverage).
 // The studio runs the draft (`draft: true`); anything else runs the published version, as
 // sessions do. Model and audio runs are admitted like a session (the account's providers, a
-// place among its live sessions, credit for a minute); a scripted run needs no provider.
+// place among its live sessions, credit for a minute) and metered like one: each part the run
+// uses is charged per minute from its first use (`test-run:<id>` in the ledger); a run whose
+// next minute cannot be paid is stopped. A scripted run needs no provider and costs nothing.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError, ERRORS, type ErrorCode } from '../../errors.ts';
@@ -11,7 +13,8 @@ import { suiteText } from '../../flow/tests-format.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import type { Flow, FlowTestRunRecord } from '../../store/store.ts';
-import { embeddedVoiceActivity } from '../../testing/configured-providers.ts';
+import { SessionMeter } from '../../billing/metering.ts';
+import { embeddedVoiceActivity, meteredRunnerProviders } from '../../testing/configured-providers.ts';
 import type { SuiteResult } from '../../testing/results.ts';
 import { MAX_REPEAT, MAX_SPEED, RunnerSetupError, TEST_MODES, checkRunnable, runTests, type RunOptions } from '../../testing/run-tests.ts';
 
@@ -123,6 +126,22 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
     const abort = job.abort;
     // Held before the job starts, so that it is there when the job lets go of it.
     running.set(accountId, job);
+    let meter: SessionMeter | null = null;
+    let outOfCredit = false;
+    if (admission && admission.providers.ratePerMinute > 0) {
+      meter = new SessionMeter(store.credits, accountId, `test-run:${record.id}`, admission.providers.partPrices, {
+        onExhausted: () => {
+          outOfCredit = true;
+          abort.abort();
+        },
+        onError: (error) => {
+          app.log.error({ err: error, run: record.id }, 'could not charge a minute of a flow test run');
+          abort.abort();
+        },
+      });
+      await meter.start();
+      options.providers = meteredRunnerProviders(options.providers, (part) => meter!.used(part));
+    }
     /**
      * The result is applied to the store at once (its durable write is awaited after), and the
      * account may start its next run from that moment: a client that reads the result and runs
@@ -140,10 +159,15 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
         const result = await runTests(parsed.flow!, parsed.tests!, { ...options, signal: abort.signal });
         end = { status: result.passed ? 'passed' : 'failed', resultJson: JSON.stringify(result), error: null };
       } catch (error) {
-        const message = abort.signal.aborted ? 'The server stopped during this run; run the tests again.' : `The run could not be completed: ${error instanceof Error ? error.message : String(error)}`;
+        const message = outOfCredit
+          ? 'The credit ran out during this run; add credit and run the tests again.'
+          : abort.signal.aborted
+            ? 'The server stopped during this run; run the tests again.'
+            : `The run could not be completed: ${error instanceof Error ? error.message : String(error)}`;
         if (!abort.signal.aborted) app.log.warn({ err: error, run: record.id }, 'a flow test run failed');
         end = { status: 'error', resultJson: null, error: message };
       }
+      await meter?.stop().catch(() => {});
       try {
         await finish(end);
       } catch (error) {
