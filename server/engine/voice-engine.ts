@@ -11,6 +11,7 @@ import type { ServerEvent } from '../protocol/events.ts';
 import { checkFirstMinute } from '../billing/admission.ts';
 import { SessionMeter } from '../billing/metering.ts';
 import type { AccountProviders } from '../providers/types.ts';
+import { withFlowVoice } from './flow-voice.ts';
 import type { SendToolRequest } from './http-tools.ts';
 import { VoiceSession, type SessionLogger, type SessionOutput } from './session.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
@@ -64,6 +65,12 @@ export interface SessionRecordingTap {
   agent(pcm: Int16Array): void;
   /** The call is over: the rest is written out. */
   close(): Promise<void>;
+}
+
+/** The session's providers with the flow's own voice, if it names one the vendor has. */
+function withFlowVoiceIn(providers: AccountProviders['providers'], flow: FlowDocument | null): AccountProviders['providers'] {
+  const tts = withFlowVoice(providers.tts, flow);
+  return tts === providers.tts ? providers : { ...providers, tts };
 }
 
 export class EngineRefusal extends Error {
@@ -292,7 +299,7 @@ export class VoiceEngine {
         assistantPrompt: this.deps.assistantPrompt,
         allowSimulator: request.allowSimulator,
         language: flow?.settings?.language ?? this.deps.language,
-        providers: meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers,
+        providers: withFlowVoiceIn(meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers, flow),
         userInput: this.deps.userInput,
         meter,
         hooks: this.deps.hooks,

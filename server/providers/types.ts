@@ -89,6 +89,8 @@ export interface SynthesisHints {
    * that shares the machine gives such a sentence precedence over look-ahead work.
    */
   aheadMs: number;
+  /** A flow's own voice (`settings.voice.voice`, DESIGN §12), for the vendor that has it; absent: the configured one. */
+  voice?: string;
 }
 
 // ── Turn detection ──────────────────────────────────────────────────────────────────────────

@@ -16,6 +16,7 @@ version: "1.0.0"
 initial_state: intro
 settings:
   base_system_prompt: You help callers.
+  voice: { provider: openai, voice: nova }
   idle: { after_secs: 1.5, reprompt: "Are you still there?", max_reprompts: 2 }
 states:
   intro:
@@ -80,6 +81,10 @@ describe("a flow's on-entry speech, its waiting and forgetting states, and its i
     // The disclaimer played in full: about 100 ms a word, 20 ms a frame.
     const words = DISCLAIMER.split(/\s+/).length;
     expect(client.audioFrames.length).toBeGreaterThanOrEqual(words * 4);
+    // Every line was spoken in the flow's own voice (settings.voice), not the server's alloy.
+    const speech = rig.openai.requests.filter((r) => r.path === '/v1/audio/speech').map((r) => (r.body as { voice?: string }).voice);
+    expect(speech.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(speech)).toEqual(new Set(['nova']));
     client.close();
   });
 

@@ -65,7 +65,9 @@ export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
   const runner = options.host ? runnerOf(options.host) : sharedPool();
   return {
     provider: 'flite',
-    synthesize: (text, signal, hints) => synthesizeWithFlite(runner, voice, text, signal, hints),
+    // A flow's voice is used when flite has it; another vendor's voice name is not flite's to refuse.
+    synthesize: (text, signal, hints) =>
+      synthesizeWithFlite(runner, FLITE_VOICES.includes(hints?.voice as FliteVoice) ? (hints!.voice as FliteVoice) : voice, text, signal, hints),
     warmUp: () => runner.warmUp(),
     close: () => runner.close(),
   };

@@ -36,11 +36,11 @@ export function createOpenAITextToSpeech(options: OpenAITextToSpeechOptions = {}
 
   return {
     provider: PROVIDER,
-    async *synthesize(text, signal) {
+    async *synthesize(text, signal, hints) {
       if (text.trim() === '') return;
       const body = withRetryStream<Uint8Array>(
         async (attemptSignal) => {
-          const response = await client.audio.speech.create({ model, voice, input: text, response_format: 'pcm' }, { signal: attemptSignal });
+          const response = await client.audio.speech.create({ model, voice: hints?.voice ?? voice, input: text, response_format: 'pcm' }, { signal: attemptSignal });
           return audioBody(response);
         },
         { provider: PROVIDER, timeoutMs, signal },
