@@ -36,6 +36,7 @@ export const ERRORS = {
   invalid_request: { status: 422, message: 'The request is not valid.' },
   invalid_flow: { status: 422, message: 'The flow document does not validate.' },
   invalid_flow_test: { status: 422, message: 'The flow test does not validate.' },
+  invalid_pipecat_flow: { status: 422, message: 'The file is not a Pipecat Flows FlowConfig.' },
   test_mode_unavailable: { status: 422, message: 'This server cannot run tests in that mode: a provider it needs is not configured.' },
   provider_key_rejected: { status: 422, message: 'The provider refused this key.' },
   webhook_target_not_allowed: { status: 422, message: 'This server does not send webhooks to its own network; use a public address (or start it with --allow-private-webhooks).' },

@@ -2,6 +2,7 @@
 // runFlowJob on each message. Jobs and results are plain data, so they cross between threads by
 // structured clone and the answers stay exactly what the flow model returns.
 import { parseFlow } from '../flow/parse.ts';
+import { exportPipecatFlowText, importPipecatFlow, type ExportedPipecatFlow, type PipecatImport } from '../flow/pipecat/index.ts';
 import { parseFlowTests, type FlowTest, type TestDiagnostic } from '../flow/tests-format.ts';
 import type { Diagnostic, FlowDocument } from '../flow/types.ts';
 import { applyJsonToYaml, yamlToJson } from '../flow/yaml-edit/index.ts';
@@ -21,7 +22,14 @@ export type FlowJob =
   /** The document's JSON form as text, ready to send: nothing to copy back or serialise on the audio thread. */
   | { kind: 'to_json_text'; yaml: string }
   /** A flow test or suite, checked against the flow it is for (whose document comes back to run them). */
-  | { kind: 'parse_tests'; yaml: string; flowYaml: string };
+  | { kind: 'parse_tests'; yaml: string; flowYaml: string }
+  /**
+   * A Pipecat FlowConfig as a Voxflow flow (flow/pipecat). The request body's JSON text: the
+   * FlowConfig itself, or `{"text": "..."}` holding its JSON or YAML text.
+   */
+  | { kind: 'pipecat_import'; jsonText: string; maxDepth: number }
+  /** A flow's YAML out as a Pipecat FlowConfig. */
+  | { kind: 'pipecat_export'; yaml: string };
 
 export interface FlowJobResults {
   /** documentVersion: the document's own `version` string, when it validates (a stored version keeps it). */
@@ -33,6 +41,8 @@ export interface FlowJobResults {
   apply_json_text: FlowJobResults['apply_json'] | { refused: JsonTextRefusal & { details?: unknown[] } };
   apply_json: { yaml: string; diagnostics: Diagnostic[]; documentVersion: string | null };
   parse_tests: { tests: FlowTest[] | null; shape: 'suite' | 'test'; diagnostics: TestDiagnostic[]; flow: FlowDocument | null };
+  pipecat_import: PipecatImport | { refused: JsonTextRefusal };
+  pipecat_export: ExportedPipecatFlow;
 }
 
 export type FlowJobResult = FlowJobResults[FlowJob['kind']];
@@ -60,6 +70,17 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
       const flow = parseFlow(job.flowYaml).document;
       return { ...parseFlowTests(job.yaml, flow), flow };
     }
+    case 'pipecat_import': {
+      const parsed = parseJsonText(job.jsonText, job.maxDepth);
+      if (!parsed.ok) return { refused: parsed.refusal };
+      const value = parsed.value as Record<string, unknown> | null;
+      // `{"text": ...}` carries a file as it was (YAML, or JSON with its own lines); any other
+      // body is the FlowConfig itself, read from the body's text so lines are the body's.
+      const wrapped = typeof value === 'object' && value !== null && typeof value.text === 'string' && Object.keys(value).length === 1;
+      return importPipecatFlow(wrapped ? (value.text as string) : job.jsonText);
+    }
+    case 'pipecat_export':
+      return exportPipecatFlowText(job.yaml);
     case 'apply_json': {
       const yaml = applyJsonToYaml(job.yaml, job.json);
       const { diagnostics, document } = parseFlow(yaml);

@@ -166,6 +166,18 @@ export class FlowJobs {
     return this.run(account, { kind: 'parse_tests', yaml, flowYaml });
   }
 
+  /** A Pipecat FlowConfig (the request body's JSON text) as a Voxflow flow, or the body's refusal. */
+  async importPipecat(account: string, jsonText: string, maxDepth: number): Promise<Exclude<FlowJobResults['pipecat_import'], { refused: unknown }>> {
+    const result = await this.run(account, { kind: 'pipecat_import', jsonText, maxDepth });
+    if ('refused' in result) throw new AppError(result.refused.code, result.refused.message);
+    return result;
+  }
+
+  /** A flow's YAML out as a Pipecat FlowConfig (JSON and YAML texts), or its errors. */
+  exportPipecat(account: string, yaml: string): Promise<FlowJobResults['pipecat_export']> {
+    return this.run(account, { kind: 'pipecat_export', yaml });
+  }
+
   /** Fails what waits or runs, and terminates the workers. */
   async close(): Promise<void> {
     this.closed = true;

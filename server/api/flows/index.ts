@@ -11,6 +11,7 @@ import { parseInput } from '../../http/validation.ts';
 import { requireJsonBodyText } from '../../http/json-body.ts';
 import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 import { assertFlowStorageLeft, textBytes } from './storage-quota.ts';
+import { flowPipecatRoutes } from './pipecat.ts';
 import { authorOf, flowVersionRoutes } from './versions.ts';
 
 type FlowParams = { Params: { flow_id: string } };
@@ -137,4 +138,5 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   });
 
   await flowVersionRoutes(app, { ownFlow, fullView, refuseErrors });
+  await flowPipecatRoutes(app, { ownFlow });
 }
