@@ -1,6 +1,7 @@
 // Pure helpers of the flows screen: names, file names, and checking a YAML file before it is
 // uploaded. No DOM here, so the node-side unit tests exercise them directly.
 import { parseFlow } from '../../../../server/flow/parse.ts';
+import { exportPipecatFlowText, importPipecatFlow, looksLikePipecatFlow } from '../../../../server/flow/pipecat/index.ts';
 import type { Diagnostic } from '../../../../server/flow/types.ts';
 import { documentIdFromName } from './flow-templates.ts';
 
@@ -30,7 +31,7 @@ export function yamlFileName(flowName: string): string {
 export function flowNameFromFileName(fileName: string): string {
   const base = fileName.split(/[\\/]/).pop() ?? '';
   const words = base
-    .replace(/\.(ya?ml|txt)$/i, '')
+    .replace(/(\.pipecat)?\.(ya?ml|json|txt)$/i, '')
     .replace(/[-_.]+/g, ' ')
     .replace(/\s+/g, ' ')
     .trim()
@@ -63,6 +64,42 @@ export function checkFlowText(text: string): FlowCheck {
     errors: diagnostics.filter((d) => d.severity === 'error'),
     warnings: diagnostics.filter((d) => d.severity === 'warning'),
   };
+}
+
+/**
+ * What an import makes of a chosen file: a Voxflow flow as it is, or a Pipecat Flows FlowConfig
+ * (told apart by its shape, `initial_node` and `nodes`, whatever the file is called) converted
+ * to one. For a FlowConfig the diagnostics are the converter's, at lines of the Pipecat file:
+ * what did not map. `yaml` is what is uploaded.
+ */
+export interface ImportCheck extends FlowCheck {
+  source: 'voxflow' | 'pipecat';
+  /** The flow to create: the file itself, or the FlowConfig converted; null when it cannot be. */
+  yaml: string | null;
+}
+
+export function checkImportText(text: string): ImportCheck {
+  if (!looksLikePipecatFlow(text)) return { source: 'voxflow', yaml: text, ...checkFlowText(text) };
+  const { yaml, diagnostics } = importPipecatFlow(text);
+  return {
+    source: 'pipecat',
+    yaml,
+    errors: diagnostics.filter((d) => d.severity === 'error'),
+    warnings: diagnostics.filter((d) => d.severity === 'warning'),
+  };
+}
+
+/**
+ * The editor's "Export as Pipecat FlowConfig": the FlowConfig as JSON (a download) and as YAML
+ * (the desktop's save dialog saves YAML files), with what it could not carry; or the flow's errors.
+ */
+export function pipecatExportFile(
+  flowName: string,
+  yamlText: string,
+): { ok: true; baseName: string; json: string; yaml: string; notCarried: string[] } | { ok: false; errors: Diagnostic[] } {
+  const exported = exportPipecatFlowText(yamlText);
+  if (!exported.ok) return { ok: false, errors: exported.diagnostics };
+  return { ok: true, baseName: `${documentIdFromName(flowName)}.pipecat`, json: exported.json, yaml: exported.yaml, notCarried: exported.diagnostics.map((d) => d.message) };
 }
 
 /** The diagnostics of a 422 `invalid_flow` answer, or none when `details` is not that shape. */
