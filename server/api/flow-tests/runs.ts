@@ -75,57 +75,71 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
     const accountId = accountOf(request.principal);
     const flow = ownFlow(accountId, request.params.flow_id);
     if (running.has(accountId)) throw new AppError('test_run_in_progress');
+    // The account's place is taken before anything is awaited, so two runs asked for at once
+    // cannot both start; it is given back if this one does not start.
+    const job = { runId: '', abort: new AbortController(), done: Promise.resolve() };
+    running.set(accountId, job);
+    const abort = job.abort;
+    // Set by prepare(); cast so that the code after it does not read it as always null.
+    let admission = null as Awaited<ReturnType<typeof engine.admit>> | null;
+    const prepare = async () => {
+      const stored = store.flowTests.list(accountId, flow.id);
+      const byId = new Map(stored.map((t) => [t.id, t]));
+      const chosen = body.test_ids ? body.test_ids.map((id) => byId.get(id) ?? null) : stored;
+      const missing = body.test_ids?.filter((id) => !byId.has(id)) ?? [];
+      if (missing.length > 0) throw new AppError('flow_test_not_found', `This flow has no test with the id "${missing[0]}".`);
+      if (chosen.length === 0) throw new AppError('invalid_request', 'This flow has no tests yet: add one first.');
+      const tests = chosen.map((t) => t!);
 
-    const stored = store.flowTests.list(accountId, flow.id);
-    const byId = new Map(stored.map((t) => [t.id, t]));
-    const chosen = body.test_ids ? body.test_ids.map((id) => byId.get(id) ?? null) : stored;
-    const missing = body.test_ids?.filter((id) => !byId.has(id)) ?? [];
-    if (missing.length > 0) throw new AppError('flow_test_not_found', `This flow has no test with the id "${missing[0]}".`);
-    if (chosen.length === 0) throw new AppError('invalid_request', 'This flow has no tests yet: add one first.');
-    const tests = chosen.map((t) => t!);
+      const draft = body.draft ? store.flowVersions.getDraft(accountId, flow.id) : null;
+      const flowYaml = draft?.yamlContent ?? flow.yamlContent;
+      const parsed = await flowJobs.parseTests(accountId, suiteText(tests.map((t) => ({ yaml: t.yamlContent }))), flowYaml);
+      if (!parsed.flow) throw new AppError('invalid_flow', draft ? 'The draft has errors: fix them before running its tests.' : 'The flow does not validate any more; open it in the editor.');
+      if (!parsed.tests) throw new AppError('invalid_flow_test', 'A stored test no longer validates; open it to see why.', parsed.diagnostics);
 
-    const draft = body.draft ? store.flowVersions.getDraft(accountId, flow.id) : null;
-    const flowYaml = draft?.yamlContent ?? flow.yamlContent;
-    const parsed = await flowJobs.parseTests(accountId, suiteText(tests.map((t) => ({ yaml: t.yamlContent }))), flowYaml);
-    if (!parsed.flow) throw new AppError('invalid_flow', draft ? 'The draft has errors: fix them before running its tests.' : 'The flow does not validate any more; open it in the editor.');
-    if (!parsed.tests) throw new AppError('invalid_flow_test', 'A stored test no longer validates; open it to see why.', parsed.diagnostics);
-
-    let admission: Awaited<ReturnType<typeof engine.admit>> | null = null;
-    const options: RunOptions = { mode: body.mode, providers: {}, repeat: body.repeat, minPassRate: body.min_pass_rate, speed: body.speed, flowId: flow.id };
-    if (body.mode !== 'scripted') {
+      const options: RunOptions = { mode: body.mode, providers: {}, repeat: body.repeat, minPassRate: body.min_pass_rate, speed: body.speed, flowId: flow.id };
+      if (body.mode !== 'scripted') {
+        try {
+          admission = await engine.admit(accountId);
+        } catch (error) {
+          const code = (error as { code?: string }).code;
+          if (code && code in ERRORS) throw new AppError(code as ErrorCode, (error as Error).message);
+          throw error;
+        }
+        const { llm, stt, tts } = admission.providers.providers;
+        if (body.mode === 'model') options.providers = { llm };
+        else {
+          const vad = await embeddedVoiceActivity().catch(() => null);
+          options.providers = { stt, tts, vad };
+        }
+      }
       try {
-        admission = await engine.admit(accountId);
+        checkRunnable(options);
       } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (code && code in ERRORS) throw new AppError(code as ErrorCode, (error as Error).message);
+        admission?.release();
+        if (error instanceof RunnerSetupError) throw new AppError('test_mode_unavailable', error.message);
         throw error;
       }
-      const { llm, stt, tts } = admission.providers.providers;
-      if (body.mode === 'model') options.providers = { llm };
-      else {
-        const vad = await embeddedVoiceActivity().catch(() => null);
-        options.providers = { stt, tts, vad };
-      }
-    }
-    try {
-      checkRunnable(options);
-    } catch (error) {
-      admission?.release();
-      if (error instanceof RunnerSetupError) throw new AppError('test_mode_unavailable', error.message);
-      throw error;
-    }
 
-    let record: FlowTestRunRecord;
+      let record: FlowTestRunRecord;
+      try {
+        record = await store.flowTests.startRun({ accountId, flowId: flow.id, mode: body.mode, draft: draft !== null, flowVersion: draft ? null : flow.publishedVersion, testIds: tests.map((t) => t.id) });
+      } catch (error) {
+        admission?.release();
+        throw error;
+      }
+      return { tests, parsed, draft, options, record };
+    };
+    let prepared: Awaited<ReturnType<typeof prepare>>;
     try {
-      record = await store.flowTests.startRun({ accountId, flowId: flow.id, mode: body.mode, draft: draft !== null, flowVersion: draft ? null : flow.publishedVersion, testIds: tests.map((t) => t.id) });
+      prepared = await prepare();
     } catch (error) {
       admission?.release();
+      if (running.get(accountId) === job) running.delete(accountId);
       throw error;
     }
-    const job = { runId: record.id, abort: new AbortController(), done: Promise.resolve() };
-    const abort = job.abort;
-    // Held before the job starts, so that it is there when the job lets go of it.
-    running.set(accountId, job);
+    const { parsed, options, record } = prepared;
+    job.runId = record.id;
     let meter: SessionMeter | null = null;
     let outOfCredit = false;
     if (admission && admission.providers.ratePerMinute > 0) {
