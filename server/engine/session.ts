@@ -339,7 +339,8 @@ export class VoiceSession {
     // Barge-in: the user talking over the agent (or over its thinking) stops it at once.
     if (this.turn || this.audioOut.isBusy) this.interrupt();
     if (this.setup.providers.stt) {
-      this.stt ??= this.setup.providers.stt.open({ language: this.setup.language });
+      const model = this.setup.flow?.settings?.stt?.model;
+      this.stt ??= this.setup.providers.stt.open({ language: this.setup.language, ...(model ? { model } : {}) });
       this.stt.write(preRoll);
       __T(`session stt preRoll ${(preRoll.length/16).toFixed(0)}ms peakDbfs=${(20*Math.log10(Math.max(1,...Array.from(preRoll, Math.abs))/32768)).toFixed(0)} turn=${!!this.turn} busy=${this.audioOut.isBusy}`); // TRACE-TMP
     }

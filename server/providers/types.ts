@@ -41,7 +41,8 @@ export interface TranscriptionStream {
 export interface SpeechToText {
   readonly provider: string;
   /** Opens a stream for one session; streaming providers connect lazily on first write. */
-  open(options: { language: string }): TranscriptionStream;
+  /** `model`: a flow's own (`settings.stt.model`, DESIGN §12), over the configured one. */
+  open(options: { language: string; model?: string }): TranscriptionStream;
 }
 
 // ── Language model ──────────────────────────────────────────────────────────────────────────

@@ -17,6 +17,7 @@ initial_state: intro
 settings:
   base_system_prompt: You help callers.
   voice: { provider: openai, voice: nova }
+  stt: { model: nova-2-phonecall }
   idle: { after_secs: 1.5, reprompt: "Are you still there?", max_reprompts: 2 }
 states:
   intro:
@@ -96,6 +97,10 @@ describe("a flow's on-entry speech, its waiting and forgetting states, and its i
     const metrics = await client.waitFor('metrics', (e) => e.endpointing_ms !== null, 15_000);
     // Measured from the last voiced frame to the turn's end: the state's 1200 ms, not 500.
     expect(metrics.endpointing_ms).toBeGreaterThanOrEqual(1_100);
+    // The caller was transcribed with the flow's own model (settings.stt).
+    const listens = rig.deepgram.requests.filter((r) => r.path === '/v1/listen');
+    expect(listens.length).toBeGreaterThan(0);
+    for (const listen of listens) expect(listen.query?.model).toBe('nova-2-phonecall');
     client.close();
   });
 

@@ -54,7 +54,7 @@ export function createDeepgramSpeechToText(options: DeepgramSpeechToTextOptions)
   };
   return {
     provider: PROVIDER,
-    open: ({ language }) => new DeepgramTranscriptionStream(client, settings, language),
+    open: ({ language, model }) => new DeepgramTranscriptionStream(client, model ? { ...settings, model } : settings, language),
   };
 }
 

@@ -28,7 +28,8 @@ export function createOpenAISpeechToText(options: OpenAISpeechToTextOptions = {}
 
   return {
     provider: PROVIDER,
-    open({ language }): TranscriptionStream {
+    open({ language, model: flowModel }): TranscriptionStream {
+      const turnModel = flowModel ?? model;
       let buffered: Int16Array[] = [];
       let closed = false;
       // Whisper wants ISO-639-1 ('en'), the engine speaks BCP 47 ('en-US').
@@ -46,7 +47,7 @@ export function createOpenAISpeechToText(options: OpenAISpeechToTextOptions = {}
           const file = await toFile(encodeWav(pcm, ENGINE_SAMPLE_RATE), 'turn.wav', { type: 'audio/wav' });
           const result = await withRetry(
             (attemptSignal) =>
-              client.audio.transcriptions.create({ model, file, response_format: 'json', ...(whisperLanguage ? { language: whisperLanguage } : {}) }, { signal: attemptSignal }),
+              client.audio.transcriptions.create({ model: turnModel, file, response_format: 'json', ...(whisperLanguage ? { language: whisperLanguage } : {}) }, { signal: attemptSignal }),
             { provider: PROVIDER, timeoutMs, signal },
           );
           const text: unknown = (result as { text?: unknown } | null)?.text;
