@@ -103,10 +103,18 @@ export function forwardEdges(names: ReadonlyArray<string>, links: ReadonlyArray<
   return edges;
 }
 
+/**
+ * Above this many states dagre ranks the states by a tight tree and skips the network simplex
+ * that shortens the edges further: on 200 states the simplex was most of the layout's time (one
+ * run, alternating: see layout.test.ts for what both keep), and a big flow's ranks are wrapped
+ * into bands anyway.
+ */
+export const TIGHT_TREE_RANKING_ABOVE = 100;
+
 /** Positions (top-left corners, as xyflow takes them) for every state. */
 export function autoLayout(cards: ReadonlyArray<StateCard>, links: ReadonlyArray<TransitionLink>, initial: string | null): Positions {
   const graph = new dagre.graphlib.Graph();
-  graph.setGraph({ rankdir: 'TB', nodesep: NODE_GAP, ranksep: RANK_GAP, marginx: 20, marginy: 20 });
+  graph.setGraph({ rankdir: 'TB', nodesep: NODE_GAP, ranksep: RANK_GAP, marginx: 20, marginy: 20, ranker: cards.length > TIGHT_TREE_RANKING_ABOVE ? 'tight-tree' : 'network-simplex' });
   graph.setDefaultEdgeLabel(() => ({}));
   const boxes = new Map<string, { w: number; h: number }>();
   for (const card of cards) {

@@ -60,12 +60,23 @@ describe('auto-layout', () => {
     expect(overlapping(positions, heights)).toEqual([]);
   });
 
-  it('lays out a generated 200-state flow with every state placed', () => {
+  it('lays out a generated 200-state flow (ranked by a tight tree, above 100 states) as it does 50: in bands, each move below the state it leaves, no overlaps', () => {
     const big = parseFlow(generateFlowYaml(200)).document as unknown as FlowData;
     const bigGraph = deriveGraph(big, []);
     const positions = autoLayout(bigGraph.cards, bigGraph.links, bigGraph.initial);
     expect(Object.keys(positions)).toHaveLength(200);
-    expect(positions.s0!.y).toBeLessThan(positions.s1!.y);
+    const heights = new Map(bigGraph.cards.map((c) => [c.name, estimateHeight(c)]));
+    expect(overlapping(positions, heights)).toEqual([]);
+    const xs = Object.values(positions).map((p) => p.x);
+    const ys = Object.values(positions).map((p) => p.y);
+    const width = Math.max(...xs) + NODE_WIDTH - Math.min(...xs);
+    const height = Math.max(...Object.entries(positions).map(([n, p]) => p.y + heights.get(n)!)) - Math.min(...ys);
+    expect(width / height).toBeGreaterThan(0.8);
+    expect(width / height).toBeLessThan(2.5);
+    // Within a band, s(i+1) is below s(i); a new band starts again at the top.
+    const down = bigGraph.cards.slice(1).filter((c, i) => positions[c.name]!.y > positions[bigGraph.cards[i]!.name]!.y).length;
+    const tops = Object.values(positions).filter((p) => p.y === Math.min(...ys)).length;
+    expect(down + tops - 1).toBe(199);
   });
 });
 
