@@ -83,8 +83,10 @@ test('frames sent without waiting, by twenty detectors at once, score as each de
 
 // The main thread's share of the inference CPU is a figure of the audio bench (npm run bench --
 // audio): on a loaded machine it drifts with the cost of every hop, which says nothing about where
-// the inference runs. That it runs elsewhere, and yields, is checked here.
-test('inference runs on a thread that yields to the main thread (nice 5 against the process’s own)', async () => {
+// the inference runs. That it runs elsewhere, at the process's own priority, is checked here: a
+// nice value would make it yield to every busy process on the machine, and its answers (the
+// caller's turns) came seconds late under load.
+test('inference runs on a thread of its own, at the process’s priority', async () => {
   const vad = createSileroVad();
   await vad.load();
   const detectors = Array.from({ length: 10 }, () => vad.createDetector());
@@ -93,7 +95,7 @@ test('inference runs on a thread that yields to the main thread (nice 5 against 
   const busiest = busiestThread(before, threads());
   const main = threads().find((t) => t.tid === process.pid)!;
   expect(busiest.tid).not.toBe(process.pid);
-  expect(busiest.nice).toBe(main.nice + 5);
+  expect(busiest.nice).toBe(main.nice);
 });
 
 test('a model file that cannot be read fails load and every frame with a clear provider error', async () => {
