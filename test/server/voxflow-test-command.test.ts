@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFlowTests } from '../../server/flow/tests-format.ts';
+import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.ts';
 import { GAME_PATH, GUESSING_GAME_TEST_RULES, SUITE_PATH, SUITE_YAML } from '../support/guessing-game-tests.ts';
 
@@ -71,12 +73,15 @@ function readXml(text: string): XmlElement {
 describe('voxflow test', () => {
   let dir: string;
   let openai: FakeOpenAI;
+  let deepgram: FakeDeepgram;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'voxflow-cli-'));
     openai = await startFakeOpenAI({ rules: GUESSING_GAME_TEST_RULES });
+    deepgram = await startFakeDeepgram({ transcripts: [] });
   });
   afterAll(async () => {
     await openai?.close();
+    await deepgram?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -140,5 +145,22 @@ describe('voxflow test', () => {
     // The model was asked, with the flow's tools of each state.
     const chats = openai.requests.filter((r) => r.path === '/v1/chat/completions');
     expect(chats.length).toBeGreaterThan(10);
+  });
+
+  it('runs the suite spoken, 4× faster than real time, through Silero and the configured STT', { timeout: 120_000 }, async () => {
+    const lines = parseFlowTests(SUITE_YAML).tests!.flatMap((t) => t.steps.flatMap((step) => (step.user !== undefined ? [step.user] : [])));
+    deepgram.transcripts.push(...lines);
+    const run = await voxflow(['test', GAME_PATH, SUITE_PATH, '--mode', 'audio', '--speed', '4', '--reporter', 'junit'], {
+      VOXFLOW_STT_PROVIDER: 'deepgram',
+      VOXFLOW_STT_BASE_URL: deepgram.url,
+      VOXFLOW_STT_API_KEY: 'dg-test',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const suite = readXml(run.stdout).children[0]!;
+    expect(suite.attributes).toMatchObject({ tests: '3', failures: '0' });
+    expect(suite.children.filter((c) => c.name === 'testcase').map((c) => c.attributes.classname)).toEqual(Array(3).fill('guessing-game.audio'));
+    // Every line was heard by the speech-to-text provider, in order.
+    expect(deepgram.transcripts).toEqual([]);
   });
 });
