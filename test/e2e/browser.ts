@@ -112,6 +112,67 @@ export function pageEvents(page: Page): Promise<Array<Record<string, any>>> {
   return page.evaluate(() => (globalThis as any).voxflow.events);
 }
 
+/**
+ * A microphone the test speaks into when it chooses, as a person talks once they hear the call is
+ * up. Chromium's fake capture device (micWav) plays its file from the moment getUserMedia opens
+ * it; measured on a loaded machine, the call connected 1–9 s after that, so a fixed lead put the
+ * words before the call existed (lost) or over the greeting the agent was still preparing (which
+ * then never played, rightly: the caller talked over it). Call before the page loads: the page's
+ * getUserMedia({audio}) then gets a WebAudio stream that is silent until `say`.
+ */
+export async function useSpokenMic(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    // Runs in the page (no DOM types in this tsconfig, as elsewhere in the e2e tests).
+    const page = globalThis as any;
+    const devices = page.navigator.mediaDevices;
+    const original = devices.getUserMedia.bind(devices);
+    let context: any = null;
+    let destination: any = null;
+    const open = () => {
+      if (!context) {
+        // Created inside the page's click handler (Talk, Connect), so it may play.
+        context = new page.AudioContext({ sampleRate: 48_000 });
+        destination = context.createMediaStreamDestination();
+        // A source that never ends keeps the stream flowing between utterances, as a microphone
+        // does: with nothing playing, Chromium's destination sent no audio at all.
+        const hush = context.createConstantSource();
+        hush.offset.value = 0;
+        hush.connect(destination);
+        hush.start();
+      }
+      void context.resume();
+      return { context, destination };
+    };
+    page.voxflowTestMic = {
+      async say(pcmBase64: string, sampleRate: number): Promise<void> {
+        const { context: ctx, destination: out } = open();
+        const bytes = Uint8Array.from(page.atob(pcmBase64) as string, (c) => c.charCodeAt(0));
+        const pcm = new Int16Array(bytes.buffer);
+        const buffer = ctx.createBuffer(1, pcm.length, sampleRate);
+        const channel = buffer.getChannelData(0);
+        for (let i = 0; i < pcm.length; i++) channel[i] = pcm[i]! / 32_768;
+        const source = ctx.createBufferSource();
+        source.buffer = buffer;
+        source.connect(out);
+        await ctx.resume();
+        await new Promise<void>((resolve) => {
+          source.onended = () => resolve();
+          source.start();
+        });
+      },
+    };
+    devices.getUserMedia = async (constraints: { audio?: unknown; video?: unknown } | undefined) =>
+      constraints?.audio && !constraints.video ? open().destination.stream : original(constraints);
+  });
+}
+
+/** Speaks `text` (flite's voice) into the page's microphone from useSpokenMic; resolves when it has been played. */
+export async function say(page: Page, text: string): Promise<void> {
+  const speech = await synthesizeSpeech(text, { sampleRate: MIC_RATE });
+  const pcm = Buffer.from(speech.buffer, speech.byteOffset, speech.byteLength).toString('base64');
+  await page.evaluate(([data, rate]) => (globalThis as any).voxflowTestMic.say(data, rate), [pcm, MIC_RATE] as const);
+}
+
 /** Inbound audio of the page's peer connection, from RTCPeerConnection.getStats(). */
 export function inboundAudio(page: Page): Promise<{ packetsReceived: number; totalAudioEnergy: number; audioLevel: number } | null> {
   return page.evaluate(async () => {

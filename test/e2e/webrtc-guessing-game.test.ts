@@ -2,11 +2,11 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlow } from '../support/server.ts';
 import { GUESSING_GAME_RULES, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
-import { inboundAudio, launchChromium, pageEvents, screenshot, signIn, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
+import { inboundAudio, launchChromium, pageEvents, say, screenshot, signIn, tempDir, useSpokenMic, writeMicWav, type TestBrowser } from './browser.ts';
 
 // A person opens /test in Chromium, signs in, picks the guessing game, clicks Connect and plays
-// it by voice: the fake microphone says one utterance every ~9 s, and the Deepgram fake hears
-// each pass as the next line of the game.
+// it by voice: each time the agent has finished speaking they say one utterance into the
+// microphone, and the Deepgram fake hears each as the next line of the game.
 describe('the guessing game over WebRTC from the /test page', () => {
   let rig: VoiceRig;
   let chromium: TestBrowser;
@@ -16,8 +16,8 @@ describe('the guessing game over WebRTC from the /test page', () => {
     dir = await tempDir();
     [rig] = await Promise.all([
       startVoiceRig({ rules: GUESSING_GAME_RULES, transcripts: ["I'm ready", 'Is it an animal?', 'Is it a cat?'] }),
-      // The first pass ends after the greeting; the pause lets each answer finish before the next question.
-      writeMicWav(dir.path, "I'm ready", { leadMs: 3_500, tailMs: 5_000 }).then(async (wav) => {
+      // The microphone is the test's (useSpokenMic); Chromium's fake device stays silent.
+      writeMicWav(dir.path, null).then(async (wav) => {
         chromium = await launchChromium({ micWav: wav });
       }),
     ]);
@@ -36,8 +36,26 @@ describe('the guessing game over WebRTC from the /test page', () => {
       .toEqual({ state, card: prompt });
   }
 
-  it('moves setup → playing → won by voice, showing state, card, transcript, tools and latency, with the agent audible', { timeout: 75_000 }, async () => {
+  /** Whether the agent has said `line` and stopped speaking since, as a person hears the pause. */
+  async function agentDoneSaying(page: Page, line: string): Promise<boolean> {
+    const events = await pageEvents(page);
+    let said = events.length - 1;
+    while (said >= 0 && !(events[said]!.type === 'transcript' && events[said]!.role === 'agent' && String(events[said]!.text).includes(line))) said--;
+    if (said < 0) return false;
+    const after = events.slice(said).filter((e) => e.type === 'agent_started_speaking' || e.type === 'agent_stopped_speaking');
+    return after.at(-1)?.type === 'agent_stopped_speaking';
+  }
+  /** Waits for the agent to finish `line`, then says `words`. */
+  async function answer(page: Page, line: string, words: string): Promise<void> {
+    await expect.poll(() => agentDoneSaying(page, line), { timeout: 20_000, interval: 200 }).toBe(true);
+    await say(page, words);
+  }
+
+  // The person listens to each reply to its end before answering: three replies of real-time
+  // speech, 45 s in all at load average 13 (measured), hence the room.
+  it('moves setup → playing → won by voice, showing state, card, transcript, tools and latency, with the agent audible', { timeout: 120_000 }, async () => {
     const page = await chromium.newPage();
+    await useSpokenMic(page);
     await page.goto(`${rig.server.url}/test`);
     await signIn(page, rig.account.email, rig.account.password);
     await page.getByLabel('Flow').selectOption({ label: 'Guessing game' });
@@ -48,11 +66,14 @@ describe('the guessing game over WebRTC from the /test page', () => {
     await expect.poll(() => text(page, '#transcript'), { timeout: 5_000 }).toContain('Welcome to ten questions!');
     await screenshot(page, 'webrtc-test-page-connected');
 
+    await answer(page, 'Welcome to ten questions!', "I'm ready");
     await seeState(page, 'playing', 'Ask yes-or-no questions, or name your guess. Questions asked: 0 of 10.', 20_000);
+    await answer(page, 'Go ahead and ask your first question.', 'Is it an animal?');
     await seeState(page, 'playing', 'Ask yes-or-no questions, or name your guess. Questions asked: 1 of 10.', 20_000);
     await expect.poll(() => text(page, '#transcript'), { timeout: 5_000 }).toContain('Yes, it is an animal.');
     await screenshot(page, 'webrtc-test-page-mid-game');
 
+    await answer(page, 'What is your next question?', 'Is it a cat?');
     await seeState(page, 'won', 'You got it: a cat! Found in 1 questions.', 20_000);
     await expect.poll(() => text(page, '#transcript'), { timeout: 10_000 }).toContain('You got it, it was a cat!');
 
