@@ -108,5 +108,15 @@ describe('the Tests tab', () => {
     await failed.getByRole('button', { name: 'Run ready means won' }).click();
     await expect.poll(() => panel.getByRole('status').textContent(), WAIT).toBe('1 of 1 passed');
     expect(await failed.getByRole('table').count()).toBe(0);
+
+    // A test file from disk is checked in the text box, then added to the flow's tests.
+    await panel.locator('input[type="file"]').setInputFiles({
+      name: 'lost.tests.yaml',
+      mimeType: 'application/yaml',
+      buffer: Buffer.from('name: a game given up\nsteps:\n  - simulate: {tool: begin_game, arguments: {secret_thing: a pear}}\n  - simulate: {tool: out_of_questions}\n    expect: {state: lost}\n'),
+    });
+    await expect.poll(() => yaml.inputValue(), WAIT).toContain('name: a game given up');
+    await panel.getByRole('button', { name: 'Add test' }).click();
+    await panel.getByRole('listitem').filter({ hasText: 'a game given up' }).waitFor(WAIT);
   });
 });
