@@ -9,6 +9,7 @@
 import { Document } from 'yaml';
 import { parseFlow } from '../parse.ts';
 import type { Diagnostic, FlowDocument, FlowState, ToolDefinition } from '../types.ts';
+import { setOwn } from './read-functions.ts';
 import type { ExportDiagnostic, PipecatAction, PipecatDiagnosticCode, PipecatFlowConfig, PipecatFunction, PipecatNode, PipecatProperty } from './types.ts';
 
 type Path = Array<string | number>;
@@ -103,7 +104,7 @@ export function exportPipecatFlow(flow: FlowDocument): { flowConfig: PipecatFlow
     if (state.ui !== undefined) report('pipecat_no_equivalent', 'the card (ui) has no FlowConfig equivalent: a Pipecat client draws its own', [...path, 'ui']);
     if (state.interruptible === false) report('pipecat_no_equivalent', '`interruptible: false` has no FlowConfig equivalent (Pipecat sets interruptions on the pipeline)', [...path, 'interruptible']);
     if (state.endpointing_ms !== undefined) report('pipecat_no_equivalent', '`endpointing_ms` has no FlowConfig equivalent (Pipecat sets it on its turn analyzer)', [...path, 'endpointing_ms']);
-    nodes[stateName] = node;
+    setOwn(nodes, stateName, node);
   }
   return { flowConfig: { initial_node: flow.initial_state, nodes }, diagnostics };
 }
@@ -115,7 +116,7 @@ function functionOf(name: string, tool: ToolDefinition, target: string | undefin
     const property: PipecatProperty = { type: declared.type };
     if (declared.description !== undefined) property.description = declared.description;
     if (declared.enum !== undefined) property.enum = declared.enum;
-    properties[parameter] = property;
+    setOwn(properties, parameter, property);
     if (declared.required) required.push(parameter);
   }
   const fn: PipecatFunction['function'] = { name, description: tool.description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) } };

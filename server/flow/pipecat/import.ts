@@ -18,7 +18,7 @@ import { DocumentLocator } from '../locate.ts';
 import { parseFlow } from '../parse.ts';
 import { parseYaml } from '../parse-yaml.ts';
 import { MAX_DOCUMENT_BYTES, MAX_YAML_ALIASES, type Diagnostic, type DocPath, type FlowDocument, type FlowState, type OnEnter, type ToolDefinition } from '../types.ts';
-import { isObject, readFunctions, safeToolName, toolOf, type Path, type Report } from './read-functions.ts';
+import { isObject, readFunctions, safeToolName, setOwn, toolOf, type Path, type Report } from './read-functions.ts';
 import type { PipecatDiagnosticCode, PipecatImport } from './types.ts';
 
 /** A FlowConfig's JSON is wordier than the YAML it becomes: twice the document limit. */
@@ -220,8 +220,8 @@ function convert(source: SourceFlow, id: string, report: Report): FlowDocument {
     document.settings = { ...document.settings, global_tools: {} };
     for (const fn of globals) {
       const name = uniqueToolName(fn.name, document.tools, fn.path, report);
-      document.tools[name] = toolOf(fn, report);
-      document.settings.global_tools![name] = {};
+      setOwn(document.tools, name, toolOf(fn, report));
+      setOwn(document.settings.global_tools!, name, {});
     }
   }
 
@@ -232,7 +232,7 @@ function convert(source: SourceFlow, id: string, report: Report): FlowDocument {
       report('pipecat_message_adapted', `node "${node.name}" sets a role of its own; Voxflow has one base prompt for the flow, so the role text is put at the top of this state's prompt`, rolePath(node), true);
       state.agent.prompt = `${template(role, rolePath(node))}\n\n${state.agent.prompt}`.trimEnd();
     }
-    document.states[node.name] = state;
+    setOwn(document.states, node.name, state);
   }
   // In the order a designer reads a flow: settings and shared tools before the states.
   const { states, settings, tools, ...head } = document;
@@ -260,7 +260,7 @@ function stateOf(node: SourceNode, names: ReadonlySet<string>, template: Templat
   const onToolCall: Record<string, string> = {};
   for (const fn of readFunctions(config.functions, [...path, 'functions'], report)) {
     const name = uniqueToolName(fn.name, tools, fn.path, report);
-    tools[name] = toolOf(fn, report);
+    setOwn(tools, name, toolOf(fn, report));
     routeOf(fn, name, names, onToolCall, report);
   }
   if (Object.keys(tools).length > 0) {
@@ -286,7 +286,7 @@ function stateOf(node: SourceNode, names: ReadonlySet<string>, template: Templat
 function routeOf(fn: ReturnType<typeof readFunctions>[number], tool: string, names: ReadonlySet<string>, onToolCall: Record<string, string>, report: Report): void {
   const { fields, target } = fn;
   if (target !== null) {
-    if (names.has(target)) onToolCall[tool] = target;
+    if (names.has(target)) setOwn(onToolCall, tool, target);
     else report('pipecat_unknown_target', `function "${fn.name}" moves to "${target}", which is not a node: the call keeps the state`, fn.path);
   }
   if (fields.transition_callback !== undefined) {

@@ -8,6 +8,14 @@ import type { PipecatDiagnosticCode } from './types.ts';
 export type Path = Array<string | number>;
 export type Report = (code: PipecatDiagnosticCode, message: string, path: Path, atKey?: boolean) => void;
 
+/**
+ * `target[key] = value` as an own property whatever the key: a node, function or parameter may
+ * be called `__proto__`, which plain assignment would take as the object's prototype.
+ */
+export function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A function as every form says it: where its fields were, and what routes it. */
@@ -116,7 +124,7 @@ export function toolOf(fn: ReadFunction, report: Report): ToolDefinition {
     if (parameterName !== name) {
       report('pipecat_renamed', `parameter "${name}" is "${parameterName}" in Voxflow (a parameter becomes a {placeholder}, so it must be an identifier); the model sends it under the new name`, path, true);
     }
-    parameters[parameterName] = parameterOf(schema, required.has(name), path, report);
+    setOwn(parameters, parameterName, parameterOf(schema, required.has(name), path, report));
   }
   if (Object.keys(parameters).length > 0) tool.parameters = parameters;
   return tool;
@@ -147,6 +155,6 @@ function parameterOf(schema: unknown, required: boolean, path: Path, report: Rep
 function valueFits(value: unknown, type: ToolParameter['type']): boolean {
   if (type === 'string') return typeof value === 'string';
   if (type === 'boolean') return typeof value === 'boolean';
-  if (type === 'integer') return Number.isInteger(value);
+  if (type === 'integer') return Number.isSafeInteger(value);
   return typeof value === 'number' && Number.isFinite(value);
 }
