@@ -32,6 +32,22 @@ export interface ToolCallEntry {
   from: string;
   to: string;
   source: 'model' | 'simulator';
+  /** An `http` tool's request and what came back (DESIGN §12), once its answer is in. */
+  http?: HttpToolExchange;
+}
+
+export interface HttpToolExchange {
+  method: string;
+  url: string;
+  ok: boolean;
+  /** The service's HTTP status; null when there was no answer. */
+  status: number | null;
+  durationMs: number;
+  /** The JSON answer (ok), else null. */
+  result: unknown;
+  error: string | null;
+  /** Where the answer moved the session (the same state: it stayed). */
+  to: string;
 }
 
 export interface Notice {
@@ -200,6 +216,8 @@ function onServerEvent(view: TalkView, event: ServerEvent, at: number): TalkView
       return onTranscript(view, event);
     case 'tool_call':
       return onToolCall(view, event);
+    case 'tool_result':
+      return onToolResult(view, event);
     case 'user_started_speaking':
       return { ...view, activity: 'listening' };
     case 'user_stopped_speaking':
@@ -246,6 +264,35 @@ function onFlowState(view: TalkView, event: Extract<ServerEvent, { type: 'flow_s
   // move the server makes without a tool call).
   if (overlay.activeState !== event.state) overlay = { ...overlay, activeState: event.state, trail: [...overlay.trail, event.state] };
   return { ...view, state, variables: event.variables, changedVariables, overlay };
+}
+
+/**
+ * An http tool's answer joins the accepted call it answers: the latest one of that tool, made in
+ * the state the answer came in, still without one. Its move reaches the graph with the
+ * `flow_state` that follows it.
+ */
+function onToolResult(view: TalkView, event: Extract<ServerEvent, { type: 'tool_result' }>): TalkView {
+  let index = -1;
+  for (let i = view.toolCalls.length - 1; i >= 0; i--) {
+    const call = view.toolCalls[i]!;
+    if (call.name === event.name && call.status === 'accepted' && !call.http && call.from === event.from_state) {
+      index = i;
+      break;
+    }
+  }
+  if (index < 0) return view;
+  const http: HttpToolExchange = {
+    method: event.method,
+    url: event.url,
+    ok: event.ok,
+    status: event.http_status,
+    durationMs: event.duration_ms,
+    result: event.result,
+    error: event.error,
+    to: event.to_state,
+  };
+  const toolCalls = view.toolCalls.map((call, i) => (i === index ? { ...call, http, to: event.to_state } : call));
+  return { ...view, toolCalls };
 }
 
 function onToolCall(view: TalkView, event: Extract<ServerEvent, { type: 'tool_call' }>): TalkView {
@@ -348,6 +395,7 @@ const END_REASONS: Record<string, string> = {
   ice_failed: 'no network path to the server',
   server_shutdown: 'the server shut down',
   restarted: 'a new connection replaced it',
+  flow_ended: 'the flow ended the call',
 };
 
 /** Why a session ended, in words. */
