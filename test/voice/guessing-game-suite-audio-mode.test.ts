@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { parseFlowTests } from '../../server/flow/tests-format.ts';
 import { createDeepgramSpeechToText } from '../../server/providers/stt/deepgram.ts';
-import { createFliteTts } from '../../server/providers/tts/flite.ts';
-import { createSileroVad } from '../../server/providers/turn/silero.ts';
+import { createFliteTts, shutdownFlite } from '../../server/providers/tts/flite.ts';
+import { createSileroVad, releaseSileroModels } from '../../server/providers/turn/silero.ts';
 import { runTests } from '../../server/testing/run-tests.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server.ts';
 import { GAME_YAML, SUITE_YAML } from '../support/guessing-game-tests.ts';
@@ -24,6 +24,9 @@ describe('the guessing game suite, spoken', () => {
   });
   afterAll(async () => {
     await deepgram?.close();
+    // The embedded voice and VAD workers this file started (other files start their own).
+    await shutdownFlite();
+    await releaseSileroModels();
   });
 
   it('passes at twice real time through VAD, STT and turn-taking, covering the whole flow', { timeout: 180_000 }, async () => {
