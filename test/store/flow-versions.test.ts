@@ -1,6 +1,7 @@
 // The flow-versions repository's promises (issue 17), below the API: publishing is one
 // transaction (version, live text and pointer together), a draft's tag never repeats, a stale
-// tag changes nothing, the history survives a reopen (journal replay), and goes with its flow.
+// tag changes nothing, the history survives a reopen (journal replay), and goes with its flow
+// (with the flow's tests and their runs).
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
@@ -64,8 +65,13 @@ describe('flow versions in the store', () => {
     expect(reopened.flowVersions.get(other.id, flow.id, 1)).toBeNull();
     expect(await reopened.flowVersions.saveDraft(other.id, flow.id, 'stolen')).toEqual({ ok: false, reason: 'not_found' });
 
+    // Its tests and their runs too (issue 18): nothing of a deleted flow stays behind in the store.
+    await reopened.flowTests.create(account.id, flow.id, [{ name: 'one', yamlContent: 'name: one\nsteps: []\n' }]);
+    await reopened.flowTests.startRun({ accountId: account.id, flowId: flow.id, mode: 'scripted', draft: false, flowVersion: 2, testIds: [] });
+
     expect(await reopened.flows.delete(account.id, flow.id)).toBe(true);
-    expect(reopened.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM flow_versions WHERE flow_id = ?', [flow.id])!.n).toBe(0);
-    expect(reopened.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM flow_drafts WHERE flow_id = ?', [flow.id])!.n).toBe(0);
+    for (const table of ['flow_versions', 'flow_drafts', 'flow_tests', 'flow_test_runs']) {
+      expect(reopened.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE flow_id = ?`, [flow.id])!.n, table).toBe(0);
+    }
   });
 });

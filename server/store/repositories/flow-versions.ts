@@ -120,10 +120,12 @@ export function insertPublishedVersion(tx: WriteTransaction, flowId: string, ver
   return number;
 }
 
-/** Everything a flow's history holds goes with the flow. */
+/** Everything a flow's history holds goes with the flow: its versions, its draft, its tests and their runs. */
 export function deleteFlowHistory(tx: WriteTransaction, flowId: string): void {
   tx.run('DELETE FROM flow_versions WHERE flow_id = ?', [flowId]);
   tx.run('DELETE FROM flow_drafts WHERE flow_id = ?', [flowId]);
+  tx.run('DELETE FROM flow_tests WHERE flow_id = ?', [flowId]);
+  tx.run('DELETE FROM flow_test_runs WHERE flow_id = ?', [flowId]);
 }
 
 /**
