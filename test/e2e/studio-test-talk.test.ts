@@ -1,13 +1,13 @@
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUESSING_GAME_RULES, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
-import { launchChromium, screenshot, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
+import { launchChromium, say, screenshot, tempDir, useSpokenMic, writeMicWav, type TestBrowser } from './browser.ts';
 import { signInBrowser } from './studio.ts';
 
 // Test-talk in the flow editor's "Test" tab, against a real server whose providers are the
-// protocol-faithful fakes. First a person talks to the guessing game through Chromium's fake
-// microphone (a WAV of "I'm ready" that loops) and watches the graph light up setup, then
-// playing. Then a designer on a server with no language model and no speech-to-text, whose
+// protocol-faithful fakes. First a person talks to the guessing game (they say "I'm ready" into
+// the microphone once the agent's greeting has been spoken) and watches the graph light up
+// setup, then playing. Then a designer on a server with no language model and no speech-to-text, whose
 // microphone is refused, walks the same flow with the simulator alone, by keyboard in part.
 
 const PROMPT = {
@@ -22,8 +22,8 @@ describe('test-talk in the flow editor', () => {
 
   beforeAll(async () => {
     dir = await tempDir();
-    // The first pass of the loop ends after the agent's greeting; the tail lets it answer.
-    chromium = await launchChromium({ micWav: await writeMicWav(dir.path, "I'm ready", { leadMs: 3_500, tailMs: 6_000 }) });
+    // Chromium's fake device stays silent; the spoken test speaks through useSpokenMic.
+    chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
   });
   afterAll(async () => {
     await chromium?.close();
@@ -70,8 +70,8 @@ describe('test-talk in the flow editor', () => {
     });
     afterAll(async () => rig?.close());
 
-    it('talks with the fake microphone and lights the graph setup → playing, with transcript, tool log, latency and the agent audible', { timeout: 60_000 }, async () => {
-      const { page, panel } = await openTestTab(rig);
+    it('talks through the microphone and lights the graph setup → playing, with transcript, tool log, latency and the agent audible', { timeout: 60_000 }, async () => {
+      const { page, panel } = await openTestTab(rig, useSpokenMic);
       expect(await graphMarks(page)).toEqual({ active: [], visited: [] });
 
       await panel.getByRole('button', { name: 'Talk', exact: true }).click();
@@ -83,7 +83,12 @@ describe('test-talk in the flow editor', () => {
       expect(await panel.getByRole('meter', { name: 'Microphone level' }).count()).toBe(1);
       expect(await panel.getByRole('button', { name: 'Mute' }).getAttribute('aria-pressed')).toBe('false');
 
-      // "I'm ready", heard by the fake Deepgram: the model calls begin_game and the graph moves.
+      // The person hears the greeting out, then says "I'm ready"; heard by the fake Deepgram, the
+      // model calls begin_game and the graph moves.
+      const activity = () => panel.locator('.activity').innerText();
+      await expect.poll(activity, { timeout: 20_000, interval: 100 }).toBe('Agent speaking');
+      await expect.poll(activity, { timeout: 20_000, interval: 200 }).not.toBe('Agent speaking');
+      await say(page, "I'm ready");
       await expect.poll(() => card(panel), { timeout: 20_000 }).toEqual({ state: 'playing', prompt: PROMPT.playing(0) });
       await expect.poll(() => graphMarks(page), { timeout: 5_000 }).toEqual({ active: ['playing'], visited: ['setup'] });
       await expect.poll(() => panel.getByRole('log').innerText(), { timeout: 10_000 }).toContain('Go ahead and ask your first question.');
