@@ -2,6 +2,10 @@
 // truth, graph nodes and edges are derived from it). One card per state, one link per
 // transition labelled with its tool, and a self-loop for every listed tool that stays.
 //
+// DESIGN §12's keys show too: a state's on-entry line, one that ends the call, one that cannot
+// be interrupted, the global tools that lead to it, and an http tool's result branches
+// (`on_tool_result`) as links of their own.
+//
 // Derivation runs after every edit and every re-parse of the YAML; on a 200-state flow most
 // states did not change, so cards and links equal to the previous derivation are handed back as
 // the same objects. The graph component then keeps its xyflow node objects for them, and xyflow
@@ -34,6 +38,14 @@ export interface StateCard {
   tools: ToolChip[];
   errors: number;
   warnings: number;
+  /** `on_enter.say`: the state says a fixed line on entering. */
+  says: boolean;
+  /** `on_enter.end_session`: entering it ends the call. */
+  endsCall: boolean;
+  /** `interruptible: false`: what it says on entering cannot be cut. */
+  uninterruptible: boolean;
+  /** Global tools whose target this state is: reached from every state. */
+  globalTools: string[];
 }
 
 export interface TransitionLink {
@@ -46,6 +58,8 @@ export interface TransitionLink {
   /** Among the self-loops of one state (they are drawn nested), or among parallel links. */
   index: number;
   count: number;
+  /** One of the states an http tool's answer may choose (`on_tool_result`), not a call's move. */
+  branch?: boolean;
 }
 
 export interface FlowGraph {
@@ -65,6 +79,24 @@ export function excerpt(text: string): string {
 
 export function linkId(source: string, tool: string): string {
   return `${source}→${tool}`;
+}
+
+/** A result branch: one tool of one state may lead to several states by its answer. */
+export function branchLinkId(source: string, tool: string, target: string): string {
+  return `${source}→${tool}⇢${target}`;
+}
+
+type Obj = Record<string, unknown>;
+const asObj = (value: unknown): Obj => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Obj) : {});
+
+/** Global tool names by the state they lead to. */
+function globalTargets(data: FlowData | null): Map<string, string[]> {
+  const byTarget = new Map<string, string[]>();
+  for (const [tool, entry] of Object.entries(asObj(asObj(asObj(data).settings).global_tools))) {
+    const target = asObj(entry).target;
+    if (typeof target === 'string') byTarget.set(target, [...(byTarget.get(target) ?? []), tool]);
+  }
+  return byTarget;
 }
 
 /** The state a diagnostic points into, if any. */
@@ -87,6 +119,8 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
     counts.set(state, count);
   }
 
+  const globals = globalTargets(data);
+  const rawStates = asObj(asObj(data).states);
   const oldCards = new Map(previous.cards.map((c) => [c.name, c]));
   const oldLinks = new Map(previous.links.map((l) => [l.id, l]));
   const cards: StateCard[] = [];
@@ -103,6 +137,8 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
             : 'dangling';
       return { name: tool.name, kind, target: tool.target };
     });
+    const raw = Object.hasOwn(rawStates, state.name) ? asObj(rawStates[state.name]) : {};
+    const onEnter = asObj(raw.on_enter);
     const card: StateCard = {
       name: state.name,
       initial: state.name === initial,
@@ -110,6 +146,10 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
       tools,
       errors: counts.get(state.name)?.errors ?? 0,
       warnings: counts.get(state.name)?.warnings ?? 0,
+      says: typeof onEnter.say === 'string' && onEnter.say.trim() !== '',
+      endsCall: onEnter.end_session === true,
+      uninterruptible: raw.interruptible === false,
+      globalTools: globals.get(state.name) ?? [],
     };
     const old = oldCards.get(state.name);
     cards.push(old && sameCard(old, card) ? old : card);
@@ -118,18 +158,30 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
     // chip and the diagnostic already say so.
     const moving = tools.filter((t) => t.kind === 'move');
     const staying = tools.filter((t) => t.kind === 'stay');
-    const byTarget = new Map<string, ToolChip[]>();
-    for (const tool of moving) byTarget.set(tool.target!, [...(byTarget.get(tool.target!) ?? []), tool]);
-    for (const tool of moving) {
-      const siblings = byTarget.get(tool.target!)!;
+    // Result branches of listed tools to other existing states (a branch back here is the stay loop).
+    const listedNames = new Set(tools.filter((t) => t.kind !== 'unlisted').map((t) => t.name));
+    const branches: Array<{ tool: string; target: string }> = [];
+    for (const [tool, choices] of Object.entries(asObj(asObj(raw.transitions).on_tool_result))) {
+      if (!listedNames.has(tool) || !Array.isArray(choices)) continue;
+      for (const target of new Set(choices)) {
+        if (typeof target === 'string' && target !== state.name && names.has(target)) branches.push({ tool, target });
+      }
+    }
+    // Moves and branches to one state bow apart together.
+    const outgoing = [...moving.map((t) => ({ tool: t.name, target: t.target!, branch: false })), ...branches.map((b) => ({ ...b, branch: true }))];
+    const byTarget = new Map<string, typeof outgoing>();
+    for (const link of outgoing) byTarget.set(link.target, [...(byTarget.get(link.target) ?? []), link]);
+    for (const link of outgoing) {
+      const siblings = byTarget.get(link.target)!;
       pushLink(links, oldLinks, {
-        id: linkId(state.name, tool.name),
+        id: link.branch ? branchLinkId(state.name, link.tool, link.target) : linkId(state.name, link.tool),
         source: state.name,
-        target: tool.target!,
-        tool: tool.name,
+        target: link.target,
+        tool: link.tool,
         selfLoop: false,
-        index: siblings.indexOf(tool),
+        index: siblings.indexOf(link),
         count: siblings.length,
+        ...(link.branch ? { branch: true } : {}),
       });
     }
     staying.forEach((tool, index) =>
@@ -160,7 +212,8 @@ function pushLink(links: TransitionLink[], old: Map<string, TransitionLink>, lin
     before.tool === link.tool &&
     before.selfLoop === link.selfLoop &&
     before.index === link.index &&
-    before.count === link.count;
+    before.count === link.count &&
+    before.branch === link.branch;
   links.push(same ? before : link);
 }
 
@@ -170,6 +223,10 @@ function sameCard(a: StateCard, b: StateCard): boolean {
     a.excerpt === b.excerpt &&
     a.errors === b.errors &&
     a.warnings === b.warnings &&
+    a.says === b.says &&
+    a.endsCall === b.endsCall &&
+    a.uninterruptible === b.uninterruptible &&
+    a.globalTools.join() === b.globalTools.join() &&
     a.tools.length === b.tools.length &&
     a.tools.every((t, i) => t.name === b.tools[i]!.name && t.kind === b.tools[i]!.kind && t.target === b.tools[i]!.target)
   );
