@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { DIAGNOSTIC_CODES } from '../../server/flow/diagnostic-codes.ts';
 import { parseFlow } from '../../server/flow/parse.ts';
-import { exportPipecatFlow, importPipecatFlow, looksLikePipecatFlow } from '../../server/flow/pipecat/index.ts';
+import { exportPipecatFlow, exportPipecatFlowText, importPipecatFlow, looksLikePipecatFlow } from '../../server/flow/pipecat/index.ts';
 import { findPlaceholders, renderTemplate } from '../../server/flow/template.ts';
 import type { Diagnostic, FlowDocument } from '../../server/flow/types.ts';
 
@@ -178,6 +179,14 @@ describe('exporting a Voxflow flow as a FlowConfig', () => {
       { type: 'tts_say', text: 'You are booked for {day} at {slot}. We look forward to seeing you. Goodbye!' },
       { type: 'end_conversation' },
     ]);
+  });
+
+  it('writes YAML a person reads: no anchors for a tool two states share, lists of values on one line', () => {
+    const exported = exportPipecatFlowText(resource('appointment-booking.yaml'));
+    if (!exported.ok) throw new Error('the appointment booking has errors');
+    expect(exported.yaml).not.toMatch(/[&*]a\d/);
+    expect(exported.yaml).toContain('enum: [monday, tuesday, wednesday, thursday, friday]');
+    expect(parseYaml(exported.yaml)).toEqual(exported.flowConfig);
   });
 
   it('writes doubled braces as the single braces they stand for', () => {

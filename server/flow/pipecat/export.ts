@@ -9,6 +9,7 @@
 import { Document } from 'yaml';
 import { parseFlow } from '../parse.ts';
 import type { Diagnostic, FlowDocument, FlowState, ToolDefinition } from '../types.ts';
+import { toYamlText } from './import.ts';
 import { setOwn } from './read-functions.ts';
 import type { ExportDiagnostic, PipecatAction, PipecatDiagnosticCode, PipecatFlowConfig, PipecatFunction, PipecatNode, PipecatProperty } from './types.ts';
 
@@ -147,5 +148,5 @@ export function exportPipecatFlowText(yamlText: string): ExportedPipecatFlow {
   const parsed = parseFlow(yamlText);
   if (!parsed.document) return { ok: false, diagnostics: parsed.diagnostics.filter((d) => d.severity === 'error') };
   const { flowConfig, diagnostics } = exportPipecatFlow(parsed.document);
-  return { ok: true, json: `${JSON.stringify(flowConfig, null, 2)}\n`, yaml: new Document(flowConfig).toString({ lineWidth: 0 }), flowConfig, diagnostics };
+  return { ok: true, json: `${JSON.stringify(flowConfig, null, 2)}\n`, yaml: toYamlText(new Document(flowConfig, { aliasDuplicateObjects: false })), flowConfig, diagnostics };
 }

@@ -345,9 +345,13 @@ function idFromName(name: string | null): string {
 
 /** The document as YAML a designer reads: multi-line prompts as block text, said where it came from. */
 export function stringifyFlow(document: FlowDocument, comment = ' Imported from a Pipecat Flows FlowConfig (see the README, "Pipecat Flows").'): string {
-  const doc = new Document(document);
+  const doc = new Document(document, { aliasDuplicateObjects: false });
   doc.commentBefore = comment;
-  // Lists of names and values on one line, as the examples write them: `tools: [a, b]`.
+  return toYamlText(doc);
+}
+
+/** A document's YAML with lists of names and values on one line, as the examples write them: `tools: [a, b]`. */
+export function toYamlText(doc: Document): string {
   visit(doc, {
     Seq(_key, node) {
       if (node.items.every((item) => isScalar(item))) node.flow = true;
