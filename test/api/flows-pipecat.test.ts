@@ -93,3 +93,24 @@ describe('GET /v1/flows/{id}/export/pipecat', () => {
     expectError(await server.request('GET', `/v1/flows/${flowId}/export/pipecat`, { apiKey: other.apiKey }), 404, 'flow_not_found');
   });
 });
+
+describe('a FlowConfig that takes long to convert', () => {
+  it('is converted in a flow worker, within its CPU budget: past it, 422 flow_too_complex, and the next import is served', { timeout: 60_000 }, async () => {
+    const budgeted = await startTestServer({ limits: { flowJobBudgetMs: 60, flowWorkers: 1 } });
+    try {
+      const { apiKey } = await createAccount(budgeted);
+      const send = (rawBody: string) => budgeted.request('POST', '/v1/flows/import/pipecat', { apiKey, rawBody, headers: JSON_TYPE });
+      // A first import starts the worker, so the budget below is spent on the big file alone.
+      expect((await send(fixture('gemini-declarations.flowconfig.json'))).status).toBe(200);
+      const nodes: Record<string, unknown> = {};
+      for (let i = 0; i < 1500; i++) {
+        nodes[`n${i}`] = { task_messages: [{ role: 'system', content: `Step ${i}.` }], functions: [{ name: 'next', description: 'Go on', properties: { a: { type: 'string' } }, transition_to: `n${(i + 1) % 1500}` }] };
+      }
+      const refused = await send(JSON.stringify({ initial_node: 'n0', nodes }));
+      expectError(refused, 422, 'flow_too_complex');
+      expect((await send(fixture('gemini-declarations.flowconfig.json'))).status).toBe(200);
+    } finally {
+      await budgeted.close();
+    }
+  });
+});
