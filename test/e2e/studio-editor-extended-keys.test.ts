@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFlow } from '../../server/flow/parse.ts';
 import { startTestServer } from '../support/server.ts';
 import { node, openFlow, WAIT } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
@@ -39,6 +40,52 @@ describe('the flow editor with the extended keys', () => {
       'check_availability: its answer may lead from welcome to offer_slot',
     ]);
     expect(await page.locator('.svelte-flow__edge-path.transition.branch').count()).toBe(3);
+    await page.close();
+  });
+
+  it('edits what a state does on entering from the inspector, and writes no key for a default', { timeout: 60_000 }, async () => {
+    const { page, id } = await openFlow(rig, 'Booking edits', BOOKING);
+    await node(page, 'offer_slot').locator('header').click();
+    const entry = page.getByRole('group', { name: 'On entering' });
+    await entry.waitFor(WAIT);
+    const say = entry.getByRole('textbox', { name: 'Says first, word for word' });
+    await say.fill('Here is what I found.');
+    await say.blur();
+    await entry.getByRole('checkbox', { name: 'End the call after it is said' }).check();
+    await entry.getByRole('checkbox', { name: 'The caller cannot interrupt it' }).check();
+    await entry.getByRole('checkbox', { name: 'The agent speaks first here' }).uncheck();
+    await entry.getByRole('checkbox', { name: 'The model forgets the conversation so far' }).check();
+    const pause = entry.getByRole('textbox', { name: "Pause that ends the caller's turn (ms)" });
+    await pause.fill('800');
+    await pause.press('Enter');
+    await expect.poll(async () => (await node(page, 'offer_slot').locator('.pill').allInnerTexts()).map((t) => t.trim()), WAIT).toEqual(['says, no barge-in', 'ends call']);
+
+    await page.keyboard.press('Control+s');
+    await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
+    const draft = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
+    const state = parseFlow(draft.body.yaml_content).document!.states.offer_slot!;
+    expect(state).toMatchObject({
+      on_enter: { say: 'Here is what I found.', end_session: true },
+      interruptible: false,
+      respond: false,
+      context: 'reset',
+      endpointing_ms: 800,
+    });
+
+    // Back to the defaults: the keys go, and on_enter with them.
+    await say.fill('');
+    await say.blur();
+    await entry.getByRole('checkbox', { name: 'End the call after it is said' }).uncheck();
+    await entry.getByRole('checkbox', { name: 'The caller cannot interrupt it' }).uncheck();
+    await entry.getByRole('checkbox', { name: 'The agent speaks first here' }).check();
+    await entry.getByRole('checkbox', { name: 'The model forgets the conversation so far' }).uncheck();
+    await pause.fill('');
+    await pause.press('Enter');
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => {
+      const saved = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
+      return Object.keys(parseFlow(saved.body.yaml_content).document!.states.offer_slot!).sort();
+    }, WAIT).toEqual(['agent', 'tools', 'transitions', 'ui']);
     await page.close();
   });
 });

@@ -26,12 +26,40 @@ export interface ToolView {
   target: string | null;
 }
 
+/** What a state does on entering and how it listens (DESIGN §12), defaults filled in. */
+export interface StateEntryView {
+  say: string;
+  endSession: boolean;
+  /** false: what is said on entering cannot be interrupted. */
+  interruptible: boolean;
+  /** false: the model does not speak on entering. */
+  respond: boolean;
+  context: 'keep' | 'reset';
+  /** null: the server's default. */
+  endpointingMs: number | null;
+}
+
 export interface StateView {
   name: string;
   uiPrompt: string;
   agentPrompt: string;
   /** Listed tools first, in list order; then tools only defined or only in transitions. */
   tools: ToolView[];
+  /** Absent in views made before the extended keys (tests); read as the defaults. */
+  entry?: StateEntryView;
+}
+
+export function readEntry(state: unknown): StateEntryView {
+  const raw = record(state);
+  const onEnter = record(raw.on_enter);
+  return {
+    say: text(onEnter.say),
+    endSession: onEnter.end_session === true,
+    interruptible: raw.interruptible !== false,
+    respond: raw.respond !== false,
+    context: raw.context === 'reset' ? 'reset' : 'keep',
+    endpointingMs: typeof raw.endpointing_ms === 'number' ? raw.endpointing_ms : null,
+  };
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -89,6 +117,7 @@ export function readState(name: string, state: unknown): StateView {
     name,
     uiPrompt: text(record(record(state).ui).prompt),
     agentPrompt: text(record(record(state).agent).prompt),
+    entry: readEntry(state),
     tools: order.map((tool) => {
       const definition = definitions[tool];
       const cue = record(definition).speech_cue;

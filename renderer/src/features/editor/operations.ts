@@ -135,6 +135,41 @@ export function setAgentPrompt(data: FlowData, stateName: string, prompt: string
   return next;
 }
 
+/** A change to what a state does on entering; a field left out is kept. */
+export interface StateEntryPatch {
+  say?: string;
+  endSession?: boolean;
+  interruptible?: boolean;
+  respond?: boolean;
+  context?: 'keep' | 'reset';
+  endpointingMs?: number | null;
+}
+
+/**
+ * Sets a state's on-entry and listening keys (DESIGN §12). A default is written as no key at
+ * all (an empty `say`, `end_session: false`, `interruptible: true`, `respond: true`,
+ * `context: keep`, no endpointing), and an `on_enter` left empty goes: a flow that never used
+ * these keys stays as it was written.
+ */
+export function setStateEntry(data: FlowData, stateName: string, patch: StateEntryPatch): FlowData {
+  const next = draft(data);
+  const state = stateIn(next, stateName);
+  if (!state) return data;
+  const onEnter = child(state, 'on_enter');
+  const setOrDrop = (target: Obj, key: string, value: unknown, keep: boolean) => {
+    if (keep) target[key] = value;
+    else delete target[key];
+  };
+  if (patch.say !== undefined) setOrDrop(onEnter, 'say', patch.say, patch.say.trim() !== '');
+  if (patch.endSession !== undefined) setOrDrop(onEnter, 'end_session', true, patch.endSession);
+  if (Object.keys(onEnter).length === 0) delete state.on_enter;
+  if (patch.interruptible !== undefined) setOrDrop(state, 'interruptible', false, !patch.interruptible);
+  if (patch.respond !== undefined) setOrDrop(state, 'respond', false, !patch.respond);
+  if (patch.context !== undefined) setOrDrop(state, 'context', 'reset', patch.context === 'reset');
+  if (patch.endpointingMs !== undefined) setOrDrop(state, 'endpointing_ms', patch.endpointingMs, patch.endpointingMs !== null);
+  return next;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tools and transitions
 
