@@ -15,15 +15,21 @@ describe('the guessing game played by voice over /v1/ws/{token}', () => {
     expect(hello).toMatchObject({ mode: 'flow', flow_id: rig.flowId, sample_rate: 16000 });
     await client.waitFor('flow_state', (e) => e.state === 'setup');
     await client.waitFor('transcript', (e) => e.role === 'agent' && /ready/.test(e.text));
-    await client.waitFor('agent_stopped_speaking');
+    // The greeting's second sentence is synthesized while the first plays, on flite's look-ahead
+    // thread (nice 10): on a loaded machine it finishes seconds late, and the greeting with it.
+    await client.waitFor('agent_stopped_speaking', undefined, 20_000);
 
+    // Each answer waits for the reply before it to be spoken out. waitFor looks at every event
+    // so far, so it is told to look past the ones already seen: the greeting's own
+    // agent_stopped_speaking matched at once, and the next question cut the reply short.
+    const after = (mark: number) => (e: object) => client.events.indexOf(e as never) >= mark;
     await client.speak("I'm ready");
     await client.waitFor('flow_state', (e) => e.state === 'playing');
-    await client.waitFor('agent_stopped_speaking', undefined, 15_000);
+    await client.waitFor('agent_stopped_speaking', after(client.events.length), 15_000);
 
     await client.speak('Is it an animal?');
     await client.waitFor('tool_call', (e) => e.name === 'record_answer' && e.status === 'accepted');
-    await client.waitFor('agent_stopped_speaking', undefined, 15_000);
+    await client.waitFor('agent_stopped_speaking', after(client.events.length), 15_000);
 
     await client.speak('Is it a cat?');
     const won = await client.waitFor('flow_state', (e) => e.state === 'won');
