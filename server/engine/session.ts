@@ -24,7 +24,6 @@ import { runHttpTool, type SendToolRequest } from './http-tools.ts';
 import { SpeechQueue } from './speech-queue.ts';
 import { TokenBucket } from './token-bucket.ts';
 import { TurnTiming } from './turn-timing.ts';
-const __T = (m: string) => { if (process.env.VOXFLOW_TRACE) process.stderr.write(`[T ${(Date.now() % 1000000).toString().padStart(6)}] ${m}\n`); }; // TRACE-TMP
 import type { TurnListener, UserTurnInput } from './user-input.ts';
 
 export interface SessionLogger {
@@ -342,7 +341,6 @@ export class VoiceSession {
       const model = this.setup.flow?.settings?.stt?.model;
       this.stt ??= this.setup.providers.stt.open({ language: this.setup.language, ...(model ? { model } : {}) });
       this.stt.write(preRoll);
-      __T(`session stt preRoll ${(preRoll.length/16).toFixed(0)}ms peakDbfs=${(20*Math.log10(Math.max(1,...Array.from(preRoll, Math.abs))/32768)).toFixed(0)} turn=${!!this.turn} busy=${this.audioOut.isBusy}`); // TRACE-TMP
     }
   }
 
@@ -359,9 +357,7 @@ export class VoiceSession {
     let text: string;
     try {
       const timeout = AbortSignal.timeout(this.setup.sttFlushTimeoutMs ?? 8_000);
-      __T('session stt flush'); // TRACE-TMP
       text = (await this.stt.flush(AbortSignal.any([this.lifetime.signal, timeout]))).trim();
-      __T(`session stt text=${JSON.stringify(text)} userSpeaking=${this.userSpeaking}`); // TRACE-TMP
     } catch (error) {
       if (this.ended) return;
       this.providerFailed('stt_failed', error);
@@ -499,7 +495,6 @@ export class VoiceSession {
 
   private send(event: ServerEvent): void {
     if (this.ended && event.type !== 'session_ended') return;
-    __T(`event ${event.type}${'text' in event ? ' ' + JSON.stringify((event as any).text).slice(0, 40) : ''}${'state' in event ? ' ' + JSON.stringify((event as any).state) : ''}`); // TRACE-TMP
     try {
       this.output.sendEvent(event);
     } catch (error) {
