@@ -11,7 +11,7 @@ import { parseFlow } from '../parse.ts';
 import type { Diagnostic, FlowDocument, FlowState, ToolDefinition } from '../types.ts';
 import { toYamlText } from './import.ts';
 import { setOwn } from './read-functions.ts';
-import type { ExportDiagnostic, PipecatAction, PipecatDiagnosticCode, PipecatFlowConfig, PipecatFunction, PipecatNode, PipecatProperty } from './types.ts';
+import type { ExportDiagnostic, PipecatAction, PipecatDiagnosticCode, PipecatExport, PipecatFlowConfig, PipecatFunction, PipecatNode, PipecatProperty } from './types.ts';
 
 type Path = Array<string | number>;
 
@@ -48,7 +48,7 @@ export function plainText(template: string): { text: string; placeholders: strin
   return { text, placeholders };
 }
 
-export function exportPipecatFlow(flow: FlowDocument): { flowConfig: PipecatFlowConfig; diagnostics: ExportDiagnostic[] } {
+export function exportPipecatFlow(flow: FlowDocument): PipecatExport {
   const diagnostics: ExportDiagnostic[] = [];
   const report = (code: PipecatDiagnosticCode, message: string, path: Path) => diagnostics.push({ severity: 'warning', code, message, path });
   const text = (template: string, path: Path): string => {
