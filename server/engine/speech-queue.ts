@@ -32,7 +32,10 @@ export class SpeechQueue {
   /** `tag` says which history message the sentence belongs to (null: cues and fallback lines). */
   say(text: string, tag: number | null): void {
     const spoken = text.trim();
-    if (!spoken) return;
+    // After the abort nothing more is said: a segment begun now would never be completed, and
+    // would hold up every later reply in the output queue. (An http tool's answer can arrive,
+    // and its entry line be committed, after a barge-in cut the turn.)
+    if (!spoken || this.signal.aborted) return;
     // The sentence joins the output queue now, before it is synthesized, so a barge-in reports
     // it as unheard instead of leaving it in the model's memory as if it had been spoken.
     const segment = this.audioOut.beginSegment(spoken, tag);
