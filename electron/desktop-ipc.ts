@@ -10,6 +10,11 @@ const YAML_FILTERS = [
   { name: 'YAML flows', extensions: ['yaml', 'yml'] },
   { name: 'All files', extensions: ['*'] },
 ];
+/** Opening also takes a Pipecat Flows FlowConfig, which is often JSON (the import tells it by its shape). */
+const OPEN_FILTERS = [
+  { name: 'Flows (Voxflow YAML, Pipecat FlowConfig)', extensions: ['yaml', 'yml', 'json'] },
+  { name: 'All files', extensions: ['*'] },
+];
 
 export interface DesktopIpcOptions {
   appOrigin: string;
@@ -26,7 +31,7 @@ export function registerDesktopIpc({ appOrigin, localSignIn, examplesFolder }: D
     'app:version': async () => app.getVersion(),
     'auth:local-sign-in': localSignIn,
     'file:open-yaml': async () => {
-      const options: OpenDialogOptions = { title: 'Open a flow', properties: ['openFile'], filters: YAML_FILTERS, defaultPath: openFolder };
+      const options: OpenDialogOptions = { title: 'Open a flow', properties: ['openFile'], filters: OPEN_FILTERS, defaultPath: openFolder };
       openFolder = undefined;
       const parent = BrowserWindow.getFocusedWindow();
       const chosen = parent ? await dialog.showOpenDialog(parent, options) : await dialog.showOpenDialog(options);
