@@ -82,11 +82,35 @@ export function renameState(data: FlowData, from: string, to: string): FlowData 
   next.states = renameKey(statesOf(next), from, to);
   if (next.initial_state === from) next.initial_state = to;
   for (const state of Object.values(statesOf(next))) {
-    if (!isRecord(state) || !isRecord(state.transitions) || !isRecord(state.transitions.on_tool_call)) continue;
-    const calls = state.transitions.on_tool_call;
-    for (const tool of Object.keys(calls)) if (calls[tool] === from) calls[tool] = to;
+    if (!isRecord(state) || !isRecord(state.transitions)) continue;
+    if (isRecord(state.transitions.on_tool_call)) {
+      const calls = state.transitions.on_tool_call;
+      for (const tool of Object.keys(calls)) if (calls[tool] === from) calls[tool] = to;
+    }
+    forEachResultList(state, (list) => list.map((target) => (target === from ? to : target)));
   }
+  for (const entry of Object.values(globalTools(next))) if (isRecord(entry) && entry.target === from) entry.target = to;
   return next;
+}
+
+/** `settings.global_tools` (DESIGN §12), or an empty map when the flow has none. */
+function globalTools(data: FlowData): Obj {
+  const settings = data.settings;
+  return isRecord(settings) && isRecord(settings.global_tools) ? settings.global_tools : {};
+}
+
+/** Rewrites each of a state's `on_tool_result` lists; an emptied list and map go. */
+function forEachResultList(state: Obj, rewrite: (list: unknown[]) => unknown[]): void {
+  const transitions = state.transitions;
+  if (!isRecord(transitions) || !isRecord(transitions.on_tool_result)) return;
+  const results = transitions.on_tool_result;
+  for (const [tool, list] of Object.entries(results)) {
+    if (!Array.isArray(list)) continue;
+    const next = rewrite(list);
+    if (next.length === 0) delete results[tool];
+    else results[tool] = next;
+  }
+  if (Object.keys(results).length === 0) delete transitions.on_tool_result;
 }
 
 /**
@@ -99,11 +123,16 @@ export function deleteState(data: FlowData, name: string): FlowData {
   const states = statesOf(next);
   delete states[name];
   for (const state of Object.values(states)) {
-    if (!isRecord(state) || !isRecord(state.transitions) || !isRecord(state.transitions.on_tool_call)) continue;
-    const calls = state.transitions.on_tool_call;
-    for (const tool of Object.keys(calls)) if (calls[tool] === name) delete calls[tool];
+    if (!isRecord(state) || !isRecord(state.transitions)) continue;
+    if (isRecord(state.transitions.on_tool_call)) {
+      const calls = state.transitions.on_tool_call;
+      for (const tool of Object.keys(calls)) if (calls[tool] === name) delete calls[tool];
+    }
+    forEachResultList(state, (list) => list.filter((target) => target !== name));
     pruneTransitions(state);
   }
+  // A global tool that led there keeps being offered, and now keeps the state.
+  for (const entry of Object.values(globalTools(next))) if (isRecord(entry) && entry.target === name) delete entry.target;
   if (next.initial_state === name) {
     const first = Object.keys(states)[0];
     if (first !== undefined) next.initial_state = first;
@@ -205,6 +234,10 @@ export function removeTool(data: FlowData, stateName: string, tool: string): Flo
     if (Object.keys(state.tools).length === 0) delete state.tools;
   }
   if (isRecord(state.transitions) && isRecord(state.transitions.on_tool_call)) delete state.transitions.on_tool_call[tool];
+  if (isRecord(state.transitions) && isRecord(state.transitions.on_tool_result)) {
+    delete state.transitions.on_tool_result[tool];
+    if (Object.keys(state.transitions.on_tool_result).length === 0) delete state.transitions.on_tool_result;
+  }
   pruneTransitions(state);
   return next;
 }
@@ -232,6 +265,9 @@ export function renameTool(data: FlowData, stateName: string, from: string, to: 
   if (isRecord(copy.tools)) copy.tools = renameKey(copy.tools, from, to);
   if (isRecord(copy.transitions) && isRecord(copy.transitions.on_tool_call)) {
     copy.transitions.on_tool_call = renameKey(copy.transitions.on_tool_call, from, to);
+  }
+  if (isRecord(copy.transitions) && isRecord(copy.transitions.on_tool_result)) {
+    copy.transitions.on_tool_result = renameKey(copy.transitions.on_tool_result, from, to);
   }
   return next;
 }
