@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
-import { startTestServer } from '../support/server.ts';
+import { GUESSING_GAME_YAML, startTestServer } from '../support/server.ts';
 import { node, openFlow, WAIT } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
@@ -86,6 +86,26 @@ describe('the flow editor with the extended keys', () => {
       const saved = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
       return Object.keys(parseFlow(saved.body.yaml_content).document!.states.offer_slot!).sort();
     }, WAIT).toEqual(['agent', 'tools', 'transitions', 'ui']);
+    await page.close();
+  });
+
+  it('edits what the model is told of a parameter, and its allowed values', { timeout: 60_000 }, async () => {
+    const { page, id } = await openFlow(rig, 'Parameter details', GUESSING_GAME_YAML);
+    await node(page, 'setup').locator('header').click();
+    const tool = page.locator('.inspector li.tool[data-tool="begin_game"]');
+    await tool.locator('.head').click();
+    const description = tool.getByRole('textbox', { name: 'What the model is told of secret_thing' });
+    await description.waitFor(WAIT);
+    await description.fill('The thing you picked, in two words at most.');
+    await description.blur();
+    const allowed = tool.getByRole('textbox', { name: 'Allowed values of secret_thing (comma-separated)' });
+    await allowed.fill('a cat, a teapot');
+    await allowed.press('Enter');
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => {
+      const saved = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
+      return parseFlow(saved.body.yaml_content).document?.states.setup?.tools?.begin_game?.parameters?.secret_thing;
+    }, WAIT).toEqual({ type: 'string', required: true, description: 'The thing you picked, in two words at most.', enum: ['a cat', 'a teapot'] });
     await page.close();
   });
 });

@@ -11,6 +11,10 @@ export interface ParameterView {
   name: string;
   type: ParameterType | string;
   required: boolean;
+  /** Given to the model in the tool's schema (DESIGN §12); '' when none. */
+  description?: string;
+  /** The only values the model may send; null when any value of the type goes. */
+  enum?: Array<string | number | boolean> | null;
 }
 
 export interface ToolView {
@@ -104,6 +108,8 @@ function readParameters(value: unknown): ParameterView[] {
     name,
     type: text(record(spec).type) || 'string',
     required: record(spec).required === true,
+    description: text(record(spec).description),
+    enum: Array.isArray(record(spec).enum) ? (record(spec).enum as unknown[]).filter((v): v is string | number | boolean => ['string', 'number', 'boolean'].includes(typeof v)) : null,
   }));
 }
 

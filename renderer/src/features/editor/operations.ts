@@ -330,6 +330,41 @@ export function setParameter(data: FlowData, stateName: string, tool: string, pa
   return next;
 }
 
+/** What the model is told of a parameter (DESIGN §12); a field left out is kept, '' or null removes it. */
+export interface ParameterDetails {
+  description?: string;
+  enum?: Array<string | number | boolean> | null;
+}
+
+export function setParameterDetails(data: FlowData, stateName: string, tool: string, parameter: string, details: ParameterDetails): FlowData {
+  const next = draft(data);
+  const state = stateIn(next, stateName);
+  if (!state || !isRecord(state.tools) || !isRecord(state.tools[tool])) return data;
+  const parameters = (state.tools[tool] as Obj).parameters;
+  if (!isRecord(parameters) || !isRecord(parameters[parameter])) return data;
+  const entry = parameters[parameter] as Obj;
+  if (details.description !== undefined) {
+    if (details.description.trim() === '') delete entry.description;
+    else entry.description = details.description;
+  }
+  if (details.enum !== undefined) {
+    if (details.enum === null || details.enum.length === 0) delete entry.enum;
+    else entry.enum = details.enum;
+  }
+  return next;
+}
+
+/** "monday, tuesday" as the values of a parameter of `type`; a value that is not of it stays text (the validator says so). */
+export function parseEnumText(text: string, type: string): Array<string | number | boolean> | null {
+  const parts = text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  if (parts.length === 0) return null;
+  return parts.map((part) => {
+    if ((type === 'number' || type === 'integer') && part !== '' && Number.isFinite(Number(part))) return Number(part);
+    if (type === 'boolean' && (part === 'true' || part === 'false')) return part === 'true';
+    return part;
+  });
+}
+
 export function renameParameter(data: FlowData, stateName: string, tool: string, from: string, to: string): FlowData {
   const state = stateIn(data, stateName);
   const parameters = state && isRecord(state.tools) && isRecord(state.tools[tool]) ? (state.tools[tool] as Obj).parameters : null;
