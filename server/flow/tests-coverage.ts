@@ -1,5 +1,10 @@
 // What flow tests reach of a flow (DESIGN §14): its states, its transitions — one per tool a
 // state lists, a tool without a target being a stay (the graph's self-loop) — and its tools.
+// An http tool whose answer may choose the next state (`on_tool_result`, DESIGN §12) has one
+// transition per state it may lead to: each listed state, and the state the call leads to when
+// the answer names none, names one not listed, or fails (its `on_tool_call` target, else a
+// stay). Those are the links the graph draws for it, so a test that only ever gets one answer
+// shows the other branches, and the failure path, untested. A transition is (from, tool, to).
 // A global tool (settings.global_tools, offered in every state) counts as a tool, once, not as a
 // transition of every state: otherwise one "start over" would weigh as much as the whole flow.
 // Pure, so the studio paints what no test reaches from the same lists the API returns.
@@ -15,8 +20,8 @@ export interface Transition {
 /** What one run (or several, merged) was seen to do. */
 export interface Exercised {
   states: string[];
-  /** Accepted tool calls, as `from` state and tool. */
-  transitions: Array<{ from: string; tool: string }>;
+  /** Accepted tool calls: the state they were made in, and the state they led to. */
+  transitions: Transition[];
 }
 
 export interface CoverageFraction<T> {
@@ -32,29 +37,34 @@ export interface FlowCoverage {
   tools: CoverageFraction<string>;
 }
 
-/** Every transition the flow has: each listed tool of each state, in document order. */
+/**
+ * Every transition the flow has, in document order: each listed tool of each state, once per
+ * state it may lead to (the call's target, then the states `on_tool_result` lists for it).
+ */
 export function flowTransitions(flow: FlowDocument): Transition[] {
   const out: Transition[] = [];
   for (const [from, state] of Object.entries(flow.states)) {
     for (const tool of new Set(state.agent.tools ?? [])) {
-      const target = state.transitions?.on_tool_call;
-      const to = target && Object.hasOwn(target, tool) ? target[tool]! : from;
-      out.push({ from, tool, to });
+      const onCall = state.transitions?.on_tool_call;
+      const onResult = state.transitions?.on_tool_result;
+      const choices = onResult && Object.hasOwn(onResult, tool) ? onResult[tool]! : [];
+      const targets = new Set([onCall && Object.hasOwn(onCall, tool) ? onCall[tool]! : from, ...choices]);
+      for (const to of targets) out.push({ from, tool, to });
     }
   }
   return out;
 }
 
-export function transitionKey(t: { from: string; tool: string }): string {
-  return `${t.from}\u0000${t.tool}`;
+export function transitionKey(t: Transition): string {
+  return `${t.from}\u0000${t.tool}\u0000${t.to}`;
 }
 
 export function mergeExercised(runs: ReadonlyArray<Exercised>): Exercised {
   const states = new Set<string>();
-  const transitions = new Map<string, { from: string; tool: string }>();
+  const transitions = new Map<string, Transition>();
   for (const run of runs) {
     for (const state of run.states) states.add(state);
-    for (const t of run.transitions) transitions.set(transitionKey(t), { from: t.from, tool: t.tool });
+    for (const t of run.transitions) transitions.set(transitionKey(t), { from: t.from, tool: t.tool, to: t.to });
   }
   return { states: [...states], transitions: [...transitions.values()] };
 }

@@ -50,11 +50,28 @@ export function pathOf(events: readonly ServerEvent[], startState: string | null
   return path;
 }
 
-/** States entered and accepted calls, for coverage. */
+/**
+ * States entered and accepted calls, each with the state it led to, for coverage. An http tool's
+ * call moves nothing itself (its tool_call event stays); its tool_result event, later, says where
+ * the answer led. So a result is paired with the earliest call of that tool, from that state,
+ * that stayed and is not yet paired; a result that came after the session moved on (from another
+ * state) led that call nowhere, and it counts as the stay it was.
+ */
 export function exercisedBy(events: readonly ServerEvent[]): Exercised {
+  const calls: Array<{ from: string; tool: string; to: string; waiting: boolean }> = [];
+  for (const e of events) {
+    if (e.type === 'tool_call' && e.status === 'accepted') {
+      calls.push({ from: e.from_state, tool: e.name, to: e.to_state, waiting: e.from_state === e.to_state });
+    } else if (e.type === 'tool_result') {
+      const call = calls.find((c) => c.waiting && c.tool === e.name && c.from === e.from_state);
+      if (!call) continue;
+      call.waiting = false;
+      call.to = e.to_state;
+    }
+  }
   return {
     states: [...new Set(events.flatMap((e) => (e.type === 'flow_state' ? [e.state] : [])))],
-    transitions: events.flatMap((e) => (e.type === 'tool_call' && e.status === 'accepted' ? [{ from: e.from_state, tool: e.name }] : [])),
+    transitions: calls.map(({ from, tool, to }) => ({ from, tool, to })),
   };
 }
 

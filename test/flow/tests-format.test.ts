@@ -83,7 +83,7 @@ describe('coverage of a flow', () => {
     ]);
     const coverage = flowCoverage(GAME, {
       states: ['setup', 'playing', 'won'],
-      transitions: [{ from: 'setup', tool: 'begin_game' }, { from: 'playing', tool: 'guess_correct' }, { from: 'won', tool: 'play_again' }],
+      transitions: [{ from: 'setup', tool: 'begin_game', to: 'playing' }, { from: 'playing', tool: 'guess_correct', to: 'won' }, { from: 'won', tool: 'play_again', to: 'setup' }],
     });
     expect(coverage.states.uncovered).toEqual(['lost']);
     expect(coverage.transitions.uncovered.map((t) => `${t.from}.${t.tool}`)).toEqual(['playing.record_answer', 'playing.guess_wrong', 'playing.out_of_questions', 'lost.play_again']);
@@ -111,7 +111,7 @@ states:
     agent: {prompt: Done.}
 `).document!;
     expect(flowTransitions(flow).map((t) => `${t.from}.${t.tool}`)).toEqual(['ask.answer']);
-    const coverage = flowCoverage(flow, { states: ['ask', 'done'], transitions: [{ from: 'done', tool: 'start_over' }] });
+    const coverage = flowCoverage(flow, { states: ['ask', 'done'], transitions: [{ from: 'done', tool: 'start_over', to: 'ask' }] });
     expect(coverage.tools).toMatchObject({ covered: ['start_over'], uncovered: ['answer'] });
     expect(coverage.transitions.uncovered.map((t) => t.tool)).toEqual(['answer']);
   });

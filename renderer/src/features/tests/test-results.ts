@@ -1,7 +1,7 @@
 // What the Tests tab shows of a run, as plain functions of the API's answer (unit-tested without
 // a browser): each failed check as expected against actual, and the coverage as the graph's
 // states and link ids no test reaches.
-import type { FlowCoverage } from '../../../../server/flow/tests-coverage.ts';
+import { transitionKey, type FlowCoverage } from '../../../../server/flow/tests-coverage.ts';
 import type { TestCheckView } from '../../lib/api-types.ts';
 
 /** A value as a designer reads it: text plain, anything else as compact JSON. */
@@ -25,12 +25,14 @@ export function diffOf(check: TestCheckView): CheckDiff {
 /** The states and transitions (as the graph's link ids) no test reaches. */
 export function untestedOnGraph(
   coverage: FlowCoverage,
-  links: ReadonlyArray<{ id: string; source: string; tool: string }>,
+  links: ReadonlyArray<{ id: string; source: string; tool: string; target: string }>,
 ): { states: Set<string>; links: Set<string> } {
-  const missing = new Set(coverage.transitions.uncovered.map((t) => `${t.from}\u0000${t.tool}`));
+  // A link is one (from, tool, to): a move, a stay's self-loop (to = from), or one of an http
+  // tool's result branches, so each branch is painted on its own.
+  const missing = new Set(coverage.transitions.uncovered.map(transitionKey));
   return {
     states: new Set(coverage.states.uncovered),
-    links: new Set(links.filter((l) => missing.has(`${l.source}\u0000${l.tool}`)).map((l) => l.id)),
+    links: new Set(links.filter((l) => missing.has(transitionKey({ from: l.source, tool: l.tool, to: l.target }))).map((l) => l.id)),
   };
 }
 
