@@ -252,22 +252,46 @@ export function listTool(data: FlowData, stateName: string, tool: string): FlowD
   return next;
 }
 
-/** Renames a tool in the list, its definition and its transition, each where it stood. */
+/**
+ * Renames a tool in the list, its definition and its transition, each where it stood. A tool the
+ * state does not define itself but the flow's top-level `tools` does is one shared definition:
+ * renaming it renames that definition, every state that uses it without a definition of its
+ * own, and its `settings.global_tools` entry, so no state is left listing a name nothing defines.
+ */
 export function renameTool(data: FlowData, stateName: string, from: string, to: string): FlowData {
   const state = stateIn(data, stateName);
   if (!state || from === to) return data;
-  const taken = listedTools(state).includes(to) || (isRecord(state.tools) && Object.hasOwn(state.tools, to));
+  const ownsIt = isRecord(state.tools) && Object.hasOwn(state.tools, from);
+  const shared = !ownsIt && isRecord(data.tools) && Object.hasOwn(data.tools, from);
+  const taken =
+    listedTools(state).includes(to) || (isRecord(state.tools) && Object.hasOwn(state.tools, to)) || (shared && isRecord(data.tools) && Object.hasOwn(data.tools, to));
   if (taken) return data;
   const next = draft(data);
-  const copy = stateIn(next, stateName)!;
-  const agent = child(copy, 'agent');
-  if (Array.isArray(agent.tools)) agent.tools = agent.tools.map((t) => (t === from ? to : t));
-  if (isRecord(copy.tools)) copy.tools = renameKey(copy.tools, from, to);
-  if (isRecord(copy.transitions) && isRecord(copy.transitions.on_tool_call)) {
-    copy.transitions.on_tool_call = renameKey(copy.transitions.on_tool_call, from, to);
-  }
-  if (isRecord(copy.transitions) && isRecord(copy.transitions.on_tool_result)) {
-    copy.transitions.on_tool_result = renameKey(copy.transitions.on_tool_result, from, to);
+  const renameIn = (copy: Obj) => {
+    const agent = child(copy, 'agent');
+    if (Array.isArray(agent.tools)) agent.tools = agent.tools.map((t) => (t === from ? to : t));
+    if (isRecord(copy.tools)) copy.tools = renameKey(copy.tools, from, to);
+    if (isRecord(copy.transitions) && isRecord(copy.transitions.on_tool_call)) {
+      copy.transitions.on_tool_call = renameKey(copy.transitions.on_tool_call, from, to);
+    }
+    if (isRecord(copy.transitions) && isRecord(copy.transitions.on_tool_result)) {
+      copy.transitions.on_tool_result = renameKey(copy.transitions.on_tool_result, from, to);
+    }
+  };
+  renameIn(stateIn(next, stateName)!);
+  if (shared) {
+    next.tools = renameKey(next.tools as Obj, from, to);
+    for (const [name, other] of Object.entries(statesOf(next))) {
+      if (name === stateName || !isRecord(other)) continue;
+      // A state with a definition of its own under that name keeps its own tool.
+      if (isRecord(other.tools) && Object.hasOwn(other.tools, from)) continue;
+      if (listedTools(other).includes(to)) continue;
+      renameIn(other);
+    }
+    const settings = next.settings;
+    if (isRecord(settings) && isRecord(settings.global_tools) && Object.hasOwn(settings.global_tools, from)) {
+      settings.global_tools = renameKey(settings.global_tools, from, to);
+    }
   }
   return next;
 }
