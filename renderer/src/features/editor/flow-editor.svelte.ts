@@ -80,7 +80,8 @@ export class FlowEditor {
   publishing = $state(false);
   publishError = $state<{ message: string; diagnostics: Diagnostic[] } | null>(null);
   /** A save or publish was refused: the draft was changed elsewhere since this window read it. */
-  conflict = $state<{ action: 'save' | 'publish'; note: string } | null>(null);
+  conflict = $state<{ action: 'save' | 'publish' | 'discard'; note: string } | null>(null);
+  discarding = $state(false);
   /** Something went wrong applying an edit (the text could not take it). */
   editError = $state<string | null>(null);
   laidOut = $state(false);
@@ -92,8 +93,8 @@ export class FlowEditor {
   private appliedVersion = -1;
   private analysing = false;
   private savePromise: Promise<boolean> | null = null;
-  /** The draft's tag as last read or saved, sent as If-Match. */
-  private etag: string | null = null;
+  /** The draft's tag as last read or saved, sent as If-Match ("v<n>": no draft, the live version's). */
+  private etag = $state<string | null>(null);
   /** The tag the conflicting draft has now: "keep mine" saves over exactly that one. */
   private conflictEtag: string | null = null;
 
@@ -101,6 +102,8 @@ export class FlowEditor {
   flowId = $state<string | null>(null);
   /** Saved text that is not live yet (or typing not even saved). */
   unpublished = $derived(this.flowId !== null && (this.dirty || this.savedYaml !== this.publishedYaml));
+  /** The flow has a saved draft of its own (without one the server tags the live version). */
+  hasDraft = $derived(this.flowId !== null && this.etag !== null && !this.etag.startsWith('v'));
 
   constructor(
     flowId: string | null,
@@ -356,7 +359,37 @@ export class FlowEditor {
     if (!pending) return false;
     this.etag = this.conflictEtag;
     this.conflict = null;
+    if (pending.action === 'discard') return (await this.discardDraft()) === null;
     return pending.action === 'publish' ? this.publish(pending.note) : this.save();
+  }
+
+  /**
+   * Discard draft: the server deletes the flow's draft (the live version stays as it is) and the
+   * editor shows the live text again, as saved; typing not saved yet goes too. Like Reload, it is
+   * one undo step: undo brings the discarded text back as unsaved changes, should the designer
+   * want it after all. A draft saved elsewhere since this window read it is a conflict (Keep mine
+   * discards that one too), so nobody's work goes unseen. Resolves to an error message, or null.
+   */
+  async discardDraft(): Promise<string | null> {
+    if (this.flowId === null || this.discarding) return null;
+    this.discarding = true;
+    const discarded = await api.discardDraft(this.flowId, this.etag);
+    if (!discarded.ok) {
+      this.discarding = false;
+      return this.isConflict(discarded, 'discard') ? null : `Not discarded: ${discarded.message}`;
+    }
+    // The live text as the server has it now (another window may have published since).
+    const flow = await api.getFlow(this.flowId);
+    this.discarding = false;
+    if (!flow.ok) return `The draft was discarded, but the live version could not be read: ${flow.message}`;
+    this.conflict = null;
+    this.saveError = null;
+    this.publishedYaml = flow.value.yaml_content;
+    this.publishedVersion = flow.value.published_version ?? this.publishedVersion;
+    this.etag = `v${this.publishedVersion}`;
+    this.replaceText(flow.value.yaml_content);
+    this.savedYaml = flow.value.yaml_content;
+    return null;
   }
 
   /** Opens a text (an old version, a file) as unsaved changes of the draft: one undo step. */
@@ -368,7 +401,7 @@ export class FlowEditor {
     void this.requestAnalysis();
   }
 
-  private isConflict(result: { code: string; details: unknown }, action: 'save' | 'publish', note = ''): boolean {
+  private isConflict(result: { code: string; details: unknown }, action: 'save' | 'publish' | 'discard', note = ''): boolean {
     if (result.code !== 'draft_conflict') return false;
     const detail = Array.isArray(result.details) ? (result.details[0] as { current_etag?: string } | undefined) : undefined;
     this.conflictEtag = detail?.current_etag ?? null;
