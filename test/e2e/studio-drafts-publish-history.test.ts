@@ -38,7 +38,7 @@ const liveState = (page: Page) => page.getByTestId('live-state').textContent();
 describe('drafts, publish and history in the editor', () => {
   it('Save keeps the edit in the draft, Publish makes it version 2, and History diffs and rolls back', async () => {
     const { page, id } = await openFlow(rig(), 'Versioned game');
-    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: same as live/);
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: none/);
 
     // Save: the draft has the edit, the live flow does not.
     await setWonPrompt(page, 'You got it, well done!');
@@ -57,7 +57,8 @@ describe('drafts, publish and history in the editor', () => {
     await dialog.getByRole('textbox').fill('Friendlier ending');
     await screenshot(page, 'drafts-2-publish-dialog');
     await dialog.getByRole('button', { name: 'Publish', exact: true }).click();
-    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v2 · Draft: same as live/);
+    // Publishing used the draft up: there is none until the next save.
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v2 · Draft: none/);
     const published = await flowRecord(id);
     expect(published).toMatchObject({ published_version: 2, has_draft: false });
     expect(wonPrompt(published.yaml_content)).toBe('You got it, well done!');
@@ -102,6 +103,48 @@ describe('drafts, publish and history in the editor', () => {
     expect((await flowRecord(id)).published_version).toBe(3);
     await page.close();
   }, 150_000);
+
+  it('Discard draft asks first, saying the live version stays, then deletes the draft and shows the live text again', async () => {
+    const { page, id } = await openFlow(rig(), 'Discarded edits');
+    await setWonPrompt(page, 'An edit to throw away');
+    await page.keyboard.press('Control+s');
+    await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: unpublished changes/);
+    expect((await flowRecord(id)).has_draft).toBe(true);
+
+    // Cancel keeps everything.
+    await page.getByRole('button', { name: 'Discard draft' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Discard the draft?' });
+    await confirm.waitFor(WAIT);
+    expect(await confirm.textContent()).toMatch(/live version stays as it is/);
+    await screenshot(page, 'drafts-7-discard-confirm');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(await confirm.isVisible()).toBe(false);
+    expect((await flowRecord(id)).has_draft).toBe(true);
+    expect(await node(page, 'won').locator('.excerpt').textContent()).toBe('An edit to throw away');
+
+    // Confirmed: the draft is gone on the server, the live text is back, and nothing went live.
+    await page.getByRole('button', { name: 'Discard draft' }).click();
+    await confirm.getByRole('button', { name: 'Discard draft' }).click();
+    await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe(ORIGINAL_WON);
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: none/);
+    await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
+    const after = await flowRecord(id);
+    expect(after).toMatchObject({ published_version: 1, has_draft: false });
+    expect(after.yaml_content).toBe(GUESSING_GAME_YAML);
+    expect((await draftRecord(id)).yaml_content).toBe(GUESSING_GAME_YAML);
+    // With no draft and nothing typed there is nothing to discard or publish.
+    expect(await page.getByRole('button', { name: 'Discard draft' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Publish…' }).isDisabled()).toBe(true);
+    await screenshot(page, 'drafts-8-discarded');
+
+    // Undo brings the discarded text back, as unsaved changes of a new draft.
+    await page.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe('An edit to throw away');
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Draft: unpublished changes/);
+    expect((await flowRecord(id)).has_draft).toBe(false);
+    await page.close();
+  }, 120_000);
 
   it('a draft saved in another window is a conflict: Keep mine saves over it, nothing is lost silently', async () => {
     const { page: first, id } = await openFlow(rig(), 'Two windows');
