@@ -28,6 +28,32 @@ export interface ToolView {
   parameters: ParameterView[];
   /** The state a call moves to (`transitions.on_tool_call`), null when the tool stays. */
   target: string | null;
+  /** Defined by the flow's top-level `tools`, not by the state (absent in older views: false). */
+  shared?: boolean;
+  /** The call the engine makes to the account's service (DESIGN §12); null when the model's. */
+  http?: HttpView | null;
+  /** The states the http result may choose (`transitions.on_tool_result`), in order. */
+  resultTargets?: string[];
+}
+
+/** A tool's `http` action, defaults filled in. */
+export interface HttpView {
+  url: string;
+  method: string;
+  /** null: the engine's default (5000). */
+  timeoutMs: number | null;
+  /** In written order; a value may name a secret as `{secret.NAME}`. */
+  headers: Array<{ name: string; value: string }>;
+}
+
+function readHttp(value: unknown): HttpView | null {
+  if (!isRecord(value)) return null;
+  return {
+    url: text(value.url),
+    method: text(value.method) || 'POST',
+    timeoutMs: typeof value.timeout_ms === 'number' ? value.timeout_ms : null,
+    headers: Object.entries(record(value.headers)).map(([name, v]) => ({ name, value: text(v) })),
+  };
 }
 
 /** What a state does on entering and how it listens (DESIGN §12), defaults filled in. */
@@ -113,8 +139,13 @@ function readParameters(value: unknown): ParameterView[] {
   }));
 }
 
-export function readState(name: string, state: unknown): StateView {
+/**
+ * A state as the inspector shows it. `shared` is the flow's top-level `tools`: a tool the state
+ * lists without defining reads its definition from there (and says so).
+ */
+export function readState(name: string, state: unknown, shared: Record<string, unknown> = {}): StateView {
   const definitions = record(record(state).tools);
+  const results = record(record(record(state).transitions).on_tool_result);
   const transitions = transitionsOf(state);
   const listed = listedTools(state);
   const order = [...new Set([...listed, ...Object.keys(definitions), ...Object.keys(transitions)])];
@@ -125,8 +156,11 @@ export function readState(name: string, state: unknown): StateView {
     agentPrompt: text(record(record(state).agent).prompt),
     entry: readEntry(state),
     tools: order.map((tool) => {
-      const definition = definitions[tool];
+      const own = Object.hasOwn(definitions, tool);
+      const fromShared = !own && Object.hasOwn(shared, tool);
+      const definition = own ? definitions[tool] : fromShared ? shared[tool] : undefined;
       const cue = record(definition).speech_cue;
+      const branches = results[tool];
       return {
         name: tool,
         listed: listedSet.has(tool),
@@ -135,16 +169,59 @@ export function readState(name: string, state: unknown): StateView {
         speechCue: typeof cue === 'string' ? cue : null,
         parameters: readParameters(record(definition).parameters),
         target: Object.hasOwn(transitions, tool) ? transitions[tool]! : null,
+        shared: fromShared,
+        http: readHttp(record(definition).http),
+        resultTargets: Array.isArray(branches) ? branches.filter((t): t is string => typeof t === 'string') : [],
       };
     }),
   };
 }
 
 export function readStates(data: FlowData | null): StateView[] {
-  return Object.entries(statesOf(data)).map(([name, state]) => readState(name, state));
+  return Object.entries(statesOf(data)).map(([name, state]) => readState(name, state, record(data?.tools)));
 }
 
 export function findState(data: FlowData | null, name: string): StateView | null {
   const states = statesOf(data);
-  return Object.hasOwn(states, name) ? readState(name, states[name]) : null;
+  return Object.hasOwn(states, name) ? readState(name, states[name], record(data?.tools)) : null;
+}
+
+/** The flow's `settings` (DESIGN §12) as the flow panel shows them; '' and null for absent. */
+export interface FlowSettingsView {
+  llmModel: string;
+  llmTemperature: number | null;
+  voiceProvider: string;
+  voiceName: string;
+  sttModel: string;
+  language: string;
+  recording: boolean;
+  idleAfterSecs: number | null;
+  idleReprompt: string;
+  idleMaxReprompts: number | null;
+  /** `settings.global_tools`: a tool offered in every state, and where a call moves (null: stays). */
+  globalTools: Array<{ name: string; target: string | null }>;
+  /** The top-level `tools`: the definitions a global tool can be. */
+  sharedTools: string[];
+}
+
+export function readFlowSettings(data: FlowData | null): FlowSettingsView {
+  const settings = record(data?.settings);
+  const llm = record(settings.llm);
+  const voice = record(settings.voice);
+  const idle = record(settings.idle);
+  const number = (value: unknown) => (typeof value === 'number' ? value : null);
+  return {
+    llmModel: text(llm.model),
+    llmTemperature: number(llm.temperature),
+    voiceProvider: text(voice.provider),
+    voiceName: text(voice.voice),
+    sttModel: text(record(settings.stt).model),
+    language: text(settings.language),
+    recording: settings.recording === true,
+    idleAfterSecs: number(idle.after_secs),
+    idleReprompt: text(idle.reprompt),
+    idleMaxReprompts: number(idle.max_reprompts),
+    globalTools: Object.entries(record(settings.global_tools)).map(([name, entry]) => ({ name, target: text(record(entry).target) || null })),
+    sharedTools: Object.keys(record(data?.tools)),
+  };
 }

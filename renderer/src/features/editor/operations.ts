@@ -6,7 +6,8 @@
 //
 // Operations take data that may have validation errors (flow-data.ts reads it defensively) and
 // never throw; one that makes no sense for the data (renaming a state that is not there) returns
-// the data unchanged, which the editor treats as "nothing to do".
+// the data unchanged, which the editor treats as "nothing to do". The flow's settings, global
+// tools and a tool's http action are edited in operations-extended.ts, with the helpers exported here.
 import { applyJsonToYaml } from '../../../../server/flow/yaml-edit/index.ts';
 import { isRecord, listedTools, statesOf, type FlowData } from './flow-data.ts';
 
@@ -15,11 +16,11 @@ export type FlowEdit = (data: FlowData) => FlowData;
 type Obj = Record<string, unknown>;
 
 /** A deep copy to change; the input stays as it was (it is the undo history's). */
-function draft(data: FlowData): FlowData {
+export function draft(data: FlowData): FlowData {
   return structuredClone(data);
 }
 
-function child(parent: Obj, key: string): Obj {
+export function child(parent: Obj, key: string): Obj {
   const value = parent[key];
   if (isRecord(value)) return value;
   const fresh: Obj = {};
@@ -27,7 +28,7 @@ function child(parent: Obj, key: string): Obj {
   return fresh;
 }
 
-function stateIn(data: FlowData, name: string): Obj | null {
+export function stateIn(data: FlowData, name: string): Obj | null {
   const states = statesOf(data);
   if (!Object.hasOwn(states, name)) return null;
   const state = states[name];
@@ -54,6 +55,24 @@ function pruneTransitions(state: Obj): void {
 
 function onToolCall(state: Obj): Obj {
   return child(child(state, 'transitions'), 'on_tool_call');
+}
+
+/**
+ * The definition a state's tool is edited in: the state's own, else the flow's top-level one it
+ * uses (shared: an edit there is seen by every state using it), else a new one of the state's.
+ */
+export function definitionOf(data: FlowData, state: Obj, tool: string): Obj {
+  if (isRecord(state.tools) && isRecord(state.tools[tool])) return state.tools[tool];
+  if (!(isRecord(state.tools) && Object.hasOwn(state.tools, tool)) && isRecord(data.tools) && isRecord(data.tools[tool])) return data.tools[tool];
+  return child(child(state, 'tools'), tool);
+}
+
+/** As definitionOf, without making one: null when the tool has no definition. */
+export function existingDefinition(data: FlowData, stateName: string, tool: string): Obj | null {
+  const state = stateIn(data, stateName);
+  if (!state) return null;
+  if (isRecord(state.tools) && Object.hasOwn(state.tools, tool)) return isRecord(state.tools[tool]) ? state.tools[tool] : null;
+  return isRecord(data.tools) && isRecord(data.tools[tool]) ? data.tools[tool] : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,7 +325,7 @@ export function updateTool(data: FlowData, stateName: string, tool: string, patc
   const next = draft(data);
   const state = stateIn(next, stateName);
   if (!state) return data;
-  const definition = child(child(state, 'tools'), tool);
+  const definition = definitionOf(next, state, tool);
   if (patch.description !== undefined) definition.description = patch.description;
   if (patch.speechCue !== undefined) {
     if (patch.speechCue === null || patch.speechCue === '') delete definition.speech_cue;
@@ -343,7 +362,7 @@ export function setParameter(data: FlowData, stateName: string, tool: string, pa
   const next = draft(data);
   const state = stateIn(next, stateName);
   if (!state) return data;
-  const definition = child(child(state, 'tools'), tool);
+  const definition = definitionOf(next, state, tool);
   if (definition.description === undefined) definition.description = '';
   const parameters = child(definition, 'parameters');
   const entry = isRecord(parameters[parameter]) ? parameters[parameter] : {};
@@ -362,9 +381,9 @@ export interface ParameterDetails {
 
 export function setParameterDetails(data: FlowData, stateName: string, tool: string, parameter: string, details: ParameterDetails): FlowData {
   const next = draft(data);
-  const state = stateIn(next, stateName);
-  if (!state || !isRecord(state.tools) || !isRecord(state.tools[tool])) return data;
-  const parameters = (state.tools[tool] as Obj).parameters;
+  const definition = existingDefinition(next, stateName, tool);
+  if (!definition) return data;
+  const parameters = definition.parameters;
   if (!isRecord(parameters) || !isRecord(parameters[parameter])) return data;
   const entry = parameters[parameter] as Obj;
   if (details.description !== undefined) {
@@ -390,19 +409,17 @@ export function parseEnumText(text: string, type: string): Array<string | number
 }
 
 export function renameParameter(data: FlowData, stateName: string, tool: string, from: string, to: string): FlowData {
-  const state = stateIn(data, stateName);
-  const parameters = state && isRecord(state.tools) && isRecord(state.tools[tool]) ? (state.tools[tool] as Obj).parameters : null;
+  const parameters = existingDefinition(data, stateName, tool)?.parameters;
   if (from === to || !isRecord(parameters) || !Object.hasOwn(parameters, from) || Object.hasOwn(parameters, to)) return data;
   const next = draft(data);
-  const definition = (stateIn(next, stateName)!.tools as Obj)[tool] as Obj;
+  const definition = existingDefinition(next, stateName, tool)!;
   definition.parameters = renameKey(definition.parameters as Obj, from, to);
   return next;
 }
 
 export function removeParameter(data: FlowData, stateName: string, tool: string, parameter: string): FlowData {
   const next = draft(data);
-  const state = stateIn(next, stateName);
-  const definition = state && isRecord(state.tools) && isRecord(state.tools[tool]) ? (state.tools[tool] as Obj) : null;
+  const definition = existingDefinition(next, stateName, tool);
   if (!definition || !isRecord(definition.parameters) || !Object.hasOwn(definition.parameters, parameter)) return data;
   delete definition.parameters[parameter];
   if (Object.keys(definition.parameters).length === 0) delete definition.parameters;

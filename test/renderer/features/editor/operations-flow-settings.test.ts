@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import * as ext from '../../../../renderer/src/features/editor/operations-extended.ts';
 import * as ops from '../../../../renderer/src/features/editor/operations.ts';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 
@@ -44,5 +45,80 @@ describe('renaming a tool defined only in the top-level tools', () => {
     // Prompts still say the old name in words (the designer's to change); no key or list does.
     expect(written.text).not.toMatch(/check_availability:|\[check_availability\]/);
     expect(written.text.match(/tools: \[find_slot\]/g)).toHaveLength(2);
+  });
+});
+
+describe('the flow\'s settings and global tools', () => {
+  it('writes each setting where the schema has it, drops what is emptied, and stays valid', () => {
+    const set: any = ops.applyEditToText(TEXT, BOOKING, (d) =>
+      ext.setFlowSettings(d, { llmModel: 'gpt-4o-mini', voiceProvider: 'deepgram', voiceName: 'aura-asteria-en', sttModel: 'nova-2', language: 'de-DE', recording: true, idleMaxReprompts: 2 }),
+    )!;
+    expect(set.data.settings).toMatchObject({
+      llm: { temperature: 0.2, model: 'gpt-4o-mini' },
+      voice: { provider: 'deepgram', voice: 'aura-asteria-en' },
+      stt: { model: 'nova-2' },
+      language: 'de-DE',
+      recording: true,
+      idle: { after_secs: 12, max_reprompts: 2 },
+    });
+    expect(set.text).toContain('# Appointment booking for a dental practice');
+    expect(errorsOf(set.data)).toEqual([]);
+
+    const cleared: any = ext.setFlowSettings(set.data, { llmModel: '', llmTemperature: null, voiceProvider: '', voiceName: '', sttModel: '', recording: false, idleAfterSecs: null });
+    expect(Object.keys(cleared.settings)).toEqual(['base_system_prompt', 'language', 'global_tools']);
+    expect(errorsOf(cleared)).toEqual([]);
+  });
+
+  it('adds a reprompt only with a wait, and a flow without settings gets none from an empty edit', () => {
+    const bare: any = { id: 'x', version: '1', initial_state: 'a', states: { a: { agent: { prompt: 'hi' } } } };
+    expect(ext.setFlowSettings(bare, { idleReprompt: 'Still there?' })).toEqual(bare);
+    const waits: any = ext.setFlowSettings(bare, { idleAfterSecs: 8, idleReprompt: 'Still there?' });
+    expect(waits.settings).toEqual({ idle: { after_secs: 8, reprompt: 'Still there?' } });
+    expect(ext.setFlowSettings(waits, { idleAfterSecs: null })).toEqual(bare);
+  });
+
+  it('offers a top-level tool in every state with or without a target, and stops offering it', () => {
+    const offered: any = ext.setGlobalTool(BOOKING, 'check_availability', { target: 'offer_slot' });
+    expect(offered.settings.global_tools).toEqual({ talk_to_human: { target: 'human_handoff' }, check_availability: { target: 'offer_slot' } });
+    const stays: any = ext.setGlobalTool(offered, 'talk_to_human', { target: null });
+    expect(stays.settings.global_tools.talk_to_human).toEqual({});
+    const none: any = ext.setGlobalTool(ext.setGlobalTool(stays, 'talk_to_human', null), 'check_availability', null);
+    expect(none.settings.global_tools).toBeUndefined();
+    expect(errorsOf(stays)).toEqual([]);
+    // A tool only a state defines cannot be global.
+    expect(ext.setGlobalTool(BOOKING, 'confirm_booking', { target: null })).toBe(BOOKING);
+  });
+});
+
+describe('an http tool\'s action and result branches', () => {
+  it('edits a shared tool\'s action where it is defined, with a header naming a secret', () => {
+    const edited: any = ext.setHttpAction(BOOKING, 'welcome', 'check_availability', {
+      method: 'PUT',
+      timeoutMs: 8000,
+      headers: [
+        { name: 'Authorization', value: 'Bearer {secret.clinic_api_token}' },
+        { name: 'X-Clinic', value: ext.secretReference('clinic_id') },
+      ],
+    });
+    expect(edited.tools.check_availability.http).toEqual({
+      url: 'https://clinic.example.com/voxflow/availability',
+      timeout_ms: 8000,
+      headers: { Authorization: 'Bearer {secret.clinic_api_token}', 'X-Clinic': '{secret.clinic_id}' },
+      store: { slot: 'slot' },
+      method: 'PUT',
+    });
+    expect(edited.states.welcome.tools).toBeUndefined();
+    const back: any = ext.setHttpAction(edited, 'welcome', 'check_availability', { method: 'POST', timeoutMs: null, headers: [] });
+    expect(back.tools.check_availability.http).toEqual({ url: 'https://clinic.example.com/voxflow/availability', store: { slot: 'slot' } });
+  });
+
+  it('makes a state\'s own tool an http tool and back, and sets the states its result may choose', () => {
+    const made: any = ext.setHttpAction(BOOKING, 'offer_slot', 'confirm_booking', { url: 'https://clinic.example.com/book' });
+    expect(made.states.offer_slot.tools.confirm_booking).toEqual({ description: 'The caller accepts the offered slot.', http: { url: 'https://clinic.example.com/book' } });
+    const branched: any = ext.setResultTargets(made, 'offer_slot', 'confirm_booking', ['booked', 'ask_day', 'nowhere']);
+    expect(branched.states.offer_slot.transitions.on_tool_result).toEqual({ confirm_booking: ['booked', 'ask_day'] });
+    expect(errorsOf(branched)).toEqual([]);
+    const plain: any = ext.setResultTargets(ext.setHttpAction(branched, 'offer_slot', 'confirm_booking', null), 'offer_slot', 'confirm_booking', []);
+    expect(plain.states.offer_slot).toEqual(BOOKING.states.offer_slot);
   });
 });
