@@ -187,6 +187,9 @@ export const api = {
   providers: () => request<ProvidersView>('GET', '/v1/providers'),
   updateProviders: (patch: ProvidersPatch) => request<ProvidersView>('PATCH', '/v1/providers', patch),
 
+  /** The account's secret names (never their values): what an http tool's header may name as {secret.NAME}. */
+  listSecrets: () => request<Array<{ name: string; created_at: number; updated_at: number }>>('GET', '/v1/secrets'),
+
   capabilities: () => request<Capabilities>('GET', '/capabilities'),
   health: () => request<Record<string, unknown>>('GET', '/health'),
 };
