@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML, startTestServer } from '../support/server.ts';
-import { node, openFlow, WAIT } from './studio-editor-page.ts';
+import { node, openFlow, storedYaml, WAIT } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
 // The flow editor's canvas for the appointment-booking example (DESIGN §12), as a designer sees
@@ -106,6 +106,98 @@ describe('the flow editor with the extended keys', () => {
       const saved = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
       return parseFlow(saved.body.yaml_content).document?.states.setup?.tools?.begin_game?.parameters?.secret_thing;
     }, WAIT).toEqual({ type: 'string', required: true, description: 'The thing you picked, in two words at most.', enum: ['a cat', 'a teapot'] });
+    await page.close();
+  });
+
+  it('edits the flow\'s settings and global tools in the flow panel, keeping the file\'s comments', { timeout: 90_000 }, async () => {
+    const { page, id } = await openFlow(rig, 'Booking settings', BOOKING);
+    const settings = page.getByRole('group', { name: 'Model, voice and listening' });
+    await settings.waitFor(WAIT);
+    const field = (name: string) => settings.getByRole('textbox', { name, exact: true });
+    await field('Model').fill('gpt-4o-mini');
+    await field('Voice provider').fill('deepgram');
+    await field('Language').fill('de-DE');
+    await field('Language').blur();
+    await field('Temperature').fill('0.7');
+    await field('Temperature').press('Enter');
+    await settings.getByRole('checkbox', { name: 'Record every call' }).check();
+    await field('End the call after this many prompts').fill('3');
+    await field('End the call after this many prompts').press('Enter');
+
+    const globals = page.getByRole('group', { name: 'Global tools' });
+    await globals.getByRole('combobox', { name: 'When talk_to_human is called' }).selectOption({ label: 'Stay in the current state' });
+    await globals.getByRole('combobox', { name: 'Tool to offer in every state' }).selectOption('check_availability');
+    await globals.getByRole('button', { name: '+ Global tool' }).click();
+    await globals.getByRole('combobox', { name: 'When check_availability is called' }).selectOption({ label: 'Go to offer_slot' });
+
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.settings?.global_tools, WAIT).toEqual({
+      talk_to_human: {},
+      check_availability: { target: 'offer_slot' },
+    });
+    const text = await storedYaml(rig, id);
+    expect(parseFlow(text).document!.settings).toMatchObject({
+      llm: { temperature: 0.7, model: 'gpt-4o-mini' },
+      voice: { provider: 'deepgram' },
+      language: 'de-DE',
+      recording: true,
+      idle: { after_secs: 12, reprompt: 'Are you still there? Which day would suit you?', max_reprompts: 3 },
+    });
+    expect(text).toContain('# Appointment booking for a dental practice');
+
+    // Emptying a field takes its key away; stopping a global tool takes its entry away.
+    await field('Voice provider').fill('');
+    await field('Voice provider').blur();
+    await globals.getByRole('button', { name: 'Stop offering check_availability in every state' }).click();
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => {
+      const saved = parseFlow(await storedYaml(rig, id)).document?.settings;
+      return [saved?.voice, Object.keys(saved?.global_tools ?? {})];
+    }, WAIT).toEqual([undefined, ['talk_to_human']]);
+    await page.close();
+  });
+
+  it('edits an http tool\'s method, time limit, a header naming an account secret and its result branches', { timeout: 90_000 }, async () => {
+    await rig.server.request('PUT', '/v1/secrets/clinic_id', { jwt: rig.account.jwt, body: { value: 'maple-street-7' } });
+    const { page, id } = await openFlow(rig, 'Booking http', BOOKING);
+    await node(page, 'welcome').locator('header').click();
+    const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
+    await tool.locator('.head').click();
+    await expect.poll(() => tool.getByText('Defined in the flow\'s shared tools').isVisible(), WAIT).toBe(true);
+    await expect.poll(() => tool.getByRole('textbox', { name: 'URL', exact: true }).inputValue(), WAIT).toBe('https://clinic.example.com/voxflow/availability');
+
+    await tool.getByRole('combobox', { name: 'Method' }).selectOption('PUT');
+    const limit = tool.getByRole('textbox', { name: 'Time limit (ms)' });
+    await limit.fill('8000');
+    await limit.press('Enter');
+    await tool.getByRole('button', { name: '+ Header' }).click();
+    const secret = tool.getByRole('combobox', { name: 'Secret for X-Header-1' });
+    await expect.poll(() => secret.locator('option').allTextContents(), WAIT).toEqual(['Use a secret…', 'clinic_id']);
+    await secret.selectOption('clinic_id');
+    await tool.getByRole('group', { name: 'States its answer may choose' }).getByRole('checkbox', { name: 'ask_day' }).uncheck();
+
+    // A state's own tool becomes an http tool from its URL.
+    await node(page, 'offer_slot').locator('header').click();
+    const confirm = page.locator('.inspector li.tool[data-tool="confirm_booking"]');
+    await confirm.locator('.head').click();
+    const url = confirm.getByRole('textbox', { name: 'Calls your service at (http tool)' });
+    await url.fill('https://clinic.example.com/voxflow/book');
+    await url.press('Enter');
+
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.tools?.check_availability?.http, WAIT).toEqual({
+      url: 'https://clinic.example.com/voxflow/availability',
+      timeout_ms: 8000,
+      headers: { Authorization: 'Bearer {secret.clinic_api_token}', 'X-Header-1': '{secret.clinic_id}' },
+      store: { slot: 'slot' },
+      method: 'PUT',
+    });
+    const text = await storedYaml(rig, id);
+    const flow = parseFlow(text).document!;
+    expect(flow.states.welcome!.transitions!.on_tool_result).toEqual({ check_availability: ['offer_slot'] });
+    expect(flow.states.ask_day!.transitions!.on_tool_result).toEqual({ check_availability: ['offer_slot', 'ask_day'] });
+    expect(flow.states.offer_slot!.tools!.confirm_booking).toEqual({ description: 'The caller accepts the offered slot.', http: { url: 'https://clinic.example.com/voxflow/book' } });
+    expect(text).not.toContain('maple-street-7');
     await page.close();
   });
 });
