@@ -118,6 +118,9 @@ describe('the flow editor with the extended keys', () => {
     await field('Voice provider').fill('deepgram');
     await field('Language').fill('de-DE');
     await field('Language').blur();
+    // This test server has no Deepgram key: the panel says so, in /capabilities terms.
+    const lacks = settings.getByRole('status', { name: 'What this server lacks for the flow' });
+    await expect.poll(() => lacks.innerText(), WAIT).toContain('The flow asks for a deepgram voice, but this server');
     await field('Temperature').fill('0.7');
     await field('Temperature').press('Enter');
     await settings.getByRole('checkbox', { name: 'Record every call' }).check();
@@ -149,6 +152,8 @@ describe('the flow editor with the extended keys', () => {
     await field('Voice provider').fill('');
     await field('Voice provider').blur();
     await globals.getByRole('button', { name: 'Stop offering check_availability in every state' }).click();
+    // The other lines (this server may have no model or speech-to-text for the rest) stay.
+    await expect.poll(() => settings.getByText('asks for a deepgram voice').count(), WAIT).toBe(0);
     await page.keyboard.press('Control+s');
     await expect.poll(async () => {
       const saved = parseFlow(await storedYaml(rig, id)).document?.settings;

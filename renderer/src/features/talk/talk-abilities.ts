@@ -44,3 +44,39 @@ export function talkAbilities(capabilities: Capabilities, providers: ProvidersVi
       : { ok: false, text: 'No voice: the agent’s words show as text only.' },
   };
 }
+
+/** What a flow's `settings` ask of the server (DESIGN §12); '' for what they leave to it. */
+export interface FlowAsks {
+  llmModel: string;
+  voiceProvider: string;
+  sttModel: string;
+  language: string;
+}
+
+/**
+ * One plain line for each thing a flow's settings ask for that this server (or the account's own
+ * keys) cannot give, in /capabilities terms; empty when it can give all. A session still runs:
+ * the engine falls back to what the server has, so these are notices, not errors.
+ */
+export function missingForFlow(asks: FlowAsks, capabilities: Capabilities, providers: ProvidersView | null): string[] {
+  const server = (kind: 'stt' | 'llm' | 'tts') => named(field(field(capabilities, kind), 'provider'));
+  const own = (kind: 'stt' | 'llm' | 'tts') => (providers?.[`${kind}_api_key`] ? named(providers[`${kind}_provider`]) ?? 'your key' : null);
+  const out: string[] = [];
+  if (asks.llmModel !== '' && !server('llm') && !own('llm')) {
+    out.push(`The flow asks for the model ${asks.llmModel}, but this server has no language model (llm: none): the agent cannot answer. Add a model key in Settings → Provider keys.`);
+  }
+  const voice = asks.voiceProvider.toLowerCase();
+  if (voice !== '') {
+    const speaks = [server('tts'), own('tts')].filter((p): p is string => p !== null);
+    if (!speaks.some((p) => p.toLowerCase() === voice)) {
+      out.push(
+        `The flow asks for a ${asks.voiceProvider} voice, but this server ${speaks.length === 0 ? 'has no voice (tts: none)' : `speaks with ${speaks.join(' or ')}`}. Add a ${asks.voiceProvider} key in Settings → Provider keys, or leave the voice provider empty.`,
+      );
+    }
+  }
+  if ((asks.sttModel !== '' || asks.language !== '') && !server('stt') && !own('stt')) {
+    const what = asks.sttModel !== '' ? `the speech model ${asks.sttModel}` : `speech recognition in ${asks.language}`;
+    out.push(`The flow asks for ${what}, but this server has no speech-to-text (stt: none): callers must type.`);
+  }
+  return out;
+}

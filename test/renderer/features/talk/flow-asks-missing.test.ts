@@ -1,0 +1,39 @@
+// What the flow panel says when a flow's settings ask for what this server lacks (issue 16 item
+// 3): from /capabilities and the account's own provider keys, in the server's terms.
+import { describe, expect, it } from 'vitest';
+import { missingForFlow } from '../../../../renderer/src/features/talk/talk-abilities.ts';
+
+const NO_KEYS = { stt_provider: null, stt_api_key: null, llm_provider: null, llm_api_key: null, tts_provider: null, tts_api_key: null };
+const server = (stt: string, llm: string, tts: string) => ({
+  stt: { provider: stt },
+  llm: { provider: llm, model: llm === 'none' ? null : 'gpt-4o-mini' },
+  tts: { provider: tts },
+  turn: { provider: 'silero', ready: true },
+  transport: { webrtc: true, websocket: true },
+});
+const NOTHING = { llmModel: '', voiceProvider: '', sttModel: '', language: '' };
+
+describe('what a flow asks of a server that lacks it', () => {
+  it('says nothing for a flow that leaves everything to the server, even a bare one', () => {
+    expect(missingForFlow(NOTHING, server('none', 'none', 'none'), NO_KEYS)).toEqual([]);
+  });
+
+  it('names a model with no language model, a voice provider the server does not speak with, and a speech model with no speech-to-text', () => {
+    const said = missingForFlow({ llmModel: 'gpt-4o', voiceProvider: 'deepgram', sttModel: 'nova-2', language: '' }, server('none', 'none', 'flite'), NO_KEYS);
+    expect(said).toEqual([
+      'The flow asks for the model gpt-4o, but this server has no language model (llm: none): the agent cannot answer. Add a model key in Settings → Provider keys.',
+      'The flow asks for a deepgram voice, but this server speaks with flite. Add a deepgram key in Settings → Provider keys, or leave the voice provider empty.',
+      'The flow asks for the speech model nova-2, but this server has no speech-to-text (stt: none): callers must type.',
+    ]);
+    expect(missingForFlow({ ...NOTHING, voiceProvider: 'cartesia' }, server('deepgram', 'openai', 'none'), NO_KEYS)).toEqual([
+      'The flow asks for a cartesia voice, but this server has no voice (tts: none). Add a cartesia key in Settings → Provider keys, or leave the voice provider empty.',
+    ]);
+  });
+
+  it('is satisfied by the server\'s providers or the account\'s own keys', () => {
+    const asks = { llmModel: 'gpt-4o', voiceProvider: 'Deepgram', sttModel: 'nova-2', language: 'de' };
+    expect(missingForFlow(asks, server('deepgram', 'openai', 'deepgram'), NO_KEYS)).toEqual([]);
+    const ownKeys = { ...NO_KEYS, llm_provider: 'openai', llm_api_key: 'sk-…abcd', tts_provider: 'deepgram', tts_api_key: 'dg…abcd', stt_provider: 'deepgram', stt_api_key: 'dg…abcd' };
+    expect(missingForFlow(asks, server('none', 'none', 'flite'), ownKeys)).toEqual([]);
+  });
+});
