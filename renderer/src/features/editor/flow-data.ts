@@ -58,6 +58,8 @@ function readHttp(value: unknown): HttpView | null {
 
 /** What a state does on entering and how it listens (DESIGN §12), defaults filled in. */
 export interface StateEntryView {
+  /** `on_enter.set`, in order, each value as text (absent in older views: none). */
+  set?: Array<{ name: string; value: string }>;
   say: string;
   endSession: boolean;
   /** false: what is said on entering cannot be interrupted. */
@@ -83,6 +85,7 @@ export function readEntry(state: unknown): StateEntryView {
   const raw = record(state);
   const onEnter = record(raw.on_enter);
   return {
+    set: Object.entries(record(onEnter.set)).map(([name, value]) => ({ name, value: ['string', 'number', 'boolean'].includes(typeof value) ? String(value) : '' })),
     say: text(onEnter.say),
     endSession: onEnter.end_session === true,
     interruptible: raw.interruptible !== false,

@@ -142,3 +142,30 @@ export function setResultTargets(data: FlowData, stateName: string, tool: string
   dropIfEmpty(state, 'transitions');
   return next;
 }
+
+/**
+ * A state's `on_enter.set` (the variables set on entering, before `say`), in order; an empty list
+ * removes it, and `on_enter` with it when nothing else is there. A value is read as YAML would
+ * read it unquoted: `3` a number, `true` a boolean, anything else text.
+ */
+export function setEntryVariables(data: FlowData, stateName: string, entries: Array<{ name: string; value: string }>): FlowData {
+  const next = draft(data);
+  const state = stateIn(next, stateName);
+  if (!state) return data;
+  const onEnter = child(state, 'on_enter');
+  const set: Obj = {};
+  for (const { name, value } of entries) if (name.trim() !== '') set[name.trim()] = scalar(value);
+  if (Object.keys(set).length === 0) delete onEnter.set;
+  // A new `set` goes first: it runs before `say`, and reads so.
+  else if (!isRecord(onEnter.set)) state.on_enter = { set, ...onEnter };
+  else onEnter.set = set;
+  dropIfEmpty(state, 'on_enter');
+  return next;
+}
+
+function scalar(text: string): string | number | boolean {
+  const trimmed = text.trim();
+  if (trimmed === 'true' || trimmed === 'false') return trimmed === 'true';
+  if (trimmed !== '' && /^-?\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  return text;
+}

@@ -122,3 +122,19 @@ describe('an http tool\'s action and result branches', () => {
     expect(plain.states.offer_slot).toEqual(BOOKING.states.offer_slot);
   });
 });
+
+describe('a state\'s variables set on entering', () => {
+  it('writes on_enter.set before say, reads values as YAML would, and takes it away when emptied', () => {
+    const set: any = ext.setEntryVariables(BOOKING, 'booked', [
+      { name: 'booked', value: 'true' },
+      { name: 'attempts', value: '0' },
+      { name: 'note', value: 'see {day}' },
+    ]);
+    expect(Object.keys(set.states.booked.on_enter)).toEqual(['set', 'say', 'end_session']);
+    expect(set.states.booked.on_enter.set).toEqual({ booked: true, attempts: 0, note: 'see {day}' });
+    expect(errorsOf(set)).toEqual([]);
+    expect(ext.setEntryVariables(set, 'booked', [])).toEqual(BOOKING);
+    const fresh: any = ext.setEntryVariables(BOOKING, 'offer_slot', [{ name: 'offered', value: 'yes' }]);
+    expect(ext.setEntryVariables(fresh, 'offer_slot', []).states).toEqual(BOOKING.states);
+  });
+});
