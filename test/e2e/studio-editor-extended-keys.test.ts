@@ -58,6 +58,14 @@ describe('the flow editor with the extended keys', () => {
     const pause = entry.getByRole('textbox', { name: "Pause that ends the caller's turn (ms)" });
     await pause.fill('800');
     await pause.press('Enter');
+    const sets = entry.getByRole('group', { name: 'Variables it sets first' });
+    await sets.getByRole('button', { name: '+ Set a variable' }).click();
+    const variable = sets.getByRole('textbox', { name: 'Variable', exact: true });
+    await variable.fill('offers');
+    await variable.press('Enter');
+    const value = sets.getByRole('textbox', { name: 'Value of offers' });
+    await value.fill('1');
+    await value.press('Enter');
     await expect.poll(async () => (await node(page, 'offer_slot').locator('.pill').allInnerTexts()).map((t) => t.trim()), WAIT).toEqual(['says, no barge-in', 'ends call']);
 
     await page.keyboard.press('Control+s');
@@ -65,7 +73,7 @@ describe('the flow editor with the extended keys', () => {
     const draft = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
     const state = parseFlow(draft.body.yaml_content).document!.states.offer_slot!;
     expect(state).toMatchObject({
-      on_enter: { say: 'Here is what I found.', end_session: true },
+      on_enter: { set: { offers: 1 }, say: 'Here is what I found.', end_session: true },
       interruptible: false,
       respond: false,
       context: 'reset',
@@ -79,6 +87,7 @@ describe('the flow editor with the extended keys', () => {
     await entry.getByRole('checkbox', { name: 'The caller cannot interrupt it' }).uncheck();
     await entry.getByRole('checkbox', { name: 'The agent speaks first here' }).check();
     await entry.getByRole('checkbox', { name: 'The model forgets the conversation so far' }).uncheck();
+    await sets.getByRole('button', { name: 'Stop setting offers' }).click();
     await pause.fill('');
     await pause.press('Enter');
     await page.keyboard.press('Control+s');
