@@ -8,6 +8,8 @@
 // never throw; one that makes no sense for the data (renaming a state that is not there) returns
 // the data unchanged, which the editor treats as "nothing to do". The flow's settings, global
 // tools and a tool's http action are edited in operations-extended.ts, with the helpers exported here.
+// Over 400 lines on purpose: the state, tool and parameter edits stay together because each
+// keeps the references the others make (a rename reaches transitions, result lists, globals).
 import { applyJsonToYaml } from '../../../../server/flow/yaml-edit/index.ts';
 import { isRecord, listedTools, statesOf, type FlowData } from './flow-data.ts';
 
@@ -236,8 +238,12 @@ export function addTool(data: FlowData, stateName: string, tool: NewTool): FlowD
   const agent = child(state, 'agent');
   const listed = listedTools(state);
   if (!listed.includes(tool.name)) agent.tools = [...(Array.isArray(agent.tools) ? agent.tools : []), tool.name];
-  const definitions = child(state, 'tools');
-  if (!isRecord(definitions[tool.name])) definitions[tool.name] = { description: tool.description };
+  // A tool the flow's top-level `tools` defines is that shared tool: listed, not defined again.
+  const shared = isRecord(next.tools) && isRecord(next.tools[tool.name]) && !(isRecord(state.tools) && Object.hasOwn(state.tools, tool.name));
+  if (!shared) {
+    const definitions = child(state, 'tools');
+    if (!isRecord(definitions[tool.name])) definitions[tool.name] = { description: tool.description };
+  }
   if (tool.target) onToolCall(state)[tool.name] = tool.target;
   return next;
 }

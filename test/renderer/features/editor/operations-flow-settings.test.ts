@@ -138,3 +138,12 @@ describe('a state\'s variables set on entering', () => {
     expect(ext.setEntryVariables(fresh, 'offer_slot', []).states).toEqual(BOOKING.states);
   });
 });
+
+describe('adding a tool the flow already shares', () => {
+  it('lists the shared tool in the state without defining a copy that would hide it', () => {
+    const added: any = ops.addTool(BOOKING, 'offer_slot', { name: 'check_availability', description: 'Call when check availability.' });
+    expect(added.states.offer_slot.agent.tools).toEqual(['confirm_booking', 'another_day', 'check_availability']);
+    expect(Object.keys(added.states.offer_slot.tools)).toEqual(['confirm_booking', 'another_day']);
+    expect(errorsOf(added)).toEqual([]);
+  });
+});
