@@ -45,6 +45,16 @@ test('an upgrade refused twice with 500 fails as a server error', async () => {
   expect(upgrades()).toHaveLength(2);
 });
 
+test('a turn right after a refused one tries again at once: the refusal is not reported twice', async () => {
+  fake.setListenFault({ refuseStatus: 500 });
+  open().write(speech());
+  expect(await rejectionOf(stream.flush(neverAborted()))).toMatchObject({ kind: 'server' });
+  // The caller speaks again well within a second, after the service has come back.
+  fake.setListenFault(undefined);
+  stream.write(speech());
+  expect(await stream.flush(neverAborted())).toBe('Got it.');
+});
+
 test('messages that are not JSON fail the turn as a bad response', async () => {
   fake.setListenFault({ malformed: true });
   open().write(speech());

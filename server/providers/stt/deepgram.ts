@@ -130,6 +130,10 @@ class DeepgramTranscriptionStream implements TranscriptionStream {
     if (this.#failure) {
       const failure = this.#failure;
       this.#failure = null;
+      // The cooldown keeps one refused turn from reconnecting at every frame; once that turn has
+      // been told, the caller's next turn tries again at once. Kept for a second, it swallowed a
+      // turn that began within it, and reported the old refusal for it.
+      this.#reconnectNotBefore = 0;
       this.#finals = [];
       return Promise.reject(failure);
     }
@@ -215,7 +219,8 @@ class DeepgramTranscriptionStream implements TranscriptionStream {
       },
       (error: unknown) => {
         const failure = isAbortError(error) ? null : toProviderError(PROVIDER, error);
-        if (failure) {
+        // A refusal while the turn's flush waits ends that turn now: no cooldown for the next.
+        if (failure && !this.#waiter) {
           this.#reconnectNotBefore = Date.now() + RECONNECT_COOLDOWN_MS;
           this.#connectFailure = failure;
         }
