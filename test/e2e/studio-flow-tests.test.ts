@@ -83,12 +83,14 @@ describe('the Tests tab', () => {
     expect(await page.locator('.svelte-flow__edge-path.transition.untested').count()).toBe(5);
     await expect.poll(() => node(page, 'lost').locator('.state').getAttribute('class'), WAIT).toContain('untested');
     expect(await node(page, 'won').locator('.state').getAttribute('class')).not.toContain('untested');
-    // Violet and dotted: neither the live path's teal nor the errors' red.
-    const style = await node(page, 'lost').locator('.state').evaluate((el) => {
-      const s = (globalThis as any).getComputedStyle(el);
-      return { border: s.borderTopStyle, colour: s.borderTopColor };
-    });
-    expect(style).toEqual({ border: 'dotted', colour: 'rgb(139, 70, 216)' });
+    // Violet and dotted: neither the live path's teal nor the errors' red. Polled: the border's
+    // colour eases in through a CSS transition (read mid-way once: rgb(141, 75, 216)).
+    const style = () =>
+      node(page, 'lost').locator('.state').evaluate((el) => {
+        const s = (globalThis as any).getComputedStyle(el);
+        return { border: s.borderTopStyle, colour: s.borderTopColor };
+      });
+    await expect.poll(style, WAIT).toEqual({ border: 'dotted', colour: 'rgb(139, 70, 216)' });
     await screenshot(page, 'studio-flow-tests');
 
     // From the failure to its state on the graph.
