@@ -2,6 +2,7 @@
 // variables and flags), without accounts. Vendor SDKs are loaded only for the mode that needs
 // them, so a scripted run in CI starts in well under a second.
 import type { Config } from '../config.ts';
+import { meteredLanguageModel, meteredSpeechToText, meteredTextToSpeech } from '../engine/metered-providers.ts';
 import { createFliteTts, FLITE_VOICES, type FliteVoice } from '../providers/tts/flite.ts';
 import { createSileroVad } from '../providers/turn/silero.ts';
 import type { LanguageModel, SpeechToText, TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
@@ -63,40 +64,8 @@ export function meteredRunnerProviders(providers: RunnerProviders, used: (part: 
   const { llm, stt, tts } = providers;
   return {
     ...providers,
-    llm: llm && {
-      provider: llm.provider,
-      model: llm.model,
-      stream(request) {
-        used('llm');
-        return llm.stream(request);
-      },
-    },
-    stt: stt && {
-      provider: stt.provider,
-      open(options) {
-        const stream = stt.open(options);
-        return {
-          write(pcm) {
-            used('stt');
-            stream.write(pcm);
-          },
-          flush: (signal) => stream.flush(signal),
-          get onInterim() {
-            return stream.onInterim;
-          },
-          set onInterim(listener) {
-            stream.onInterim = listener;
-          },
-          close: () => stream.close(),
-        };
-      },
-    },
-    tts: tts && {
-      provider: tts.provider,
-      synthesize(text, signal, hints) {
-        used('tts');
-        return tts.synthesize(text, signal, hints);
-      },
-    },
+    llm: llm && meteredLanguageModel(llm, used),
+    stt: stt && meteredSpeechToText(stt, used),
+    tts: tts && meteredTextToSpeech(tts, used),
   };
 }
