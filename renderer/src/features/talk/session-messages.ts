@@ -32,3 +32,20 @@ export function describeSessionError(code: string, serverMessage: string): strin
   const detail = serverMessage.trim();
   return detail === '' || detail === registered || !code.endsWith('_failed') ? plain : `${plain} (${detail})`;
 }
+
+const END_REASONS: Record<string, string> = {
+  client_ended: 'you ended it',
+  credits_exhausted: 'credits ran out',
+  idle_timeout: 'nothing was heard for too long',
+  client_disconnected: 'the connection dropped',
+  connect_timeout: 'the connection never came up',
+  ice_failed: 'no network path to the server',
+  server_shutdown: 'the server shut down',
+  restarted: 'a new connection replaced it',
+  flow_ended: 'the flow ended the call',
+};
+
+/** Why a session ended, in words. */
+export function describeEndReason(reason: string): string {
+  return END_REASONS[reason] ?? reason.replaceAll('_', ' ');
+}

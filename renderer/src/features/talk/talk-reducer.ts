@@ -3,99 +3,19 @@
 // and immutable — every action returns a new view, and parts that did not change keep their
 // identity — so scripted event sequences can be replayed in tests and the panel can tell the
 // graph about overlay changes by comparing one reference.
-import type { ServerEvent, TurnMetrics } from '../../../../server/protocol/events.ts';
-import type { VariableValue } from '../../../../server/flow/template.ts';
-import type { TalkOverlay } from './talk-overlay.ts';
+import type { ServerEvent } from '../../../../server/protocol/events.ts';
 import { describeSessionError } from './session-messages.ts';
-
-export type ConnectionStatus = 'idle' | 'connecting' | 'live' | 'reconnecting' | 'ending' | 'ended' | 'failed';
-export type Activity = 'idle' | 'listening' | 'thinking' | 'speaking' | 'interrupted';
-
-export interface TranscriptLine {
-  id: number;
-  role: 'user' | 'agent';
-  text: string;
-  /** False while speech-to-text may still revise the words. */
-  final: boolean;
-  /** The user talked over this line (barge-in). */
-  interrupted: boolean;
-  /** What the user heard of an interrupted line before the agent stopped. */
-  heard: string | null;
-}
-
-export interface ToolCallEntry {
-  id: number;
-  name: string;
-  arguments: unknown;
-  status: 'accepted' | 'rejected';
-  reason: string | null;
-  from: string;
-  to: string;
-  source: 'model' | 'simulator';
-  /** An `http` tool's request and what came back (DESIGN §12), once its answer is in. */
-  http?: HttpToolExchange;
-}
-
-export interface HttpToolExchange {
-  method: string;
-  url: string;
-  ok: boolean;
-  /** The service's HTTP status; null when there was no answer. */
-  status: number | null;
-  durationMs: number;
-  /** The JSON answer (ok), else null. */
-  result: unknown;
-  error: string | null;
-  /** Where the answer moved the session (the same state: it stayed). */
-  to: string;
-}
-
-export interface Notice {
-  id: number;
-  code: string;
-  message: string;
-  /** `info`: the server lacks a provider, so part of the session cannot work (typed turns or the simulator still do). */
-  tone: 'error' | 'info';
-}
-
-export interface SessionEnd {
-  reason: string;
-  durationSecs: number;
-  creditsCents: number;
-}
-
-export interface CurrentState {
-  name: string;
-  /** The state's ui.prompt, rendered by the server with the variables. */
-  prompt: string;
-  artifactType: string;
-  /** The tools the state lets the agent call. */
-  tools: string[];
-}
-
-export interface TalkView {
-  connection: ConnectionStatus;
-  /** Connected without a microphone: typed turns and the simulator only. */
-  textOnly: boolean;
-  sessionId: string | null;
-  /** Client clock (ms) when the session started, for the running timer. */
-  startedAt: number | null;
-  state: CurrentState | null;
-  variables: Record<string, VariableValue>;
-  /** Variables the latest state update added or changed. */
-  changedVariables: string[];
-  transcript: TranscriptLine[];
-  activity: Activity;
-  toolCalls: ToolCallEntry[];
-  turns: TurnMetrics[];
-  notices: Notice[];
-  /** Why the connection could not be made or was lost (not a normal end). */
-  failure: string | null;
-  ended: SessionEnd | null;
-  creditsExhausted: boolean;
-  overlay: TalkOverlay;
-  nextId: number;
-}
+import { onTranscript } from './talk-transcript.ts';
+import {
+  IDLE_OVERLAY,
+  initialTalkView,
+  isConnected,
+  type CurrentState,
+  type HttpToolExchange,
+  type Notice,
+  type TalkView,
+  type ToolCallEntry,
+} from './talk-view.ts';
 
 export type TalkAction =
   | { type: 'connect'; textOnly: boolean }
@@ -119,43 +39,8 @@ export type TalkAction =
 /** Codes that mean "this server has no such provider": a fact about the setup, not a fault. */
 const SETUP_CODES = new Set(['llm_unavailable', 'stt_unavailable', 'vad_unavailable']);
 const MAX_NOTICES = 20;
-const MAX_LINES = 500;
 const MAX_TURNS = 200;
 const MAX_CALLS = 500;
-
-export const IDLE_OVERLAY: TalkOverlay = { live: false, activeState: null, trail: [], moves: [], lastMove: null };
-
-export function initialTalkView(): TalkView {
-  return {
-    connection: 'idle',
-    textOnly: false,
-    sessionId: null,
-    startedAt: null,
-    state: null,
-    variables: {},
-    changedVariables: [],
-    transcript: [],
-    activity: 'idle',
-    toolCalls: [],
-    turns: [],
-    notices: [],
-    failure: null,
-    ended: null,
-    creditsExhausted: false,
-    overlay: IDLE_OVERLAY,
-    nextId: 1,
-  };
-}
-
-/** Whether the session can take messages (typed turns, simulated tools, end). */
-export function isConnected(view: TalkView): boolean {
-  return view.connection === 'live' || view.connection === 'reconnecting';
-}
-
-/** Whether a session is starting or running, so Talk must not start another one. */
-export function isBusy(view: TalkView): boolean {
-  return view.connection === 'connecting' || view.connection === 'ending' || isConnected(view);
-}
 
 export function talkReducer(view: TalkView, action: TalkAction): TalkView {
   switch (action.type) {
@@ -319,86 +204,4 @@ function onToolCall(view: TalkView, event: Extract<ServerEvent, { type: 'tool_ca
         : { ...overlay, moves, lastMove };
   }
   return { ...view, toolCalls, overlay, nextId: view.nextId + 1 };
-}
-
-function onTranscript(view: TalkView, event: Extract<ServerEvent, { type: 'transcript' }>): TalkView {
-  const lines = view.transcript.slice();
-  if (event.interrupted && event.role === 'agent') {
-    const marked = markInterrupted(lines, event.text);
-    if (!marked) lines.push({ id: view.nextId, role: 'agent', text: event.text, final: true, interrupted: true, heard: event.text });
-    return { ...view, transcript: lines.slice(-MAX_LINES), nextId: view.nextId + 1 };
-  }
-  // Interim words are revised in place until the final ones arrive.
-  const interim = lastIndex(lines, (line) => line.role === event.role && !line.final);
-  if (interim >= 0) {
-    lines[interim] = { ...lines[interim]!, text: event.text, final: event.final };
-    return { ...view, transcript: lines };
-  }
-  lines.push({ id: view.nextId, role: event.role, text: event.text, final: event.final, interrupted: false, heard: null });
-  return { ...view, transcript: lines.slice(-MAX_LINES), nextId: view.nextId + 1 };
-}
-
-/**
- * A barge-in names what the user heard of the whole turn, which may span several agent lines (a
- * speech cue, then the model's answer). The heard words are matched against the turn's lines in
- * order: lines heard whole stay as they are, the first one not heard whole is marked cut with the
- * part that was heard, and any after it were never heard. False when the turn showed no agent
- * line yet (the agent was cut before the model finished).
- */
-function markInterrupted(lines: TranscriptLine[], heardText: string): boolean {
-  const turn: number[] = [];
-  for (let i = lines.length - 1; i >= 0 && lines[i]!.role === 'agent'; i--) if (!lines[i]!.interrupted) turn.unshift(i);
-  if (turn.length === 0) return false;
-  let rest = heardText.trim();
-  let cut = -1;
-  for (const index of turn) {
-    const line = lines[index]!;
-    if (cut >= 0) {
-      lines[index] = { ...line, interrupted: true, heard: '' };
-      continue;
-    }
-    const text = line.text.trim();
-    if (rest.startsWith(text) && index !== turn.at(-1)) {
-      rest = rest.slice(text.length).trim();
-      continue;
-    }
-    cut = index;
-    lines[index] = { ...line, interrupted: true, heard: rest };
-  }
-  return true;
-}
-
-function lastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
-  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i;
-  return -1;
-}
-
-/** The median of the turns' total and server times, over the turns that have them. */
-export function latencySummary(turns: readonly TurnMetrics[]): { turns: number; total: number | null; server: number | null } {
-  const median = (values: number[]) => {
-    if (values.length === 0) return null;
-    const sorted = values.slice().sort((a, b) => a - b);
-    const middle = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-  };
-  const totals = turns.map((t) => t.voice_to_voice_ms).filter((v): v is number => v !== null);
-  const servers = turns.map((t) => t.server_ms).filter((v): v is number => v !== null);
-  return { turns: turns.length, total: median(totals), server: median(servers) };
-}
-
-const END_REASONS: Record<string, string> = {
-  client_ended: 'you ended it',
-  credits_exhausted: 'credits ran out',
-  idle_timeout: 'nothing was heard for too long',
-  client_disconnected: 'the connection dropped',
-  connect_timeout: 'the connection never came up',
-  ice_failed: 'no network path to the server',
-  server_shutdown: 'the server shut down',
-  restarted: 'a new connection replaced it',
-  flow_ended: 'the flow ended the call',
-};
-
-/** Why a session ended, in words. */
-export function describeEndReason(reason: string): string {
-  return END_REASONS[reason] ?? reason.replaceAll('_', ' ');
 }

@@ -3,7 +3,9 @@
 // the time, then the `flow_state` of the state the answer chose.
 import { describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../../../server/protocol/events.ts';
-import { describeEndReason, initialTalkView, talkReducer, type TalkView } from '../../../../renderer/src/features/talk/talk-reducer.ts';
+import { describeEndReason } from '../../../../renderer/src/features/talk/session-messages.ts';
+import { talkReducer } from '../../../../renderer/src/features/talk/talk-reducer.ts';
+import { initialTalkView, type TalkView } from '../../../../renderer/src/features/talk/talk-view.ts';
 
 function fold(events: ServerEvent[]): TalkView {
   let view = talkReducer(initialTalkView(), { type: 'connect', textOnly: true });

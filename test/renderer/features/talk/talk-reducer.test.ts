@@ -4,16 +4,9 @@ import { SESSION_ERROR_CODES, sessionError } from '../../../../server/protocol/s
 // state it moved to, a barge-in sends `interrupted` and then the agent's words as heard.
 import { describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../../../server/protocol/events.ts';
-import {
-  describeEndReason,
-  initialTalkView,
-  isBusy,
-  isConnected,
-  latencySummary,
-  talkReducer,
-  type TalkAction,
-  type TalkView,
-} from '../../../../renderer/src/features/talk/talk-reducer.ts';
+import { describeEndReason } from '../../../../renderer/src/features/talk/session-messages.ts';
+import { talkReducer, type TalkAction } from '../../../../renderer/src/features/talk/talk-reducer.ts';
+import { initialTalkView, isBusy, isConnected, latencySummary, type TalkView } from '../../../../renderer/src/features/talk/talk-view.ts';
 
 const PROMPTS = {
   setup: 'Ten questions: the host thinks of something, you have ten yes-or-no questions to guess it.',
