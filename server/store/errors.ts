@@ -7,6 +7,7 @@ export type StoreErrorCode =
   | 'store_failed'
   | 'store_closed'
   | 'store_schema_too_new'
+  | 'store_unreachable'
   | 'email_taken'
   | 'idempotency_key_reused';
 
@@ -75,6 +76,17 @@ export class StoreSchemaTooNewError extends StoreError {
       'store_schema_too_new',
       `${file} has schema version ${found}, but this Voxflow knows only up to ${known}. Upgrade Voxflow.`,
     );
+  }
+}
+
+/** The PostgreSQL store's server cannot be reached, or what answered is not PostgreSQL. */
+export class StoreUnreachableError extends StoreError {
+  /** The database URL with its password replaced by ***. */
+  readonly url: string;
+
+  constructor(url: string, detail: string, options?: { cause?: unknown }) {
+    super('store_unreachable', `Cannot use the PostgreSQL database at ${url}: ${detail}.`, options);
+    this.url = url;
   }
 }
 

@@ -1,0 +1,387 @@
+// The PostgreSQL engine under the store for several nodes (DESIGN §15): a `pg` pool with its own
+// type parsers, transactions on one pooled client with retries on serialization failures and
+// deadlocks, LISTEN/NOTIFY for invalidating caches across nodes, and the migrations applied at
+// open under an advisory lock so two nodes starting at once do not race.
+//
+// Unlike the sql.js store, every read is a round trip and another node may write between two of
+// them: a repository that checks then writes does both in one statement or in `transaction` with
+// a row lock, never as two separate calls.
+
+import pg from 'pg';
+import { StoreClosedError, StoreSchemaTooNewError, StoreUnreachableError } from '../errors.ts';
+import { PG_MIGRATIONS } from './migrations.ts';
+import type { PgMigration } from './migrations.ts';
+
+export type { PgMigration } from './migrations.ts';
+
+export interface PgQueryable {
+  rows<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** The first row, or null. */
+  row<T>(sql: string, params?: unknown[]): Promise<T | null>;
+  /** How many rows the statement touched. */
+  run(sql: string, params?: unknown[]): Promise<number>;
+}
+
+export interface PgDatabase extends PgQueryable {
+  readonly pool: pg.Pool;
+  /** Unix seconds, fractional; injectable like the sql.js store's `now` option. */
+  now(): number;
+  /**
+   * BEGIN … COMMIT on one pooled client; ROLLBACK and rethrow on error. Retried (up to 5 times in
+   * all) on serialization failure or deadlock (40001, 40P01), so `fn` may run more than once and
+   * must not have effects outside the transaction.
+   */
+  transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T>;
+  /**
+   * LISTEN on a dedicated client; returns an unsubscribe. When that client's connection drops it
+   * reconnects and listens again, then calls every handler once with an empty payload, since
+   * notifications sent meanwhile are lost: a cache must read '' as "forget everything".
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  /** False while the database cannot be reached (the last query failed with a connection error). */
+  writable(): boolean;
+  close(): Promise<void>;
+}
+
+export interface OpenPostgresOptions {
+  /** postgres://user:password@host:port/database */
+  url: string;
+  now?: () => number;
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+  migrations?: readonly PgMigration[];
+}
+
+/** pg_advisory_lock key held while migrating: any constant, the same on every node ("voxflow1"). */
+const MIGRATION_LOCK_KEY = 0x766f78666c6f7731n;
+const TRANSACTION_ATTEMPTS = 5;
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+const LISTEN_RECONNECT_MS = 1000;
+
+/**
+ * int8 (COUNT, BIGINT columns) and numeric (SUM of BIGINT) come back from pg as strings, since
+ * they may exceed 2^53. Every such value here is cents, counts or seconds, far below that, so this
+ * pool (only this one: pg's global parsers stay as they are) parses them as numbers.
+ */
+const NUMBER_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) {
+      return (value: string) => Number(value);
+    }
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** The URL with its password replaced by ***, for messages and logs. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable database URL)';
+  }
+}
+
+/** A unique-constraint violation (a racing insert lost), for mapping to the store's own errors. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string } | null;
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}
+
+/** Errors that say the server is gone, not that the statement was wrong. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  if (typeof code !== 'string') {
+    // pg throws plain Errors when a connection ends under a query.
+    const message = error instanceof Error ? error.message : '';
+    return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+  }
+  return (
+    code.startsWith('08') || // connection_exception
+    code === '57P01' || // admin_shutdown
+    code === '57P02' || // crash_shutdown
+    code === '57P03' || // cannot_connect_now
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN'].includes(code)
+  );
+}
+
+function queryable(client: pg.Pool | pg.PoolClient, track: <T>(work: Promise<T>) => Promise<T>): PgQueryable {
+  return {
+    async rows<T>(sql: string, params?: unknown[]) {
+      return (await track(client.query(sql, params))).rows as T[];
+    },
+    async row<T>(sql: string, params?: unknown[]) {
+      return ((await track(client.query(sql, params))).rows[0] as T | undefined) ?? null;
+    },
+    async run(sql: string, params?: unknown[]) {
+      return (await track(client.query(sql, params))).rowCount ?? 0;
+    },
+  };
+}
+
+export async function openPostgres(options: OpenPostgresOptions): Promise<PgDatabase> {
+  const shownUrl = redactDatabaseUrl(options.url);
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    types: NUMBER_TYPES,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'voxflow',
+  });
+  let reachable = true;
+  // An idle pooled client whose server went away emits 'error' on the pool; unhandled, it would
+  // end the process. The next query reconnects; until then the store says it is not writable.
+  pool.on('error', () => {
+    reachable = false;
+  });
+  try {
+    await checkIsPostgres(pool, shownUrl);
+    await migrate(pool, options.migrations ?? PG_MIGRATIONS, shownUrl);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  return new PostgresDatabase(pool, options, shownUrl, (value) => (reachable = value), () => reachable);
+}
+
+async function checkIsPostgres(pool: pg.Pool, shownUrl: string): Promise<void> {
+  let version: string;
+  try {
+    const { rows } = await pool.query<{ version: string }>('SELECT version() AS version');
+    version = String(rows[0]?.version ?? '');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const reason = error instanceof Error ? error.message : String(error);
+    if (code !== undefined && /^E[A-Z]+$/.test(code)) {
+      throw new StoreUnreachableError(shownUrl, `no server could be reached there (${reason})`, { cause: error });
+    }
+    if (isConnectionError(error) || code === undefined) {
+      throw new StoreUnreachableError(shownUrl, `it does not answer as a PostgreSQL server (${reason})`, { cause: error });
+    }
+    // The server answered but refused us: a wrong password, a missing database, no permission.
+    throw new StoreUnreachableError(shownUrl, `the server refused the connection (${reason})`, { cause: error });
+  }
+  if (!version.startsWith('PostgreSQL')) {
+    throw new StoreUnreachableError(shownUrl, `the server is not PostgreSQL (it says "${version.slice(0, 80)}")`);
+  }
+}
+
+/**
+ * Applies the migrations this database has not seen, each in its own transaction, while holding
+ * a session advisory lock: a second node starting at the same moment waits, then finds them applied.
+ */
+async function migrate(pool: pg.Pool, migrations: readonly PgMigration[], shownUrl: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    BIGINT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        applied_at DOUBLE PRECISION NOT NULL
+      )`);
+      const { rows } = await client.query<{ version: string }>('SELECT version FROM schema_migrations');
+      const applied = new Set(rows.map((row) => Number(row.version)));
+      const known = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+      const newest = Math.max(0, ...applied);
+      if (newest > known) throw new StoreSchemaTooNewError(shownUrl, newest, known);
+      for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+        if (applied.has(migration.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(migration.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+            migration.version,
+            migration.name,
+            Date.now() / 1000,
+          ]);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+class PostgresDatabase implements PgDatabase {
+  readonly pool: pg.Pool;
+  private readonly clock: () => number;
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private listenClient: pg.Client | undefined;
+  private listenConnecting: Promise<pg.Client> | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly direct: PgQueryable;
+
+  constructor(
+    pool: pg.Pool,
+    private readonly options: OpenPostgresOptions,
+    private readonly shownUrl: string,
+    private readonly setReachable: (value: boolean) => void,
+    private readonly reachable: () => boolean,
+  ) {
+    this.pool = pool;
+    this.clock = options.now ?? (() => Date.now() / 1000);
+    this.direct = queryable(pool, (work) => this.track(work));
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  writable(): boolean {
+    return !this.closed && this.reachable();
+  }
+
+  rows<T>(sql: string, params?: unknown[]): Promise<T[]> {
+    this.assertOpen();
+    return this.direct.rows<T>(sql, params);
+  }
+
+  row<T>(sql: string, params?: unknown[]): Promise<T | null> {
+    this.assertOpen();
+    return this.direct.row<T>(sql, params);
+  }
+
+  run(sql: string, params?: unknown[]): Promise<number> {
+    this.assertOpen();
+    return this.direct.run(sql, params);
+  }
+
+  async transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.track(this.pool.connect());
+      let broken = false;
+      try {
+        const tx = queryable(client, (work) => this.track(work));
+        await client.query('BEGIN');
+        const result = await fn(tx);
+        await this.track(client.query('COMMIT'));
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        const sqlstate = (error as { code?: string }).code;
+        if (attempt < TRANSACTION_ATTEMPTS && sqlstate !== undefined && RETRYABLE_SQLSTATES.has(sqlstate)) continue;
+        throw error;
+      } finally {
+        // A client whose ROLLBACK failed may be mid-transaction: destroy it rather than pool it.
+        client.release(broken || undefined);
+      }
+    }
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    this.assertOpen();
+    let handlers = this.listeners.get(channel);
+    const first = handlers === undefined;
+    if (!handlers) {
+      handlers = new Set();
+      this.listeners.set(channel, handlers);
+    }
+    handlers.add(onPayload);
+    if (first) {
+      const client = await this.listeningClient();
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    }
+    return async () => {
+      const set = this.listeners.get(channel);
+      if (!set?.delete(onPayload) || set.size > 0) return;
+      this.listeners.delete(channel);
+      if (this.listenClient && !this.closed) {
+        await this.listenClient.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
+      }
+    };
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.run('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    const listening = this.listenClient;
+    this.listenClient = undefined;
+    await listening?.end().catch(() => undefined);
+    await this.pool.end();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+
+  /** Keeps `writable()` true while queries succeed and false after one fails for want of a connection. */
+  private async track<T>(work: Promise<T>): Promise<T> {
+    try {
+      const result = await work;
+      this.setReachable(true);
+      return result;
+    } catch (error) {
+      if (isConnectionError(error)) this.setReachable(false);
+      throw error;
+    }
+  }
+
+  /** The one client that holds every LISTEN of this node; made on first use, remade when lost. */
+  private listeningClient(): Promise<pg.Client> {
+    if (this.listenClient) return Promise.resolve(this.listenClient);
+    this.listenConnecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.options.url, application_name: 'voxflow-listen' });
+      client.on('notification', (message) => {
+        for (const handler of this.listeners.get(message.channel) ?? []) handler(message.payload ?? '');
+      });
+      client.on('error', () => this.listenerLost(client));
+      client.on('end', () => this.listenerLost(client));
+      try {
+        await client.connect();
+      } catch (error) {
+        if (isConnectionError(error)) this.setReachable(false);
+        throw new StoreUnreachableError(this.shownUrl, `cannot open the connection that listens for other nodes' changes (${(error as Error).message})`, {
+          cause: error,
+        });
+      }
+      this.listenClient = client;
+      return client;
+    })().finally(() => {
+      this.listenConnecting = undefined;
+    });
+    return this.listenConnecting;
+  }
+
+  /**
+   * The listening connection dropped: notifications sent meanwhile are lost, so once it is back
+   * every handler hears an empty payload, which caches read as "forget everything you hold".
+   */
+  private listenerLost(client: pg.Client): void {
+    if (this.listenClient !== client) return;
+    this.listenClient = undefined;
+    client.end().catch(() => undefined);
+    if (this.closed || this.listeners.size === 0) return;
+    this.setReachable(false);
+    const retry = (): void => {
+      this.reconnectTimer = undefined;
+      if (this.closed || this.listeners.size === 0) return;
+      this.listeningClient()
+        .then(async (fresh) => {
+          for (const channel of this.listeners.keys()) await fresh.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+          for (const handlers of this.listeners.values()) for (const handler of handlers) handler('');
+        })
+        .catch(() => {
+          if (!this.closed) this.reconnectTimer = setTimeout(retry, LISTEN_RECONNECT_MS);
+        });
+    };
+    this.reconnectTimer = setTimeout(retry, LISTEN_RECONNECT_MS);
+  }
+}
