@@ -1,0 +1,242 @@
+// Webhook endpoints and their outbox on PostgreSQL (DESIGN §11, §15): the same promises as the
+// sql.js repository (server/store/repositories/webhooks.ts), with one difference that several
+// nodes need: due() CLAIMS what it returns.
+//
+// Every node runs the outbox dispatcher. due() picks pending deliveries with
+// `FOR UPDATE SKIP LOCKED` and, in the same statement, moves their next attempt time a lease
+// (DELIVERY_LEASE_SECONDS) past `now`: a second node asking at the same moment skips the rows
+// being claimed and, once the claim is committed, finds them not due. So two nodes never send one
+// event at once. The node that claimed a delivery writes its outcome with recordAttempt() (which
+// sets the real next time); a node that dies or shuts down mid-delivery writes nothing, and the
+// delivery falls due again when the lease runs out, for whichever node looks first, under the
+// same webhook-id (at least once, as on one node). A delivery's returned nextAttemptAt is the
+// time it fell due, as sql.js returns it, not the lease.
+import type { Webhook, WebhookAttempt, WebhookDelivery, WebhookDeliveryStatus, WebhooksRepository } from '../repositories/webhooks.ts';
+import type { PgDatabase } from './database.ts';
+
+/** How long a claimed delivery is held for the node that claimed it (longer than any attempt's timeout). */
+export const DELIVERY_LEASE_SECONDS = 60;
+
+interface WebhookRow {
+  id: string;
+  account_id: string;
+  url: string;
+  events: string;
+  secret_enc: string;
+  created_at: number;
+}
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  account_id: string;
+  session_id: string | null;
+  event_type: string;
+  payload: string;
+  created_at: number;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  delivered_at: number | null;
+}
+
+interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  at: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+const WEBHOOK_COLUMNS = 'id, account_id, url, events, secret_enc, created_at';
+const DELIVERY_COLUMNS = 'id, webhook_id, account_id, session_id, event_type, payload, created_at, status, attempts, next_attempt_at, last_attempt_at, delivered_at';
+
+export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
+  const listByAccount = async (accountId: string): Promise<Webhook[]> => {
+    const rows = await db.rows<WebhookRow>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, rowid DESC`,
+      [accountId],
+    );
+    return rows.map(toWebhook);
+  };
+
+  return {
+    async create({ id, accountId, url, events, secretEnc }) {
+      const webhook: Webhook = { id, accountId, url, events: [...events], secretEnc, createdAt: db.now() };
+      await db.run('INSERT INTO webhooks (id, account_id, url, events, secret_enc, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+        id,
+        accountId,
+        url,
+        JSON.stringify(webhook.events),
+        secretEnc,
+        webhook.createdAt,
+      ]);
+      return webhook;
+    },
+
+    listByAccount,
+
+    async find(accountId, id) {
+      const row = await db.row<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL`, [id, accountId]);
+      return row ? toWebhook(row) : null;
+    },
+
+    async subscribers(accountId, eventType) {
+      // An account has a handful of endpoints: filtering their event lists here is cheaper than a join table.
+      return (await listByAccount(accountId)).filter((webhook) => webhook.events.includes(eventType));
+    },
+
+    remove(accountId, id) {
+      const now = db.now();
+      return db.transaction(async (tx) => {
+        const removed = (await tx.run('UPDATE webhooks SET deleted_at = $1 WHERE id = $2 AND account_id = $3 AND deleted_at IS NULL', [now, id, accountId])) === 1;
+        if (removed) await tx.run(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE webhook_id = $1 AND status = 'pending'`, [id]);
+        return removed;
+      });
+    },
+
+    async enqueue(deliveries) {
+      if (deliveries.length === 0) return;
+      // One statement: the batch is in the outbox entirely or not at all.
+      await db.run(
+        `INSERT INTO webhook_deliveries (id, webhook_id, account_id, session_id, event_type, payload, created_at, status, attempts, next_attempt_at)
+         SELECT id, webhook_id, account_id, session_id, event_type, payload, created_at, 'pending', 0, created_at
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::double precision[])
+           WITH ORDINALITY AS d(id, webhook_id, account_id, session_id, event_type, payload, created_at, n)
+         ORDER BY n`,
+        [
+          deliveries.map((d) => d.id),
+          deliveries.map((d) => d.webhookId),
+          deliveries.map((d) => d.accountId),
+          deliveries.map((d) => d.sessionId),
+          deliveries.map((d) => d.eventType),
+          deliveries.map((d) => d.payload),
+          deliveries.map((d) => d.createdAt),
+        ],
+      );
+    },
+
+    async due(now, limit) {
+      // The claim (see the top of this file): lock what is due and not being claimed elsewhere,
+      // lease it, and hand it out soonest first with the time it fell due.
+      const rows = await db.rows<DeliveryRow>(
+        `WITH picked AS (
+           SELECT d.id, d.next_attempt_at AS due_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+           WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.deleted_at IS NULL
+           ORDER BY d.next_attempt_at, d.created_at LIMIT $2
+           FOR UPDATE OF d SKIP LOCKED
+         ), claimed AS (
+           UPDATE webhook_deliveries SET next_attempt_at = $1::double precision + $3
+           FROM picked WHERE webhook_deliveries.id = picked.id
+           RETURNING webhook_deliveries.*, picked.due_at
+         )
+         SELECT ${DELIVERY_COLUMNS.replace('next_attempt_at', 'due_at AS next_attempt_at')} FROM claimed ORDER BY due_at, created_at`,
+        [now, limit, DELIVERY_LEASE_SECONDS],
+      );
+      return rows.map(toDelivery);
+    },
+
+    async nextDueAt() {
+      const row = await db.row<{ at: number | null }>(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
+      return row?.at ?? null;
+    },
+
+    recordAttempt(deliveryId, { attempt, status, nextAttemptAt }) {
+      return db.transaction(async (tx) => {
+        const row = await tx.row<{ attempts: number }>('SELECT attempts FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [deliveryId]);
+        if (!row) return;
+        const number = Number(row.attempts) + 1;
+        await tx.run('INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)', [
+          deliveryId,
+          number,
+          attempt.at,
+          attempt.statusCode,
+          attempt.error,
+          Math.round(attempt.durationMs),
+        ]);
+        await tx.run(
+          `UPDATE webhook_deliveries SET attempts = $1, status = $2, next_attempt_at = $3, last_attempt_at = $4,
+             delivered_at = CASE WHEN $2 = 'delivered' THEN $4 ELSE delivered_at END
+           WHERE id = $5`,
+          [number, status, nextAttemptAt, attempt.at, deliveryId],
+        );
+      });
+    },
+
+    async listDeliveries(webhookId, limit) {
+      const rows = await db.rows<DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY created_at DESC, rowid DESC LIMIT $2`,
+        [webhookId, limit],
+      );
+      if (rows.length === 0) return [];
+      const attempts = await db.rows<AttemptRow>(
+        'SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY delivery_id, attempt',
+        [rows.map((row) => row.id)],
+      );
+      const byDelivery = new Map<string, WebhookAttempt[]>();
+      for (const a of attempts) {
+        const list = byDelivery.get(a.delivery_id) ?? [];
+        list.push({ attempt: Number(a.attempt), at: a.at, statusCode: a.status_code === null ? null : Number(a.status_code), error: a.error, durationMs: Number(a.duration_ms) });
+        byDelivery.set(a.delivery_id, list);
+      }
+      return rows.map((row) => ({ ...toDelivery(row), attemptLog: byDelivery.get(row.id) ?? [] }));
+    },
+
+    async retryNow(webhookId, deliveryId, now) {
+      return (await db.run(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1 WHERE id = $2 AND webhook_id = $3`, [now, deliveryId, webhookId])) === 1;
+    },
+
+    purgeBefore(cutoff, limit) {
+      return db.transaction(async (tx) => {
+        // SKIP LOCKED: two nodes purging at once take different rows.
+        const old = await tx.rows<{ id: string }>(
+          `SELECT id FROM webhook_deliveries WHERE created_at < $1 AND status != 'pending' LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [cutoff, limit],
+        );
+        if (old.length === 0) return 0;
+        const ids = old.map((row) => row.id);
+        await tx.run('DELETE FROM webhook_attempts WHERE delivery_id = ANY($1::text[])', [ids]);
+        await tx.run('DELETE FROM webhook_deliveries WHERE id = ANY($1::text[])', [ids]);
+        return old.length;
+      });
+    },
+
+    async missingEnds(since, limit) {
+      // EXISTS rather than the sql.js store's JOIN + DISTINCT: PostgreSQL's DISTINCT cannot be
+      // ordered by a column it does not select. The same sessions, in the same order.
+      const rows = await db.rows<{ id: string }>(
+        `SELECT s.id FROM sessions s
+         WHERE s.status = 'ended' AND s.ended_at > $1
+           AND EXISTS (SELECT 1 FROM webhooks w WHERE w.account_id = s.account_id AND w.deleted_at IS NULL
+                         AND w.created_at <= s.ended_at AND w.events LIKE '%"session.ended"%')
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.session_id = s.id AND d.event_type = 'session.ended')
+         ORDER BY s.ended_at LIMIT $2`,
+        [since, limit],
+      );
+      return rows.map((row) => row.id);
+    },
+  };
+}
+
+function toWebhook(row: WebhookRow): Webhook {
+  return { id: row.id, accountId: row.account_id, url: row.url, events: JSON.parse(row.events) as string[], secretEnc: row.secret_enc, createdAt: row.created_at };
+}
+
+function toDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    accountId: row.account_id,
+    sessionId: row.session_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    createdAt: row.created_at,
+    status: row.status,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at,
+    lastAttemptAt: row.last_attempt_at,
+    deliveredAt: row.delivered_at,
+  };
+}
