@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { DocumentLocator } from './locate.ts';
 import { parseYaml } from './parse-yaml.ts';
 import { describePath, describeValue } from './structure.ts';
+import { ToolAnswer, ToolAnswers, checkToolAnswers } from './tests-tool-answers.ts';
 import { MAX_DOCUMENT_BYTES, MAX_YAML_ALIASES, type DocPath, type FlowDocument, type Severity } from './types.ts';
 
 /** Every code a test document can be diagnosed with, and its severity. */
@@ -32,9 +33,12 @@ export const TEST_DIAGNOSTIC_CODES = {
   invalid_pattern: 'error',
   two_actions: 'error',
   nothing_to_check: 'error',
+  conflicting_answer: 'error',
   // A test may be written before the state or tool it names exists in the flow.
   unknown_state: 'warning',
   unknown_tool: 'warning',
+  // An http tool's answer (tool_results) that nothing in the step or the flow would use.
+  unused_answer: 'warning',
 } as const satisfies Record<string, Severity>;
 export type TestDiagnosticCode = keyof typeof TEST_DIAGNOSTIC_CODES;
 
@@ -95,6 +99,8 @@ export const TestStep = z.strictObject({
    * model speaks for itself and ignores it.
    */
   reply: z.string().optional(),
+  /** What the account's service answers the flow's http tools called during the step (tests-tool-answers.ts). */
+  tool_results: ToolAnswers.optional(),
   expect: StepExpectation.optional(),
 });
 export type TestStep = z.infer<typeof TestStep>;
@@ -262,6 +268,8 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown, place: Place): Te
 
 function knownKeys(path: ReadonlyArray<string | number>): string | null {
   const last = path.filter((s) => typeof s === 'string').pop();
+  // An answer's own keys: the path ends with ['tool_results', tool].
+  if (path.length >= 2 && path[path.length - 2] === 'tool_results') return Object.keys(ToolAnswer.shape).join(', ');
   const shapes: Record<string, z.ZodObject> = {
     expect: StepExpectation,
     simulate: TestStep.shape.simulate.unwrap(),
@@ -301,8 +309,10 @@ function checkStep(raw: unknown, path: Array<string | number>, flow: FlowDocumen
     const problem = patternProblem(value);
     if (problem) out.push(at('invalid_pattern', `${describePath([...path, 'expect', key])}: ${problem}`, [...path, 'expect', key], place([...path, 'expect', key])));
   }
+  // A global tool (settings.global_tools) is offered in every state without being listed.
+  const tools = flow ? new Set([...Object.values(flow.states).flatMap((state) => state.agent.tools ?? []), ...Object.keys(flow.settings?.global_tools ?? {})]) : new Set<string>();
+  checkToolAnswers(step, path, flow, tools, (code, message, where, atKey = false) => out.push(at(code, message, where, place(where, atKey))));
   if (!flow) return out;
-  const tools = new Set(Object.values(flow.states).flatMap((state) => state.agent.tools ?? []));
   if (typeof expect?.state === 'string' && !Object.hasOwn(flow.states, expect.state)) {
     out.push(at('unknown_state', `the flow has no state "${expect.state}"; its states: ${Object.keys(flow.states).join(', ')}`, [...path, 'expect', 'state'], place([...path, 'expect', 'state'])));
   }

@@ -19,6 +19,7 @@ import type { StepResult, SuiteResult, TestMode, TestResult, TestRun } from './r
 import { createScriptModel } from './script-model.ts';
 import { createSilentVoice } from './silent-voice.ts';
 import { TestSession } from './test-session.ts';
+import { scriptedToolSender } from './tool-answers.ts';
 
 export const TEST_MODES = ['scripted', 'model', 'audio'] as const satisfies readonly TestMode[];
 
@@ -125,6 +126,8 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
   const timeoutMs = options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS[mode];
   const steps: StepResult[] = [];
   let session: TestSession | null = null;
+  // The step being played: its tool_results answer the http tools called during it.
+  let current: TestStep | undefined;
   const signal = options.signal ?? new AbortController().signal;
   try {
     const lines = audio ? await synthesizeLines(providers.tts!, test.steps.flatMap((s) => (s.user !== undefined ? [s.user] : [])), signal) : null;
@@ -137,13 +140,16 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
       stt: audio ? providers.stt! : null,
       vad: audio ? providers.vad! : null,
       clock: audio ? pacedClock(options.speed ?? 1) : steppedClock(),
+      sendToolRequest: scriptedToolSender(() => current?.tool_results),
     });
     await session.start();
     let settled = await session.settle({ fromEvent: 0, spoke: false, bargeInAfterMs: bargeInOf(test.steps[0]), timeoutMs });
     if (settled === 'timeout') throw new Error(`the agent's greeting was not over after ${timeoutMs / 1000} s`);
     for (const [index, step] of test.steps.entries()) {
       signal.throwIfAborted();
-      const from = session.events.length;
+      // A first step that only checks checks the greeting: what was said and shown on connecting.
+      const from = index === 0 && step.user === undefined && !step.simulate ? 0 : session.events.length;
+      current = step;
       script?.plan(expectedCalls(step.expect), step.reply);
       if (step.user !== undefined) {
         if (lines) session.speak(lines.get(step.user)!);

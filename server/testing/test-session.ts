@@ -4,6 +4,7 @@
 // read from the inside: whether the session is waiting for the user, so a step ends as soon as
 // the agent is done rather than after a guessed pause.
 import { SessionHooks } from '../engine/hooks.ts';
+import type { SendToolRequest } from '../engine/http-tools.ts';
 import { VoiceSession } from '../engine/session.ts';
 import { createVadUserInput } from '../engine/user-input.ts';
 import type { FlowDocument } from '../flow/types.ts';
@@ -29,6 +30,8 @@ export interface TestSessionSetup {
   vad: VoiceActivityModel | null;
   clock: RunClock;
   language?: string;
+  /** Answers the flow's http tools (a test never calls the real service). */
+  sendToolRequest?: SendToolRequest;
 }
 
 /** How a wait for the agent ended. */
@@ -76,6 +79,7 @@ export class TestSession {
         recordEnd: async () => {},
         audioNow: () => clock.now(),
         unlimitedDrivenTurns: true,
+        sendToolRequest: setup.sendToolRequest ?? null,
       },
       {
         sendEvent: (event) => void this.events.push({ at: clock.now() - this.startedAt, event: structuredClone(event) }),
