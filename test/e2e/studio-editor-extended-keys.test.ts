@@ -214,4 +214,58 @@ describe('the flow editor with the extended keys', () => {
     expect(text).not.toContain('maple-street-7');
     await page.close();
   });
+
+  it('edits, from the keyboard, which fields of an http tool\'s answer it keeps as variables, keeping the file\'s comments', { timeout: 90_000 }, async () => {
+    const { page, id } = await openFlow(rig, 'Booking store', BOOKING);
+    await node(page, 'welcome').locator('header').click();
+    const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
+    await tool.locator('.head').click();
+    const kept = tool.getByRole('group', { name: 'Variables kept from its answer' });
+    // The example keeps the answer's slot in {slot}.
+    const slotField = kept.getByRole('textbox', { name: 'Answer field kept in slot' });
+    await expect.poll(() => slotField.inputValue(), WAIT).toBe('slot');
+    await slotField.fill('slot.start');
+    await slotField.press('Enter');
+
+    // A new row, by keyboard: its button, then its variable and field, each committed by Enter.
+    await kept.getByRole('button', { name: '+ Keep a field' }).focus();
+    await page.keyboard.press('Enter');
+    const variable = kept.getByRole('textbox', { name: 'Variable', exact: true }).nth(1);
+    await expect.poll(() => variable.inputValue(), WAIT).toBe('result');
+    await variable.focus();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('dentist');
+    await page.keyboard.press('Enter');
+    const dentistField = kept.getByRole('textbox', { name: 'Answer field kept in dentist' });
+    await dentistField.focus();
+    await page.keyboard.press('Control+a');
+    // A path with a space is no field of a JSON answer: said, and not written.
+    await page.keyboard.type('slot dentist');
+    await expect.poll(() => kept.getByRole('alert').innerText(), WAIT).toContain('a dotted path such as slot.start');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('slot.dentist.name');
+    await page.keyboard.press('Enter');
+
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.tools?.check_availability?.http?.store, WAIT).toEqual({
+      slot: 'slot.start',
+      dentist: 'slot.dentist.name',
+    });
+    const text = await storedYaml(rig, id);
+    expect(text).toContain('# Appointment booking for a dental practice');
+    expect(text).toContain('# Before using it, set the account\'s secrets');
+    expect(parseFlow(text).diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+
+    // Removing both rows takes `store` away; the rest of the action stays.
+    await kept.getByRole('button', { name: 'Stop keeping dentist' }).focus();
+    await page.keyboard.press('Enter');
+    await kept.getByRole('button', { name: 'Stop keeping slot' }).click();
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.tools?.check_availability?.http, WAIT).toEqual({
+      url: 'https://clinic.example.com/voxflow/availability',
+      timeout_ms: 3000,
+      headers: { Authorization: 'Bearer {secret.clinic_api_token}' },
+    });
+    await page.close();
+  });
 });

@@ -44,6 +44,8 @@ export interface HttpView {
   timeoutMs: number | null;
   /** In written order; a value may name a secret as `{secret.NAME}`. */
   headers: Array<{ name: string; value: string }>;
+  /** `store`, in written order: the variable each answer field (a dotted path) is kept in (absent in older views: none). */
+  store?: Array<{ variable: string; field: string }>;
 }
 
 function readHttp(value: unknown): HttpView | null {
@@ -53,6 +55,7 @@ function readHttp(value: unknown): HttpView | null {
     method: text(value.method) || 'POST',
     timeoutMs: typeof value.timeout_ms === 'number' ? value.timeout_ms : null,
     headers: Object.entries(record(value.headers)).map(([name, v]) => ({ name, value: text(v) })),
+    store: Object.entries(record(value.store)).map(([variable, field]) => ({ variable, field: text(field) })),
   };
 }
 

@@ -89,6 +89,8 @@ export interface HttpPatch {
   timeoutMs?: number | null;
   /** The headers in order; an empty list removes `headers`. */
   headers?: Array<{ name: string; value: string }>;
+  /** The variables kept from a successful answer (`store`), in order; an empty list removes `store`. */
+  store?: Array<{ variable: string; field: string }>;
 }
 
 /**
@@ -118,6 +120,11 @@ export function setHttpAction(data: FlowData, stateName: string, tool: string, p
     const headers: Obj = {};
     for (const { name, value } of patch.headers) if (name.trim() !== '') headers[name.trim()] = value;
     setOrDrop(http, 'headers', Object.keys(headers).length === 0 ? null : headers);
+  }
+  if (patch.store !== undefined) {
+    const store: Obj = {};
+    for (const { variable, field } of patch.store) if (variable.trim() !== '') store[variable.trim()] = field.trim();
+    setOrDrop(http, 'store', Object.keys(store).length === 0 ? null : store);
   }
   return next;
 }

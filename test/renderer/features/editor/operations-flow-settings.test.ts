@@ -112,6 +112,22 @@ describe('an http tool\'s action and result branches', () => {
     expect(back.tools.check_availability.http).toEqual({ url: 'https://clinic.example.com/voxflow/availability', store: { slot: 'slot' } });
   });
 
+  it('edits the variables kept from the answer (store) in order, and takes store away when emptied', () => {
+    const kept: any = ext.setHttpAction(BOOKING, 'welcome', 'check_availability', {
+      store: [
+        { variable: 'slot', field: 'slot.start' },
+        { variable: 'dentist', field: ' slot.dentist.name ' },
+        { variable: ' ', field: 'ignored' },
+      ],
+    });
+    expect(kept.tools.check_availability.http.store).toEqual({ slot: 'slot.start', dentist: 'slot.dentist.name' });
+    expect(Object.keys(kept.tools.check_availability.http)).toEqual(['url', 'timeout_ms', 'headers', 'store']);
+    expect(errorsOf(kept)).toEqual([]);
+    const none: any = ext.setHttpAction(kept, 'welcome', 'check_availability', { store: [] });
+    expect(none.tools.check_availability.http.store).toBeUndefined();
+    expect(none.tools.check_availability.http.url).toBe('https://clinic.example.com/voxflow/availability');
+  });
+
   it('makes a state\'s own tool an http tool and back, and sets the states its result may choose', () => {
     const made: any = ext.setHttpAction(BOOKING, 'offer_slot', 'confirm_booking', { url: 'https://clinic.example.com/book' });
     expect(made.states.offer_slot.tools.confirm_booking).toEqual({ description: 'The caller accepts the offered slot.', http: { url: 'https://clinic.example.com/book' } });
