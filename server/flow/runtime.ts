@@ -5,24 +5,30 @@
 // DESIGN §12 adds what the runtime decides without the model (on-entry actions, global tools,
 // result transitions); what takes time or the network (an http tool's request, speaking, ending
 // the call, idle timers) it describes, and the engine does (engine/agent-turn.ts).
+//
+// This file is the machine's state (where the session is, the path, the turn's rounds) and the
+// order of each step; what a step decides lives beside it, by idea: whether a call may be
+// applied (tool-call-rules.ts), what entering a state does (state-entry.ts), an http tool's
+// request and answer (http-tool-calls.ts), the variables (runtime-variables.ts), and what the
+// document says about a state's tools (document-lookups.ts).
 
 import { MAX_TOOL_ROUNDS_PER_TURN } from './types.ts';
-import type { FlowDocument, FlowState, HttpAction, ToolDefinition } from './types.ts';
+import type { FlowDocument, FlowState, ToolDefinition } from './types.ts';
 import { renderTemplate } from './template.ts';
-import { ownValue, setOwn } from './own-keys.ts';
-import { checkArguments, parseArguments, type ToolArguments } from './tool-arguments.ts';
+import { ownValue } from './own-keys.ts';
+import { parseArguments, type ToolArguments } from './tool-arguments.ts';
 import type { VariableValue } from './template.ts';
 import { toolSchema, type OpenAITool } from './tool-schemas.ts';
-import { resultField, toVariable } from './tool-results.ts';
-import { DEFAULT_HTTP_TIMEOUT_MS, NEXT_STATE_FIELD } from './runtime-types.ts';
+import { assertStatesExist, callTarget, listedTools, toolDefinition } from './document-lookups.ts';
+import { answerTarget, httpRequest, storedFields } from './http-tool-calls.ts';
+import { FlowVariables } from './runtime-variables.ts';
+import { enterState } from './state-entry.ts';
+import { checkToolCall } from './tool-call-rules.ts';
 import type {
-  AcceptedToolCall,
   FlowRuntimeOptions,
   FlowSnapshot,
   HttpToolRequest,
   HttpToolResponse,
-  RejectedToolCall,
-  RejectionCode,
   StateEntry,
   ToolCallOutcome,
   ToolResultOutcome,
@@ -59,8 +65,7 @@ export class FlowRuntime {
   readonly #document: FlowDocument;
   #state: string;
   readonly #path: string[] = [];
-  readonly #variables = new Map<string, VariableValue>();
-  #variablesView: Readonly<Record<string, VariableValue>> | null = null;
+  readonly #variables: FlowVariables;
   #roundsUsed = 0;
   #callsInResponse = 0;
   #movedToInResponse: string | null = null;
@@ -72,13 +77,10 @@ export class FlowRuntime {
   constructor(document: FlowDocument, options: FlowRuntimeOptions = {}) {
     this.#document = document;
     assertStatesExist(document);
-    for (const [name, value] of Object.entries(options.context ?? {})) {
-      const variable = contextValueToVariable(value);
-      if (variable !== undefined) this.#variables.set(name, variable);
-    }
+    this.#variables = new FlowVariables(options.context);
     this.#state = document.initial_state;
     this.#path.push(document.initial_state);
-    this.#initialEntry = this.#enter(document.initial_state);
+    this.#initialEntry = enterState(document, document.initial_state, this.#variables);
   }
 
   /** What entering the initial state asked for (its `on_enter.set` is applied by the constructor). */
@@ -92,8 +94,7 @@ export class FlowRuntime {
 
   /** A frozen copy; it does not change when the runtime does. */
   get variables(): Readonly<Record<string, VariableValue>> {
-    this.#variablesView ??= Object.freeze(Object.fromEntries(this.#variables));
-    return this.#variablesView;
+    return this.#variables.current;
   }
 
   /** Every state entered, in order, starting with the initial state. */
@@ -125,12 +126,7 @@ export class FlowRuntime {
    * the flow's global tools the state neither lists nor hides with its own tool of that name.
    */
   listedTools(): string[] {
-    const state = this.#currentState();
-    const listed = new Set(state.agent.tools ?? []);
-    for (const name of Object.keys(this.#document.settings?.global_tools ?? {})) {
-      if (!ownValue(state.tools, name) && ownValue(this.#document.tools, name)) listed.add(name);
-    }
-    return [...listed];
+    return listedTools(this.#document, this.#currentState());
   }
 
   /** Exactly the current state's tools; none once the turn's rounds are spent, so the model must answer in words. */
@@ -182,54 +178,22 @@ export class FlowRuntime {
     this.#callsInResponse += 1;
     const fromState = this.#state;
     const parsed = parseArguments(args);
-    const reject = (code: RejectionCode, reason: string): RejectedToolCall => ({
-      status: 'rejected',
-      name,
-      arguments: parsed.given,
-      fromState,
-      toState: fromState,
-      code,
-      reason,
-      result: { ok: false, error: reason },
-    });
-
-    if (this.toolRoundsLeft === 0) {
-      return reject(
-        'round_limit',
-        `the limit of ${MAX_TOOL_ROUNDS_PER_TURN} tool rounds per user turn is reached; answer the user in words`,
-      );
-    }
-    if (this.#movedToInResponse !== null) {
-      return reject(
-        'state_changed',
-        `the state changed to '${this.#movedToInResponse}'; call tools of the new state in your next response`,
-      );
-    }
-    const listed = this.listedTools();
-    if (!listed.includes(name)) {
-      const available =
-        listed.length === 0
-          ? `no tools are available in state '${fromState}'`
-          : `available tools: ${listed.join(', ')}`;
-      return reject('unlisted_tool', `tool '${name}' is not available in state '${fromState}'; ${available}`);
-    }
-    if (!parsed.ok) {
-      return reject('invalid_arguments', `arguments for tool '${name}' ${parsed.problem}; send a JSON object`);
-    }
-
-    const state = this.#currentState();
     const definition = this.#definition(name);
-    const checked = checkArguments(definition?.parameters ?? {}, parsed.value);
-    if (checked.problems.length > 0) {
-      // A missing argument is reported as the code when there is one: supplying it is the
-      // first thing the model has to fix. The reason lists every problem either way.
-      const code = checked.problems.some((p) => p.kind === 'missing') ? 'missing_argument' : 'mistyped_argument';
-      const details = checked.problems.map((p) => p.message).join('; ');
-      return reject(code, `invalid arguments for tool '${name}': ${details}`);
+    const check = checkToolCall({
+      name,
+      fromState,
+      toolRoundsLeft: this.toolRoundsLeft,
+      movedToInResponse: this.#movedToInResponse,
+      listed: this.listedTools(),
+      parsed,
+      definition,
+    });
+    if (!check.ok) {
+      const { code, reason } = check;
+      return { status: 'rejected', name, arguments: parsed.given, fromState, toState: fromState, code, reason, result: { ok: false, error: reason } };
     }
 
-    for (const [parameter, value] of Object.entries(checked.values)) this.#variables.set(parameter, value);
-    this.#variablesView = null;
+    for (const [parameter, value] of Object.entries(check.values)) this.#variables.set(parameter, value);
 
     const cue = definition?.speech_cue;
     const rendered = cue === undefined ? '' : renderTemplate(cue, this.variables);
@@ -242,22 +206,21 @@ export class FlowRuntime {
       return {
         status: 'accepted',
         name,
-        arguments: checked.values,
+        arguments: check.values,
         fromState,
         toState: fromState,
         moved: false,
         speechCue,
         result: speechCue === null ? { ok: true, state: fromState } : { ok: true, state: fromState, spoken: speechCue },
-        http: httpRequest(callNumber, name, definition.http, checked.values, this.variables),
+        http: httpRequest(callNumber, name, definition.http, check.values, this.variables),
       };
     }
 
-    const target = this.#callTarget(state, name);
-    const entered = this.#moveTo(target);
+    const entered = this.#moveTo(callTarget(this.#document, this.#currentState(), name));
     return {
       status: 'accepted',
       name,
-      arguments: checked.values,
+      arguments: check.values,
       fromState,
       toState: this.#state,
       moved: entered !== null,
@@ -284,31 +247,16 @@ export class FlowRuntime {
       return { ...base, toState: fromState, moved: false, entered: null, stored: {}, result: { ok: false, state: fromState, error: response.error } };
     }
 
-    const definition = pending ? this.#definitionIn(pending.state, request.tool) : undefined;
-    const stored: Record<string, VariableValue> = {};
-    for (const [variable, path] of Object.entries(definition?.http?.store ?? {})) {
-      const value = toVariable(resultField(response.body, path));
-      if (value === undefined) continue;
-      setOwn(stored, variable, value);
-      this.#variables.set(variable, value);
-    }
-    if (Object.keys(stored).length > 0) this.#variablesView = null;
+    const definition = pending ? toolDefinition(this.#document, pending.state, request.tool) : undefined;
+    const stored = storedFields(definition, response.body);
+    for (const [variable, value] of Object.entries(stored)) this.#variables.set(variable, value);
 
     let note: string | undefined;
     let target: string | undefined;
     const stillThere = pending !== undefined && pending.state === fromState && pending.moves === this.#path.length;
     if (stillThere) {
       const state = this.#currentState();
-      const asked = resultField(response.body, NEXT_STATE_FIELD);
-      const allowed = ownValue(state.transitions?.on_tool_result, request.tool) ?? [];
-      if (typeof asked === 'string' && allowed.includes(asked)) {
-        target = asked;
-      } else {
-        if (asked !== undefined) {
-          note = `the result's next_state ${JSON.stringify(asked)} is not one this tool may lead to (${allowed.join(', ') || 'none'}); the state did not change that way`;
-        }
-        target = this.#callTarget(state, request.tool);
-      }
+      ({ target, note } = answerTarget(state, request.tool, response.body, callTarget(this.#document, state, request.tool)));
     } else if (pending !== undefined) {
       note = 'the session moved on before this result came; it changed no state';
     }
@@ -329,18 +277,7 @@ export class FlowRuntime {
 
   /** A listed tool's definition: the state's own, else the flow's top-level one. */
   #definition(name: string): ToolDefinition | undefined {
-    return this.#definitionIn(this.#state, name);
-  }
-
-  #definitionIn(stateName: string, name: string): ToolDefinition | undefined {
-    return ownValue(ownValue(this.#document.states, stateName)?.tools, name) ?? ownValue(this.#document.tools, name);
-  }
-
-  /** Where an accepted call of `name` leads: the state's transition, else a global tool's target. */
-  #callTarget(state: FlowState, name: string): string | undefined {
-    const own = ownValue(state.transitions?.on_tool_call, name);
-    if (own !== undefined || ownValue(state.tools, name)) return own;
-    return ownValue(this.#document.settings?.global_tools, name)?.target;
+    return toolDefinition(this.#document, this.#state, name);
   }
 
   /** Moves to `target` and enters it; a target that is the current state (or none) is a stay. */
@@ -350,30 +287,7 @@ export class FlowRuntime {
     this.#state = target;
     this.#path.push(target);
     this.#movedToInResponse = target;
-    return this.#enter(target);
-  }
-
-  /** Applies the state's `on_enter.set` and says what else entering it asks for. */
-  #enter(stateName: string): StateEntry {
-    const state = ownValue(this.#document.states, stateName);
-    const onEnter = state?.on_enter;
-    // Rendered with the variables as they were before this entry's own `set`, so the order of
-    // its keys does not matter.
-    const before = this.variables;
-    for (const [variable, value] of Object.entries(onEnter?.set ?? {})) {
-      this.#variables.set(variable, typeof value === 'string' ? renderTemplate(value, before) : value);
-    }
-    if (onEnter?.set) this.#variablesView = null;
-    const say = onEnter?.say === undefined ? '' : renderTemplate(onEnter.say, this.variables);
-    const endSession = onEnter?.end_session === true;
-    return {
-      state: stateName,
-      say: say.trim() === '' ? null : say,
-      endSession,
-      respond: state?.respond !== false && !endSession,
-      resetContext: state?.context === 'reset',
-      interruptible: state?.interruptible !== false,
-    };
+    return enterState(this.#document, target, this.#variables);
   }
 
   #currentState(): FlowState {
@@ -382,59 +296,4 @@ export class FlowRuntime {
     if (state === undefined) throw new Error(`flow has no state '${this.#state}'`);
     return state;
   }
-}
-
-// Validation guarantees these, but a runtime built from an unvalidated document should fail
-// at construction, not in the middle of a call.
-function assertStatesExist(document: FlowDocument): void {
-  if (ownValue(document.states, document.initial_state) === undefined) {
-    throw new Error(`initial_state '${document.initial_state}' is not a state of the flow`);
-  }
-  for (const [stateName, state] of Object.entries(document.states)) {
-    for (const [tool, target] of Object.entries(state.transitions?.on_tool_call ?? {})) {
-      if (ownValue(document.states, target) === undefined) {
-        throw new Error(`state '${stateName}' moves on '${tool}' to '${target}', which is not a state of the flow`);
-      }
-    }
-  }
-}
-
-function contextValueToVariable(value: unknown): VariableValue | undefined {
-  switch (typeof value) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-      return value;
-    case 'bigint':
-      return value.toString();
-    case 'object':
-      // Objects and arrays are kept as JSON so a prompt can still quote them.
-      if (value === null) return undefined;
-      try {
-        return JSON.stringify(value);
-      } catch {
-        return undefined; // cyclic: cannot come from a JSON request body
-      }
-    default:
-      return undefined;
-  }
-}
-
-function httpRequest(
-  callNumber: number,
-  tool: string,
-  http: HttpAction,
-  args: Record<string, VariableValue>,
-  variables: Readonly<Record<string, VariableValue>>,
-): HttpToolRequest {
-  return {
-    callNumber,
-    tool,
-    url: http.url,
-    method: http.method ?? 'POST',
-    headers: { ...(http.headers ?? {}) },
-    timeoutMs: http.timeout_ms ?? DEFAULT_HTTP_TIMEOUT_MS,
-    arguments: { ...args },
-    variables: { ...variables },
-  };
 }
