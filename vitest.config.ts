@@ -33,6 +33,9 @@ const BY_FILE: Record<string, Project> = {
   'test/store/crash-kill.test.ts': 'integration',
   'test/store/lock.test.ts': 'integration',
   'test/store/lock-names-its-owner.test.ts': 'integration',
+  // A real PostgreSQL (a child process, over TCP) shared by two pools, as two nodes share it.
+  'test/store/postgres-two-nodes-outbox.test.ts': 'integration',
+  'test/store/postgres-two-nodes-publish.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.
   'test/electron/bundled-serve.test.ts': 'integration',
   'test/electron/embedded-server.test.ts': 'integration',
