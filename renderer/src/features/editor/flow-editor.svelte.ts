@@ -1,31 +1,18 @@
-// The flow editor's state: one source of truth, the YAML text, and everything derived from it.
+// The flow editor's state: the flow's text and what is derived from it (flow-text.svelte.ts),
+// and its place on the server.
 //
-// - YAML typing sets the text; the text is analysed (parse + validate, flow-worker.ts) and the
-//   graph follows the analysis. Analyses can come back out of order or late; each carries the
-//   version of the text it was made from and an older one never replaces a newer one.
-// - Graph and inspector edits are pure operations on the text's data (operations.ts), written
-//   back with applyJsonToYaml so comments survive; the graph follows at once from the edited
-//   data (no need to wait for the parse), and the diagnostics follow when the analysis is back.
-// - When the text is not readable YAML the graph keeps the last data that was, marked stale,
-//   and refuses graph edits until the text reads again.
-// - Positions are part of the same undo step as the text (EditHistory) and are saved together
-//   with it on Save: one Save, one "unsaved" state, no layout writes behind the designer's back.
+// - Positions are saved together with the text on Save: one Save, one "unsaved" state, no layout
+//   writes behind the designer's back.
 // - Save writes the flow's draft, never what is live (DESIGN §13); Publish makes the draft the
 //   next version. The draft's ETag goes with every save and publish, so a draft changed in
 //   another window since is never overwritten silently: the editor shows a conflict, and the
 //   designer reloads theirs or keeps this one. A new flow's first save creates it (version 1).
-//
-// Over 400 lines on purpose: editing, saving and publishing share one state (the text, what is
-// saved, what is live, the draft's tag), and split apart each half would reach into the other's.
-import type { Diagnostic, FlowDocument } from '../../../../server/flow/types.ts';
+import type { Diagnostic } from '../../../../server/flow/types.ts';
 import { api } from '../../lib/api.ts';
-import { analyzeFlowText, type Analysis } from './analyze.ts';
-import type { FlowData } from './flow-data.ts';
-import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from './graph.ts';
-import { EditHistory } from './history.ts';
-import { placeMissing, renamedStates, samePositions, type Positions } from './layout.ts';
-import { applyEditToText, type FlowEdit } from './operations.ts';
-import { startFlowWorker, type FlowWorker } from './worker-client.ts';
+import { FlowText } from './flow-text.svelte.ts';
+import { samePositions, type Positions } from './layout.ts';
+
+export type { EditOptions } from './flow-text.svelte.ts';
 
 export type LoadState =
   | { kind: 'loading' }
@@ -33,42 +20,9 @@ export type LoadState =
   | { kind: 'missing'; message: string }
   | { kind: 'failed'; message: string };
 
-interface Snapshot {
-  yaml: string;
-  positions: Positions;
-}
-
-export interface EditOptions {
-  /** Changes with the same key in quick succession undo as one step (typing in a field). */
-  key?: string;
-  /** Positions after the edit (a new state's, a renamed state's); others are placed. */
-  positions?: (current: Positions) => Positions;
-  /** The state to select afterwards. */
-  select?: string | null;
-}
-
-/** Below this size a text is analysed on the page at once (< 10 ms): the graph follows typing. */
-const ANALYZE_IN_PAGE_BELOW = 24 * 1024;
-
-export class FlowEditor {
+export class FlowEditor extends FlowText {
   load = $state<LoadState>({ kind: 'loading' });
   name = $state('');
-  /** The source of truth. */
-  yaml = $state('');
-  diagnostics = $state.raw<Diagnostic[]>([]);
-  /** The text the diagnostics were made from (CodeMirror shows them only on that text). */
-  diagnosedText = $state('');
-  /** The validated document (null while the text has errors), for test-talk. */
-  document = $state.raw<FlowDocument | null>(null);
-  /** The data the graph and the inspector show; the last readable one when `stale`. */
-  data = $state.raw<FlowData | null>(null);
-  stale = $state(false);
-  graph = $state.raw<FlowGraph>(EMPTY_GRAPH);
-  positions = $state.raw<Positions>({});
-  stateLines = $state.raw<Record<string, number>>({});
-  selected = $state<string | null>(null);
-  canUndo = $state(false);
-  canRedo = $state(false);
   savedYaml = $state('');
   savedPositions = $state.raw<Positions>({});
   saving = $state(false);
@@ -82,16 +36,8 @@ export class FlowEditor {
   /** A save or publish was refused: the draft was changed elsewhere since this window read it. */
   conflict = $state<{ action: 'save' | 'publish' | 'discard'; note: string } | null>(null);
   discarding = $state(false);
-  /** Something went wrong applying an edit (the text could not take it). */
-  editError = $state<string | null>(null);
-  laidOut = $state(false);
   dirty = $derived(this.yaml !== this.savedYaml || !samePositions(this.positions, this.savedPositions));
 
-  private history = new EditHistory<Snapshot>({ yaml: '', positions: {} }, {}, (a, b) => a.yaml === b.yaml && samePositions(a.positions, b.positions));
-  private worker: FlowWorker | null = null;
-  private version = 0;
-  private appliedVersion = -1;
-  private analysing = false;
   private savePromise: Promise<boolean> | null = null;
   /** The draft's tag as last read or saved, sent as If-Match ("v<n>": no draft, the live version's). */
   private etag = $state<string | null>(null);
@@ -110,11 +56,12 @@ export class FlowEditor {
     /** A flow not saved yet (an imported file with errors): opened unsaved, created by Save. */
     private readonly draft: { name: string; yaml: string } | null = null,
   ) {
+    super();
     this.flowId = flowId;
   }
 
   async open(): Promise<void> {
-    this.worker = startFlowWorker();
+    this.startWorker();
     const [result, draft] = this.flowId !== null ? await Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]) : [null, null];
     // Left before the flow arrived (close() stopped the worker): nothing more to do.
     if (!this.worker) return;
@@ -129,107 +76,15 @@ export class FlowEditor {
     // The designer edits the draft; with none yet, the live text (the first save makes the draft).
     const text = draft?.ok ? draft.value.yaml_content : flow.yaml_content;
     this.name = flow.name;
-    this.yaml = text;
     // A new, unsaved flow (an imported file) has never been saved: everything in it is unsaved.
     this.savedYaml = result ? text : '';
     this.publishedYaml = result ? flow.yaml_content : '';
     this.publishedVersion = result?.value.published_version ?? null;
     this.etag = draft?.ok ? draft.value.etag : null;
-    const analysis = await this.analyze(text);
-    if (!this.worker) return;
-    this.applyAnalysis(analysis, this.version);
-    const saved = flow.layout?.positions ?? {};
-    const names = this.graph.cards.map((c) => c.name);
-    const known: Positions = {};
-    for (const name of names) if (saved[name]) known[name] = saved[name]!;
-    // A flow never laid out (made by the API or from the template) gets dagre's layout; one laid
-    // out before keeps every position and only places states that were added since.
-    const positions =
-      Object.keys(known).length === 0 && names.length > 0
-        ? await this.worker.layout(this.graph.cards, this.graph.links, this.graph.initial).catch(() => null)
-        : placeMissing(known, this.graph.cards, this.graph.links);
+    const positions = await this.openText(text, flow.layout?.positions ?? {});
     if (!positions) return;
-    this.positions = positions;
-    this.savedPositions = this.positions;
-    this.history.reset({ yaml: this.yaml, positions: this.positions });
-    this.syncHistoryFlags();
-    this.laidOut = true;
+    this.savedPositions = positions;
     this.load = { kind: 'ready' };
-  }
-
-  close(): void {
-    this.worker?.dispose();
-    this.worker = null;
-  }
-
-  // ------------------------------------------------------------------------------------------
-  // Changes
-
-  /**
-   * The designer typed in the YAML, on `line`: typing on one line undoes as one step, an edit
-   * on another line (even a moment later) as a step of its own.
-   */
-  setYaml(text: string, line?: number): void {
-    if (text === this.yaml) return;
-    this.yaml = text;
-    this.version++;
-    this.record(line === undefined ? 'yaml' : `yaml:${line}`);
-    void this.requestAnalysis();
-  }
-
-  /** A graph or inspector edit. False when it changed nothing (or the text is unreadable). */
-  edit(change: FlowEdit, options: EditOptions = {}): boolean {
-    if (this.stale || !this.data) return false;
-    let result: { text: string; data: FlowData } | null;
-    try {
-      const data = this.appliedVersion === this.version ? this.data : analyzeFlowText(this.yaml).data;
-      if (!data) return false;
-      result = applyEditToText(this.yaml, data, change);
-    } catch (error) {
-      this.editError = `That change could not be written into the YAML: ${error instanceof Error ? error.message : String(error)}`;
-      return false;
-    }
-    if (!result) return false;
-    this.editError = null;
-    this.yaml = result.text;
-    this.version++;
-    this.appliedVersion = this.version;
-    this.data = result.data;
-    const before = this.graph.cards.map((c) => c.name);
-    this.graph = deriveGraph(result.data, this.diagnostics, this.graph);
-    const positions = options.positions ? options.positions(this.positions) : this.positions;
-    this.positions = this.reconciled(positions, before);
-    if (options.select !== undefined) this.selected = options.select;
-    this.record(options.key ?? null);
-    void this.requestAnalysis();
-    return true;
-  }
-
-  /** Nodes dragged (or moved with the arrow keys) on the canvas. */
-  move(updates: Positions): void {
-    const changed = Object.entries(updates).some(([name, p]) => this.positions[name]?.x !== p.x || this.positions[name]?.y !== p.y);
-    if (!changed) return;
-    this.positions = { ...this.positions, ...updates };
-    this.record(null);
-  }
-
-  async autoLayout(): Promise<void> {
-    if (!this.worker) return;
-    const positions = await this.worker.layout(this.graph.cards, this.graph.links, this.graph.initial);
-    this.positions = positions;
-    this.record(null);
-  }
-
-  select(name: string | null): void {
-    this.selected = name;
-  }
-
-  undo(): void {
-    this.restore(this.history.undo());
-  }
-
-  redo(): void {
-    this.restore(this.history.redo());
   }
 
   // ------------------------------------------------------------------------------------------
@@ -392,14 +247,6 @@ export class FlowEditor {
     return null;
   }
 
-  /** Opens a text (an old version, a file) as unsaved changes of the draft: one undo step. */
-  replaceText(text: string): void {
-    if (text === this.yaml) return;
-    this.yaml = text;
-    this.version++;
-    this.record(null);
-    void this.requestAnalysis();
-  }
 
   private isConflict(result: { code: string; details: unknown }, action: 'save' | 'publish' | 'discard', note = ''): boolean {
     if (result.code !== 'draft_conflict') return false;
@@ -437,95 +284,8 @@ export class FlowEditor {
     return null;
   }
 
-  // ------------------------------------------------------------------------------------------
-  // Internals
-
-  private record(key: string | null): void {
-    this.history.record({ yaml: this.yaml, positions: this.positions }, key);
-    this.syncHistoryFlags();
+  protected override changed(): void {
     // A refused save is news until the designer changes something; the problems stay listed.
     this.saveError = null;
-  }
-
-  private restore(snapshot: Snapshot | null): void {
-    if (!snapshot) return;
-    this.saveError = null;
-    this.yaml = snapshot.yaml;
-    this.positions = snapshot.positions;
-    this.version++;
-    this.syncHistoryFlags();
-    void this.requestAnalysis();
-  }
-
-  private syncHistoryFlags(): void {
-    this.canUndo = this.history.canUndo;
-    this.canRedo = this.history.canRedo;
-  }
-
-  private analyze(text: string): Promise<Analysis> {
-    if (text.length < ANALYZE_IN_PAGE_BELOW || !this.worker) return Promise.resolve(analyzeFlowText(text));
-    return this.worker.analyze(text);
-  }
-
-  /**
-   * One analysis at a time: while one runs, typing only moves the version on, and the text as
-   * it is when the analysis comes back is analysed next. A big flow is re-analysed as fast as
-   * the worker can, never queued behind every keystroke.
-   */
-  private async requestAnalysis(): Promise<void> {
-    if (this.analysing) return;
-    this.analysing = true;
-    try {
-      while (this.appliedVersion < this.version || this.diagnosedText !== this.yaml) {
-        const version = this.version;
-        const text = this.yaml;
-        const analysis = await this.analyze(text);
-        if (version >= this.appliedVersion) this.applyAnalysis(analysis, version);
-        if (version === this.version) break;
-      }
-    } finally {
-      this.analysing = false;
-    }
-  }
-
-  private applyAnalysis(analysis: Analysis, version: number): void {
-    this.appliedVersion = version;
-    this.diagnostics = analysis.diagnostics;
-    this.diagnosedText = analysis.text;
-    this.document = analysis.document;
-    this.stale = analysis.data === null;
-    if (analysis.data) {
-      this.data = analysis.data;
-      this.stateLines = analysis.stateLines;
-    }
-    const before = this.graph.cards.map((c) => c.name);
-    this.graph = deriveGraph(this.data, this.diagnostics, this.graph);
-    if (!this.laidOut) return;
-    if (Object.keys(this.positions).length === 0 && this.graph.cards.length > 0) {
-      // The flow opened unreadable and just became readable: lay it all out, as on a first open.
-      void this.worker?.layout(this.graph.cards, this.graph.links, this.graph.initial).then((positions) => {
-        this.positions = positions;
-        this.history.amend({ yaml: this.yaml, positions });
-      });
-      return;
-    }
-    const positions = this.reconciled(this.positions, before);
-    if (positions !== this.positions) {
-      this.positions = positions;
-      // Placing a state the YAML added belongs to the edit that added it.
-      this.history.amend({ yaml: this.yaml, positions });
-    }
-    if (this.selected !== null && !this.graph.cards.some((c) => c.name === this.selected)) {
-      const renamed = renamedStates(before, this.graph.cards.map((c) => c.name));
-      this.selected = Object.entries(renamed).find(([, old]) => old === this.selected)?.[0] ?? null;
-    }
-  }
-
-  /** Positions for exactly the graph's states: new ones placed, removed ones dropped. */
-  private reconciled(positions: Positions, namesBefore: string[]): Positions {
-    const names = this.graph.cards.map((c) => c.name);
-    const complete = names.every((n) => positions[n]) && Object.keys(positions).length === names.length;
-    if (complete) return positions;
-    return placeMissing(positions, this.graph.cards, this.graph.links, renamedStates(namesBefore, names));
   }
 }
