@@ -36,6 +36,10 @@ const BY_FILE: Record<string, Project> = {
   // A real PostgreSQL (a child process, over TCP) shared by two pools, as two nodes share it.
   'test/store/postgres-two-nodes-outbox.test.ts': 'integration',
   'test/store/postgres-two-nodes-publish.test.ts': 'integration',
+  // The repository tests run against both stores: sql.js and a real PostgreSQL (both-stores.ts).
+  'test/store/credits-ledger.test.ts': 'integration',
+  'test/store/repositories.test.ts': 'integration',
+  'test/store/session-claim.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.
   'test/electron/bundled-serve.test.ts': 'integration',
   'test/electron/embedded-server.test.ts': 'integration',
