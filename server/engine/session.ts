@@ -3,77 +3,38 @@
 //
 //   audio in ─► VAD/turns (user-input) ─► STT ─► AgentTurn (LLM + flow runtime) ─► SpeechQueue ─► AudioOut
 //
-// The stages live in their own files; this one starts and ends the session, routes the client's
-// messages, and owns what several stages share: the current turn, the conversation history and
-// the audio queue. Control (interrupt, end, barge-in) does not queue behind data: it aborts the
-// turn in flight at once and clears the audio queue, and the history keeps only what was heard.
-// What the flow runtime committed stays committed (see commitToolCall in agent-turn.ts).
-import type { SessionMeter } from '../billing/metering.ts';
-import { FlowRuntime, type StateEntry } from '../flow/runtime.ts';
-import type { FlowDocument } from '../flow/types.ts';
+// The stages live in their own files: the caller's spoken turns (spoken-turns.ts), the agent
+// turn (agent-turn.ts), the speech queue (speech-queue.ts), barge-in and the history rewritten
+// to what was heard (barge-in.ts, conversation-history.ts), the flow's speech rules
+// (flow-speech-rules.ts), the limits that end a session (session-limits.ts) and the studio's
+// simulated tool calls (simulated-tool-call.ts); what the host gives is in session-setup.ts.
+// This one is the lifecycle: it starts and ends the session, routes the client's messages, and
+// owns what several stages share: the current turn, the conversation history and the audio
+// queue. Control (interrupt, end, barge-in) does not queue behind data: it
+// aborts the turn in flight at once and clears the audio queue, and the history keeps only what
+// was heard. What the flow runtime committed stays committed (see commitToolCall in agent-turn.ts).
+import { FlowRuntime } from '../flow/runtime.ts';
 import { parseClientMessage, type ClientMessage } from '../protocol/client-messages.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { sessionError, type SessionErrorCode } from '../protocol/session-errors.ts';
-import { ENGINE_SAMPLE_RATE, ProviderError, type ChatToolCall, type SessionProviders, type TranscriptionStream } from '../providers/types.ts';
-import { AgentTurn, commitToolCall, finishToolCall, flowStateEvents, rememberEntries, type CommitTarget } from './agent-turn.ts';
-import { AudioOut, type AudioClock } from './audio-out.ts';
+import { ENGINE_SAMPLE_RATE, ProviderError, type ChatToolCall } from '../providers/types.ts';
+import { AgentTurn, flowStateEvents, type CommitTarget } from './agent-turn.ts';
+import { AudioOut } from './audio-out.ts';
+import { interruptAgent } from './barge-in.ts';
 import { ConversationHistory } from './conversation-history.ts';
-import type { HookEvent, SessionHooks } from './hooks.ts';
+import type { HookEvent } from './hooks.ts';
 import { FlowSpeechRules } from './flow-speech-rules.ts';
-import { runHttpTool, type SendToolRequest } from './http-tools.ts';
+import { runHttpTool } from './http-tools.ts';
+import type { SessionOutput, SessionSetup } from './session-setup.ts';
+import { SessionLimits } from './session-limits.ts';
+import { applySimulatedToolCall } from './simulated-tool-call.ts';
 import { SpeechQueue } from './speech-queue.ts';
+import { SpokenTurns } from './spoken-turns.ts';
 import { TokenBucket } from './token-bucket.ts';
 import { TurnTiming } from './turn-timing.ts';
-import type { TurnListener, UserTurnInput } from './user-input.ts';
+import type { UserTurnInput } from './user-input.ts';
 
-export interface SessionLogger {
-  info(object: Record<string, unknown>, message: string): void;
-  warn(object: Record<string, unknown>, message: string): void;
-  error(object: Record<string, unknown>, message: string): void;
-}
-
-export interface SessionSetup {
-  id: string;
-  accountId: string;
-  flowId: string | null;
-  /** The flow to run; null for a generic assistant session. */
-  flow: FlowDocument | null;
-  context: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  transport: 'websocket' | 'webrtc';
-  /** The system prompt of assistant mode. */
-  assistantPrompt: string;
-  /** simulate_tool is for the account owner's studio sessions only. */
-  allowSimulator: boolean;
-  language: string;
-  providers: SessionProviders;
-  /** Builds the VAD turn tracker; null when no VAD is available (audio then gets an error). */
-  userInput: ((listener: TurnListener) => UserTurnInput) | null;
-  meter: SessionMeter | null;
-  hooks: SessionHooks;
-  clock: AudioClock;
-  log: SessionLogger;
-  /** Records the end in the store; the session waits for it before saying session_ended. */
-  recordEnd(end: SessionEndRecord): Promise<void>;
-  sttFlushTimeoutMs?: number;
-  /** Hears the caller's audio as it arrives (a call recording); must not block. */
-  callerAudioTap?: (pcm: Int16Array) => void;
-  /** The longest the session lasts; then it ends with `max_duration`. 0 or absent: no limit. */
-  maxDurationMs?: number;
-  /** Idle this long (see VoiceSession.noteActivity), the session ends with `idle`. 0 or absent: never. */
-  idleEndMs?: number;
-  /** Called once, synchronously, as the session begins to end (it gives back its place in the engine). */
-  onEnding?: () => void;
-  /**
-   * The clock the agent's audio is paced by (performance.now when absent). The flow-test runner
-   * (server/testing) plays replies on a clock of its own, to run faster than real time.
-   */
-  audioNow?: () => number;
-  /** Typed turns and simulate_tool unmetered by DRIVEN_TURNS_*: for the flow-test runner, which drives its own session. */
-  unlimitedDrivenTurns?: boolean;
-  /** Sends a flow's http tool requests, signed, with the account's secrets (absent: they fail). */
-  sendToolRequest?: SendToolRequest | null;
-}
+export type { SessionEndRecord, SessionLogger, SessionOutput, SessionSetup } from './session-setup.ts';
 
 /**
  * Typed turns and simulate_tool each start model or speech requests that the account pays for:
@@ -82,26 +43,6 @@ export interface SessionSetup {
  */
 export const DRIVEN_TURNS_BURST = 5;
 export const DRIVEN_TURNS_PER_SECOND = 1;
-
-/**
- * The end as the session measured it. The record stores these very values, so GET /v1/sessions
- * and the session_ended event never disagree on a duration (counted by the store from when the
- * token was claimed, a little before the session started, it rounds differently near a half second).
- */
-export interface SessionEndRecord {
-  reason: string;
-  creditsChargedCents: number;
-  /** Unix time in seconds. */
-  endedAt: number;
-  /** Whole seconds from the session's start to endedAt: what session_ended says. */
-  durationSecs: number;
-}
-
-export interface SessionOutput {
-  sendEvent(event: ServerEvent): void;
-  sendAudio(frame: Int16Array): void;
-  close(code: number, reason: string): void;
-}
 
 export const FALLBACK_LINE = "Sorry, I'm having trouble right now. Could you say that again?";
 
@@ -112,11 +53,11 @@ export class VoiceSession {
   private readonly commitTarget: CommitTarget;
   private readonly audioOut: AudioOut;
   private readonly input: UserTurnInput | null;
-  private stt: TranscriptionStream | null = null;
+  /** The caller's spoken turns, from the VAD's boundaries through the speech recognizer. */
+  private readonly spoken: SpokenTurns;
   /** The agent turn in flight; a barge-in, a typed turn or the end cancels it. */
   private turn: AgentTurn | null = null;
   private turnCount = 0;
-  private userSpeaking = false;
   private startedAt = 0;
   private ended = false;
   private endPromise: Promise<void> | null = null;
@@ -124,10 +65,7 @@ export class VoiceSession {
   private simulatedCalls = 0;
   private readonly lifetime = new AbortController();
   private readonly drivenTurns = new TokenBucket({ burst: DRIVEN_TURNS_BURST, perSecond: DRIVEN_TURNS_PER_SECOND });
-  /** When the caller last spoke or the client last sent a message (performance.now). */
-  private lastActivityAt = performance.now();
-  private durationTimer: NodeJS.Timeout | null = null;
-  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly limits: SessionLimits;
   /** What the flow's states and settings ask of the speech (DESIGN §12), in flow-speech-rules.ts. */
   private readonly flowSpeech: FlowSpeechRules;
 
@@ -136,6 +74,7 @@ export class VoiceSession {
     private readonly output: SessionOutput,
   ) {
     this.runtime = setup.flow ? new FlowRuntime(setup.flow, { context: setup.context }) : null;
+    this.limits = new SessionLimits(setup, () => this.ended, (reason) => void this.end(reason));
     this.commitTarget = {
       runtime: this.runtime,
       history: this.history,
@@ -174,21 +113,32 @@ export class VoiceSession {
         turnInFlight: () => this.turn !== null,
         isEnded: () => this.ended,
         end: (reason) => void this.end(reason),
-        lastActivityAt: () => this.lastActivityAt,
+        lastActivityAt: () => this.limits.lastActivityAt,
       },
       this.runtime,
     );
+    const sttModel = setup.flow?.settings?.stt?.model;
+    this.spoken = new SpokenTurns({
+      stt: setup.providers.stt,
+      sttOptions: { language: setup.language, ...(sttModel ? { model: sttModel } : {}) },
+      sttFlushTimeoutMs: setup.sttFlushTimeoutMs ?? 8_000,
+      signal: this.lifetime.signal,
+      history: this.history,
+      flowSpeech: this.flowSpeech,
+      isEnded: () => this.ended,
+      noteActivity: () => this.noteActivity(),
+      agentBusy: () => this.turn !== null || this.audioOut.isBusy,
+      interrupt: () => this.interrupt(),
+      send: (event) => this.send(event),
+      sttFailed: (error) => this.providerFailed('stt_failed', error),
+      nextTurnNumber: () => ++this.turnCount,
+      answer: (text, timing) => this.runAgentTurn(text, timing),
+    });
     this.input = setup.userInput
       ? setup.userInput({
-          onSpeechStarted: (preRoll) => this.onSpeechStarted(preRoll),
-          onSpeech: (pcm) => {
-            this.noteActivity();
-            if (this.flowSpeech.hearsCaller) this.stt?.write(pcm);
-          },
-          onTurnEnded: (lastVoicedAt) => {
-            this.noteActivity();
-            if (this.flowSpeech.callerTurnEnded()) void this.onTurnEnded(lastVoicedAt);
-          },
+          onSpeechStarted: (preRoll) => this.spoken.onSpeechStarted(preRoll),
+          onSpeech: (pcm) => this.spoken.onSpeech(pcm),
+          onTurnEnded: (lastVoicedAt) => this.spoken.onTurnEnded(lastVoicedAt),
           onError: (error) => this.warnOnce('vad_failed', `Voice activity detection failed: ${String(error)}`),
         })
       : null;
@@ -211,7 +161,7 @@ export class VoiceSession {
   async start(): Promise<void> {
     this.startedAt = Date.now();
     this.noteActivity();
-    this.watchLimits();
+    this.limits.watch();
     this.flowSpeech.watchIdle();
     this.setup.clock.add(this.audioOut);
     const { id, flowId, flow } = this.setup;
@@ -297,7 +247,7 @@ export class VoiceSession {
     return this.endPromise;
   }
 
-  // ── Limits ───────────────────────────────────────────────────────────────────────────────
+  // ── Activity ─────────────────────────────────────────────────────────────────────────────
 
   /**
    * The session is idle when, for `idleEndMs`, the caller has not spoken and the client has
@@ -308,71 +258,11 @@ export class VoiceSession {
    * turn, a greeting aside.
    */
   private noteActivity(): void {
-    this.lastActivityAt = performance.now();
+    this.limits.noteActivity();
     this.flowSpeech.noteActivity();
   }
 
-  private watchLimits(): void {
-    const { maxDurationMs = 0, idleEndMs = 0 } = this.setup;
-    if (this.ended) return;
-    if (maxDurationMs > 0) this.durationTimer = setTimeout(() => void this.end('max_duration'), maxDurationMs);
-    if (idleEndMs <= 0) return;
-    // One timer, moved on lazily when it fires: activity on the audio path only writes a number.
-    const checkIdle = () => {
-      if (this.ended) return;
-      const quietFor = performance.now() - this.lastActivityAt;
-      if (quietFor >= idleEndMs) void this.end('idle');
-      else this.idleTimer = setTimeout(checkIdle, idleEndMs - quietFor);
-    };
-    this.idleTimer = setTimeout(checkIdle, idleEndMs);
-  }
-
   // ── Turns ────────────────────────────────────────────────────────────────────────────────
-
-  private onSpeechStarted(preRoll: Int16Array): void {
-    if (this.ended) return;
-    this.noteActivity();
-    if (!this.flowSpeech.callerStartedSpeaking()) return;
-    this.userSpeaking = true;
-    this.send({ type: 'user_started_speaking' });
-    // Barge-in: the user talking over the agent (or over its thinking) stops it at once.
-    if (this.turn || this.audioOut.isBusy) this.interrupt();
-    if (this.setup.providers.stt) {
-      const model = this.setup.flow?.settings?.stt?.model;
-      this.stt ??= this.setup.providers.stt.open({ language: this.setup.language, ...(model ? { model } : {}) });
-      this.stt.write(preRoll);
-    }
-  }
-
-  private async onTurnEnded(lastVoicedAt: number): Promise<void> {
-    if (this.ended || !this.userSpeaking) return;
-    this.userSpeaking = false;
-    const timing = new TurnTiming(++this.turnCount, 'voice');
-    timing.userTurnEnded(lastVoicedAt);
-    this.send({ type: 'user_stopped_speaking' });
-    if (!this.stt) {
-      this.send(sessionError('stt_unavailable'));
-      return;
-    }
-    let text: string;
-    try {
-      const timeout = AbortSignal.timeout(this.setup.sttFlushTimeoutMs ?? 8_000);
-      text = (await this.stt.flush(AbortSignal.any([this.lifetime.signal, timeout]))).trim();
-    } catch (error) {
-      if (this.ended) return;
-      this.providerFailed('stt_failed', error);
-      return;
-    }
-    timing.transcribed();
-    if (this.ended || !text || this.userSpeaking) {
-      // Nothing recognised (a cough, noise), or the user went on talking: that next turn answers.
-      if (text && !this.ended) this.history.addUser(text);
-      return;
-    }
-    this.send({ type: 'transcript', role: 'user', text, final: true });
-    this.history.addUser(text);
-    await this.runAgentTurn(text, timing);
-  }
 
   /** Runs one agent turn as the session's current one, until it ends or is interrupted. */
   private async runAgentTurn(userText: string | null, timing: TurnTiming): Promise<void> {
@@ -420,45 +310,23 @@ export class VoiceSession {
       return;
     }
     this.interrupt();
-    this.runtime.beginUserTurn();
-    this.runtime.beginModelResponse();
     // Recorded as if the model had made the call, so a model that runs later knows the state.
     const call: ChatToolCall = { id: `sim_${++this.simulatedCalls}`, type: 'function', function: { name, arguments: JSON.stringify(args) } };
-    this.history.addAssistant(null, [call]);
     const timing = new TurnTiming(++this.turnCount, 'simulated');
     const speech = new SpeechQueue(this.setup.providers.tts, this.audioOut, this.lifetime.signal, timing, (error) => this.providerFailed('tts_failed', error, false));
     this.audioOut.beginReply();
-    const outcome = commitToolCall(this.commitTarget, call, 'simulator', speech);
-    // An http tool's request goes out as for the model; the simulator does not run the model after.
-    void finishToolCall(this.commitTarget, outcome, 'simulator', speech)
-      .then((answered) => {
-        const entries = [outcome.status === 'accepted' ? outcome.entered : undefined, answered?.entered];
-        rememberEntries(this.history, entries.filter((entry): entry is StateEntry => entry !== undefined && entry !== null));
-        return speech.finished();
-      })
-      .finally(() => {
-        this.audioOut.endReply();
-        this.flowSpeech.afterAgentSpoke();
-      });
+    void applySimulatedToolCall(this.commitTarget, this.runtime, call, speech).finally(() => {
+      this.audioOut.endReply();
+      this.flowSpeech.afterAgentSpoke();
+    });
   }
 
   /** Stops the agent now: cancels the model and speech in flight and records what was heard. */
   private interrupt(): void {
     const turn = this.turn;
-    const wasSpeaking = this.audioOut.isSpeaking;
-    const busy = turn !== null || this.audioOut.isBusy;
-    const sentences = this.audioOut.stop();
     this.turn = null;
-    turn?.abort();
-    if (!busy) return;
-    this.send({ type: 'interrupted' });
-    if (wasSpeaking) this.send({ type: 'agent_stopped_speaking' });
-    const heard = this.history.rewriteAsHeard(sentences);
-    if (heard) this.send({ type: 'transcript', role: 'agent', text: heard, final: true, interrupted: true });
-    // A turn cut before its first audio frame (a slow voice, and the caller talks or hangs up
-    // first) has not reported yet, and its own ending no longer will: it reports now, with what
-    // it measured, so no turn goes missing from the latency table.
-    if (turn) this.sendMetrics(turn.timing);
+    const target = { audioOut: this.audioOut, history: this.history, send: (event: ServerEvent) => this.send(event), sendMetrics: (timing: TurnTiming) => this.sendMetrics(timing) };
+    interruptAgent(target, turn);
   }
 
   // ── Output and bookkeeping ──────────────────────────────────────────────────────────────
@@ -508,8 +376,7 @@ export class VoiceSession {
 
   private async finish(reason: string): Promise<void> {
     this.setup.onEnding?.();
-    if (this.durationTimer) clearTimeout(this.durationTimer);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.limits.stop();
     this.flowSpeech.stop();
     const charged = () => this.setup.meter?.chargedCents ?? 0;
     const meterStopped = this.setup.meter?.stop();
@@ -518,7 +385,7 @@ export class VoiceSession {
     this.lifetime.abort();
     this.setup.clock.remove(this.audioOut);
     this.input?.close();
-    this.stt?.close();
+    this.spoken.close();
     // The end is read off the clock once: the event, the hook and the record all say this value.
     const endedAt = Date.now();
     const durationSecs = this.startedAt ? Math.round((endedAt - this.startedAt) / 1000) : 0;

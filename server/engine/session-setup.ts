@@ -1,0 +1,80 @@
+// What a voice session is given by its host (the voice engine, the flow-test runner) and what it
+// gives back: its setup (flow, providers, limits, where its end is recorded), the sink for its
+// events and audio, and the end as the session measured it.
+import type { SessionMeter } from '../billing/metering.ts';
+import type { FlowDocument } from '../flow/types.ts';
+import type { ServerEvent } from '../protocol/events.ts';
+import type { SessionProviders } from '../providers/types.ts';
+import type { AudioClock } from './audio-out.ts';
+import type { SessionHooks } from './hooks.ts';
+import type { SendToolRequest } from './http-tools.ts';
+import type { TurnListener, UserTurnInput } from './user-input.ts';
+
+export interface SessionLogger {
+  info(object: Record<string, unknown>, message: string): void;
+  warn(object: Record<string, unknown>, message: string): void;
+  error(object: Record<string, unknown>, message: string): void;
+}
+
+export interface SessionSetup {
+  id: string;
+  accountId: string;
+  flowId: string | null;
+  /** The flow to run; null for a generic assistant session. */
+  flow: FlowDocument | null;
+  context: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  transport: 'websocket' | 'webrtc';
+  /** The system prompt of assistant mode. */
+  assistantPrompt: string;
+  /** simulate_tool is for the account owner's studio sessions only. */
+  allowSimulator: boolean;
+  language: string;
+  providers: SessionProviders;
+  /** Builds the VAD turn tracker; null when no VAD is available (audio then gets an error). */
+  userInput: ((listener: TurnListener) => UserTurnInput) | null;
+  meter: SessionMeter | null;
+  hooks: SessionHooks;
+  clock: AudioClock;
+  log: SessionLogger;
+  /** Records the end in the store; the session waits for it before saying session_ended. */
+  recordEnd(end: SessionEndRecord): Promise<void>;
+  sttFlushTimeoutMs?: number;
+  /** Hears the caller's audio as it arrives (a call recording); must not block. */
+  callerAudioTap?: (pcm: Int16Array) => void;
+  /** The longest the session lasts; then it ends with `max_duration`. 0 or absent: no limit. */
+  maxDurationMs?: number;
+  /** Idle this long (see VoiceSession.noteActivity), the session ends with `idle`. 0 or absent: never. */
+  idleEndMs?: number;
+  /** Called once, synchronously, as the session begins to end (it gives back its place in the engine). */
+  onEnding?: () => void;
+  /**
+   * The clock the agent's audio is paced by (performance.now when absent). The flow-test runner
+   * (server/testing) plays replies on a clock of its own, to run faster than real time.
+   */
+  audioNow?: () => number;
+  /** Typed turns and simulate_tool unmetered by DRIVEN_TURNS_*: for the flow-test runner, which drives its own session. */
+  unlimitedDrivenTurns?: boolean;
+  /** Sends a flow's http tool requests, signed, with the account's secrets (absent: they fail). */
+  sendToolRequest?: SendToolRequest | null;
+}
+
+/**
+ * The end as the session measured it. The record stores these very values, so GET /v1/sessions
+ * and the session_ended event never disagree on a duration (counted by the store from when the
+ * token was claimed, a little before the session started, it rounds differently near a half second).
+ */
+export interface SessionEndRecord {
+  reason: string;
+  creditsChargedCents: number;
+  /** Unix time in seconds. */
+  endedAt: number;
+  /** Whole seconds from the session's start to endedAt: what session_ended says. */
+  durationSecs: number;
+}
+
+export interface SessionOutput {
+  sendEvent(event: ServerEvent): void;
+  sendAudio(frame: Int16Array): void;
+  close(code: number, reason: string): void;
+}
