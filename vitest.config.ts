@@ -40,6 +40,8 @@ const BY_FILE: Record<string, Project> = {
   'test/store/credits-ledger.test.ts': 'integration',
   'test/store/repositories.test.ts': 'integration',
   'test/store/session-claim.test.ts': 'integration',
+  'test/store/postgres-two-nodes-accounts.test.ts': 'integration',
+  'test/store/postgres-two-nodes-ledger.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.
   'test/electron/bundled-serve.test.ts': 'integration',
   'test/electron/embedded-server.test.ts': 'integration',
