@@ -10,9 +10,9 @@
 // simulated tool calls (simulated-tool-call.ts); what the host gives is in session-setup.ts.
 // This one is the lifecycle: it starts and ends the session, routes the client's messages, and
 // owns what several stages share: the current turn, the conversation history and the audio
-// queue. Control (interrupt, end, barge-in) does not queue behind data: it
-// aborts the turn in flight at once and clears the audio queue, and the history keeps only what
-// was heard. What the flow runtime committed stays committed (see commitToolCall in agent-turn.ts).
+// queue. Control (interrupt, end, barge-in) does not queue behind data: it aborts the turn in
+// flight at once and clears the audio queue, and the history keeps only what was heard. What
+// the flow runtime committed stays committed (see commitToolCall in agent-turn.ts).
 import { FlowRuntime } from '../flow/runtime.ts';
 import { parseClientMessage, type ClientMessage } from '../protocol/client-messages.ts';
 import type { ServerEvent } from '../protocol/events.ts';
