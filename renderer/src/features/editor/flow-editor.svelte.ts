@@ -92,7 +92,10 @@ export class FlowEditor extends FlowText {
 
   /** Saves the text and the positions; resolves to whether the flow is saved. */
   save(): Promise<boolean> {
-    this.savePromise ??= this.put().finally(() => (this.savePromise = null));
+    // Asked while a save is in flight (it sent the text of its moment): once it is done, what was
+    // edited since is saved too, rather than the request being taken as already answered.
+    if (this.savePromise) return this.savePromise.then((ok) => (ok && this.dirty ? this.save() : ok));
+    this.savePromise = this.put().finally(() => (this.savePromise = null));
     return this.savePromise;
   }
 
