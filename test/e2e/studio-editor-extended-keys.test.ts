@@ -268,4 +268,35 @@ describe('the flow editor with the extended keys', () => {
     });
     await page.close();
   });
+
+  it('edits the flow\'s voice, speech recognition model and idle reprompt in the flow panel, and takes idle away with its wait', { timeout: 90_000 }, async () => {
+    const { page, id } = await openFlow(rig, 'Game settings', GUESSING_GAME_YAML);
+    const settings = page.getByRole('group', { name: 'Model, voice and listening' });
+    await settings.waitFor(WAIT);
+    const field = (name: string) => settings.getByRole('textbox', { name, exact: true });
+    await field('Voice').fill('nova');
+    await field('Speech recognition model').fill('nova-2-phonecall');
+    await field('Speech recognition model').blur();
+    // The reprompt is offered once there is a wait to reprompt after.
+    expect(await field('Say').count()).toBe(0);
+    await field('When the caller is silent for (seconds)').fill('8');
+    await field('When the caller is silent for (seconds)').press('Enter');
+    await field('Say').fill('Still thinking of your thing?');
+    await field('Say').blur();
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.settings, WAIT).toMatchObject({
+      voice: { voice: 'nova' },
+      stt: { model: 'nova-2-phonecall' },
+      idle: { after_secs: 8, reprompt: 'Still thinking of your thing?' },
+    });
+
+    // Emptying the wait takes the whole idle block away: a reprompt means nothing without it.
+    await field('When the caller is silent for (seconds)').fill('');
+    await field('When the caller is silent for (seconds)').press('Enter');
+    await expect.poll(() => field('Say').count(), WAIT).toBe(0);
+    await page.keyboard.press('Control+s');
+    await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.settings?.idle, WAIT).toBeUndefined();
+    expect(parseFlow(await storedYaml(rig, id)).document?.settings).toMatchObject({ voice: { voice: 'nova' }, stt: { model: 'nova-2-phonecall' } });
+    await page.close();
+  });
 });
