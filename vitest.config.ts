@@ -40,6 +40,9 @@ const BY_FILE: Record<string, Project> = {
   'test/store/credits-ledger.test.ts': 'integration',
   'test/store/repositories.test.ts': 'integration',
   'test/store/session-claim.test.ts': 'integration',
+  'test/store/flow-versions.test.ts': 'integration',
+  'test/store/retention-forgets-old-timelines.test.ts': 'integration',
+  'test/store/webhook-outbox.test.ts': 'integration',
   'test/store/postgres-two-nodes-accounts.test.ts': 'integration',
   'test/store/postgres-two-nodes-ledger.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.
