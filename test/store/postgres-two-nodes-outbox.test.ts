@@ -2,29 +2,15 @@
 // dispatcher: their due() calls claim deliveries, so of 200 events asked for at once by both
 // nodes each is handed to exactly one; a delivery claimed by a node that then died is handed out
 // again, under the same id, once the claim's lease has run out.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DELIVERY_LEASE_SECONDS } from '../../server/store/postgres/webhooks.ts';
-import { openPostgresStore } from '../../server/store/postgres/store.ts';
 import type { NewWebhookDelivery, Store } from '../../server/store/store.ts';
-import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { postgresNodesForThisFile } from './postgres-nodes.ts';
 
-let cluster: TestPostgres;
-const opened: Store[] = [];
+const nodes = postgresNodesForThisFile();
 
-beforeAll(async () => {
-  cluster = await startPostgres();
-});
-
-afterAll(async () => {
-  for (const store of opened.splice(0)) await store.close().catch(() => undefined);
-  await cluster?.stop();
-});
-
-async function twoNodesWithEndpoint(name: string) {
-  const url = await cluster.createDatabase(`${name}_${process.pid}_${Date.now() % 100_000}`);
-  const a = await openPostgresStore({ url, poolSize: 5 });
-  const b = await openPostgresStore({ url, poolSize: 5 });
-  opened.push(a, b);
+async function twoNodesWithEndpoint() {
+  const [a, b] = await nodes.twoNodes();
   const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
   await a.webhooks.create({ id: 'wh1', accountId: account.id, url: 'https://example.com/hooks', events: ['session.ended'], secretEnc: 'sealed' });
   return { a, b, accountId: account.id };
@@ -36,7 +22,7 @@ function delivery(id: string, accountId: string, createdAt: number): NewWebhookD
 
 describe('the outbox run by two nodes', () => {
   it('hands each of 200 due deliveries to exactly one node when both ask at once, batch after batch', async () => {
-    const { a, b, accountId } = await twoNodesWithEndpoint('outbox_claims');
+    const { a, b, accountId } = await twoNodesWithEndpoint();
     const ids = Array.from({ length: 200 }, (_, i) => `m${i}`);
     await a.webhooks.enqueue(ids.map((id, i) => delivery(id, accountId, 1_000 + (i % 10))));
     const handed = new Map<string, number>();
@@ -62,7 +48,7 @@ describe('the outbox run by two nodes', () => {
   });
 
   it('hands a delivery claimed by a node that died to the other node once the lease runs out, under the same id', async () => {
-    const { a, b, accountId } = await twoNodesWithEndpoint('outbox_lease');
+    const { a, b, accountId } = await twoNodesWithEndpoint();
     await a.webhooks.enqueue([delivery('m1', accountId, 100)]);
     const claimed = await a.webhooks.due(100, 10);
     expect(claimed.map((d) => [d.id, d.nextAttemptAt])).toEqual([['m1', 100]]);

@@ -2,35 +2,15 @@
 // flow the other reads at once (no node keeps a stale list), two nodes publishing one flow at the
 // same moment get distinct version numbers with the live text of the last, and of two draft
 // saves made with the same If-Match tag exactly one wins.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../../server/store/postgres/store.ts';
-import type { Store } from '../../server/store/store.ts';
-import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { describe, expect, it } from 'vitest';
+import { postgresNodesForThisFile } from './postgres-nodes.ts';
 
-let cluster: TestPostgres;
-const opened: Store[] = [];
+const nodes = postgresNodesForThisFile();
 
-beforeAll(async () => {
-  cluster = await startPostgres();
-});
-
-afterAll(async () => {
-  for (const store of opened.splice(0)) await store.close().catch(() => undefined);
-  await cluster?.stop();
-});
-
-/** Two stores (two pools, as two server processes have) on one new database. */
-async function twoNodes(name: string): Promise<[Store, Store]> {
-  const url = await cluster.createDatabase(`${name}_${process.pid}_${Date.now() % 100_000}`);
-  const a = await openPostgresStore({ url, poolSize: 5 });
-  const b = await openPostgresStore({ url, poolSize: 5 });
-  opened.push(a, b);
-  return [a, b];
-}
 
 describe('two nodes sharing one flow', () => {
   it("lists, reads and renames what the other node just wrote, every time", async () => {
-    const [a, b] = await twoNodes('flow_lists');
+    const [a, b] = await nodes.twoNodes();
     const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
     expect(await b.flows.list(account.id)).toEqual([]);
     const flow = await a.flows.create({ accountId: account.id, name: 'Support', yamlContent: 'id: support\n' });
@@ -44,7 +24,7 @@ describe('two nodes sharing one flow', () => {
   });
 
   it('gives 20 publishes made at once on two nodes the numbers 2 to 21, once each, and keeps the last one live', async () => {
-    const [a, b] = await twoNodes('flow_publish');
+    const [a, b] = await nodes.twoNodes();
     const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
     const flow = await a.flows.create({ accountId: account.id, name: 'F', yamlContent: 'id: f\n' });
     const results = await Promise.all(
@@ -64,7 +44,7 @@ describe('two nodes sharing one flow', () => {
   });
 
   it('lets exactly one of two draft saves made with the same tag on two nodes win, round after round', async () => {
-    const [a, b] = await twoNodes('flow_drafts');
+    const [a, b] = await nodes.twoNodes();
     const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
     const flow = await a.flows.create({ accountId: account.id, name: 'F', yamlContent: 'id: f\n' });
     let tag = (await a.flowVersions.currentEtag(account.id, flow.id))!;
