@@ -54,7 +54,7 @@ export function createLocalSignIn(services: AccountServices, dataDir: string): (
 async function ensureLocalAccount(services: AccountServices, dataDir: string): Promise<Account> {
   const recordPath = join(dataDir, LOCAL_ACCOUNT_FILE);
   const record = await readRecord(recordPath);
-  const existing = record ? services.store.accounts.findById(record.account_id) : null;
+  const existing = record ? await services.store.accounts.findById(record.account_id) : null;
   // A record without its account means the database was restored from before it existed: a
   // fresh account is the honest outcome, not an error that locks the user out of the studio.
   if (existing) return existing;

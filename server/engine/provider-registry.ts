@@ -96,7 +96,7 @@ export function createProviderRegistry(config: Config, store: Store, secrets: Se
       ]);
     },
     async providersFor(accountId) {
-      const resolved = resolveProviders(config, store.providers.get(accountId));
+      const resolved = resolveProviders(config, await store.providers.get(accountId));
       const [stt, llm, tts] = await Promise.all([
         speechToText(accountId, resolved.stt),
         languageModel(accountId, resolved.llm),

@@ -87,7 +87,7 @@ export interface StartRequest {
   /** The stored session (claimed from a token, or created connected for the engine router). */
   record: Session;
   allowSimulator: boolean;
-  /** The document prepareFlow() gave at admission (the version recorded); else the published one. */
+  /** The document prepareFlow() gave at admission (the version recorded); required with a flow. */
   flow?: FlowDocument;
 }
 
@@ -160,7 +160,7 @@ export class VoiceEngine {
     let providers: AccountProviders;
     try {
       providers = await this.deps.providersFor(accountId);
-      const credit = checkFirstMinute(this.deps.store.credits.balance(accountId), providers.ratePerMinute);
+      const credit = checkFirstMinute(await this.deps.store.credits.balance(accountId), providers.ratePerMinute);
       if (!credit.ok) throw new EngineRefusal('insufficient_credits', credit.message);
     } catch (error) {
       slot.release();
@@ -194,10 +194,10 @@ export class VoiceEngine {
    * Parses the flow a session will run off the audio thread (the flow-job workers, when the
    * server has them), once per stored text: the published version, or with `draft` (the
    * owner's studio tests, DESIGN §13) the draft when there is one. Admission awaits this and
-   * hands the result to start(); refused like loadFlow.
+   * hands the result to start(). Refused when the flow is gone or does not validate.
    */
   async prepareFlow(accountId: string, flowId: string, options: { draft?: boolean } = {}): Promise<PreparedFlow> {
-    const source = this.flowSource(accountId, flowId, options.draft ?? false);
+    const source = await this.flowSource(accountId, flowId, options.draft ?? false);
     const cached = this.parsedFlows.get(source.key);
     const parse = this.deps.parseFlowDocument;
     let document: FlowDocument | null;
@@ -221,17 +221,11 @@ export class VoiceEngine {
     return { document: this.refuseInvalid(source, document), version: source.version, draft: source.draft };
   }
 
-  /** The published version of an account's flow, parsed (cached per stored version). */
-  loadFlow(accountId: string, flowId: string): FlowDocument {
-    const source = this.flowSource(accountId, flowId, false);
-    return this.refuseInvalid(source, this.parsedDocument(source));
-  }
-
-  private flowSource(accountId: string, flowId: string, draft: boolean): FlowSource {
-    const flow = this.deps.store.flows.get(accountId, flowId);
+  private async flowSource(accountId: string, flowId: string, draft: boolean): Promise<FlowSource> {
+    const flow = await this.deps.store.flows.get(accountId, flowId);
     if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
     // No draft: the designer's text is the published one, and that is what runs.
-    const unpublished = draft && flow.hasDraft ? this.deps.store.flowVersions.getDraft(accountId, flowId) : null;
+    const unpublished = draft && flow.hasDraft ? await this.deps.store.flowVersions.getDraft(accountId, flowId) : null;
     if (unpublished) return { key: `${flowId}#draft`, yaml: unpublished.yamlContent, version: null, draft: true, stamp: unpublished.etag };
     return { key: flowId, yaml: flow.yamlContent, version: flow.publishedVersion, draft: false, stamp: `v${flow.publishedVersion}` };
   }
@@ -263,7 +257,9 @@ export class VoiceEngine {
   /** Creates and starts a session on an open transport, in the place its admission took. */
   private start(request: StartRequest, providers: AccountProviders, output: SessionOutput, slot: Slot): VoiceSession {
     const { record } = request;
-    const flow = request.flow ?? (record.flowId ? this.loadFlow(record.accountId, record.flowId) : null);
+    // The flow was read and parsed at admission (prepareFlow), off this synchronous path.
+    if (record.flowId && !request.flow) throw new Error('a session with a flow starts with the document prepareFlow() gave');
+    const flow = request.flow ?? null;
     let session: VoiceSession | null = null;
     const meter =
       providers.ratePerMinute > 0

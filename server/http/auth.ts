@@ -41,7 +41,7 @@ async function authenticate(app: FastifyInstance, credentials: Credentials): Pro
   const { store, accessTokens } = app.services;
   let fromKey: Principal | null = null;
   if (credentials.apiKey) {
-    const key = store.apiKeys.findActiveByHash(digest(credentials.apiKey));
+    const key = await store.apiKeys.findActiveByHash(digest(credentials.apiKey));
     if (!key) throw new AppError('invalid_credentials', 'The API key is unknown or revoked.');
     // Throttled inside the repository; a failed touch must not fail the request.
     store.apiKeys.touch(key.id, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
@@ -50,7 +50,7 @@ async function authenticate(app: FastifyInstance, credentials: Credentials): Pro
   }
   const verified = await accessTokens.verify(credentials.bearer!);
   if (!verified.ok) throw new AppError(verified.reason === 'expired' ? 'token_expired' : 'invalid_credentials');
-  if (!store.accounts.findById(verified.accountId)) throw new AppError('invalid_credentials', 'The account of this token no longer exists.');
+  if (!await store.accounts.findById(verified.accountId)) throw new AppError('invalid_credentials', 'The account of this token no longer exists.');
   if (fromKey) {
     // Both headers: they must agree on the account, or the request is ambiguous about whose
     // data it acts on. The key, the more specific credential, decides the kind.
@@ -103,7 +103,7 @@ export async function authenticateRequest(app: FastifyInstance, request: Fastify
       const now = Date.now() / 1000;
       const session = startsSession
         ? await app.services.store.sessions.claim(digest(token), now)
-        : app.services.store.sessions.findByTokenHash(digest(token));
+        : await app.services.store.sessions.findByTokenHash(digest(token));
       if (!session || (!startsSession && (session.status !== 'created' || session.expiresAt <= now))) throw new AppError('session_token_invalid');
       request.principal = { kind: 'session', accountId: session.accountId, sessionId: session.id };
       request.claimedSession = startsSession ? session : null;

@@ -24,7 +24,7 @@ export interface SessionOutcome {
 export async function sessionOutcome(store: Store, sessionId: string): Promise<SessionOutcome> {
   const outcome: SessionOutcome = { variables: {}, path: [], transcript: [], tool_calls: [], metrics: [], errors: [] };
   for (let after = 0; ; ) {
-    const page = store.timelines.page(sessionId, after, PAGE);
+    const page = await store.timelines.page(sessionId, after, PAGE);
     for (const entry of page) fold(outcome, JSON.parse(entry.data) as ServerEvent, entry.at);
     if (page.length < PAGE) return outcome;
     after = page[page.length - 1]!.seq;

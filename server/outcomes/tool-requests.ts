@@ -31,9 +31,9 @@ export function createToolRequestSender(options: ToolRequestOptions): SendToolRe
 }
 
 /** The account's secrets a request needs, opened; names the account has none of are left out. */
-function openSecrets(options: ToolRequestOptions, accountId: string, names: ReadonlySet<string>): Map<string, string> {
+async function openSecrets(options: ToolRequestOptions, accountId: string, names: ReadonlySet<string>): Promise<Map<string, string>> {
   const opened = new Map<string, string>();
-  for (const stored of options.secrets.sealed(accountId)) {
+  for (const stored of await options.secrets.sealed(accountId)) {
     if (!names.has(stored.name)) continue;
     try {
       opened.set(stored.name, options.box.open(stored.valueEnc, secretContext(accountId, stored.name)));
@@ -49,7 +49,7 @@ async function sendToolRequest(input: ToolRequestInput, options: ToolRequestOpti
   const fail = (error: string, status: number | null = null): ToolRequestResult => ({ ok: false, status, error, durationMs: performance.now() - started });
 
   const needed = new Set([TOOL_SIGNING_SECRET, ...Object.values(input.headers).flatMap(secretReferences)]);
-  const opened = openSecrets(options, input.accountId, needed);
+  const opened = await openSecrets(options, input.accountId, needed);
   const signing = opened.get(TOOL_SIGNING_SECRET);
   if (signing === undefined) {
     return fail(`requests are signed, and the account has no ${TOOL_SIGNING_SECRET}: set it with PUT /v1/secrets/${TOOL_SIGNING_SECRET}`);

@@ -65,9 +65,15 @@ export { newWebhookId } from './repositories/webhooks.ts';
 
 export type OpenStoreOptions = OpenDatabaseOptions;
 
+/**
+ * Every repository, whichever database holds them: the embedded sql.js store (the default, one
+ * process) or PostgreSQL (`--database-url`, several nodes; DESIGN §15). Every method returns a
+ * Promise, so the rest of the server does not care which.
+ */
 export interface Store {
-  /** The engine underneath, for health checks, stats and measuring durable write latency. */
-  db: Database;
+  readonly kind: 'sqljs' | 'postgres';
+  /** False while the store refuses writes (a full disk, a lost database connection): /health says so. */
+  writable(): boolean;
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
   flows: FlowsRepository;
@@ -88,10 +94,19 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(options: OpenStoreOptions): Promise<Store> {
+/** The embedded store: sql.js in this process, journal and snapshots in the data folder. */
+export interface EmbeddedStore extends Store {
+  readonly kind: 'sqljs';
+  /** The engine underneath, for stats and measuring durable write latency. */
+  db: Database;
+}
+
+export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStore> {
   const db = await openDatabase(options);
   const flows = createFlowsRepository(db);
   return {
+    kind: 'sqljs',
+    writable: () => !db.stats().failed,
     db,
     accounts: createAccountsRepository(db),
     apiKeys: createApiKeysRepository(db),

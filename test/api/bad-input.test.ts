@@ -14,7 +14,7 @@ let flowId: string;
 beforeAll(async () => {
   server = await startTestServer();
   account = await createAccount(server);
-  accountId = server.app.services.store.accounts.findByEmail(account.email)!.id;
+  accountId = (await server.app.services.store.accounts.findByEmail(account.email))!.id;
   flowId = await createFlow(server, account.apiKey);
 });
 afterAll(async () => {
@@ -224,7 +224,7 @@ describe('credentials that are wrong', () => {
 
   it('refuses a JWT whose payload was changed to another account with 401', async () => {
     const other = await createAccount(server);
-    const otherId = server.app.services.store.accounts.findByEmail(other.email)!.id;
+    const otherId = (await server.app.services.store.accounts.findByEmail(other.email))!.id;
     const [header, payload, signature] = account.jwt.split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const forged = `${header}.${b64url({ ...claims, sub: otherId })}.${signature}`;

@@ -43,7 +43,7 @@ describe('credit balance on a server without paid providers', () => {
 
   it('starts sessions even with an empty balance, since nothing is charged', async () => {
     const account = await createAccount(server);
-    const accountId = server.app.services.store.accounts.findByEmail(account.email)!.id;
+    const accountId = (await server.app.services.store.accounts.findByEmail(account.email))!.id;
     await server.app.services.store.credits.debit(accountId, 200, { idempotencyKey: `empty:${accountId}` });
     const response = await server.request('POST', '/v1/sessions', { apiKey: account.apiKey, body: {} });
     expect(response.status).toBe(200);
@@ -148,7 +148,7 @@ describe('credits and provider keys on a server with paid providers', () => {
 
   it('refuses a session with 402 insufficient_credits once the balance is below the per-minute rate', async () => {
     const account = await createAccount(server);
-    const accountId = server.app.services.store.accounts.findByEmail(account.email)!.id;
+    const accountId = (await server.app.services.store.accounts.findByEmail(account.email))!.id;
     const drained = await server.app.services.store.credits.debit(accountId, 199, { idempotencyKey: 'drain' });
     expect(drained.ok).toBe(true);
     const balance = await server.request('GET', '/v1/credits/balance', { apiKey: account.apiKey });
@@ -162,7 +162,7 @@ describe('credits and provider keys on a server with paid providers', () => {
 
   it('starts a session while the balance covers exactly one minute, and refuses it one cent below', async () => {
     const account = await createAccount(server);
-    const accountId = server.app.services.store.accounts.findByEmail(account.email)!.id;
+    const accountId = (await server.app.services.store.accounts.findByEmail(account.email))!.id;
     await server.app.services.store.credits.debit(accountId, 197, { idempotencyKey: `to-three:${accountId}` });
     const atRate = await server.request('POST', '/v1/sessions', { apiKey: account.apiKey, body: {} });
     expect(atRate.status).toBe(200);
@@ -173,7 +173,7 @@ describe('credits and provider keys on a server with paid providers', () => {
 
   it('still starts a session on a low balance when the account pays for every part with its own keys', async () => {
     const account = await createAccount(server);
-    const accountId = server.app.services.store.accounts.findByEmail(account.email)!.id;
+    const accountId = (await server.app.services.store.accounts.findByEmail(account.email))!.id;
     await server.app.services.store.credits.debit(accountId, 199, { idempotencyKey: `drain:${accountId}` });
     await server.request('PATCH', '/v1/providers', {
       jwt: account.jwt,

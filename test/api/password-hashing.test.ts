@@ -17,9 +17,9 @@ describe('password hashing at the production cost', () => {
     await server.close();
   });
 
-  it('signs up and stores a self-describing scrypt hash (N = 2^17, r = 8, p = 1) that does not contain the password', () => {
+  it('signs up and stores a self-describing scrypt hash (N = 2^17, r = 8, p = 1) that does not contain the password', async () => {
     expect(signupStatus).toBe(200);
-    const stored = server.app.services.store.accounts.findByEmail(email)!.passwordHash;
+    const stored = (await server.app.services.store.accounts.findByEmail(email))!.passwordHash;
     expect(stored.startsWith('scrypt$17$8$1$')).toBe(true);
     expect(stored.split('$')).toHaveLength(6);
     expect(stored).not.toContain(password);

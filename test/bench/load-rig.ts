@@ -61,7 +61,7 @@ export async function startLoadRig(options: { tts?: 'flite' | 'openai' } = {}): 
   const flowId = await createFlow(server, account.apiKey);
   // Enough credit for every minute of the run: the benches measure the engine, not the ledger.
   const { store } = server.app.services;
-  await store.credits.grant(store.accounts.findByEmail(account.email)!.id, 1_000_000, 'bench', 'bench-grant');
+  await store.credits.grant((await store.accounts.findByEmail(account.email))!.id, 1_000_000, 'bench', 'bench-grant');
   return {
     server,
     apiKey: account.apiKey,

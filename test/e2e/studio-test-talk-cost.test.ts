@@ -66,7 +66,7 @@ describe('the Test tab says what a session costs before Talk', () => {
   });
 
   it('says before Talk when the balance cannot pay a first minute', { timeout: 30_000 }, async () => {
-    const accountId = rig.server.app.services.store.accounts.findByEmail(rig.account.email)!.id;
+    const accountId = (await rig.server.app.services.store.accounts.findByEmail(rig.account.email))!.id;
     // The own model key is gone again: a minute is 2¢, and 1¢ is left.
     await rig.server.request('PATCH', '/v1/providers', { jwt: rig.account.jwt, body: { llm_api_key: null, llm_base_url: null } });
     await rig.server.app.services.store.credits.debit(accountId, 199, { idempotencyKey: `cost-test:${accountId}` });

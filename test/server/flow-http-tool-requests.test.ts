@@ -25,11 +25,11 @@ describe('flow http tool requests', () => {
     });
     const { store, secrets } = server.app.services;
     const account = await createAccount(server);
-    accountId = store.accounts.findByEmail(account.email)!.id;
+    accountId = (await store.accounts.findByEmail(account.email))!.id;
     await store.secrets.put(accountId, 'tool_signing_secret', secrets.seal(SIGNING, secretContext(accountId, 'tool_signing_secret')));
     await store.secrets.put(accountId, 'crm', secrets.seal('crm-secret-value', secretContext(accountId, 'crm')));
     const bare = await createAccount(server);
-    bareAccountId = store.accounts.findByEmail(bare.email)!.id;
+    bareAccountId = (await store.accounts.findByEmail(bare.email))!.id;
   });
   afterAll(async () => {
     await service?.close();

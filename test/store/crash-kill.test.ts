@@ -67,16 +67,16 @@ describe('a writer killed with SIGKILL', () => {
 
         const store = await openStore({ dataDir });
         try {
-          const account = store.accounts.findByEmail('crash@example.com');
+          const account = await store.accounts.findByEmail('crash@example.com');
           expect(account, `round ${round}`).not.toBeNull();
-          const flowIds = new Set(store.flows.list(account!.id).map((flow) => flow.id));
+          const flowIds = new Set((await store.flows.list(account!.id)).map((flow) => flow.id));
           expect(acknowledged.flows.filter((id) => !flowIds.has(id)), `round ${round}: lost flows`).toEqual([]);
           const debitKeys = new Set(
             store.db.all<{ key: string }>('SELECT idempotency_key AS key FROM credit_ledger').map((row) => row.key),
           );
           expect(acknowledged.debits.filter((key) => !debitKeys.has(key)), `round ${round}: lost debits`).toEqual([]);
           const debitRows = store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM credit_ledger WHERE delta_cents = -1')!.n;
-          expect(store.credits.balance(account!.id), `round ${round}: ledger sum`).toBe(1_000_000_000 - debitRows);
+          expect(await store.credits.balance(account!.id), `round ${round}: ledger sum`).toBe(1_000_000_000 - debitRows);
           expect(store.db.all('PRAGMA integrity_check'), `round ${round}`).toEqual([{ integrity_check: 'ok' }]);
         } finally {
           await store.close();

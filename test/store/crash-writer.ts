@@ -15,7 +15,7 @@ if (!dataDir) throw new Error('usage: crash-writer.ts <data dir>');
 const store = await openStore({ dataDir, snapshotEveryRecords: 40 });
 const email = 'crash@example.com';
 const account =
-  store.accounts.findByEmail(email) ??
+  await store.accounts.findByEmail(email) ??
   (await store.accounts.create({ email, passwordHash: 'h', signupCreditCents: 1_000_000_000 }));
 process.stdout.write('ready\n');
 

@@ -33,8 +33,8 @@ describe('the journal with long texts', () => {
     expect([journal[RECORD_HEADER_BYTES], journal[second + RECORD_HEADER_BYTES]]).toEqual([0x7b, 0x00]);
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
     expect(afterCrash.db.recovery.replayedRecords).toBe(4);
-    expect(afterCrash.flows.get(account.id, ids[0]!)).toMatchObject({ name: 'Renamed "é"', yamlContent: `${texts[0]}# edited\n` });
-    expect(afterCrash.flows.get(account.id, ids[1]!)?.yamlContent).toBe(texts[1]);
+    expect(await afterCrash.flows.get(account.id, ids[0]!)).toMatchObject({ name: 'Renamed "é"', yamlContent: `${texts[0]}# edited\n` });
+    expect((await afterCrash.flows.get(account.id, ids[1]!))?.yamlContent).toBe(texts[1]);
   });
 
   it('drops a record with blobs torn anywhere at the end, and keeps every record before it', async () => {

@@ -48,7 +48,7 @@ describe('a journal whose tail was torn by a crash', () => {
     await appendFile(journal, garbage);
 
     const store = closeAfterTest(await openStore({ dataDir: crashedDir }));
-    expect(store.flows.list(accountId).map((flow) => flow.id)).toEqual(flowIds);
+    expect((await store.flows.list(accountId)).map((flow) => flow.id)).toEqual(flowIds);
     expect(store.db.recovery).toMatchObject({ replayedRecords: 6, droppedTailBytes: garbage.length, tail: 'torn' });
   });
 
@@ -58,13 +58,13 @@ describe('a journal whose tail was torn by a crash', () => {
     await appendFile(journal, torn.subarray(0, Math.floor(torn.length / 2)));
 
     const store = closeAfterTest(await openStore({ dataDir: crashedDir }));
-    expect(store.flows.get(accountId, 'torn-flow')).toBeNull();
-    expect(store.flows.list(accountId)).toHaveLength(5);
+    expect(await store.flows.get(accountId, 'torn-flow')).toBeNull();
+    expect(await store.flows.list(accountId)).toHaveLength(5);
     const later = await store.flows.create({ accountId, name: 'Later', yamlContent: 'id: later\n' });
 
     // Had the torn half stayed in the file, the new record would sit behind it and be lost.
     const again = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(crashedDir) }));
-    expect(again.flows.list(accountId).map((flow) => flow.id)).toEqual([...flowIds, later.id]);
+    expect((await again.flows.list(accountId)).map((flow) => flow.id)).toEqual([...flowIds, later.id]);
     expect(again.db.recovery.droppedTailBytes).toBe(0);
   });
 
@@ -76,11 +76,11 @@ describe('a journal whose tail was torn by a crash', () => {
     await writeFile(journal, bytes);
 
     const store = closeAfterTest(await openStore({ dataDir: crashedDir }));
-    expect(store.flows.list(accountId).map((flow) => flow.id)).toEqual(flowIds.slice(0, 4));
+    expect((await store.flows.list(accountId)).map((flow) => flow.id)).toEqual(flowIds.slice(0, 4));
     expect(store.db.recovery).toMatchObject({ tail: 'bad_checksum', droppedTailBytes: bytes.length - lastRecord });
     expect((await stat(journal)).size).toBe(lastRecord);
     await store.flows.create({ accountId, name: 'After the cut', yamlContent: 'id: f\n' });
-    expect(store.flows.list(accountId)).toHaveLength(5);
+    expect(await store.flows.list(accountId)).toHaveLength(5);
   });
 
   it('drops a zero-filled tail, which a crash can leave after the file grew', async () => {
@@ -88,7 +88,7 @@ describe('a journal whose tail was torn by a crash', () => {
     await appendFile(journal, Buffer.alloc(4096));
 
     const store = closeAfterTest(await openStore({ dataDir: crashedDir }));
-    expect(store.flows.list(accountId).map((flow) => flow.id)).toEqual(flowIds);
+    expect((await store.flows.list(accountId)).map((flow) => flow.id)).toEqual(flowIds);
     expect(store.db.recovery.droppedTailBytes).toBe(4096);
   });
 

@@ -29,6 +29,6 @@ describe.runIf(existsSync('/dev/full'))('a journal write that fails', () => {
     await store.close();
 
     const reopened = closeAfterTest(await openStore({ dataDir }));
-    expect(reopened.accounts.findByEmail('ada@example.com')).toBeNull();
+    expect(await reopened.accounts.findByEmail('ada@example.com')).toBeNull();
   });
 });

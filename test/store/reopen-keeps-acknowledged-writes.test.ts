@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../server/store/store.ts';
-import type { Store } from '../../server/store/store.ts';
+import type { EmbeddedStore as Store } from '../../server/store/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 
 async function writeOneOfEverything(store: Store) {
@@ -23,14 +23,14 @@ async function writeOneOfEverything(store: Store) {
   return { account, key, flow, session };
 }
 
-function expectEverythingPresent(store: Store, written: Awaited<ReturnType<typeof writeOneOfEverything>>) {
+async function expectEverythingPresent(store: Store, written: Awaited<ReturnType<typeof writeOneOfEverything>>) {
   const { account, key, flow, session } = written;
-  expect(store.accounts.findById(account.id)).toEqual(account);
-  expect(store.apiKeys.findActiveByHash('hash-1')).toEqual(key);
-  expect(store.flows.get(account.id, flow.id)).toEqual(flow);
-  expect(store.sessions.findByTokenHash('token-hash-1')).toEqual(session);
-  expect(store.credits.balance(account.id)).toBe(197);
-  expect(store.providers.get(account.id)).toMatchObject({ sttProvider: 'deepgram', sttKeyEnc: 'enc:1' });
+  expect(await store.accounts.findById(account.id)).toEqual(account);
+  expect(await store.apiKeys.findActiveByHash('hash-1')).toEqual(key);
+  expect(await store.flows.get(account.id, flow.id)).toEqual(flow);
+  expect(await store.sessions.findByTokenHash('token-hash-1')).toEqual(session);
+  expect(await store.credits.balance(account.id)).toBe(197);
+  expect(await store.providers.get(account.id)).toMatchObject({ sttProvider: 'deepgram', sttKeyEnc: 'enc:1' });
 }
 
 describe('reopening a data dir', () => {
@@ -41,7 +41,7 @@ describe('reopening a data dir', () => {
     await first.close();
 
     const second = closeAfterTest(await openStore({ dataDir }));
-    expectEverythingPresent(second, written);
+    await expectEverythingPresent(second, written);
     // A clean close leaves everything in the snapshot and nothing to replay.
     expect(second.db.recovery.replayedRecords).toBe(0);
   });
@@ -52,7 +52,7 @@ describe('reopening a data dir', () => {
     const written = await writeOneOfEverything(running);
 
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
-    expectEverythingPresent(afterCrash, written);
+    await expectEverythingPresent(afterCrash, written);
     expect(afterCrash.db.recovery.replayedRecords).toBe(6);
   });
 
@@ -67,8 +67,8 @@ describe('reopening a data dir', () => {
     const afterSecondCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(recoveredDir) }));
     await recovered.close();
 
-    expectEverythingPresent(afterSecondCrash, written);
-    expect(afterSecondCrash.flows.get(written.account.id, later.id)).toEqual(later);
+    await expectEverythingPresent(afterSecondCrash, written);
+    expect(await afterSecondCrash.flows.get(written.account.id, later.id)).toEqual(later);
   });
 
   it('keeps nothing of a write whose callback threw, in memory or on disk', async () => {
@@ -88,10 +88,10 @@ describe('reopening a data dir', () => {
       throw new Error('changed my mind');
     });
     await expect(failing).rejects.toThrow('changed my mind');
-    expect(store.flows.get(account.id, 'half-done')).toBeNull();
+    expect(await store.flows.get(account.id, 'half-done')).toBeNull();
 
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
-    expect(afterCrash.flows.get(account.id, 'half-done')).toBeNull();
-    expect(afterCrash.accounts.findById(account.id)).toEqual(account);
+    expect(await afterCrash.flows.get(account.id, 'half-done')).toBeNull();
+    expect(await afterCrash.accounts.findById(account.id)).toEqual(account);
   });
 });

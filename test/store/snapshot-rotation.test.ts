@@ -23,7 +23,7 @@ describe('snapshot rotation', () => {
     expect(await integrityOfFile(await readFile(join(dataDir, SNAPSHOT_FILE)))).toEqual(['ok']);
 
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
-    expect(afterCrash.flows.list(account.id).map((flow) => flow.id)).toEqual(ids);
+    expect((await afterCrash.flows.list(account.id)).map((flow) => flow.id)).toEqual(ids);
     expect(afterCrash.db.recovery.snapshotSeq).toBeGreaterThanOrEqual(90);
     expect(afterCrash.db.recovery.replayedRecords).toBeLessThanOrEqual(10);
   });
@@ -53,7 +53,7 @@ describe('snapshot rotation', () => {
     }
 
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
-    expect(new Set(afterCrash.flows.list(account.id).map((flow) => flow.id))).toEqual(new Set(ids));
+    expect(new Set((await afterCrash.flows.list(account.id)).map((flow) => flow.id))).toEqual(new Set(ids));
     expect(afterCrash.db.all('PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
   });
 
@@ -68,6 +68,6 @@ describe('snapshot rotation', () => {
     expect((await stat(join(dataDir, JOURNAL_FILE))).size).toBe(0);
     expect(await integrityOfFile(await readFile(join(dataDir, SNAPSHOT_FILE)))).toEqual(['ok']);
     const reopened = closeAfterTest(await openStore({ dataDir }));
-    expect(reopened.credits.balance(account.id)).toBe(197);
+    expect(await reopened.credits.balance(account.id)).toBe(197);
   });
 });

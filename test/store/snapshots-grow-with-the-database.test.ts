@@ -43,7 +43,7 @@ describe('snapshots with the default thresholds', () => {
     expect(reopened.db.stats().snapshotsWritten).toBe(1);
 
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
-    expect(afterCrash.flows.list(account.id).map((flow) => flow.id)).toEqual(ids);
-    expect(afterCrash.credits.balance(account.id)).toBe(1_500);
+    expect((await afterCrash.flows.list(account.id)).map((flow) => flow.id)).toEqual(ids);
+    expect(await afterCrash.credits.balance(account.id)).toBe(1_500);
   });
 });

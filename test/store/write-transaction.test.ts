@@ -20,13 +20,13 @@ describe('db.write', () => {
               VALUES ('f', ?, 'n', 'y', CURRENT_TIMESTAMP, 0)`, [accountId]),
     );
     await expect(write).rejects.toThrow(/deterministic/);
-    expect(store.flows.list(accountId)).toEqual([]);
+    expect(await store.flows.list(accountId)).toEqual([]);
   });
 
   it('refuses parameters that JSON cannot carry back unchanged', async () => {
     const { store, accountId } = await openWithAccount();
     await expect(store.db.write((tx) => tx.run(INSERT_FLOW, ['f', accountId, 'n', 'y', Number.NaN, 0]))).rejects.toThrow(TypeError);
-    expect(store.flows.list(accountId)).toEqual([]);
+    expect(await store.flows.list(accountId)).toEqual([]);
   });
 
   it('rolls back and rejects an async callback', async () => {
@@ -35,7 +35,7 @@ describe('db.write', () => {
       tx.run(INSERT_FLOW, ['f', accountId, 'n', 'y', 1, 1]);
     });
     await expect(write).rejects.toThrow(/synchronous/);
-    expect(store.flows.list(accountId)).toEqual([]);
+    expect(await store.flows.list(accountId)).toEqual([]);
   });
 
   it('rejects a write started inside another write without undoing the outer one', async () => {
@@ -48,7 +48,7 @@ describe('db.write', () => {
         .catch((error: unknown) => error);
     });
     expect(await innerError).toMatchObject({ message: expect.stringMatching(/inside another write/) });
-    expect(store.flows.list(accountId).map((flow) => flow.id)).toEqual(['outer']);
+    expect((await store.flows.list(accountId)).map((flow) => flow.id)).toEqual(['outer']);
   });
 
   it('resolves a write that changed nothing only after the earlier writes are durable', async () => {
@@ -63,7 +63,7 @@ describe('db.write', () => {
     expect(order).toEqual(['create', 'count=1']);
 
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
-    expect(afterCrash.flows.list(accountId)).toHaveLength(1);
+    expect(await afterCrash.flows.list(accountId)).toHaveLength(1);
   });
 
   it('groups writes that arrive during an fsync into one journal append', async () => {
@@ -74,7 +74,7 @@ describe('db.write', () => {
     // All 100 commit before the first append starts; one append (two at most) carries them.
     expect(store.db.stats().journalBatches - before).toBeLessThanOrEqual(2);
     const afterCrash = closeAfterTest(await openStore({ dataDir: await copyAsIfCrashed(dataDir) }));
-    expect(afterCrash.flows.list(accountId)).toHaveLength(100);
+    expect(await afterCrash.flows.list(accountId)).toHaveLength(100);
   });
 
   it('journals nothing for an update that matched no row', async () => {
@@ -88,7 +88,7 @@ describe('db.write', () => {
     const { store, accountId } = await openWithAccount();
     await store.close();
     await expect(store.flows.create({ accountId, name: 'late', yamlContent: 'y' })).rejects.toBeInstanceOf(StoreClosedError);
-    expect(() => store.flows.list(accountId)).toThrow(StoreClosedError);
+    await expect(store.flows.list(accountId)).rejects.toBeInstanceOf(StoreClosedError);
   });
 
   it('finishes writes already committed when close is called', async () => {
@@ -99,6 +99,6 @@ describe('db.write', () => {
     await closing;
 
     const reopened = closeAfterTest(await openStore({ dataDir }));
-    expect(reopened.flows.list(accountId)).toHaveLength(20);
+    expect(await reopened.flows.list(accountId)).toHaveLength(20);
   });
 });

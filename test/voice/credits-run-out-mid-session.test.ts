@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount, createFlow } from '../support/server.ts';
 import { useVoiceRig } from '../support/voice-server.ts';
+import type { EmbeddedStore } from '../../server/store/store.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 /** A billed "minute" of 300 ms, so running out takes a second, not minutes. */
@@ -16,17 +17,17 @@ describe('credits running out during a session', () => {
   const rig = useVoiceRig({ minuteMs: MINUTE_MS, rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello!' } }] });
   let client: VoiceClient;
 
-  const accountIdOf = (email: string) => rig.server.app.services.store.accounts.findByEmail(email)!.id;
+  const accountIdOf = async (email: string) => (await rig.server.app.services.store.accounts.findByEmail(email))!.id;
 
   /** Spends the balance down to `left` cents, as earlier sessions would have. */
   async function drainTo(accountId: string, left: number): Promise<void> {
     const { store } = rig.server.app.services;
-    const spent = await store.credits.debit(accountId, store.credits.balance(accountId) - left, { idempotencyKey: `test-drain:${accountId}`, reason: 'test_drain' });
+    const spent = await store.credits.debit(accountId, await store.credits.balance(accountId) - left, { idempotencyKey: `test-drain:${accountId}`, reason: 'test_drain' });
     expect(spent).toMatchObject({ ok: true, balance: left });
   }
 
   it('charges each minute for the parts in use, then says credits_exhausted, ends the session and closes the socket, never going below zero', { timeout: 15_000 }, async () => {
-    const accountId = accountIdOf(rig.account.email);
+    const accountId = await accountIdOf(rig.account.email);
     const balanceBody = await rig.server.request('GET', '/v1/credits/balance', { apiKey: rig.account.apiKey });
     expect(balanceBody.body).toMatchObject({ effective_rate_per_minute_usd_cents: RATE });
     // Two minutes' worth of the model: the third minute cannot be paid.
@@ -43,8 +44,9 @@ describe('credits running out during a session', () => {
     expect((await client.closed).code).toBe(1000);
 
     const { store } = rig.server.app.services;
-    expect(store.credits.balance(accountId)).toBe(0);
-    const ledger = store.db.all<{ delta_cents: number; reason: string; idempotency_key: string; session_id: string | null }>(
+    expect(await store.credits.balance(accountId)).toBe(0);
+    // The ledger's rows as stored: this test runs on the embedded store.
+    const ledger = (store as EmbeddedStore).db.all<{ delta_cents: number; reason: string; idempotency_key: string; session_id: string | null }>(
       'SELECT delta_cents, reason, idempotency_key, session_id FROM credit_ledger WHERE account_id = ? ORDER BY rowid',
       [accountId],
     );
@@ -76,14 +78,14 @@ describe('credits running out during a session', () => {
   it('refuses to start a session with 402 when the balance cannot pay the first minute', async () => {
     const poor = await createAccount(rig.server);
     const flowId = await createFlow(rig.server, poor.apiKey);
-    await drainTo(accountIdOf(poor.email), RATE - 1);
+    await drainTo(await accountIdOf(poor.email), RATE - 1);
 
     const refused = await rig.server.request('POST', '/v1/sessions', { apiKey: poor.apiKey, body: { flow_id: flowId } });
     expect(refused.status).toBe(402);
     expect(refused.body.error.code).toBe('insufficient_credits');
     // The engine router refuses the same account at the upgrade.
     await expect(connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${flowId}`), { 'x-service-key': poor.apiKey })).rejects.toMatchObject({ status: 402 });
-    expect(rig.server.app.services.store.credits.balance(accountIdOf(poor.email))).toBe(RATE - 1);
+    expect(await rig.server.app.services.store.credits.balance(await accountIdOf(poor.email))).toBe(RATE - 1);
     const sessions = await rig.server.request('GET', '/v1/sessions', { apiKey: poor.apiKey });
     expect(sessions.body).toEqual([]);
   });
@@ -93,7 +95,7 @@ describe('a part costs nothing until it is used', () => {
   const rig = useVoiceRig({ transcripts: ['Hello there'], rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello!' } }, { when: { lastRole: 'user' }, respond: { text: 'Hi again.' } }] });
 
   const debitsOf = (sessionId: string) =>
-    rig.server.app.services.store.db.all<{ delta_cents: number; idempotency_key: string }>('SELECT delta_cents, idempotency_key FROM credit_ledger WHERE session_id = ? ORDER BY rowid', [sessionId]);
+    (rig.server.app.services.store as EmbeddedStore).db.all<{ delta_cents: number; idempotency_key: string }>('SELECT delta_cents, idempotency_key FROM credit_ledger WHERE session_id = ? ORDER BY rowid', [sessionId]);
 
   it('a typed conversation pays for the model only; speaking adds speech to text from that minute', { timeout: 30_000 }, async () => {
     const client = await rig.connect();

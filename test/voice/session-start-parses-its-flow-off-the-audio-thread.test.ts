@@ -19,7 +19,7 @@ describe('starting a flow session', () => {
         rig.track(client);
         expect(await client.waitFor('flow_state')).toMatchObject({ state: 'setup' });
       }
-      const accountId = rig.server.app.services.store.accounts.findByEmail(rig.account.email)!.id;
+      const accountId = (await rig.server.app.services.store.accounts.findByEmail(rig.account.email))!.id;
       expect(parse.mock.calls.map(([account]) => account)).toEqual([`engine:${accountId}`]);
       const third = rig.track(await connectVoice(url, { 'x-service-key': rig.account.apiKey }));
       await third.waitFor('flow_state');

@@ -25,7 +25,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/auth/api-keys', { config }, async (request) => {
-    return store.apiKeys.listByAccount(accountOf(request.principal)).map(publicView);
+    return (await store.apiKeys.listByAccount(accountOf(request.principal))).map(publicView);
   });
 
   app.delete<{ Params: { key_id: string } }>('/auth/api-keys/:key_id', { config }, async (request, reply) => {

@@ -67,7 +67,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/auth/signup', { config: routeConfig }, async (request, reply) => {
     const { email, password } = parseInput(Credentials, request.body);
-    if (store.accounts.findByEmail(email)) throw new AppError('email_taken');
+    if (await store.accounts.findByEmail(email)) throw new AppError('email_taken');
     const passwordHash = await hashingBounded(() => passwords.hash(password));
     try {
       const account = await store.accounts.create({ email, passwordHash, signupCreditCents: SIGNUP_CREDIT_CENTS });
@@ -81,7 +81,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/auth/login', { config: routeConfig }, async (request, reply) => {
     const { email, password } = parseInput(LoginCredentials, request.body);
-    const account = store.accounts.findByEmail(email);
+    const account = await store.accounts.findByEmail(email);
     // The same work and the same answer whether or not the email exists.
     const ok = await hashingBounded(() => (account ? passwords.verify(password, account.passwordHash) : passwords.verifyAgainstDecoy(password)));
     if (!account || !ok) throw new AppError('invalid_login');
@@ -93,7 +93,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     const token = refreshTokenOf(request.headers.cookie);
     if (!token) throw new AppError('missing_credentials', 'Not signed in in this browser: sign in with your email and password.');
     const verified = await accessTokens.verifyRefresh(token);
-    const account = verified.ok ? store.accounts.findById(verified.accountId) : null;
+    const account = verified.ok ? await store.accounts.findById(verified.accountId) : null;
     if (!account) {
       reply.header('set-cookie', refreshCookie('', 0, secureCookies()));
       throw new AppError(verified.ok || verified.reason === 'invalid' ? 'invalid_credentials' : 'token_expired', 'The sign-in in this browser has expired: sign in again.');

@@ -12,10 +12,10 @@ export async function creditRoutes(app: FastifyInstance): Promise<void> {
   const { store, config } = app.services;
   app.get('/v1/credits/balance', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
     const accountId = accountOf(request.principal);
-    const settings = store.providers.get(accountId);
+    const settings = await store.providers.get(accountId);
     const resolved = resolveProviders(config, settings);
     return {
-      balance_usd_cents: store.credits.balance(accountId),
+      balance_usd_cents: await store.credits.balance(accountId),
       rate_per_minute_usd_cents: RATE_PER_MINUTE_CENTS,
       effective_rate_per_minute_usd_cents: effectiveRatePerMinute(config, settings),
       parts: Object.fromEntries(

@@ -48,13 +48,13 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
   const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
 
-  const ownFlow = (accountId: string, id: string): Flow => {
-    const flow = store.flows.get(accountId, id);
+  const ownFlow = async (accountId: string, id: string): Promise<Flow> => {
+    const flow = await store.flows.get(accountId, id);
     if (!flow) throw new AppError('flow_not_found', `No flow with the id "${id}".`);
     return flow;
   };
-  const ownTest = (accountId: string, flowId: string, id: string): FlowTestRecord => {
-    const test = store.flowTests.get(accountId, flowId, id);
+  const ownTest = async (accountId: string, flowId: string, id: string): Promise<FlowTestRecord> => {
+    const test = await store.flowTests.get(accountId, flowId, id);
     if (!test) throw new AppError('flow_test_not_found', `This flow has no test with the id "${id}".`);
     return test;
   };
@@ -64,8 +64,8 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
     if (!result.tests) refuse(result.diagnostics);
     return result;
   };
-  const assertRoom = (accountId: string, flowId: string, adding: number) => {
-    const count = store.flowTests.count(accountId, flowId);
+  const assertRoom = async (accountId: string, flowId: string, adding: number) => {
+    const count = await store.flowTests.count(accountId, flowId);
     if (count + adding > MAX_TESTS_PER_FLOW) {
       throw new AppError('invalid_request', `A flow keeps at most ${MAX_TESTS_PER_FLOW} tests; it has ${count}: delete some first.`);
     }
@@ -73,17 +73,17 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<FlowParams>('/v1/flows/:flow_id/tests', { config }, async (request) => {
     const accountId = accountOf(request.principal);
-    ownFlow(accountId, request.params.flow_id);
-    return store.flowTests.list(accountId, request.params.flow_id).map((test) => testView(test));
+    await ownFlow(accountId, request.params.flow_id);
+    return (await store.flowTests.list(accountId, request.params.flow_id)).map((test) => testView(test));
   });
 
   app.post<FlowParams>('/v1/flows/:flow_id/tests', { config }, async (request, reply) => {
     const body = parseInput(TestBody, request.body);
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
     const result = await parsed(accountId, flow, body.yaml_content);
     if (result.shape === 'suite') throw new AppError('invalid_request', `This is a suite of ${result.tests!.length} tests: import it at /v1/flows/${flow.id}/tests/import.`);
-    assertRoom(accountId, flow.id, 1);
+    await assertRoom(accountId, flow.id, 1);
     const [test] = await store.flowTests.create(accountId, flow.id, [{ name: result.tests![0]!.name, yamlContent: body.yaml_content }]);
     return reply.status(201).send(testView(test!, result.diagnostics));
   });
@@ -92,12 +92,12 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
   app.post<FlowParams>('/v1/flows/:flow_id/tests/import', { config }, async (request, reply) => {
     const body = parseInput(ImportBody, request.body);
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
     const result = await parsed(accountId, flow, body.yaml_content);
     const texts = result.shape === 'suite' ? splitSuite(body.yaml_content) : [body.yaml_content];
     const tooLong = texts.findIndex((text) => text.length > MAX_TEST_BYTES);
     if (tooLong >= 0) throw new AppError('invalid_request', `Test ${tooLong + 1} of the suite is over ${MAX_TEST_BYTES / 1024} KiB.`);
-    assertRoom(accountId, flow.id, texts.length);
+    await assertRoom(accountId, flow.id, texts.length);
     const tests = await store.flowTests.create(
       accountId,
       flow.id,
@@ -109,8 +109,8 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
   /** Every test of the flow as one suite file, to keep beside the flow's YAML or run with the CLI. */
   app.get<FlowParams>('/v1/flows/:flow_id/tests/export', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
-    const tests = store.flowTests.list(accountId, flow.id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
+    const tests = await store.flowTests.list(accountId, flow.id);
     const filename = `${flow.name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'flow'}.tests.yaml`;
     return reply
       .type('application/yaml; charset=utf-8')
@@ -120,15 +120,15 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<TestParams>('/v1/flows/:flow_id/tests/:test_id', { config }, async (request) => {
     const accountId = accountOf(request.principal);
-    ownFlow(accountId, request.params.flow_id);
-    return testView(ownTest(accountId, request.params.flow_id, request.params.test_id));
+    await ownFlow(accountId, request.params.flow_id);
+    return testView(await ownTest(accountId, request.params.flow_id, request.params.test_id));
   });
 
   app.put<TestParams>('/v1/flows/:flow_id/tests/:test_id', { config }, async (request) => {
     const body = parseInput(TestBody, request.body);
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
-    ownTest(accountId, flow.id, request.params.test_id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
+    await ownTest(accountId, flow.id, request.params.test_id);
     const result = await parsed(accountId, flow, body.yaml_content);
     if (result.shape === 'suite') throw new AppError('invalid_request', 'A stored test is one test, not a suite: import a suite at …/tests/import.');
     const test = await store.flowTests.update(accountId, flow.id, request.params.test_id, { name: result.tests![0]!.name, yamlContent: body.yaml_content });
@@ -138,7 +138,7 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete<TestParams>('/v1/flows/:flow_id/tests/:test_id', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    ownFlow(accountId, request.params.flow_id);
+    await ownFlow(accountId, request.params.flow_id);
     if (!(await store.flowTests.remove(accountId, request.params.flow_id, request.params.test_id))) throw new AppError('flow_test_not_found');
     return reply.status(204).send();
   });

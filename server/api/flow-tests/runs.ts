@@ -57,7 +57,7 @@ function runView(run: Omit<FlowTestRunRecord, 'resultJson'> & { resultJson?: str
   };
 }
 
-export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Flow }): Promise<void> {
+export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Promise<Flow> }): Promise<void> {
   const { store, flowJobs, engine } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
   /** Runs in progress in this process, by account (one each) and by id. */
@@ -73,7 +73,7 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
   app.post<FlowParams>('/v1/flows/:flow_id/tests/run', { config }, async (request, reply) => {
     const body = parseInput(RunBody, request.body ?? {});
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
     if (running.has(accountId)) throw new AppError('test_run_in_progress');
     // The account's place is taken before anything is awaited, so two runs asked for at once
     // cannot both start; it is given back if this one does not start.
@@ -83,7 +83,7 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
     // Set by prepare(); cast so that the code after it does not read it as always null.
     let admission = null as Awaited<ReturnType<typeof engine.admit>> | null;
     const prepare = async () => {
-      const stored = store.flowTests.list(accountId, flow.id);
+      const stored = await store.flowTests.list(accountId, flow.id);
       const byId = new Map(stored.map((t) => [t.id, t]));
       const chosen = body.test_ids ? body.test_ids.map((id) => byId.get(id) ?? null) : stored;
       const missing = body.test_ids?.filter((id) => !byId.has(id)) ?? [];
@@ -91,7 +91,7 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
       if (chosen.length === 0) throw new AppError('invalid_request', 'This flow has no tests yet: add one first.');
       const tests = chosen.map((t) => t!);
 
-      const draft = body.draft ? store.flowVersions.getDraft(accountId, flow.id) : null;
+      const draft = body.draft ? await store.flowVersions.getDraft(accountId, flow.id) : null;
       const flowYaml = draft?.yamlContent ?? flow.yamlContent;
       const parsed = await flowJobs.parseTests(accountId, suiteText(tests.map((t) => ({ yaml: t.yamlContent }))), flowYaml);
       if (!parsed.flow) throw new AppError('invalid_flow', draft ? 'The draft has errors: fix them before running its tests.' : 'The flow does not validate any more; open it in the editor.');
@@ -196,14 +196,14 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
 
   app.get<FlowParams>('/v1/flows/:flow_id/tests/runs', { config }, async (request) => {
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
-    return store.flowTests.listRuns(accountId, flow.id).map((run) => runView(run, isLive(run.id)));
+    const flow = await ownFlow(accountId, request.params.flow_id);
+    return (await store.flowTests.listRuns(accountId, flow.id)).map((run) => runView(run, isLive(run.id)));
   });
 
   app.get<RunParams>('/v1/flows/:flow_id/tests/runs/:run_id', { config }, async (request) => {
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
-    const run = store.flowTests.getRun(accountId, flow.id, request.params.run_id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
+    const run = await store.flowTests.getRun(accountId, flow.id, request.params.run_id);
     if (!run) throw new AppError('test_run_not_found');
     return runView(run, isLive(run.id));
   });

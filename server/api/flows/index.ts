@@ -63,8 +63,8 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     return { warnings: refuseErrors(diagnostics), documentVersion };
   };
 
-  const ownFlow = (accountId: string, id: string): Flow => {
-    const flow = store.flows.get(accountId, id);
+  const ownFlow = async (accountId: string, id: string): Promise<Flow> => {
+    const flow = await store.flows.get(accountId, id);
     if (!flow) throw new AppError('flow_not_found', `No flow with the id "${id}".`);
     return flow;
   };
@@ -74,33 +74,33 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     const adding = { flows: 1, bytes: textBytes(body.yaml_content) };
     // Early, so that a full account's uploads cost no flow job; again right before the write.
-    assertFlowStorageLeft(app.services, accountId, adding);
+    await assertFlowStorageLeft(app.services, accountId, adding);
     const { warnings, documentVersion } = await validated(accountId, body.yaml_content);
     const version = { documentVersion, createdBy: authorOf(request.principal) };
-    assertFlowStorageLeft(app.services, accountId, adding);
+    await assertFlowStorageLeft(app.services, accountId, adding);
     const flow = await store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content, version });
     return reply.status(201).send(fullView(flow, warnings));
   });
 
   app.get('/v1/flows', { config }, async (request) => {
-    return store.flows.list(accountOf(request.principal)).map((f) => ({ id: f.id, name: f.name, created_at: f.createdAt, updated_at: f.updatedAt }));
+    return (await store.flows.list(accountOf(request.principal))).map((f) => ({ id: f.id, name: f.name, created_at: f.createdAt, updated_at: f.updatedAt }));
   });
 
   app.get<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
-    return fullView(ownFlow(accountOf(request.principal), request.params.flow_id));
+    return fullView(await ownFlow(accountOf(request.principal), request.params.flow_id));
   });
 
   // Added to the spec's endpoints (DESIGN §2): the YAML editor saves text with its comments.
   app.put<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
     const accountId = accountOf(request.principal);
-    const stored = ownFlow(accountId, request.params.flow_id);
+    const stored = await ownFlow(accountId, request.params.flow_id);
     const body = parseInput(UpdateFlowBody, request.body);
     const checked = body.yaml_content !== undefined ? await validated(accountId, body.yaml_content) : undefined;
     const layout = body.layout === undefined ? undefined : body.layout === null ? null : JSON.stringify(body.layout);
     // The live text sent again unchanged is no new version (a client that saves what it read).
     const yamlContent = body.yaml_content === stored.yamlContent ? undefined : body.yaml_content;
     const version = checked ? { documentVersion: checked.documentVersion, createdBy: authorOf(request.principal) } : undefined;
-    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
+    await assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
     const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent, layout, version });
     const warnings = checked?.warnings;
     if (!flow) throw new AppError('flow_not_found');
@@ -117,7 +117,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   // Made as text in the worker and sent as it is: no object tree copied back to this thread.
   app.get<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const text = await flowJobs.toJsonText(accountId, ownFlow(accountId, request.params.flow_id).yamlContent);
+    const text = await flowJobs.toJsonText(accountId, (await ownFlow(accountId, request.params.flow_id)).yamlContent);
     return reply.type('application/json; charset=utf-8').send(text);
   });
 
@@ -125,13 +125,13 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   // The body stays text until the worker parses it (http/json-body.ts): up to 512 KiB of objects.
   app.put<FlowParams>('/v1/flows/:flow_id/json', { config: { ...config, jsonBodyAsText: true } }, async (request) => {
     const accountId = accountOf(request.principal);
-    const stored = ownFlow(accountId, request.params.flow_id);
+    const stored = await ownFlow(accountId, request.params.flow_id);
     const body = requireJsonBodyText(request.body);
     const edited = await flowJobs.applyJsonText(accountId, stored.yamlContent, body.text, body.maxDepth);
     const warnings = refuseErrors(edited.diagnostics);
     const yamlContent = edited.yaml === stored.yamlContent ? undefined : edited.yaml;
     const version = { documentVersion: edited.documentVersion, createdBy: authorOf(request.principal) };
-    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
+    await assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
     const flow = await store.flows.update(accountId, stored.id, { yamlContent, version });
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);

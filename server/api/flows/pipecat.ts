@@ -24,7 +24,7 @@ type FlowParams = { Params: { flow_id: string } };
 
 const ExportQuery = z.object({ format: z.enum(['json', 'yaml'], { error: 'must be json or yaml' }).optional() });
 
-export async function flowPipecatRoutes(app: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Flow }): Promise<void> {
+export async function flowPipecatRoutes(app: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Promise<Flow> }): Promise<void> {
   const { flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
 
@@ -40,7 +40,7 @@ export async function flowPipecatRoutes(app: FastifyInstance, { ownFlow }: { own
 
   app.get<FlowParams>('/v1/flows/:flow_id/export/pipecat', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
     const { format = 'json' } = parseInput(ExportQuery, request.query, 'query');
     const exported = await flowJobs.exportPipecat(accountId, flow.yamlContent);
     // A published version always validates; this is a stored flow from before a rule was added.

@@ -22,12 +22,12 @@ export interface FlowStorageRequest {
 
 const MIB = 1024 * 1024;
 
-export function assertFlowStorageLeft(services: Pick<Services, 'config' | 'store'>, accountId: string, adding: FlowStorageRequest): void {
+export async function assertFlowStorageLeft(services: Pick<Services, 'config' | 'store'>, accountId: string, adding: FlowStorageRequest): Promise<void> {
   const { flowsPerAccount, flowStorageMb } = services.config.limits;
   const addingFlows = adding.flows ?? 0;
   const addingBytes = Math.max(0, adding.bytes ?? 0);
   if ((flowsPerAccount === 0 || addingFlows === 0) && (flowStorageMb === 0 || addingBytes === 0)) return;
-  const used = services.store.flowStorage.usage(accountId);
+  const used = await services.store.flowStorage.usage(accountId);
   if (flowsPerAccount > 0 && addingFlows > 0 && used.flows + addingFlows > flowsPerAccount) {
     throw new AppError(
       'flow_quota_exceeded',

@@ -72,7 +72,7 @@ function conflict(currentEtag: string, draft: FlowDraft | null): AppError {
 }
 
 interface FlowHelpers {
-  ownFlow(accountId: string, id: string): Flow;
+  ownFlow(accountId: string, id: string): Promise<Flow>;
   fullView(flow: Flow, diagnostics?: Diagnostic[]): unknown;
   /** A 422 with every diagnostic when there are errors; else the warnings. */
   refuseErrors(diagnostics: Diagnostic[]): Diagnostic[];
@@ -102,40 +102,40 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
 
   app.get<FlowParams>('/v1/flows/:flow_id/draft', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
-    return sendDraft(reply, draftView(flow, store.flowVersions.getDraft(accountId, flow.id)));
+    const flow = await ownFlow(accountId, request.params.flow_id);
+    return sendDraft(reply, draftView(flow, await store.flowVersions.getDraft(accountId, flow.id)));
   });
 
   // Saved with errors too (it is a draft): the diagnostics come back, Publish refuses them.
   app.put<FlowParams>('/v1/flows/:flow_id/draft', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flowId = request.params.flow_id;
-    ownFlow(accountId, flowId);
+    await ownFlow(accountId, flowId);
     const body = parseInput(DraftBody, request.body);
     // Checked before the flow job too, not only in the write: a conflict costs no job.
-    const current = store.flowVersions.currentEtag(accountId, flowId);
+    const current = await store.flowVersions.currentEtag(accountId, flowId);
     const ifMatch = ifMatchOf(request, current);
-    if (ifMatch !== undefined && current !== null && ifMatch !== current) throw conflict(current, store.flowVersions.getDraft(accountId, flowId));
+    if (ifMatch !== undefined && current !== null && ifMatch !== current) throw conflict(current, await store.flowVersions.getDraft(accountId, flowId));
     const { diagnostics } = await flowJobs.inspect(accountId, body.yaml_content);
-    const growth = textBytes(body.yaml_content) - textBytes(store.flowVersions.getDraft(accountId, flowId)?.yamlContent);
-    assertFlowStorageLeft(app.services, accountId, { bytes: growth });
+    const growth = textBytes(body.yaml_content) - textBytes((await store.flowVersions.getDraft(accountId, flowId))?.yamlContent);
+    await assertFlowStorageLeft(app.services, accountId, { bytes: growth });
     const saved = await store.flowVersions.saveDraft(accountId, flowId, body.yaml_content, ifMatch);
     if (!saved.ok) {
       if (saved.reason === 'not_found') throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
-      throw conflict(saved.currentEtag, store.flowVersions.getDraft(accountId, flowId));
+      throw conflict(saved.currentEtag, await store.flowVersions.getDraft(accountId, flowId));
     }
-    return sendDraft(reply, draftView(ownFlow(accountId, flowId), saved.draft, diagnostics));
+    return sendDraft(reply, draftView(await ownFlow(accountId, flowId), saved.draft, diagnostics));
   });
 
   // Discards the unpublished changes; the published version is untouched. Idempotent.
   app.delete<FlowParams>('/v1/flows/:flow_id/draft', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flowId = request.params.flow_id;
-    ownFlow(accountId, flowId);
-    const discarded = await store.flowVersions.discardDraft(accountId, flowId, ifMatchOf(request, store.flowVersions.currentEtag(accountId, flowId)));
+    await ownFlow(accountId, flowId);
+    const discarded = await store.flowVersions.discardDraft(accountId, flowId, ifMatchOf(request, await store.flowVersions.currentEtag(accountId, flowId)));
     if (!discarded.ok) {
       if (discarded.reason === 'not_found') throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
-      throw conflict(discarded.currentEtag, store.flowVersions.getDraft(accountId, flowId));
+      throw conflict(discarded.currentEtag, await store.flowVersions.getDraft(accountId, flowId));
     }
     return reply.status(204).send();
   });
@@ -144,11 +144,11 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
   app.post<FlowParams>('/v1/flows/:flow_id/publish', { config }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flowId = request.params.flow_id;
-    ownFlow(accountId, flowId);
+    await ownFlow(accountId, flowId);
     const body = parseInput(PublishBody, request.body ?? {});
-    const draft = store.flowVersions.getDraft(accountId, flowId);
+    const draft = await store.flowVersions.getDraft(accountId, flowId);
     // If-Match: publish exactly the draft this window shows, not one saved over it elsewhere.
-    const current = store.flowVersions.currentEtag(accountId, flowId)!;
+    const current = (await store.flowVersions.currentEtag(accountId, flowId))!;
     const ifMatch = ifMatchOf(request, current);
     if (ifMatch !== undefined && ifMatch !== current) throw conflict(current, draft);
     if (!draft) throw new AppError('no_draft');
@@ -161,55 +161,55 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
       { yamlContent: draft.yamlContent, documentVersion, note: body.note ?? '', createdBy: authorOf(request.principal) },
       { fromDraft: true, expectEtag: draft.etag },
     );
-    return reply.status(201).send(publishedView(accountId, flowId, published, warnings));
+    return reply.status(201).send(await publishedView(accountId, flowId, published, warnings));
   });
 
   app.get<FlowParams>('/v1/flows/:flow_id/versions', { config }, async (request) => {
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
-    const versions = store.flowVersions.list(accountId, flow.id) ?? [];
+    const flow = await ownFlow(accountId, request.params.flow_id);
+    const versions = await store.flowVersions.list(accountId, flow.id) ?? [];
     return versions.map((version) => versionSummaryView(version, flow.publishedVersion));
   });
 
-  const ownVersion = (request: FastifyRequest<VersionParams>): { flow: Flow; version: FlowVersion } => {
+  const ownVersion = async (request: FastifyRequest<VersionParams>): Promise<{ flow: Flow; version: FlowVersion }> => {
     const accountId = accountOf(request.principal);
-    const flow = ownFlow(accountId, request.params.flow_id);
+    const flow = await ownFlow(accountId, request.params.flow_id);
     const number = parseInput(z.object({ number: VersionNumber }), request.params, 'path').number;
-    const version = store.flowVersions.get(accountId, flow.id, number);
+    const version = await store.flowVersions.get(accountId, flow.id, number);
     if (!version) throw new AppError('flow_version_not_found', `This flow has no version ${number}; GET /v1/flows/${flow.id}/versions lists them.`);
     return { flow, version };
   };
 
   app.get<VersionParams>('/v1/flows/:flow_id/versions/:number', { config }, async (request) => {
-    const { flow, version } = ownVersion(request);
+    const { flow, version } = await ownVersion(request);
     return versionView(version, flow.publishedVersion);
   });
 
   // Rollback: an old version published again becomes the newest version (a copy), so the
   // history says it happened. The draft, if any, is kept: it is someone's unfinished work.
   app.post<VersionParams>('/v1/flows/:flow_id/versions/:number/publish', { config }, async (request, reply) => {
-    const { flow, version } = ownVersion(request);
+    const { flow, version } = await ownVersion(request);
     const accountId = flow.accountId;
     const body = parseInput(PublishBody, request.body ?? {});
     const note = body.note || `Published again from version ${version.number}`;
     // A rollback keeps a copy of the old text; publishing a draft only moves it (no quota check).
-    assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(version.yamlContent) });
+    await assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(version.yamlContent) });
     const published = await store.flowVersions.publish(accountId, flow.id, {
       yamlContent: version.yamlContent,
       documentVersion: version.documentVersion,
       note,
       createdBy: authorOf(request.principal),
     });
-    return reply.status(201).send(publishedView(accountId, flow.id, published));
+    return reply.status(201).send(await publishedView(accountId, flow.id, published));
   });
 
-  function publishedView(accountId: string, flowId: string, result: Awaited<ReturnType<typeof store.flowVersions.publish>>, warnings?: Diagnostic[]) {
+  async function publishedView(accountId: string, flowId: string, result: Awaited<ReturnType<typeof store.flowVersions.publish>>, warnings?: Diagnostic[]) {
     if (!result.ok) {
-      if (result.reason === 'conflict') throw conflict(result.currentEtag, store.flowVersions.getDraft(accountId, flowId));
+      if (result.reason === 'conflict') throw conflict(result.currentEtag, await store.flowVersions.getDraft(accountId, flowId));
       if (result.reason === 'no_draft') throw new AppError('no_draft');
       throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
     }
-    const flow = ownFlow(accountId, flowId);
+    const flow = await ownFlow(accountId, flowId);
     return { version: versionView(result.version, flow.publishedVersion), flow: fullView(flow, warnings) };
   }
 }

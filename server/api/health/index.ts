@@ -27,7 +27,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   // A store that refuses writes (a full disk, a failed journal) makes the node unhealthy: 503,
   // so a load balancer stops sending it calls that would all fail.
   app.get('/health', { config: { auth: 'none' } }, async (_request, reply) => {
-    const storeWritable = !app.services.store.db.stats().failed;
+    const storeWritable = app.services.store.writable();
     if (!storeWritable) void reply.status(503);
     return {
       status: storeWritable ? 'ok' : 'degraded',

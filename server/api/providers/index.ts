@@ -81,7 +81,7 @@ export async function providerRoutes(app: FastifyInstance): Promise<void> {
   const { store, secrets, config } = app.services;
 
   app.get('/v1/providers', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
-    return maskedView(config, secrets, store.providers.get(accountOf(request.principal)));
+    return maskedView(config, secrets, await store.providers.get(accountOf(request.principal)));
   });
 
   app.patch('/v1/providers', { config: { auth: 'jwt' } }, async (request) => {
@@ -111,7 +111,7 @@ export async function providerRoutes(app: FastifyInstance): Promise<void> {
       if (newModel !== undefined) changes[`${CAMEL[kind]}Model`] = newModel;
     }
     // Before saving: where each own key would now go, and whether it works there.
-    const before = store.providers.get(accountId);
+    const before = await store.providers.get(accountId);
     const after: ProviderSettings = { ...before, ...changes };
     const resolved = resolveProviders(config, after);
     const warnings: string[] = [];

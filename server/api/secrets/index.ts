@@ -40,7 +40,7 @@ export async function secretRoutes(app: FastifyInstance): Promise<void> {
   };
 
   app.get('/v1/secrets', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
-    return store.secrets.list(accountOf(request.principal)).map(secretView);
+    return (await store.secrets.list(accountOf(request.principal))).map(secretView);
   });
 
   app.put<{ Params: { name: string } }>('/v1/secrets/:name', { config: { auth: 'jwt', carriesSecret: true } }, async (request, reply) => {
@@ -52,7 +52,7 @@ export async function secretRoutes(app: FastifyInstance): Promise<void> {
       const problem = signingSecretProblem(value);
       if (problem) throw new AppError('invalid_request', `Nothing was saved: ${problem}.`, [{ field: 'value', message: problem }]);
     }
-    const existing = store.secrets.list(accountId);
+    const existing = await store.secrets.list(accountId);
     if (existing.length >= MAX_SECRETS_PER_ACCOUNT && !existing.some((s) => s.name === name)) {
       throw new AppError('invalid_request', `An account keeps at most ${MAX_SECRETS_PER_ACCOUNT} secrets; delete one first.`);
     }

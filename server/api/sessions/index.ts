@@ -51,9 +51,9 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     const body = parseInput(CreateSessionBody, request.body ?? {});
     const flowId = body.flow_id ?? null;
-    if (flowId && !store.flows.exists(accountId, flowId)) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
+    if (flowId && !await store.flows.exists(accountId, flowId)) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
 
-    const credit = checkFirstMinute(store.credits.balance(accountId), effectiveRatePerMinute(config, store.providers.get(accountId)));
+    const credit = checkFirstMinute(await store.credits.balance(accountId), effectiveRatePerMinute(config, await store.providers.get(accountId)));
     if (!credit.ok) throw new AppError('insufficient_credits', credit.message);
     const balance = credit.balance;
 
@@ -80,25 +80,25 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
-    return store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed).map((session) => sessionListItem(session));
+    return (await store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed)).map((session) => sessionListItem(session));
   });
 
   /** Another account's session reads as absent. */
-  const ownSession = (accountId: string, id: string): Session => {
-    const session = store.sessions.findById(id);
+  const ownSession = async (accountId: string, id: string): Promise<Session> => {
+    const session = await store.sessions.findById(id);
     if (!session || session.accountId !== accountId) throw new AppError('session_not_found', `No session with the id "${id}".`);
     return session;
   };
 
   // What the call produced (DESIGN §11), from its stored timeline.
   app.get<SessionParams>('/v1/sessions/:session_id', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
-    const session = ownSession(accountOf(request.principal), request.params.session_id);
+    const session = await ownSession(accountOf(request.principal), request.params.session_id);
     return sessionDetail(store, session, app.services.publicUrl());
   });
 
   // The recording, with range requests so a player can seek (one range per request).
   app.get<SessionParams>('/v1/sessions/:session_id/recording', { config: { auth: 'jwt_or_api_key' } }, async (request, reply) => {
-    const session = ownSession(accountOf(request.principal), request.params.session_id);
+    const session = await ownSession(accountOf(request.principal), request.params.session_id);
     if (!session.recordingFile || /[/\\]/.test(session.recordingFile)) throw new AppError('recording_not_found');
     const path = join(recordingsDir(config.dataDir), session.recordingFile);
     let size: number;
@@ -120,9 +120,9 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
 
   // The raw timeline, a page at a time: `after` is the last seq the caller has.
   app.get<SessionParams>('/v1/sessions/:session_id/events', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
-    const session = ownSession(accountOf(request.principal), request.params.session_id);
+    const session = await ownSession(accountOf(request.principal), request.params.session_id);
     const query = parseInput(EventsQuery, request.query, 'query');
-    const page = store.timelines.page(session.id, query.after, query.limit);
+    const page = await store.timelines.page(session.id, query.after, query.limit);
     return {
       events: page.map((entry) => ({ seq: entry.seq, at: entry.at, type: entry.type, event: JSON.parse(entry.data) as unknown })),
       next_after: page.length === query.limit ? page[page.length - 1]!.seq : null,

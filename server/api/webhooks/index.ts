@@ -78,8 +78,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   const { store, config, secrets } = app.services;
   const auth = { auth: 'jwt_or_api_key' as const };
 
-  const ownEndpoint = (accountId: string, id: string): Webhook => {
-    const webhook = store.webhooks.find(accountId, id);
+  const ownEndpoint = async (accountId: string, id: string): Promise<Webhook> => {
+    const webhook = await store.webhooks.find(accountId, id);
     if (!webhook) throw new AppError('webhook_not_found', `No webhook endpoint with the id "${id}".`);
     return webhook;
   };
@@ -87,7 +87,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   app.post('/v1/webhooks', { config: { ...auth, carriesSecret: true } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const body = parseInput(CreateBody, request.body);
-    if (store.webhooks.listByAccount(accountId).length >= MAX_WEBHOOKS_PER_ACCOUNT) {
+    if ((await store.webhooks.listByAccount(accountId)).length >= MAX_WEBHOOKS_PER_ACCOUNT) {
       throw new AppError('invalid_request', `An account has at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints; delete one first.`);
     }
     if (!config.webhooks.allowPrivate) {
@@ -107,7 +107,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   });
 
   app.get('/v1/webhooks', { config: auth }, async (request) => {
-    return store.webhooks.listByAccount(accountOf(request.principal)).map(endpointView);
+    return (await store.webhooks.listByAccount(accountOf(request.principal))).map(endpointView);
   });
 
   app.delete<WebhookParams>('/v1/webhooks/:webhook_id', { config: auth }, async (request, reply) => {
@@ -117,19 +117,19 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   });
 
   app.get<WebhookParams>('/v1/webhooks/:webhook_id/deliveries', { config: auth }, async (request) => {
-    const webhook = ownEndpoint(accountOf(request.principal), request.params.webhook_id);
+    const webhook = await ownEndpoint(accountOf(request.principal), request.params.webhook_id);
     const { limit } = parseInput(DeliveriesQuery, request.query, 'query');
-    return store.webhooks.listDeliveries(webhook.id, limit).map(deliveryView);
+    return (await store.webhooks.listDeliveries(webhook.id, limit)).map(deliveryView);
   });
 
   // "Retry now": due at once, whatever its state (a given-up delivery gets one more attempt; a
   // delivered one is sent again with its webhook-id, which a receiver that dedupes ignores).
   app.post<DeliveryParams>('/v1/webhooks/:webhook_id/deliveries/:delivery_id/retry', { config: auth }, async (request, reply) => {
-    const webhook = ownEndpoint(accountOf(request.principal), request.params.webhook_id);
+    const webhook = await ownEndpoint(accountOf(request.principal), request.params.webhook_id);
     const made = await store.webhooks.retryNow(webhook.id, request.params.delivery_id, Date.now() / 1000);
     if (!made) throw new AppError('webhook_delivery_not_found', `No delivery "${request.params.delivery_id}" for this webhook endpoint.`);
     options.wake();
-    const delivery = store.webhooks.listDeliveries(webhook.id, 100).find((d) => d.id === request.params.delivery_id);
+    const delivery = (await store.webhooks.listDeliveries(webhook.id, 100)).find((d) => d.id === request.params.delivery_id);
     return reply.status(202).send(delivery ? deliveryView(delivery) : { id: request.params.delivery_id, status: 'pending' });
   });
 }

@@ -42,6 +42,9 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null;
   private purgeTimer: NodeJS.Timeout | null = null;
   private wakeQueued = false;
+  /** A look at the outbox is under way (it reads the store); a wake meanwhile runs another after it. */
+  private pumping = false;
+  private pumpAgain = false;
   private closed = false;
   private pausedUntil = 0;
 
@@ -89,17 +92,42 @@ export class WebhookDispatcher {
 
   private pump(): void {
     if (this.closed) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    this.pumpOnce()
+      .catch((error: unknown) => {
+        this.pausedUntil = Date.now() + PAUSE_AFTER_STORE_FAILURE_MS;
+        this.log.error({ err: error }, 'could not read the webhook outbox');
+        this.schedule(PAUSE_AFTER_STORE_FAILURE_MS);
+      })
+      .finally(() => {
+        this.pumping = false;
+        if (this.pumpAgain) {
+          this.pumpAgain = false;
+          this.pump();
+        }
+      });
+  }
+
+  private schedule(ms: number): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pump(), ms);
+    this.timer.unref();
+  }
+
+  private async pumpOnce(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const pauseLeft = this.pausedUntil - Date.now();
-    if (pauseLeft > 0) {
-      this.timer = setTimeout(() => this.pump(), pauseLeft);
-      this.timer.unref();
-      return;
-    }
+    if (pauseLeft > 0) return this.schedule(pauseLeft);
     const now = Date.now() / 1000;
     if (this.inFlight.size < this.options.concurrency) {
-      for (const delivery of this.store.webhooks.due(now, DUE_BATCH + this.inFlight.size)) {
+      for (const delivery of await this.store.webhooks.due(now, DUE_BATCH + this.inFlight.size)) {
+        if (this.closed) return;
         if (this.inFlight.size >= this.options.concurrency) break;
         if (this.inFlight.has(delivery.id)) continue;
         if ((this.perEndpoint.get(delivery.webhookId) ?? 0) >= this.options.perEndpoint) continue;
@@ -107,11 +135,10 @@ export class WebhookDispatcher {
       }
     }
     // Due ones held back by the limits are picked when an attempt ends (it wakes the pump).
-    const next = this.store.webhooks.nextDueAt();
+    const next = await this.store.webhooks.nextDueAt();
     const sleepMs = next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, (next - now) * 1000));
     if (next !== null && sleepMs === 0) return;
-    this.timer = setTimeout(() => this.pump(), Math.max(sleepMs, 5));
-    this.timer.unref();
+    this.schedule(Math.max(sleepMs, 5));
   }
 
   private begin(delivery: WebhookDelivery): void {
@@ -133,7 +160,7 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: WebhookDelivery, signal: AbortSignal): Promise<void> {
-    const webhook = this.store.webhooks.find(delivery.accountId, delivery.webhookId);
+    const webhook = await this.store.webhooks.find(delivery.accountId, delivery.webhookId);
     if (!webhook) return; // deleted since: its deliveries were given up
     const at = Date.now() / 1000;
     let result: AttemptResult;

@@ -65,7 +65,7 @@ export class WebhookOutbox implements SessionHook {
   recoverMissedEnds(sinceSecs: number): Promise<void> {
     return this.track(
       (async () => {
-        for (const sessionId of this.store.webhooks.missingEnds(Date.now() / 1000 - sinceSecs, 500)) {
+        for (const sessionId of await this.store.webhooks.missingEnds(Date.now() / 1000 - sinceSecs, 500)) {
           await this.writeEnd(sessionId);
         }
       })(),
@@ -96,7 +96,7 @@ export class WebhookOutbox implements SessionHook {
     const rows: NewWebhookDelivery[] = [];
     for (const k of taken) {
       let endpoints = endpointsOf.get(k.accountId);
-      if (!endpoints) endpointsOf.set(k.accountId, (endpoints = this.store.webhooks.listByAccount(k.accountId)));
+      if (!endpoints) endpointsOf.set(k.accountId, (endpoints = await this.store.webhooks.listByAccount(k.accountId)));
       if (endpoints.length === 0) continue;
       const envelope = hookEventEnvelope(k.event, k.context);
       if (envelope) rows.push(...this.deliveriesFor(k.accountId, k.sessionId, envelope, k.context.at, endpoints));
@@ -107,17 +107,19 @@ export class WebhookOutbox implements SessionHook {
   private async writeEnd(sessionId: string): Promise<void> {
     // The session's own earlier events first, in the same order they happened.
     await this.flush(sessionId);
-    const session = this.store.sessions.findById(sessionId);
+    const session = await this.store.sessions.findById(sessionId);
     if (!session || session.status !== 'ended') return;
-    if (this.store.webhooks.subscribers(session.accountId, 'session.ended').length === 0) return;
+    const endpoints = await this.store.webhooks.subscribers(session.accountId, 'session.ended');
+    if (endpoints.length === 0) return;
     // Reading the outcome yields between pages: a long call's transcript never holds the loop.
     const detail = await sessionDetail(this.store, session, this.publicUrl());
     await yieldToLoop();
-    await this.enqueue(this.deliveriesFor(session.accountId, session.id, sessionEndedEnvelope(detail), Date.now() / 1000));
+    await this.enqueue(this.deliveriesFor(session.accountId, session.id, sessionEndedEnvelope(detail), Date.now() / 1000, endpoints));
   }
 
-  private deliveriesFor(accountId: string, sessionId: string, envelope: WebhookEnvelope, at: number, accountEndpoints?: Webhook[]): NewWebhookDelivery[] {
-    const endpoints = accountEndpoints ? accountEndpoints.filter((e) => e.events.includes(envelope.type)) : this.store.webhooks.subscribers(accountId, envelope.type);
+  /** `accountEndpoints`: the account's endpoints, read once per flush; those not subscribed to this event are skipped. */
+  private deliveriesFor(accountId: string, sessionId: string, envelope: WebhookEnvelope, at: number, accountEndpoints: Webhook[]): NewWebhookDelivery[] {
+    const endpoints = accountEndpoints.filter((e) => e.events.includes(envelope.type));
     if (endpoints.length === 0) return [];
     const payload = JSON.stringify(envelope);
     return endpoints.map((endpoint) => ({ id: newWebhookMessageId(), webhookId: endpoint.id, accountId, sessionId, eventType: envelope.type, payload, createdAt: at }));

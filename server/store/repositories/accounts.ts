@@ -23,8 +23,8 @@ export interface NewAccount {
 export interface AccountsRepository {
   /** Rejects with EmailTakenError when the email exists in any letter case. */
   create(input: NewAccount): Promise<Account>;
-  findByEmail(email: string): Account | null;
-  findById(id: string): Account | null;
+  findByEmail(email: string): Promise<Account | null>;
+  findById(id: string): Promise<Account | null>;
 }
 
 interface AccountRow {
@@ -61,12 +61,12 @@ export function createAccountsRepository(db: Database): AccountsRepository {
       });
     },
 
-    findByEmail(email) {
+    async findByEmail(email) {
       const row = db.get<AccountRow>('SELECT * FROM accounts WHERE email = ?', [email]);
       return row ? toAccount(row) : null;
     },
 
-    findById(id) {
+    async findById(id) {
       const row = db.get<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]);
       return row ? toAccount(row) : null;
     },

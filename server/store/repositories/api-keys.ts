@@ -24,8 +24,8 @@ export interface NewApiKey {
 export interface ApiKeysRepository {
   create(input: NewApiKey): Promise<ApiKey>;
   /** Newest first; revoked keys are left out. */
-  listByAccount(accountId: string): ApiKey[];
-  findActiveByHash(keyHash: string): ApiKey | null;
+  listByAccount(accountId: string): Promise<ApiKey[]>;
+  findActiveByHash(keyHash: string): Promise<ApiKey | null>;
   /** False when the key is unknown, another account's, or already revoked. */
   revoke(accountId: string, id: string): Promise<boolean>;
   /**
@@ -79,7 +79,7 @@ export function createApiKeysRepository(db: Database): ApiKeysRepository {
       });
     },
 
-    listByAccount(accountId) {
+    async listByAccount(accountId) {
       return db
         .all<ApiKeyRow>(
           // rowid breaks ties between keys created within the same clock tick.
@@ -89,7 +89,7 @@ export function createApiKeysRepository(db: Database): ApiKeysRepository {
         .map(toApiKey);
     },
 
-    findActiveByHash(keyHash) {
+    async findActiveByHash(keyHash) {
       const known = activeByHash.get(keyHash);
       if (known) return known;
       const row = db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL', [keyHash]);

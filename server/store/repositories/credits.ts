@@ -29,7 +29,7 @@ export interface CreditsRepository {
    */
   debit(accountId: string, cents: number, options: DebitOptions): Promise<DebitResult>;
   /** Integer cents, never negative. */
-  balance(accountId: string): number;
+  balance(accountId: string): Promise<number>;
 }
 
 const BALANCE_SQL = 'SELECT COALESCE(SUM(delta_cents), 0) AS balance FROM credit_ledger WHERE account_id = ?';
@@ -64,7 +64,7 @@ export function createCreditsRepository(db: Database): CreditsRepository {
       });
     },
 
-    balance(accountId) {
+    async balance(accountId) {
       return db.get<{ balance: number }>(BALANCE_SQL, [accountId])?.balance ?? 0;
     },
   };

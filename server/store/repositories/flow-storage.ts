@@ -16,12 +16,12 @@ export interface FlowStorageUsage {
 }
 
 export interface FlowStorageRepository {
-  usage(accountId: string): FlowStorageUsage;
+  usage(accountId: string): Promise<FlowStorageUsage>;
 }
 
 export function createFlowStorageRepository(db: Database): FlowStorageRepository {
   return {
-    usage(accountId) {
+    async usage(accountId) {
       const row = db.get<{ flows: number; versions: number; drafts: number }>(
         `SELECT (SELECT COUNT(*) FROM flows WHERE account_id = ?1) AS flows,
                 (SELECT COALESCE(SUM(octet_length(v.yaml_content)), 0)

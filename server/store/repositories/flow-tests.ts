@@ -42,9 +42,9 @@ export const FLOW_TEST_RUNS_KEPT = 20;
 
 export interface FlowTestsRepository {
   /** A flow's tests, oldest first. */
-  list(accountId: string, flowId: string): FlowTestRecord[];
-  get(accountId: string, flowId: string, id: string): FlowTestRecord | null;
-  count(accountId: string, flowId: string): number;
+  list(accountId: string, flowId: string): Promise<FlowTestRecord[]>;
+  get(accountId: string, flowId: string, id: string): Promise<FlowTestRecord | null>;
+  count(accountId: string, flowId: string): Promise<number>;
   /** Stores tests in one durable write (one for a POST, several for an imported suite). */
   create(accountId: string, flowId: string, tests: ReadonlyArray<{ name: string; yamlContent: string }>): Promise<FlowTestRecord[]>;
   /** Null when it is not there. */
@@ -52,9 +52,9 @@ export interface FlowTestsRepository {
   remove(accountId: string, flowId: string, id: string): Promise<boolean>;
   startRun(run: NewFlowTestRun): Promise<FlowTestRunRecord>;
   finishRun(id: string, end: { status: Exclude<FlowTestRunStatus, 'running'>; resultJson: string | null; error: string | null }): Promise<void>;
-  getRun(accountId: string, flowId: string, id: string): FlowTestRunRecord | null;
+  getRun(accountId: string, flowId: string, id: string): Promise<FlowTestRunRecord | null>;
   /** Newest first, without their reports. */
-  listRuns(accountId: string, flowId: string): Array<Omit<FlowTestRunRecord, 'resultJson'>>;
+  listRuns(accountId: string, flowId: string): Promise<Array<Omit<FlowTestRunRecord, 'resultJson'>>>;
 }
 
 interface TestRow {
@@ -109,16 +109,16 @@ const toRun = (row: RunRow): FlowTestRunRecord => ({
 
 export function createFlowTestsRepository(db: Database): FlowTestsRepository {
   return {
-    list(accountId, flowId) {
+    async list(accountId, flowId) {
       return db.all<TestRow>('SELECT * FROM flow_tests WHERE account_id = ? AND flow_id = ? ORDER BY created_at, rowid', [accountId, flowId]).map(toTest);
     },
 
-    get(accountId, flowId, id) {
+    async get(accountId, flowId, id) {
       const row = db.get<TestRow>('SELECT * FROM flow_tests WHERE id = ? AND account_id = ? AND flow_id = ?', [id, accountId, flowId]);
       return row ? toTest(row) : null;
     },
 
-    count(accountId, flowId) {
+    async count(accountId, flowId) {
       return db.get<{ n: number }>('SELECT COUNT(*) AS n FROM flow_tests WHERE account_id = ? AND flow_id = ?', [accountId, flowId])?.n ?? 0;
     },
 
@@ -190,12 +190,12 @@ export function createFlowTestsRepository(db: Database): FlowTestsRepository {
       });
     },
 
-    getRun(accountId, flowId, id) {
+    async getRun(accountId, flowId, id) {
       const row = db.get<RunRow>('SELECT * FROM flow_test_runs WHERE id = ? AND account_id = ? AND flow_id = ?', [id, accountId, flowId]);
       return row ? toRun(row) : null;
     },
 
-    listRuns(accountId, flowId) {
+    async listRuns(accountId, flowId) {
       return db
         .all<RunRow>(
           `SELECT id, account_id, flow_id, mode, draft, flow_version, test_ids, status, NULL AS result_json, error, created_at, finished_at

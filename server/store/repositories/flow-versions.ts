@@ -57,11 +57,11 @@ export type PublishResult =
 /** Every method is scoped to an account: another account's flow reads as absent. */
 export interface FlowVersionsRepository {
   /** Newest first. Null when the account has no such flow. */
-  list(accountId: string, flowId: string): FlowVersionSummary[] | null;
-  get(accountId: string, flowId: string, number: number): FlowVersion | null;
-  getDraft(accountId: string, flowId: string): FlowDraft | null;
+  list(accountId: string, flowId: string): Promise<FlowVersionSummary[] | null>;
+  get(accountId: string, flowId: string, number: number): Promise<FlowVersion | null>;
+  getDraft(accountId: string, flowId: string): Promise<FlowDraft | null>;
   /** The tag a write must match: the draft's, or the published version's when there is no draft. */
-  currentEtag(accountId: string, flowId: string): string | null;
+  currentEtag(accountId: string, flowId: string): Promise<string | null>;
   /** Creates or replaces the draft; refused when `ifMatch` is given and is not the current tag. */
   saveDraft(accountId: string, flowId: string, yamlContent: string, ifMatch?: string): Promise<DraftWrite>;
   /** True when a draft was there and is gone; a conflict when `ifMatch` is stale. */
@@ -153,7 +153,7 @@ export function createFlowVersionsRepository(db: Database, flowChanged: (account
   };
 
   return {
-    list(accountId, flowId) {
+    async list(accountId, flowId) {
       if (publishedOf(db, accountId, flowId) === null) return null;
       return db
         .all<Omit<VersionRow, 'yaml_content' | 'flow_id'>>(
@@ -164,17 +164,17 @@ export function createFlowVersionsRepository(db: Database, flowChanged: (account
         .map(toSummary);
     },
 
-    get(accountId, flowId, number) {
+    async get(accountId, flowId, number) {
       if (publishedOf(db, accountId, flowId) === null) return null;
       return getVersion(db, flowId, number);
     },
 
-    getDraft(accountId, flowId) {
+    async getDraft(accountId, flowId) {
       if (publishedOf(db, accountId, flowId) === null) return null;
       return draftOf(db, flowId);
     },
 
-    currentEtag(accountId, flowId) {
+    async currentEtag(accountId, flowId) {
       return etagOf(db, accountId, flowId);
     },
 

@@ -39,10 +39,10 @@ export interface FlowsRepository {
   /** The flow and its version 1, published, in one transaction. */
   create(input: { accountId: string; name: string; yamlContent: string; version?: Omit<NewVersion, 'yamlContent'> }): Promise<Flow>;
   /** Oldest first. */
-  list(accountId: string): FlowSummary[];
-  get(accountId: string, id: string): Flow | null;
+  list(accountId: string): Promise<FlowSummary[]>;
+  get(accountId: string, id: string): Promise<Flow | null>;
   /** Whether the account has this flow, without reading its document. */
-  exists(accountId: string, id: string): boolean;
+  exists(accountId: string, id: string): Promise<boolean>;
   update(accountId: string, id: string, changes: FlowChanges): Promise<Flow | null>;
   delete(accountId: string, id: string): Promise<boolean>;
   /** Drops the cached list of an account whose flow changed elsewhere (a publish); inside a write. */
@@ -81,7 +81,7 @@ export function createFlowsRepository(db: Database): FlowsRepository {
   };
 
   return {
-    exists(accountId, id) {
+    async exists(accountId, id) {
       return db.get('SELECT 1 AS found FROM flows WHERE id = ? AND account_id = ?', [id, accountId]) !== undefined;
     },
 
@@ -99,7 +99,7 @@ export function createFlowsRepository(db: Database): FlowsRepository {
       });
     },
 
-    list(accountId) {
+    async list(accountId) {
       const cached = lists.get(accountId);
       if (cached) {
         lists.delete(accountId);
@@ -117,7 +117,7 @@ export function createFlowsRepository(db: Database): FlowsRepository {
       return list.map((flow) => ({ ...flow }));
     },
 
-    get,
+    get: async (accountId, id) => get(accountId, id),
 
     update(accountId, id, { name, yamlContent, layout, version }) {
       const updatedAt = db.now();

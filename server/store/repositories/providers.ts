@@ -27,7 +27,7 @@ export type ProviderSettingsChanges = Partial<Omit<ProviderSettings, 'accountId'
 
 export interface ProvidersRepository {
   /** The account's settings, all null when it never saved any. */
-  get(accountId: string): ProviderSettings;
+  get(accountId: string): Promise<ProviderSettings>;
   update(accountId: string, changes: ProviderSettingsChanges): Promise<ProviderSettings>;
 }
 
@@ -71,7 +71,7 @@ export function createProvidersRepository(db: Database): ProvidersRepository {
   };
 
   return {
-    get,
+    get: async (accountId) => get(accountId),
 
     update(accountId, changes) {
       const columns: string[] = [];

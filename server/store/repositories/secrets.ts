@@ -19,9 +19,9 @@ export interface StoredSecret {
 
 export interface SecretsRepository {
   /** Names and dates, by name; no values. */
-  list(accountId: string): Array<Omit<StoredSecret, 'valueEnc'>>;
+  list(accountId: string): Promise<Array<Omit<StoredSecret, 'valueEnc'>>>;
   /** Every secret of the account, sealed: for the engine, which opens only what a call names. */
-  sealed(accountId: string): StoredSecret[];
+  sealed(accountId: string): Promise<StoredSecret[]>;
   /** Sets or replaces; returns whether the name was new. */
   put(accountId: string, name: string, valueEnc: string): Promise<{ created: boolean; secret: Omit<StoredSecret, 'valueEnc'> }>;
   /** False when the account had no secret of that name. */
@@ -42,8 +42,8 @@ export function createSecretsRepository(db: Database): SecretsRepository {
       .map((row) => ({ name: row.name, valueEnc: row.value_enc, createdAt: row.created_at, updatedAt: row.updated_at }));
 
   return {
-    list: (accountId) => sealed(accountId).map(({ valueEnc: _sealed, ...rest }) => rest),
-    sealed,
+    list: async (accountId) => sealed(accountId).map(({ valueEnc: _sealed, ...rest }) => rest),
+    sealed: async (accountId) => sealed(accountId),
 
     put(accountId, name, valueEnc) {
       const now = db.now();

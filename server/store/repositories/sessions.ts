@@ -87,8 +87,8 @@ export interface SessionsRepository {
   create(input: NewSession): Promise<Session>;
   /** A session that is connected from the start (engine router: no token to claim). */
   createConnected(input: NewConnectedSession): Promise<Session>;
-  findById(id: string): Session | null;
-  findByTokenHash(tokenHash: string): Session | null;
+  findById(id: string): Promise<Session | null>;
+  findByTokenHash(tokenHash: string): Promise<Session | null>;
   /**
    * Moves a 'created', unexpired session to 'connected' and returns it; null when the token is
    * unknown, expired or already used. A token is good for one connection.
@@ -108,7 +108,7 @@ export interface SessionsRepository {
    */
   endInterrupted(): Promise<string[]>;
   /** Newest first. */
-  listRecent(accountId: string, limit?: number): Session[];
+  listRecent(accountId: string, limit?: number): Promise<Session[]>;
   /** Names the session's recording file once it exists. */
   setRecordingFile(id: string, file: string | null): Promise<void>;
   /** Which flow version a claimed session runs, known once its flow is prepared. */
@@ -196,9 +196,9 @@ export function createSessionsRepository(db: Database): SessionsRepository {
       });
     },
 
-    findById,
+    findById: async (id) => findById(id),
 
-    findByTokenHash(tokenHash) {
+    async findByTokenHash(tokenHash) {
       const row = db.get<SessionRow>('SELECT * FROM sessions WHERE token_hash = ?', [tokenHash]);
       return row ? toSession(row) : null;
     },
@@ -261,7 +261,7 @@ export function createSessionsRepository(db: Database): SessionsRepository {
       });
     },
 
-    listRecent(accountId, limit = 50) {
+    async listRecent(accountId, limit = 50) {
       return db
         .all<SessionRow>('SELECT * FROM sessions WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?', [
           accountId,

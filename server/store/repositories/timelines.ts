@@ -22,7 +22,7 @@ export interface TimelinesRepository {
   /** Appends a session's entries and sets its counters, in one durable write. */
   append(sessionId: string, entries: readonly TimelineEntry[], counters: TimelineCounters): Promise<void>;
   /** Entries after `afterSeq`, oldest first, at most `limit`. */
-  page(sessionId: string, afterSeq: number, limit: number): TimelineEntry[];
+  page(sessionId: string, afterSeq: number, limit: number): Promise<TimelineEntry[]>;
   /**
    * Forgets the timelines of sessions created before `cutoff` (Unix seconds), at most `limit`
    * sessions at a time; returns those sessions with their recording files, so the caller can
@@ -42,7 +42,7 @@ export function createTimelinesRepository(db: Database): TimelinesRepository {
       });
     },
 
-    page(sessionId, afterSeq, limit) {
+    async page(sessionId, afterSeq, limit) {
       return db.all<TimelineEntry>('SELECT seq, at, type, data FROM session_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?', [sessionId, afterSeq, limit]);
     },
 

@@ -66,23 +66,23 @@ export interface AttemptOutcome {
 export interface WebhooksRepository {
   create(input: NewWebhook): Promise<Webhook>;
   /** Newest first; deleted endpoints are left out. */
-  listByAccount(accountId: string): Webhook[];
+  listByAccount(accountId: string): Promise<Webhook[]>;
   /** Null when unknown, deleted, or another account's. */
-  find(accountId: string, id: string): Webhook | null;
+  find(accountId: string, id: string): Promise<Webhook | null>;
   /** The live endpoints of an account that take an event type. */
-  subscribers(accountId: string, eventType: string): Webhook[];
+  subscribers(accountId: string, eventType: string): Promise<Webhook[]>;
   /** Deletes the endpoint; its pending deliveries are given up. False when it was not there. */
   remove(accountId: string, id: string): Promise<boolean>;
   /** Puts deliveries in the outbox, due at once, in one durable write. */
   enqueue(deliveries: readonly NewWebhookDelivery[]): Promise<void>;
   /** Pending deliveries due by `now`, soonest first, of live endpoints. */
-  due(now: number, limit: number): WebhookDelivery[];
+  due(now: number, limit: number): Promise<WebhookDelivery[]>;
   /** When the next pending delivery falls due; null when none is pending. */
-  nextDueAt(): number | null;
+  nextDueAt(): Promise<number | null>;
   /** Records one attempt and what follows from it, in one durable write. */
   recordAttempt(deliveryId: string, outcome: AttemptOutcome): Promise<void>;
   /** An endpoint's deliveries, newest first, each with its attempts, oldest first. */
-  listDeliveries(webhookId: string, limit: number): Array<WebhookDelivery & { attemptLog: WebhookAttempt[] }>;
+  listDeliveries(webhookId: string, limit: number): Promise<Array<WebhookDelivery & { attemptLog: WebhookAttempt[] }>>;
   /** Makes a delivery due now (whatever its status); false when it is not this endpoint's. */
   retryNow(webhookId: string, deliveryId: string, now: number): Promise<boolean>;
   /** Forgets deliveries (and their attempts) created before `cutoff` that are no longer pending. */
@@ -92,7 +92,7 @@ export interface WebhooksRepository {
    * `session.ended`, but no such delivery was written (the server died between a session's end
    * and its outbox write).
    */
-  missingEnds(since: number, limit: number): string[];
+  missingEnds(since: number, limit: number): Promise<string[]>;
 }
 
 interface WebhookRow {
@@ -145,20 +145,20 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
       });
     },
 
-    listByAccount(accountId) {
+    async listByAccount(accountId) {
       return db
         .all<WebhookRow>('SELECT * FROM webhooks WHERE account_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, rowid DESC', [accountId])
         .map(toWebhook);
     },
 
-    find(accountId, id) {
+    async find(accountId, id) {
       const row = db.get<WebhookRow>('SELECT * FROM webhooks WHERE id = ? AND account_id = ? AND deleted_at IS NULL', [id, accountId]);
       return row ? toWebhook(row) : null;
     },
 
-    subscribers(accountId, eventType) {
+    async subscribers(accountId, eventType) {
       // An account has a handful of endpoints: filtering their event lists here is cheaper than a join table.
-      return this.listByAccount(accountId).filter((webhook) => webhook.events.includes(eventType));
+      return (await this.listByAccount(accountId)).filter((webhook) => webhook.events.includes(eventType));
     },
 
     remove(accountId, id) {
@@ -183,7 +183,7 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
       });
     },
 
-    due(now, limit) {
+    async due(now, limit) {
       return db
         .all<DeliveryRow>(
           `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -194,7 +194,7 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
         .map(toDelivery);
     },
 
-    nextDueAt() {
+    async nextDueAt() {
       const row = db.get<{ at: number | null }>(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
       return row?.at ?? null;
     },
@@ -221,7 +221,7 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
       });
     },
 
-    listDeliveries(webhookId, limit) {
+    async listDeliveries(webhookId, limit) {
       const rows = db.all<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?', [webhookId, limit]);
       if (rows.length === 0) return [];
       const attempts = db.all<AttemptRow>(
@@ -255,7 +255,7 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
       });
     },
 
-    missingEnds(since, limit) {
+    async missingEnds(since, limit) {
       return db
         .all<{ id: string }>(
           `SELECT DISTINCT s.id FROM sessions s

@@ -103,7 +103,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     const token = (request.query as Record<string, unknown>).session_token;
     let caller: Principal | null = null;
     if (typeof token === 'string' && token) {
-      const session = app.services.store.sessions.findByTokenHash(digest(token));
+      const session = await app.services.store.sessions.findByTokenHash(digest(token));
       if (session) caller = { kind: 'session', accountId: session.accountId, sessionId: session.id };
     } else {
       await authenticateRequest(app, request, 'engine', false);
