@@ -43,6 +43,9 @@ const BY_FILE: Record<string, Project> = {
   'test/store/flow-versions.test.ts': 'integration',
   'test/store/retention-forgets-old-timelines.test.ts': 'integration',
   'test/store/webhook-outbox.test.ts': 'integration',
+  'test/store/flow-storage-usage.test.ts': 'integration',
+  'test/store/flow-tests-and-runs.test.ts': 'integration',
+  'test/store/postgres-database.test.ts': 'integration',
   'test/store/postgres-two-nodes-accounts.test.ts': 'integration',
   'test/store/postgres-two-nodes-ledger.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.
