@@ -247,8 +247,6 @@ export class VoiceSession {
     return this.endPromise;
   }
 
-  // ── Activity ─────────────────────────────────────────────────────────────────────────────
-
   /**
    * The session is idle when, for `idleEndMs`, the caller has not spoken and the client has
    * sent no message. Speaking means what the VAD hears as speech: a live call sends audio
