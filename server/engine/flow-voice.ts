@@ -8,7 +8,8 @@ import type { TextToSpeech } from '../providers/types.ts';
 export function withFlowVoice(tts: TextToSpeech, flow: FlowDocument | null): TextToSpeech {
   const wanted = flow?.settings?.voice;
   if (!wanted?.voice) return tts;
-  if (wanted.provider !== undefined && wanted.provider !== tts.provider) return tts;
+  // Vendor names are matched as the studio's notice matches them: `Deepgram` is deepgram.
+  if (wanted.provider !== undefined && wanted.provider.trim().toLowerCase() !== tts.provider.toLowerCase()) return tts;
   const voice = wanted.voice;
   return {
     provider: tts.provider,

@@ -2,6 +2,7 @@
 // model to answer with, whether the server can hear speech, and whether the agent has a voice.
 // From GET /capabilities (the server's providers) and GET /v1/providers (the account's own keys,
 // which serve a part the server has none for).
+import { DEFAULT_ACCOUNT_VENDOR, EMBEDDED_VENDORS, VENDORS } from '../../../../server/providers/catalog.ts';
 import type { Capabilities, ProvidersView } from '../../lib/api-types.ts';
 
 export interface TalkAbility {
@@ -20,20 +21,41 @@ export interface TalkAbilities {
 const field = (value: unknown, key: string): unknown => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined);
 const named = (value: unknown): string | null => (typeof value === 'string' && value !== '' && value !== 'none' ? value : null);
 
+type Kind = 'stt' | 'llm' | 'tts';
+
+/** "a deepgram", "an openai". */
+const an = (word: string) => `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+
+/**
+ * The vendor this account's sessions use for a part (null: none), and whether with the account's
+ * own key. GET /v1/providers names it as the engine resolves it (billing/provider-choice.ts: the
+ * account's own key first, then the server's provider), so the server's provider and the
+ * account's key are not two options the session may pick from: with a key of its own for another
+ * vendor, the account's sessions never use the server's. /capabilities alone when the account's
+ * view is not known.
+ */
+function sessionVendor(kind: Kind, capabilities: Capabilities, providers: ProvidersView | null): { vendor: string | null; ownKey: boolean } {
+  const resolved = providers?.[`${kind}_provider`];
+  if (typeof resolved === 'string') {
+    const vendor = named(resolved);
+    return { vendor, ownKey: vendor !== null && Boolean(providers?.[`${kind}_api_key`]) && !EMBEDDED_VENDORS.has(vendor) };
+  }
+  const server = named(field(field(capabilities, kind), 'provider'));
+  const own = providers?.[`${kind}_api_key`] ? (named(providers[`${kind}_provider`]) ?? DEFAULT_ACCOUNT_VENDOR[kind]) : null;
+  return own ? { vendor: own, ownKey: true } : { vendor: server, ownKey: false };
+}
+
 export function talkAbilities(capabilities: Capabilities, providers: ProvidersView | null): TalkAbilities {
-  const server = (kind: 'stt' | 'llm' | 'tts') => named(field(field(capabilities, kind), 'provider'));
-  const own = (kind: 'stt' | 'llm' | 'tts') => (providers?.[`${kind}_api_key`] ? (providers[`${kind}_provider`] ?? 'your key') : null);
-  const llm = server('llm');
+  const llm = sessionVendor('llm', capabilities, providers);
   const model = named(field(field(capabilities, 'llm'), 'model'));
-  const ownLlm = own('llm');
-  const stt = server('stt') ?? own('stt');
+  const stt = sessionVendor('stt', capabilities, providers).vendor;
   const detectsTurns = named(field(field(capabilities, 'turn'), 'provider')) !== null;
-  const tts = server('tts') ?? own('tts');
+  const tts = sessionVendor('tts', capabilities, providers).vendor;
   return {
-    model: llm
-      ? { ok: true, text: `The agent answers with ${llm}${model ? ` (${model})` : ''}.` }
-      : ownLlm
-        ? { ok: true, text: `The agent answers with your ${ownLlm} key.` }
+    model: llm.vendor && llm.ownKey
+      ? { ok: true, text: `The agent answers with your ${llm.vendor} key.` }
+      : llm.vendor
+        ? { ok: true, text: `The agent answers with ${llm.vendor}${model ? ` (${model})` : ''}.` }
         : { ok: false, text: 'No language model: the agent cannot answer. The simulator still walks the flow; add a model key in Settings → Provider keys.' },
     hearing:
       stt && detectsTurns
@@ -59,22 +81,25 @@ export interface FlowAsks {
  * the engine falls back to what the server has, so these are notices, not errors.
  */
 export function missingForFlow(asks: FlowAsks, capabilities: Capabilities, providers: ProvidersView | null): string[] {
-  const server = (kind: 'stt' | 'llm' | 'tts') => named(field(field(capabilities, kind), 'provider'));
-  const own = (kind: 'stt' | 'llm' | 'tts') => (providers?.[`${kind}_api_key`] ? named(providers[`${kind}_provider`]) ?? 'your key' : null);
   const out: string[] = [];
-  if (asks.llmModel !== '' && !server('llm') && !own('llm')) {
+  if (asks.llmModel !== '' && !sessionVendor('llm', capabilities, providers).vendor) {
     out.push(`The flow asks for the model ${asks.llmModel}, but this server has no language model (llm: none): the agent cannot answer. Add a model key in Settings → Provider keys.`);
   }
-  const voice = asks.voiceProvider.toLowerCase();
+  const voice = asks.voiceProvider.trim().toLowerCase();
   if (voice !== '') {
-    const speaks = [server('tts'), own('tts')].filter((p): p is string => p !== null);
-    if (!speaks.some((p) => p.toLowerCase() === voice)) {
-      out.push(
-        `The flow asks for a ${asks.voiceProvider} voice, but this server ${speaks.length === 0 ? 'has no voice (tts: none)' : `speaks with ${speaks.join(' or ')}`}. Add a ${asks.voiceProvider} key in Settings → Provider keys, or leave the voice provider empty.`,
-      );
+    // The engine keeps the configured voice unless the flow's provider is the one the session speaks with.
+    const tts = sessionVendor('tts', capabilities, providers);
+    if (tts.vendor?.toLowerCase() !== voice) {
+      const speaks = tts.vendor === null ? 'has no voice (tts: none)' : `speaks with ${tts.vendor}${tts.ownKey ? ' (your key)' : ''}, and the flow's voice is not used`;
+      const remedy = VENDORS.tts.includes(voice)
+        ? tts.ownKey
+          ? `Set your voice key to ${an(voice)} one in Settings → Provider keys, or leave the voice provider empty.`
+          : `Add a ${voice} key in Settings → Provider keys, or leave the voice provider empty.`
+        : `Voxflow has no ${asks.voiceProvider} voices (it speaks with ${VENDORS.tts.join(', ')}): leave the voice provider empty, or name one of those.`;
+      out.push(`The flow asks for ${an(asks.voiceProvider.trim())} voice, but this server ${speaks}. ${remedy}`);
     }
   }
-  if ((asks.sttModel !== '' || asks.language !== '') && !server('stt') && !own('stt')) {
+  if ((asks.sttModel !== '' || asks.language !== '') && !sessionVendor('stt', capabilities, providers).vendor) {
     const what = asks.sttModel !== '' ? `the speech model ${asks.sttModel}` : `speech recognition in ${asks.language}`;
     out.push(`The flow asks for ${what}, but this server has no speech-to-text (stt: none): callers must type.`);
   }

@@ -22,11 +22,26 @@ describe('what a flow asks of a server that lacks it', () => {
     const said = missingForFlow({ llmModel: 'gpt-4o', voiceProvider: 'deepgram', sttModel: 'nova-2', language: '' }, server('none', 'none', 'flite'), NO_KEYS);
     expect(said).toEqual([
       'The flow asks for the model gpt-4o, but this server has no language model (llm: none): the agent cannot answer. Add a model key in Settings → Provider keys.',
-      'The flow asks for a deepgram voice, but this server speaks with flite. Add a deepgram key in Settings → Provider keys, or leave the voice provider empty.',
+      "The flow asks for a deepgram voice, but this server speaks with flite, and the flow's voice is not used. Add a deepgram key in Settings → Provider keys, or leave the voice provider empty.",
       'The flow asks for the speech model nova-2, but this server has no speech-to-text (stt: none): callers must type.',
     ]);
+    // A vendor Voxflow has no voices of: no key would help, so none is suggested.
     expect(missingForFlow({ ...NOTHING, voiceProvider: 'cartesia' }, server('deepgram', 'openai', 'none'), NO_KEYS)).toEqual([
-      'The flow asks for a cartesia voice, but this server has no voice (tts: none). Add a cartesia key in Settings → Provider keys, or leave the voice provider empty.',
+      'The flow asks for a cartesia voice, but this server has no voice (tts: none). Voxflow has no cartesia voices (it speaks with openai, deepgram, flite): leave the voice provider empty, or name one of those.',
+    ]);
+  });
+
+  it('compares with the vendor the account\'s sessions use: its own key comes before the server\'s provider', () => {
+    // As GET /v1/providers answers: each part's provider resolved as the engine resolves it.
+    const ownDeepgramVoice = { stt_provider: 'deepgram', stt_api_key: null, llm_provider: 'openai', llm_api_key: null, tts_provider: 'deepgram', tts_api_key: 'dg…abcd' };
+    expect(missingForFlow({ ...NOTHING, voiceProvider: 'openai' }, server('deepgram', 'openai', 'openai'), ownDeepgramVoice)).toEqual([
+      "The flow asks for an openai voice, but this server speaks with deepgram (your key), and the flow's voice is not used. Set your voice key to an openai one in Settings → Provider keys, or leave the voice provider empty.",
+    ]);
+    expect(missingForFlow({ ...NOTHING, voiceProvider: 'deepgram' }, server('deepgram', 'openai', 'openai'), ownDeepgramVoice)).toEqual([]);
+    // An account that picked a speech-to-text vendor without a key for it hears nothing, though the server could.
+    const pickedWithoutKey = { ...ownDeepgramVoice, stt_provider: 'none' };
+    expect(missingForFlow({ ...NOTHING, language: 'de' }, server('openai', 'openai', 'openai'), pickedWithoutKey)).toEqual([
+      'The flow asks for speech recognition in de, but this server has no speech-to-text (stt: none): callers must type.',
     ]);
   });
 

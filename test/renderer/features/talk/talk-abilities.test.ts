@@ -33,6 +33,15 @@ describe('what a test session can do', () => {
     expect(said.hearing.ok).toBe(true);
   });
 
+  it("names the vendor the account's sessions use: its own key's, not the server's", () => {
+    // As GET /v1/providers answers: each part resolved as the engine resolves it.
+    const resolved = { stt_provider: 'deepgram', stt_api_key: null, llm_provider: 'openai', llm_api_key: 'sk-…abcd', tts_provider: 'deepgram', tts_api_key: 'dg-…1234' };
+    const said = talkAbilities(server('deepgram', 'openai', 'openai'), resolved);
+    expect(said.voice).toEqual({ ok: true, text: 'The agent speaks with deepgram.' });
+    expect(said.model).toEqual({ ok: true, text: 'The agent answers with your openai key.' });
+    expect(said.hearing).toEqual({ ok: true, text: 'It hears you through the microphone (speech-to-text: deepgram).' });
+  });
+
   it('cannot hear without voice detection, whatever the speech-to-text', () => {
     expect(talkAbilities(server('deepgram', 'openai', 'flite', 'none'), NO_KEYS).hearing.ok).toBe(false);
   });
