@@ -61,10 +61,10 @@ describe('migrations', () => {
       'id: f\n  version: 5\n',
       'id: g\r\nversion: 1.0\r\n',
     ];
-    const before = (migrations: readonly { version: number }[]) => migrations.filter((migration) => migration.version < 7);
+    const before = <M extends { version: number }>(migrations: readonly M[]): M[] => migrations.filter((migration) => migration.version < 7);
 
     const url = await nodes.database();
-    const early = await openPostgres({ url, migrations: before(PG_MIGRATIONS) as typeof PG_MIGRATIONS });
+    const early = await openPostgres({ url, migrations: before(PG_MIGRATIONS) });
     await early.run("INSERT INTO accounts (id, email, password_hash, created_at) VALUES ('acc', 'a@example.com', 'h', 1)");
     for (const [i, yaml] of documents.entries()) {
       await early.run("INSERT INTO flows (id, account_id, name, yaml_content, created_at, updated_at) VALUES ($1, 'acc', $1, $2, 1, $3)", [`f${i}`, yaml, 10 + i]);
@@ -74,7 +74,7 @@ describe('migrations', () => {
     const onPostgres = await migrated.rows('SELECT flow_id, number, document_version, created_at FROM flow_versions ORDER BY flow_id');
 
     const dataDir = await tempDataDir();
-    const embeddedEarly = await openStore({ dataDir, migrations: before(MIGRATIONS) as typeof MIGRATIONS });
+    const embeddedEarly = await openStore({ dataDir, migrations: before(MIGRATIONS) });
     await embeddedEarly.db.write((tx) => {
       tx.run("INSERT INTO accounts (id, email, password_hash, created_at) VALUES ('acc', 'a@example.com', 'h', 1)");
       for (const [i, yaml] of documents.entries()) {
