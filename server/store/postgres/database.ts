@@ -291,8 +291,14 @@ class PostgresDatabase implements PgDatabase {
     }
     handlers.add(onPayload);
     if (first) {
-      const client = await this.listeningClient();
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      try {
+        const client = await this.listeningClient();
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      } catch (error) {
+        // Not listening: a handler left registered would wait for what never comes.
+        this.listeners.delete(channel);
+        throw error;
+      }
     }
     return async () => {
       const set = this.listeners.get(channel);
