@@ -51,7 +51,7 @@ export async function loadFlowPicture(flowId: string, text: FlowText = null): Pr
     for (const card of graph.cards) if (saved[card.name]) known[card.name] = saved[card.name]!;
     // Where the designer put the states; a flow never laid out gets the editor's first layout.
     const positions =
-      Object.keys(known).length === 0 && graph.cards.length > 0 ? await worker.layout(graph.cards, graph.links, graph.initial) : placeMissing(known, graph.cards, graph.links);
+      Object.keys(known).length === 0 && graph.cards.length > 0 ? (await worker.layout(graph.cards, graph.links, graph.initial)).positions : placeMissing(known, graph.cards, graph.links);
     return { ok: true, value: { name: flow.value.name, graph, positions, drawn } };
   } finally {
     worker.dispose();

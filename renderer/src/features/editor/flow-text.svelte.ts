@@ -18,6 +18,7 @@ import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from './graph.ts';
 import { EditHistory } from './history.ts';
 import { placeMissing, renamedStates, samePositions, type Positions } from './layout.ts';
 import { applyEditToText, type FlowEdit } from './operations.ts';
+import type { EdgeRoutes, LaidOut } from './laid-out.ts';
 import { startFlowWorker, type FlowWorker } from './worker-client.ts';
 
 interface Snapshot {
@@ -57,6 +58,8 @@ export class FlowText {
   /** Something went wrong applying an edit (the text could not take it). */
   editError = $state<string | null>(null);
   laidOut = $state(false);
+  /** Where the edges run, as the flow worker routed them with its last layout (see laid-out.ts). */
+  routes = $state.raw<EdgeRoutes | null>(null);
 
   private history = new EditHistory<Snapshot>({ yaml: '', positions: {} }, {}, (a, b) => a.yaml === b.yaml && samePositions(a.positions, b.positions));
   protected worker: FlowWorker | null = null;
@@ -84,7 +87,7 @@ export class FlowText {
     for (const name of names) if (saved[name]) known[name] = saved[name]!;
     const positions =
       Object.keys(known).length === 0 && names.length > 0
-        ? await this.worker.layout(this.graph.cards, this.graph.links, this.graph.initial).catch(() => null)
+        ? await this.layOut().catch(() => null)
         : placeMissing(known, this.graph.cards, this.graph.links);
     if (!positions) return null;
     this.positions = positions;
@@ -152,9 +155,16 @@ export class FlowText {
 
   async autoLayout(): Promise<void> {
     if (!this.worker) return;
-    const positions = await this.worker.layout(this.graph.cards, this.graph.links, this.graph.initial);
-    this.positions = positions;
+    this.positions = await this.layOut();
     this.record(null);
+  }
+
+  /** dagre's layout of the graph as it is now, in the flow worker; its edge routes are kept beside it. */
+  private async layOut(): Promise<Positions> {
+    const { cards, links, initial } = this.graph;
+    const laidOut: LaidOut = await this.worker!.layout(cards, links, initial);
+    this.routes = { cards, links, positions: laidOut.positions, paths: laidOut.paths };
+    return laidOut.positions;
   }
 
   select(name: string | null): void {
@@ -246,7 +256,8 @@ export class FlowText {
     if (!this.laidOut) return;
     if (Object.keys(this.positions).length === 0 && this.graph.cards.length > 0) {
       // The flow opened unreadable and just became readable: lay it all out, as on a first open.
-      void this.worker?.layout(this.graph.cards, this.graph.links, this.graph.initial).then((positions) => {
+      if (!this.worker) return;
+      void this.layOut().then((positions) => {
         this.positions = positions;
         this.history.amend({ yaml: this.yaml, positions });
       });

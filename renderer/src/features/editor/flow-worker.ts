@@ -3,7 +3,7 @@
 // and the page stays responsive while a designer types. A keystroke re-parses only the state it
 // changed (incremental-analysis.ts). Messages are plain data (worker-client.ts).
 import { IncrementalAnalyzer } from './incremental-analysis.ts';
-import { autoLayout } from './layout.ts';
+import { layOut } from './laid-out.ts';
 import type { WorkerRequest, WorkerResponse } from './worker-client.ts';
 
 const analyzer = new IncrementalAnalyzer();
@@ -14,6 +14,6 @@ scope.onmessage = (event) => {
   if (request.kind === 'analyze') {
     scope.postMessage({ id: request.id, kind: 'analyze', analysis: analyzer.analyze(request.text) });
   } else {
-    scope.postMessage({ id: request.id, kind: 'layout', positions: autoLayout(request.cards, request.links, request.initial) });
+    scope.postMessage({ id: request.id, kind: 'layout', laidOut: layOut(request.cards, request.links, request.initial) });
   }
 };

@@ -3,21 +3,21 @@
 // on the page: slower on big flows, never broken.
 import { analyzeFlowText, type Analysis } from './analyze.ts';
 import type { StateCard, TransitionLink } from './graph.ts';
-import { autoLayout, type Positions } from './layout.ts';
+import { layOut, type LaidOut } from './laid-out.ts';
 
 export type WorkerRequest =
   | { id: number; kind: 'analyze'; text: string }
   | { id: number; kind: 'layout'; cards: StateCard[]; links: TransitionLink[]; initial: string | null };
 export type WorkerResponse =
   | { id: number; kind: 'analyze'; analysis: Analysis }
-  | { id: number; kind: 'layout'; positions: Positions };
+  | { id: number; kind: 'layout'; laidOut: LaidOut };
 
 /** A request before it is numbered (Omit over each member of the union). */
 type Job = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id'> : never) : never;
 
 export interface FlowWorker {
   analyze(text: string): Promise<Analysis>;
-  layout(cards: StateCard[], links: TransitionLink[], initial: string | null): Promise<Positions>;
+  layout(cards: StateCard[], links: TransitionLink[], initial: string | null): Promise<LaidOut>;
   dispose(): void;
 }
 
@@ -61,7 +61,7 @@ export function startFlowWorker(): FlowWorker {
     async layout(cards, links, initial) {
       // $state proxies cannot be cloned into a worker; the plain copies can.
       const response = await send({ kind: 'layout', cards: plainCopy(cards), links: plainCopy(links), initial });
-      return (response as Extract<WorkerResponse, { kind: 'layout' }>).positions;
+      return (response as Extract<WorkerResponse, { kind: 'layout' }>).laidOut;
     },
     dispose() {
       worker!.terminate();
@@ -78,13 +78,13 @@ function plainCopy<T>(value: T): T {
 function runInPage(request: WorkerRequest): WorkerResponse {
   return request.kind === 'analyze'
     ? { id: request.id, kind: 'analyze', analysis: analyzeFlowText(request.text) }
-    : { id: request.id, kind: 'layout', positions: autoLayout(request.cards, request.links, request.initial) };
+    : { id: request.id, kind: 'layout', laidOut: layOut(request.cards, request.links, request.initial) };
 }
 
 function inPage(): FlowWorker {
   return {
     analyze: async (text) => analyzeFlowText(text),
-    layout: async (cards, links, initial) => autoLayout(cards, links, initial),
+    layout: async (cards, links, initial) => layOut(cards, links, initial),
     dispose() {},
   };
 }
