@@ -101,6 +101,58 @@ describeEachStore('the repositories', (open) => {
     });
   });
 
+  describe('API keys and the tokens they asked for', () => {
+    it('expires the unclaimed tokens of a revoked key, and only those', async () => {
+      const { store, clock } = await storeWithClock(open);
+      const { ada } = await twoAccounts(store);
+      const key = await store.apiKeys.create({ accountId: ada.id, label: 'ci', prefix: 'vfk_aaaaaaaa', keyHash: 'h-1' });
+      const other = await store.apiKeys.create({ accountId: ada.id, label: 'web', prefix: 'vfk_bbbbbbbb', keyHash: 'h-2' });
+      await store.sessions.create({ ...sessionInput(ada.id, 'claimed-first', clock.now + 600), apiKeyId: key.id });
+      await store.sessions.create({ ...sessionInput(ada.id, 'unclaimed', clock.now + 600), apiKeyId: key.id });
+      await store.sessions.create({ ...sessionInput(ada.id, 'other-key', clock.now + 600), apiKeyId: other.id });
+      expect(await store.sessions.claim('claimed-first', clock.now)).not.toBeNull();
+
+      clock.now += 1;
+      expect(await store.apiKeys.revoke(ada.id, key.id)).toBe(true);
+      expect(await store.sessions.claim('unclaimed', clock.now)).toBeNull();
+      expect((await store.sessions.findByTokenHash('unclaimed'))!.expiresAt).toBe(clock.now);
+      expect((await store.sessions.findByTokenHash('claimed-first'))!.status).toBe('connected');
+      expect(await store.sessions.claim('other-key', clock.now)).not.toBeNull();
+    });
+  });
+
+  describe('secrets', () => {
+    it('puts, replaces, lists by name without values, gives the sealed values, and deletes', async () => {
+      const { store, clock } = await storeWithClock(open);
+      const { ada, bo } = await twoAccounts(store);
+      const created = await store.secrets.put(ada.id, 'ZED_TOKEN', 'sealed-z');
+      expect(created).toEqual({ created: true, secret: { name: 'ZED_TOKEN', createdAt: clock.now, updatedAt: clock.now } });
+      const createdAt = clock.now;
+      clock.now += 5;
+      await store.secrets.put(ada.id, 'API_KEY', 'sealed-a');
+      const replaced = await store.secrets.put(ada.id, 'ZED_TOKEN', 'sealed-z2');
+      expect(replaced).toEqual({ created: false, secret: { name: 'ZED_TOKEN', createdAt, updatedAt: clock.now } });
+
+      expect(await store.secrets.list(ada.id)).toEqual([
+        { name: 'API_KEY', createdAt: clock.now, updatedAt: clock.now },
+        { name: 'ZED_TOKEN', createdAt, updatedAt: clock.now },
+      ]);
+      expect((await store.secrets.sealed(ada.id)).map((secret) => secret.valueEnc)).toEqual(['sealed-a', 'sealed-z2']);
+      expect(await store.secrets.list(bo.id)).toEqual([]);
+      expect(await store.secrets.delete(bo.id, 'API_KEY')).toBe(false);
+      expect(await store.secrets.delete(ada.id, 'API_KEY')).toBe(true);
+      expect(await store.secrets.delete(ada.id, 'API_KEY')).toBe(false);
+      expect((await store.secrets.list(ada.id)).map((secret) => secret.name)).toEqual(['ZED_TOKEN']);
+    });
+
+    it('lists names in byte order, capitals before small letters, as both stores compare them', async () => {
+      const { store } = await storeWithClock(open);
+      const { ada } = await twoAccounts(store);
+      for (const name of ['b_token', 'A_TOKEN', 'a_token', 'B_TOKEN', '_x']) await store.secrets.put(ada.id, name, 'sealed');
+      expect((await store.secrets.list(ada.id)).map((secret) => secret.name)).toEqual(['A_TOKEN', 'B_TOKEN', '_x', 'a_token', 'b_token']);
+    });
+  });
+
   describe('flows', () => {
     it('creates, lists oldest first without YAML, gets, updates and deletes', async () => {
       const { store, clock } = await storeWithClock(open);
