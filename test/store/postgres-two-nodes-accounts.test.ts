@@ -1,5 +1,5 @@
 // Tokens, accounts, keys and secrets with two nodes on one PostgreSQL (issue 19): a session token
-// handed to both nodes at once connects once; one email signed up on both at once makes one
+// handed to both nodes at once connects once; a node's start ends no call another node may hold; one email signed up on both at once makes one
 // account; a key revoked on one node stops working on the other at once; a new secret put on
 // both at once is reported new once; settings saved on both at once keep both changes.
 import { describe, expect, it } from 'vitest';
@@ -32,6 +32,14 @@ describe('two nodes sharing sessions, accounts, keys and secrets', () => {
       expect(winners[0]).toEqual({ ...session, status: 'connected', startedAt: T0 + 1 });
     }
     expect((await b.sessions.listRecent(account.id)).filter((session) => session.status === 'connected')).toHaveLength(10);
+  });
+
+  it('ends no call when a node starts: the connected sessions may be live on the other node', async () => {
+    const [a, b] = await nodes.twoNodes({ now: () => T0 });
+    const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
+    const live = await b.sessions.createConnected({ accountId: account.id, flowId: null, transport: 'websocket', mode: 'assistant', context: {}, metadata: {} });
+    expect(await a.sessions.endInterrupted()).toEqual([]);
+    expect(await a.sessions.findById(live.id)).toEqual(live);
   });
 
   it('makes one account of one email signed up on both nodes at once, in any letter case', async () => {
