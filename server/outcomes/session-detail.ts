@@ -16,13 +16,15 @@ export interface SessionOutcome {
   path: Array<{ state: string; at: number }>;
   transcript: Array<{ role: 'user' | 'agent'; text: string; at: number; interrupted: boolean }>;
   tool_calls: Array<Omit<ServerEventOf<'tool_call'>, 'type'> & { at: number }>;
+  /** The answers of the flow's http tools (DESIGN §12): what came back, or why nothing did. */
+  tool_results: Array<Omit<ServerEventOf<'tool_result'>, 'type'> & { at: number }>;
   metrics: Array<TurnMetrics & { at: number }>;
   errors: Array<{ code: string; message: string; fatal: boolean; at: number }>;
 }
 
 /** Reads a session's whole timeline and folds it into its outcome. */
 export async function sessionOutcome(store: Store, sessionId: string): Promise<SessionOutcome> {
-  const outcome: SessionOutcome = { variables: {}, path: [], transcript: [], tool_calls: [], metrics: [], errors: [] };
+  const outcome: SessionOutcome = { variables: {}, path: [], transcript: [], tool_calls: [], tool_results: [], metrics: [], errors: [] };
   for (let after = 0; ; ) {
     const page = await store.timelines.page(sessionId, after, PAGE);
     for (const entry of page) fold(outcome, JSON.parse(entry.data) as ServerEvent, entry.at);
@@ -44,6 +46,11 @@ function fold(outcome: SessionOutcome, event: ServerEvent, at: number): void {
     case 'tool_call': {
       const { type: _type, ...call } = event;
       outcome.tool_calls.push({ ...call, at });
+      return;
+    }
+    case 'tool_result': {
+      const { type: _type, ...answer } = event;
+      outcome.tool_results.push({ ...answer, at });
       return;
     }
     case 'metrics': {

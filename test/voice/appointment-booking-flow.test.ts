@@ -132,6 +132,18 @@ describe('the appointment-booking example flow', () => {
     expect(requestsToModel.some((r) => systemOf(r).includes('The booking is done'))).toBe(false);
     // The flow's own settings.llm reached the model API.
     for (const r of requestsToModel.filter((r) => systemOf(r).includes('Maple Street Dental'))) expect((r as { temperature?: number }).temperature).toBe(0.2);
+
+    // The stored session keeps each answer beside the calls, so "save as test" can replay them.
+    const sessionId = client.ofType('session_started')[0]!.session_id;
+    await expect
+      .poll(async () => {
+        const detail = await rig.server.request('GET', `/v1/sessions/${sessionId}`, { apiKey: rig.account.apiKey });
+        return (detail.body.tool_results as Array<{ name: string; ok: boolean; http_status: number; result: unknown; to_state: string }> | undefined)?.map(({ name, ok, http_status, result, to_state }) => ({ name, ok, http_status, result, to_state }));
+      }, { timeout: 15_000 })
+      .toEqual([
+        { name: 'check_availability', ok: true, http_status: 200, result: { available: false, next_state: 'ask_day' }, to_state: 'ask_day' },
+        { name: 'check_availability', ok: true, http_status: 200, result: { available: true, slot: '10:30', next_state: 'offer_slot' }, to_state: 'offer_slot' },
+      ]);
   });
 
   it('hands over to a person from any state through the global tool, and ends the call', { timeout: 30_000 }, async () => {

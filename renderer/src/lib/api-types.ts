@@ -80,6 +80,8 @@ export interface SessionDetail extends SessionView {
   path: Array<{ state: string; at: number }>;
   transcript: Array<{ role: 'user' | 'agent'; text: string; at: number; interrupted: boolean }>;
   tool_calls: Array<{ name: string; arguments: unknown; status: 'accepted' | 'rejected'; reason: string | null; from_state: string; to_state: string; source: 'model' | 'simulator'; at: number }>;
+  /** The http tools' answers (servers before these existed do not send them). */
+  tool_results?: Array<{ name: string; arguments: unknown; ok: boolean; http_status: number | null; result: unknown; error: string | null; from_state: string; to_state: string; source: 'model' | 'simulator'; at: number }>;
   metrics: Array<{ turn: number; endpointing_ms: number | null; stt_ms: number | null; llm_ttft_ms: number | null; tts_ttfb_ms: number | null; voice_to_voice_ms: number | null; server_ms: number | null; at: number }>;
   errors: Array<{ code: string; message: string; fatal: boolean; at: number }>;
   recording: { url: string; format: string } | null;
