@@ -26,11 +26,10 @@ export function createPgCreditsRepository(db: PgDatabase): CreditsRepository {
       return retryOnKeyRace(() =>
         db.transaction(async (tx): Promise<GrantResult> => {
           await lockAccount(tx, accountId);
-          const duplicate = await findEarlierEntry(tx, idempotencyKey, accountId, cents);
-          if (!duplicate) {
-            await insertLedgerEntry(tx, { accountId, deltaCents: cents, reason, idempotencyKey, sessionId: null, createdAt: db.now() });
-          }
-          return { balance: await balanceIn(tx, accountId), duplicate };
+          const { balance, duplicate } = await ledgerState(tx, accountId, idempotencyKey, cents);
+          if (duplicate) return { balance, duplicate };
+          await insertLedgerEntry(tx, { accountId, deltaCents: cents, reason, idempotencyKey, sessionId: null, createdAt: db.now() });
+          return { balance: balance + cents, duplicate };
         }),
       );
     },
@@ -41,10 +40,8 @@ export function createPgCreditsRepository(db: PgDatabase): CreditsRepository {
       return retryOnKeyRace(() =>
         db.transaction(async (tx): Promise<DebitResult> => {
           await lockAccount(tx, accountId);
-          if (await findEarlierEntry(tx, idempotencyKey, accountId, -cents)) {
-            return { ok: true, balance: await balanceIn(tx, accountId), duplicate: true };
-          }
-          const balance = await balanceIn(tx, accountId);
+          const { balance, duplicate } = await ledgerState(tx, accountId, idempotencyKey, -cents);
+          if (duplicate) return { ok: true, balance, duplicate: true };
           if (balance < cents) return { ok: false, balance };
           await insertLedgerEntry(tx, { accountId, deltaCents: -cents, reason, idempotencyKey, sessionId, createdAt: db.now() });
           return { ok: true, balance: balance - cents, duplicate: false };
@@ -98,21 +95,29 @@ async function retryOnKeyRace<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-/** True when the key was already used for this very entry; throws when used for another. */
-async function findEarlierEntry(tx: PgQueryable, idempotencyKey: string, accountId: string, deltaCents: number): Promise<boolean> {
-  const earlier = await tx.row<{ account_id: string; delta_cents: number }>(
-    'SELECT account_id, delta_cents FROM credit_ledger WHERE idempotency_key = $1',
-    [idempotencyKey],
+/**
+ * The account's balance and whether the key was already used for this very entry (throwing when
+ * it was used for another), read in one statement: it runs after the account's lock is granted,
+ * so under READ COMMITTED its snapshot holds every entry committed before, and one round trip
+ * less under the lock is one less that the account's other debits wait for.
+ */
+async function ledgerState(
+  tx: PgQueryable,
+  accountId: string,
+  idempotencyKey: string,
+  deltaCents: number,
+): Promise<{ balance: number; duplicate: boolean }> {
+  const state = await tx.row<{ balance: number; earlier_account: string | null; earlier_delta: number | null }>(
+    `SELECT (SELECT COALESCE(SUM(delta_cents), 0) FROM credit_ledger WHERE account_id = $1) AS balance,
+            earlier.account_id AS earlier_account, earlier.delta_cents AS earlier_delta
+     FROM (SELECT 1) AS one LEFT JOIN credit_ledger AS earlier ON earlier.idempotency_key = $2`,
+    [accountId, idempotencyKey],
   );
-  if (!earlier) return false;
-  if (earlier.account_id !== accountId || earlier.delta_cents !== deltaCents) {
+  if (state!.earlier_account === null) return { balance: state!.balance, duplicate: false };
+  if (state!.earlier_account !== accountId || state!.earlier_delta !== deltaCents) {
     throw new IdempotencyKeyReusedError(idempotencyKey);
   }
-  return true;
-}
-
-async function balanceIn(tx: PgQueryable, accountId: string): Promise<number> {
-  return (await tx.row<{ balance: number }>(BALANCE_SQL, [accountId]))?.balance ?? 0;
+  return { balance: state!.balance, duplicate: true };
 }
 
 function checkCents(cents: number): RangeError | null {
