@@ -27,10 +27,23 @@ export function transcriptOf(events: readonly ServerEvent[]): TranscriptLine[] {
   );
 }
 
+/**
+ * The step's calls. An http tool's call is shown with its answer and the state the answer led to
+ * (paired as `exercisedBy` pairs them), not the stay its tool_call event says while it waits.
+ */
 function toolCallsOf(events: readonly ServerEvent[]): ToolCallSeen[] {
-  return events
-    .filter((e): e is ToolCallEvent => e.type === 'tool_call')
-    .map((e) => ({ name: e.name, arguments: e.arguments, status: e.status, reason: e.reason, from_state: e.from_state, to_state: e.to_state }));
+  const calls: ToolCallSeen[] = [];
+  for (const e of events) {
+    if (e.type === 'tool_call') {
+      calls.push({ name: e.name, arguments: e.arguments, status: e.status, reason: e.reason, from_state: e.from_state, to_state: e.to_state });
+    } else if (e.type === 'tool_result') {
+      const call = calls.find((c) => c.status === 'accepted' && !c.answer && c.name === e.name && c.from_state === e.from_state && c.to_state === e.from_state);
+      if (!call) continue;
+      call.to_state = e.to_state;
+      call.answer = { ok: e.ok, http_status: e.http_status, error: e.error };
+    }
+  }
+  return calls;
 }
 
 function last<T extends ServerEvent['type']>(events: readonly ServerEvent[], type: T): ServerEventOf<T> | undefined {

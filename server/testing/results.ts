@@ -30,6 +30,8 @@ export interface ToolCallSeen {
   reason: string | null;
   from_state: string;
   to_state: string;
+  /** An http tool's answer, when it came during the step. */
+  answer?: { ok: boolean; http_status: number | null; error: string | null };
 }
 
 export interface StepResult {

@@ -10,6 +10,7 @@ import { parseFlowTests, type FlowTest } from '../../server/flow/tests-format.ts
 import type { ServerEvent, ServerEventOf } from '../../server/protocol/events.ts';
 import { runTests } from '../../server/testing/run-tests.ts';
 import { TestSession } from '../../server/testing/test-session.ts';
+import { scriptedModel } from '../fakes/scripted-providers.ts';
 
 const read = (name: string) => readFileSync(new URL(`../../resources/flows/${name}`, import.meta.url), 'utf8');
 const BOOKING = parseFlow(read('appointment-booking.yaml')).document!;
@@ -47,6 +48,11 @@ describe('the booking suite, scripted, with the service answers its steps give',
 
   it('takes each branch the answer chooses, and the failure path, as its own path of states', async () => {
     const result = await runTests(BOOKING, SUITE.tests!, { mode: 'scripted', providers: {} });
+    // A step's http call is reported with its answer and the state the answer chose.
+    expect(result.tests[0]!.runs[0]!.steps[1]!.tool_calls).toEqual([
+      { name: 'check_availability', arguments: { day: 'monday' }, status: 'accepted', reason: null, from_state: 'welcome', to_state: 'offer_slot', answer: { ok: true, http_status: 200, error: null } },
+    ]);
+    expect(result.tests[2]!.runs[0]!.steps[0]!.tool_calls[0]).toMatchObject({ to_state: 'welcome', answer: { ok: false, http_status: 503 } });
     expect(result.tests.map((t) => t.runs[0]!.path)).toEqual([
       ['welcome', 'offer_slot', 'booked'],
       ['welcome', 'ask_day', 'offer_slot', 'ask_day'],
@@ -123,6 +129,28 @@ steps:
     expect(answers.map((a) => a.ok)).toEqual([true, false]);
     expect(answers[1]!.error).toContain('the test gives no answer for check_availability in this step');
     expect(answers[1]!.error).toContain('tool_results');
+  });
+});
+
+describe('tool_results in model mode', () => {
+  it('hands the model the test\'s answer as the tool result, and the answer chooses the state', async () => {
+    const tests = oneTest(`
+name: the model checks monday
+steps:
+  - user: Monday please
+    tool_results:
+      check_availability: {body: {next_state: offer_slot, slot: "9:30"}}
+    expect:
+      tool_called: {name: check_availability, arguments: {day: monday}}
+      state: offer_slot
+      variables: {slot: "9:30"}
+`);
+    // The greeting (after the disclaimer), the call, then the words after its result.
+    const model = scriptedModel([{ text: 'Which day?' }, { toolCalls: [{ name: 'check_availability', arguments: { day: 'monday' } }] }, { text: 'Monday at 9:30 is free.' }]);
+    const result = await runTests(BOOKING, tests, { mode: 'model', providers: { llm: model } });
+    expect(failuresOf(result)).toEqual([]);
+    const toolMessages = model.requests.flatMap((r) => r.messages).filter((m) => m.role === 'tool').map((m) => String(m.content));
+    expect(toolMessages.some((m) => m.includes('"slot":"9:30"') && m.includes('"state":"offer_slot"'))).toBe(true);
   });
 });
 

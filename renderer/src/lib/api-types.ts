@@ -147,7 +147,8 @@ export interface TestStepView {
   passed: boolean;
   checks: TestCheckView[];
   transcript: Array<{ role: 'user' | 'agent'; text: string; interrupted?: boolean }>;
-  tool_calls: Array<{ name: string; arguments: unknown; status: 'accepted' | 'rejected'; reason: string | null; from_state: string; to_state: string }>;
+  /** An http tool's call carries its answer and the state the answer chose. */
+  tool_calls: Array<{ name: string; arguments: unknown; status: 'accepted' | 'rejected'; reason: string | null; from_state: string; to_state: string; answer?: { ok: boolean; http_status: number | null; error: string | null } }>;
   path: string[];
   /** The state when the step was over. */
   state: string;
