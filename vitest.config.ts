@@ -9,6 +9,17 @@ import { defineConfig } from 'vitest/config';
 // `npm test` runs all three; `npm run test:unit` (test:integration, test:e2e) runs one.
 type Project = 'unit' | 'integration' | 'e2e';
 
+/**
+ * API tests that are about the embedded store itself (its data folder, journal, migrations of
+ * an old data dir), so they do not run again in the postgres project.
+ */
+const EMBEDDED_STORE_ONLY = new Set<string>([
+  'test/api/flow-versions-migration-keeps-flows-and-sessions.test.ts',
+  // A failing journal write (a full disk) and a second process on one data dir: the embedded store's.
+  'test/api/health-says-when-the-store-refuses-writes.test.ts',
+  'test/api/server-main.test.ts',
+]);
+
 const BY_FOLDER: Record<string, Project> = {
   architecture: 'unit',
   audio: 'unit',
@@ -111,6 +122,16 @@ export default defineConfig({
       // of thousands of cases take 40 s when two runs share the machine's two cores.
       { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000 } },
       { extends: true, test: { name: 'integration', include: files.integration } },
+      // The API suite again with the store on PostgreSQL (issue 19): every test server gets a
+      // database of its own on one cluster started for the run.
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: files.integration.filter((file) => file.startsWith('test/api/') && !EMBEDDED_STORE_ONLY.has(file)),
+          globalSetup: ['test/support/postgres-global-setup.ts'],
+        },
+      },
       {
         extends: true,
         test: {

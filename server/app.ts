@@ -25,10 +25,11 @@ import { responseHeadersPlugin } from './http/response-headers.ts';
 import { servicesPlugin, type Services } from './http/services.ts';
 import { FlowJobs } from './jobs/flow-jobs.ts';
 import { AccessTokens } from './security/access-tokens.ts';
-import { decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
+import { decodeConfiguredJwtSecret, decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
 import { PasswordHasher } from './security/passwords.ts';
 import { SecretBox } from './security/secret-box.ts';
-import { openStore } from './store/store.ts';
+import { openStore, type Store } from './store/store.ts';
+import { openPostgresStore } from './store/postgres/store.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
 import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
 import { VoiceEngine } from './engine/voice-engine.ts';
@@ -130,10 +131,15 @@ function loggerOptions(config: Config): FastifyServerOptions['logger'] {
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = await openStore({ dataDir: config.dataDir });
+  if (config.databaseUrl && (!config.secretKey || !config.jwtSecret)) {
+    // Keys generated in one node's data dir would differ on the next node: its logins and the
+    // secrets it sealed would not open anywhere else.
+    throw new Error('On PostgreSQL (VOXFLOW_DATABASE_URL) every node must share its keys: set VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET (e.g. `openssl rand -base64 32` and `openssl rand -base64 48`)');
+  }
+  const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
+  const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
+  const store: Store = config.databaseUrl ? await openPostgresStore({ url: config.databaseUrl }) : await openStore({ dataDir: config.dataDir });
   try {
-    const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
-    const jwtSecret = await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
     const secrets = new SecretBox(secretKey);
 
     const app = Fastify({

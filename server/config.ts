@@ -41,6 +41,14 @@ export const ConfigSchema = z.object({
   allowedOrigins: z.array(z.string().min(1)).default([]),
   /** Key for provider secrets at rest (base64, 32 bytes); generated in the data dir when unset. */
   secretKey: optionalText,
+  /** Key that signs studio logins (base64, 32 bytes or more); generated in the data dir when unset. */
+  jwtSecret: optionalText,
+  /**
+   * PostgreSQL for the store (DESIGN §15): several nodes share it behind one load balancer. Unset:
+   * the embedded sql.js store in the data dir. With it, both keys above must be set (every node
+   * must read the others' secrets and logins).
+   */
+  databaseUrl: optionalText.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), { message: 'must be a postgres:// or postgresql:// URL' }),
   limits: z
     .object({
       bodyBytes: positiveInt.default(512 * 1024),
@@ -238,6 +246,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_ALLOWED_HOSTS', 'allowedHosts', '<names>', 'comma-separated host names a loopback-bound server also answers to', { list: true }),
   setting('VOXFLOW_ALLOWED_ORIGINS', 'allowedOrigins', '<origins>', "comma-separated browser origins that may call the API besides the server's own (* for any)", { list: true }),
   secret('VOXFLOW_SECRET_KEY', 'secretKey', 'base64 32-byte key for provider keys at rest (default: generated in the data dir)'),
+  secret('VOXFLOW_JWT_SECRET', 'jwtSecret', 'base64 key of 32 bytes or more that signs studio logins (default: generated in the data dir)'),
+  setting('VOXFLOW_DATABASE_URL', 'databaseUrl', '<postgres://…>', 'PostgreSQL for the store, shared by every node (default: the embedded store in the data dir); needs VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET; give its password in PGPASSWORD or ~/.pgpass, since the process list shows flags'),
   ...providerSettings('stt', 'speech to text', SERVER_VENDORS.stt, 'none', 'nova-3, whisper-1'),
   ...providerSettings('llm', 'the language model', SERVER_VENDORS.llm, 'none', 'gpt-4o-mini, llama3.1'),
   ...providerSettings('tts', 'text to speech', SERVER_VENDORS.tts, 'flite', 'gpt-4o-mini-tts, aura-2-thalia-en'),

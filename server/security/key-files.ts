@@ -26,6 +26,13 @@ export async function loadOrCreateKeyFile(dataDir: string, name: string, bytes =
   return key;
 }
 
+/** VOXFLOW_JWT_SECRET: at least 32 bytes (HMAC-SHA256 keys shorter than the hash are weak). */
+export function decodeConfiguredJwtSecret(base64: string): Buffer {
+  const key = Buffer.from(base64, 'base64');
+  if (key.length < 32) throw new Error('VOXFLOW_JWT_SECRET must be at least 32 bytes, base64-encoded (e.g. `openssl rand -base64 48`)');
+  return key;
+}
+
 export function decodeConfiguredKey(base64: string): Buffer {
   const key = Buffer.from(base64, 'base64');
   if (key.length !== 32) throw new Error('VOXFLOW_SECRET_KEY must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)');

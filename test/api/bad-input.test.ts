@@ -23,7 +23,8 @@ afterAll(async () => {
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-const serverJwtKey = () => Buffer.from(readFileSync(join(server.dataDir, 'jwt.key'), 'utf8').trim(), 'base64');
+// The key the server signs logins with: configured (as on PostgreSQL), or made in its data dir.
+const serverJwtKey = () => Buffer.from(server.app.services.config.jwtSecret ?? readFileSync(join(server.dataDir, 'jwt.key'), 'utf8').trim(), 'base64');
 
 function signToken(key: Uint8Array, claims: { sub?: string; iss?: string; aud?: string; exp?: number; iat?: number }) {
   const now = Math.floor(Date.now() / 1000);

@@ -1,7 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
+import { createAccount, startTestServer, storedAtRest, type TestServer } from '../support/server.ts';
 import { expectError } from './error-shape.ts';
 
 const PAID_PROVIDERS = {
@@ -9,16 +7,6 @@ const PAID_PROVIDERS = {
   llm: { provider: 'openai' as const, apiKey: 'sk-server' },
   tts: { provider: 'openai' as const, apiKey: 'sk-server' },
 };
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(path)));
-    else if (entry.isFile()) out.push(path);
-  }
-  return out;
-}
 
 describe('credit balance on a server without paid providers', () => {
   let server: TestServer;
@@ -186,11 +174,9 @@ describe('credits and provider keys on a server with paid providers', () => {
 });
 
 describe('provider keys at rest', () => {
-  it('are not stored in plain text anywhere in the data dir', async () => {
+  it('are not stored in plain text anywhere the server keeps data', async () => {
     const server = await startTestServer({ providers: PAID_PROVIDERS });
-    const dataDir = server.dataDir;
     const secrets = ['sk-plaintext-LLM-find-me-0001', 'dg-plaintext-STT-find-me-0002', 'sk-plaintext-TTS-find-me-0003'];
-    let files: string[] = [];
     try {
       const account = await createAccount(server);
       const patch = await server.request('PATCH', '/v1/providers', {
@@ -200,13 +186,11 @@ describe('provider keys at rest', () => {
       expect(patch.status).toBe(200);
       // Close the app (flushing the store) but keep the data dir to search it.
       await server.app.close();
-      files = await filesUnder(dataDir);
-      expect(files.length).toBeGreaterThan(0);
+      const stored = await storedAtRest(server);
+      expect(stored.length).toBeGreaterThan(0);
       // A control: the search does see what the store wrote (the account's email is there).
-      const contents = await Promise.all(files.map((file) => readFile(file)));
-      expect(contents.some((bytes) => bytes.includes(Buffer.from(account.email)))).toBe(true);
-      for (const file of files) {
-        const bytes = await readFile(file);
+      expect(stored.some(({ bytes }) => bytes.includes(Buffer.from(account.email)))).toBe(true);
+      for (const { where: file, bytes } of stored) {
         for (const secret of secrets) {
           expect(bytes.includes(Buffer.from(secret, 'utf8')), `${secret} in ${file}`).toBe(false);
           expect(bytes.includes(Buffer.from(secret, 'utf16le')), `${secret} (UTF-16) in ${file}`).toBe(false);

@@ -1,13 +1,17 @@
 // Starts the real app on 127.0.0.1 with a fresh data dir, for tests over real HTTP.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { inject } from 'vitest';
 import { buildApp } from '../../server/app.ts';
 import { makeConfig, type ConfigInput } from '../../server/config.ts';
 import type { WebRtcOptions } from '../../server/transports/webrtc/index.ts';
 import { noVoiceInput } from './no-voice-input.ts';
+import { POSTGRES_TEMPLATE } from './postgres-global-setup.ts';
 
 export const GUESSING_GAME_YAML = readFileSync(new URL('../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');
 
@@ -52,8 +56,39 @@ export interface TestServerOptions {
   voice?: boolean;
 }
 
+let databasesMade = 0;
+
+/**
+ * In the `postgres` test project, a database of the server's own on the run's cluster, copied
+ * from the migrated template, and the shared keys a PostgreSQL node must be given; elsewhere none.
+ */
+async function postgresFor(overrides: ConfigInput): Promise<{ config: ConfigInput; drop(): Promise<void> } | null> {
+  const cluster = inject('voxflowPostgres');
+  if (!cluster || overrides.databaseUrl !== undefined) return null;
+  const name = `voxflow_api_${process.pid}_${++databasesMade}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: cluster });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name} TEMPLATE ${POSTGRES_TEMPLATE}`);
+  return {
+    config: {
+      databaseUrl: cluster.replace(/\/postgres$/, `/${name}`),
+      secretKey: overrides.secretKey ?? randomBytes(32).toString('base64'),
+      jwtSecret: overrides.jwtSecret ?? randomBytes(48).toString('base64'),
+    },
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
 export async function startTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'voxflow-api-')));
+  const postgres = await postgresFor(overrides);
   const config = makeConfig({
     host: '127.0.0.1',
     port: 0,
@@ -62,6 +97,7 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     passwordHashCost: 10,
     rateLimit: { authPerMinute: 10_000, credentialPerMinute: 100_000, ipPerMinute: 100_000 },
     ...overrides,
+    ...postgres?.config,
     dataDir,
   });
   const app = await buildApp(config, {
@@ -101,9 +137,42 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     request,
     async close() {
       await app.close();
+      await postgres?.drop();
       if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Everything the server keeps at rest, to search for what must not be there in plain text: the
+ * data folder's files, and on PostgreSQL every row of every table as text (read over a
+ * connection of its own, so it works after the app has closed). Each item names where it is.
+ */
+export async function storedAtRest(server: TestServer): Promise<Array<{ where: string; bytes: Buffer }>> {
+  const out: Array<{ where: string; bytes: Buffer }> = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile()) out.push({ where: path, bytes: await readFile(path) });
+    }
+  };
+  await walk(server.dataDir);
+  const url = server.app.services.config.databaseUrl;
+  if (url) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const tables = await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'");
+      for (const { name } of tables.rows) {
+        const rows = await client.query<{ row: string }>(`SELECT t::text AS row FROM "${name}" t`);
+        out.push({ where: `table ${name}`, bytes: Buffer.from(rows.rows.map((r) => r.row).join('\n')) });
+      }
+    } finally {
+      await client.end();
+    }
+  }
+  return out;
 }
 
 let accountCounter = 0;

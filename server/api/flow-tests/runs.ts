@@ -62,7 +62,12 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
   const config = { auth: 'jwt_or_api_key' as const };
   /** Runs in progress in this process, by account (one each) and by id. */
   const running = new Map<string, { runId: string; abort: AbortController; done: Promise<void> }>();
-  const isLive = (runId: string) => [...running.values()].some((job) => job.runId === runId);
+  /**
+   * Runs whose result is being written: on PostgreSQL the row says 'running' until that commits,
+   * and such a run is no run cut by a stopped server.
+   */
+  const ending = new Set<string>();
+  const isLive = (runId: string) => ending.has(runId) || [...running.values()].some((job) => job.runId === runId);
 
   app.addHook('preClose', async () => {
     const jobs = [...running.values()];
@@ -163,6 +168,8 @@ export async function flowTestRunRoutes(app: FastifyInstance, { ownFlow }: { own
      */
     const finish = (end: Parameters<typeof store.flowTests.finishRun>[1]) => {
       const written = store.flowTests.finishRun(record.id, end);
+      ending.add(record.id);
+      void written.finally(() => ending.delete(record.id)).catch(() => {});
       admission?.release();
       if (running.get(accountId) === job) running.delete(accountId);
       return written;
