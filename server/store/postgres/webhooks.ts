@@ -11,6 +11,15 @@
 // delivery falls due again when the lease runs out, for whichever node looks first, under the
 // same webhook-id (at least once, as on one node). A delivery's returned nextAttemptAt is the
 // time it fell due, as sql.js returns it, not the lease.
+//
+// A node's own claims come back to it. The dispatcher asks for more than it starts (it keeps to
+// its concurrency and to two attempts per endpoint) and, on sql.js, skips what it already has in
+// flight; were everything it was handed held for the whole lease, four events for one endpoint
+// would see two sent and two wait a minute. So this repository remembers what it claimed and has
+// recorded no attempt for, and each due() renews those leases and hands them out again (the
+// dispatcher skips the ones in flight, as on sql.js), soonest first with the newly due. Renewal
+// also keeps a slow attempt's delivery from being taken by another node while this one is alive.
+// The lease is read against each node's own clock: nodes' clocks must agree to well within it.
 import type { Webhook, WebhookAttempt, WebhookDelivery, WebhookDeliveryStatus, WebhooksRepository } from '../repositories/webhooks.ts';
 import type { PgDatabase } from './database.ts';
 
@@ -50,10 +59,22 @@ interface AttemptRow {
   duration_ms: number;
 }
 
+/** A claimed delivery: its row, the time it fell due, and the end of the lease just taken. */
+type ClaimedRow = DeliveryRow & { due_at: number; lease_until: number };
+
 const WEBHOOK_COLUMNS = 'id, account_id, url, events, secret_enc, created_at';
 const DELIVERY_COLUMNS = 'id, webhook_id, account_id, session_id, event_type, payload, created_at, status, attempts, next_attempt_at, last_attempt_at, delivered_at';
+/** RETURNING of a claim: the row as it was due (`d`'s other columns) and the new lease in next_attempt_at. */
+const CLAIMED_COLUMNS = [
+  ...DELIVERY_COLUMNS.split(', ').filter((column) => column !== 'next_attempt_at').map((column) => `d.${column}`),
+  'due_at',
+  'd.next_attempt_at AS lease_until',
+].join(', ');
 
 export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
+  /** What this node claimed and has recorded no attempt for: the time each fell due, and its lease's end. */
+  const ownClaims = new Map<string, { dueAt: number; leaseUntil: number }>();
+
   const listByAccount = async (accountId: string): Promise<Webhook[]> => {
     const rows = await db.rows<WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, rowid DESC`,
@@ -119,23 +140,44 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
     },
 
     async due(now, limit) {
-      // The claim (see the top of this file): lock what is due and not being claimed elsewhere,
-      // lease it, and hand it out soonest first with the time it fell due.
-      const rows = await db.rows<DeliveryRow>(
-        `WITH picked AS (
-           SELECT d.id, d.next_attempt_at AS due_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-           WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.deleted_at IS NULL
-           ORDER BY d.next_attempt_at, d.created_at LIMIT $2
-           FOR UPDATE OF d SKIP LOCKED
-         ), claimed AS (
-           UPDATE webhook_deliveries SET next_attempt_at = $1::double precision + $3
-           FROM picked WHERE webhook_deliveries.id = picked.id
-           RETURNING webhook_deliveries.*, picked.due_at
-         )
-         SELECT ${DELIVERY_COLUMNS.replace('next_attempt_at', 'due_at AS next_attempt_at')} FROM claimed ORDER BY due_at, created_at`,
-        [now, limit, DELIVERY_LEASE_SECONDS],
-      );
-      return rows.map(toDelivery);
+      // This node's own claims first: renewed, and handed back to it (see the top of this file).
+      for (const [id, claim] of ownClaims) if (claim.leaseUntil <= now) ownClaims.delete(id);
+      const own = [...ownClaims];
+      const renewed =
+        own.length === 0
+          ? []
+          : await db.rows<ClaimedRow>(
+              `UPDATE webhook_deliveries d SET next_attempt_at = $1::double precision + $2
+               FROM unnest($3::text[], $4::double precision[], $5::double precision[]) AS own(id, due_at, lease_until)
+               WHERE d.id = own.id AND d.next_attempt_at = own.lease_until AND d.status = 'pending'
+                 AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.deleted_at IS NULL)
+               RETURNING ${CLAIMED_COLUMNS}`,
+              [now, DELIVERY_LEASE_SECONDS, own.map(([id]) => id), own.map(([, c]) => c.dueAt), own.map(([, c]) => c.leaseUntil)],
+            );
+      // Then what is due and not being claimed elsewhere: locked, leased, in one statement.
+      const fresh =
+        renewed.length >= limit
+          ? []
+          : await db.rows<ClaimedRow>(
+              `WITH picked AS (
+                 SELECT d.id, d.next_attempt_at AS due_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+                 WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.deleted_at IS NULL
+                 ORDER BY d.next_attempt_at, d.created_at LIMIT $3
+                 FOR UPDATE OF d SKIP LOCKED
+               )
+               UPDATE webhook_deliveries d SET next_attempt_at = $1::double precision + $2
+               FROM picked WHERE d.id = picked.id
+               RETURNING ${CLAIMED_COLUMNS}`,
+              [now, DELIVERY_LEASE_SECONDS, limit - renewed.length],
+            );
+      // A claim whose attempt was recorded while these statements ran is over: handing it out
+      // again would send it again (its attempt has ended, so the dispatcher no longer has it in flight).
+      const kept = renewed.filter((row) => ownClaims.has(row.id));
+      const keptIds = new Set(kept.map((row) => row.id));
+      for (const [id] of own) if (!keptIds.has(id)) ownClaims.delete(id);
+      const claimed = [...kept, ...fresh].sort((a, b) => a.due_at - b.due_at || a.created_at - b.created_at);
+      for (const row of claimed) ownClaims.set(row.id, { dueAt: row.due_at, leaseUntil: row.lease_until });
+      return claimed.map((row) => toDelivery({ ...row, next_attempt_at: row.due_at }));
     },
 
     async nextDueAt() {
@@ -143,8 +185,10 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
       return row?.at ?? null;
     },
 
-    recordAttempt(deliveryId, { attempt, status, nextAttemptAt }) {
-      return db.transaction(async (tx) => {
+    async recordAttempt(deliveryId, { attempt, status, nextAttemptAt }) {
+      // The outcome ends this node's claim, whatever it is.
+      ownClaims.delete(deliveryId);
+      await db.transaction(async (tx) => {
         const row = await tx.row<{ attempts: number }>('SELECT attempts FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [deliveryId]);
         if (!row) return;
         const number = Number(row.attempts) + 1;
