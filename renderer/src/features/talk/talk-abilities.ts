@@ -2,7 +2,7 @@
 // model to answer with, whether the server can hear speech, and whether the agent has a voice.
 // From GET /capabilities (the server's providers) and GET /v1/providers (the account's own keys,
 // which serve a part the server has none for).
-import { DEFAULT_ACCOUNT_VENDOR, EMBEDDED_VENDORS, VENDORS } from '../../../../server/providers/catalog.ts';
+import { DEFAULT_ACCOUNT_VENDOR, EMBEDDED_VENDORS, FLITE_VOICES, VENDORS } from '../../../../server/providers/catalog.ts';
 import type { Capabilities, ProvidersView } from '../../lib/api-types.ts';
 
 export interface TalkAbility {
@@ -71,6 +71,8 @@ export function talkAbilities(capabilities: Capabilities, providers: ProvidersVi
 export interface FlowAsks {
   llmModel: string;
   voiceProvider: string;
+  /** `voice.voice` (absent from callers before it was checked). */
+  voiceName?: string;
   sttModel: string;
   language: string;
 }
@@ -97,6 +99,18 @@ export function missingForFlow(asks: FlowAsks, capabilities: Capabilities, provi
           : `Add a ${voice} key in Settings → Provider keys, or leave the voice provider empty.`
         : `Voxflow has no ${asks.voiceProvider} voices (it speaks with ${VENDORS.tts.join(', ')}): leave the voice provider empty, or name one of those.`;
       out.push(`The flow asks for ${an(asks.voiceProvider.trim())} voice, but this server ${speaks}. ${remedy}`);
+    }
+  }
+  // A voice name goes to the vendor the session speaks with; the built-in voice has a few of its own and ignores others.
+  const voiceName = (asks.voiceName ?? '').trim();
+  const speaker = sessionVendor('tts', capabilities, providers).vendor;
+  if (voiceName !== '' && (voice === '' || voice === speaker?.toLowerCase())) {
+    if (speaker === null) {
+      out.push(`The flow asks for the voice ${voiceName}, but this server has no voice (tts: none): the agent's words show as text only.`);
+    } else if (speaker === 'flite' && !(FLITE_VOICES as readonly string[]).includes(voiceName)) {
+      out.push(
+        `The flow asks for the voice ${voiceName}, but this server speaks with the built-in voice (flite), which has only ${FLITE_VOICES.join(', ')}: its default voice speaks. Name one of those, or add a key for the vendor whose voice it is in Settings → Provider keys.`,
+      );
     }
   }
   if ((asks.sttModel !== '' || asks.language !== '') && !sessionVendor('stt', capabilities, providers).vendor) {

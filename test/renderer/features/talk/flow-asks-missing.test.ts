@@ -45,6 +45,18 @@ describe('what a flow asks of a server that lacks it', () => {
     ]);
   });
 
+  it('says when the built-in voice has no voice of the name the flow gives, or there is no voice at all', () => {
+    expect(missingForFlow({ ...NOTHING, voiceName: 'nova' }, server('deepgram', 'openai', 'flite'), NO_KEYS)).toEqual([
+      'The flow asks for the voice nova, but this server speaks with the built-in voice (flite), which has only slt, kal, kal16, awb, rms, awb_time: its default voice speaks. Name one of those, or add a key for the vendor whose voice it is in Settings → Provider keys.',
+    ]);
+    expect(missingForFlow({ ...NOTHING, voiceName: 'awb' }, server('deepgram', 'openai', 'flite'), NO_KEYS)).toEqual([]);
+    // A hosted vendor's voice names are its own to check: said only when the vendor is not the session's.
+    expect(missingForFlow({ ...NOTHING, voiceName: 'nova' }, server('deepgram', 'openai', 'openai'), NO_KEYS)).toEqual([]);
+    expect(missingForFlow({ ...NOTHING, voiceName: 'nova' }, server('deepgram', 'openai', 'none'), NO_KEYS)).toEqual([
+      "The flow asks for the voice nova, but this server has no voice (tts: none): the agent's words show as text only.",
+    ]);
+  });
+
   it('is satisfied by the server\'s providers or the account\'s own keys', () => {
     const asks = { llmModel: 'gpt-4o', voiceProvider: 'Deepgram', sttModel: 'nova-2', language: 'de' };
     expect(missingForFlow(asks, server('deepgram', 'openai', 'deepgram'), NO_KEYS)).toEqual([]);
