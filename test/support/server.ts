@@ -63,7 +63,8 @@ let databasesMade = 0;
  * from the migrated template, and the shared keys a PostgreSQL node must be given; elsewhere none.
  */
 async function postgresFor(overrides: ConfigInput): Promise<{ config: ConfigInput; drop(): Promise<void> } | null> {
-  const cluster = inject('voxflowPostgres');
+  // Outside vitest (the benches run under tsx) there is no project to ask: the embedded store.
+  const cluster = process.env.VITEST ? inject('voxflowPostgres') : undefined;
   if (!cluster || overrides.databaseUrl !== undefined) return null;
   const name = `voxflow_api_${process.pid}_${++databasesMade}`;
   const admin = async (sql: string) => {
