@@ -177,7 +177,8 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
       for (const [id] of own) if (!keptIds.has(id)) ownClaims.delete(id);
       const claimed = [...kept, ...fresh].sort((a, b) => a.due_at - b.due_at || a.created_at - b.created_at);
       for (const row of claimed) ownClaims.set(row.id, { dueAt: row.due_at, leaseUntil: row.lease_until });
-      return claimed.map((row) => toDelivery({ ...row, next_attempt_at: row.due_at }));
+      // More own claims than asked for stay claimed (renewed) and come back next time.
+      return claimed.slice(0, limit).map((row) => toDelivery({ ...row, next_attempt_at: row.due_at }));
     },
 
     async nextDueAt() {
