@@ -29,7 +29,8 @@ steps:
     const result = await runTests(BOOKING, parsed.tests!, { mode: 'scripted', providers: {} });
     const run = result.tests[0]!.runs[0]!;
     expect(run.steps.flatMap((s) => s.checks.filter((c) => !c.passed).map((c) => c.message))).toEqual([]);
-    // A test run has no service to ask: the http tool fails, and the session stays in welcome.
+    // Tests never call the service, and this step gives no answer (tool_results): the http tool
+    // fails, and the session stays in welcome.
     expect(run.exercised.transitions.map(show)).toEqual(['welcome.check_availability→welcome']);
     expect(result.coverage.transitions.covered.map(show)).toEqual(['welcome.check_availability→welcome']);
     expect(result.coverage.transitions.uncovered.map(show)).toEqual(
