@@ -35,7 +35,7 @@ export const RULES: Record<Layer, Rule> = {
   http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes', 'jobs'] },
   api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs'], types: ['config', 'engine', 'providers'] },
   transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog'], types: ['config', 'store', 'providers'] },
-  /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts: they put the server (or the test CLI) together. */
+  /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, migrate-command.ts: they put the server (or a CLI command) together. */
   composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'security', 'store', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
   /** The studio imports only the pure modules (one validator, one protocol, one vendor list). */
   renderer: { value: ['flow', 'protocol', 'catalog', 'resources'], types: ['electron'] },
@@ -45,7 +45,7 @@ export const RULES: Record<Layer, Rule> = {
   test: { value: [] },
 };
 
-const COMPOSITION = new Set(['app', 'serve', 'main', 'studio', 'test-command']);
+const COMPOSITION = new Set(['app', 'serve', 'main', 'studio', 'test-command', 'migrate-command']);
 
 export function layerOf(path: string): Layer | null {
   if (path === 'server/providers/catalog.ts') return 'catalog';
