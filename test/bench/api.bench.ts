@@ -16,7 +16,8 @@ import { ms, percentile, type BenchRow } from './bench-kit.ts';
 const run$ = promisify(execFile);
 const SECONDS = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 5);
 
-async function load(url: string, headers: Record<string, string> = {}) {
+/** autocannon against `url` from a child process: 10 connections for VOXFLOW_BENCH_SECONDS. */
+export async function load(url: string, headers: Record<string, string> = {}) {
   const { stdout } = await run$(process.execPath, ['--import', 'tsx', new URL('./load-generator.ts', import.meta.url).pathname, url, '10', String(SECONDS), JSON.stringify(headers)], { maxBuffer: 1 << 20 });
   return JSON.parse(stdout) as { rps: number; p50: number; p99: number; non2xx: number; errors: number };
 }

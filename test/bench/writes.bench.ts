@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 
-async function fsyncFloor(dir: string, count: number): Promise<number[]> {
+export async function fsyncFloor(dir: string, count: number): Promise<number[]> {
   const path = join(dir, 'floor.bin');
   const handle = await open(path, 'a');
   const record = Buffer.alloc(256, 7);
@@ -33,7 +33,8 @@ async function fsyncFloor(dir: string, count: number): Promise<number[]> {
 
 const run$ = promisify(execFile);
 
-async function timed(server: TestServer, path: string, apiKey: string, body: unknown, count: number, writers: number): Promise<number[]> {
+/** Sorted latencies (ms) of `count` POSTs, `writers` at a time, from write-clients.ts. `server.url` may list several servers with commas. */
+export async function timed(server: Pick<TestServer, 'url'>, path: string, apiKey: string, body: unknown, count: number, writers: number): Promise<number[]> {
   const script = new URL('./write-clients.ts', import.meta.url).pathname;
   const { stdout } = await run$(process.execPath, ['--import', 'tsx', script, server.url, path, apiKey, JSON.stringify(body), String(count), String(writers)], { maxBuffer: 1 << 20 });
   return JSON.parse(stdout) as number[];

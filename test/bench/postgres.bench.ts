@@ -1,0 +1,200 @@
+// The hosted API on both stores side by side, all in one run on this machine (issues 19 and 20):
+// - GET /v1/flows with an API key ÷ a bare Fastify route returning the same JSON, per store;
+// - durable POST /v1/sessions and POST /v1/flows, one writer and eight at once (eight accounts:
+//   one account may have only two flow documents in the parser at once), p50/p95, each with its
+//   store's floor measured in the same run: for sql.js the fdatasync of a small append in its data
+//   folder (as writes.bench.ts), for PostgreSQL its own commit, an INSERT of one small row in
+//   autocommit through `pg` on the cluster the bench starts (fsync and synchronous_commit on);
+// - two nodes against one: the same POST /v1/sessions load, eight writers, sent to one server
+//   process, then spread over two server processes on one database.
+// Servers under test run in this process (the two-node rows: in processes of their own, as
+// `voxflow --serve`); the clients always run in child processes (load-generator.ts,
+// write-clients.ts). Issue 20's write targets are printed on both stores' rows; on PostgreSQL
+// they are read against its commit floor, which on this machine is above the disk's fsync floor.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
+import { spawnServer, type ServerProcess } from '../support/spawn-server.ts';
+import { load } from './api.bench.ts';
+import { ms, percentile, type BenchRow } from './bench-kit.ts';
+import { fsyncFloor, timed } from './writes.bench.ts';
+
+const run$ = promisify(execFile);
+const SECONDS = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 5);
+const UNLIMITED = { rateLimit: { authPerMinute: 1e6, credentialPerMinute: 1e9, ipPerMinute: 1e9 } };
+const CLIENT = 'from a child process over keep-alive HTTP with an API key, after 20 untimed';
+const SESSION_TARGET_ONE = 'p50 ≤ 2 ms, p95 ≤ 5 ms';
+const SESSION_TARGET_EIGHT = 'p95 ≤ 10 ms';
+
+const load1 = () => `load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`;
+
+/** PostgreSQL's own commit: one small row INSERTed in autocommit, one at a time, over one connection. */
+async function commitFloor(url: string, count: number): Promise<number[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const times: number[] = [];
+  try {
+    await client.query('CREATE TABLE bench_floor (id BIGSERIAL PRIMARY KEY, note TEXT NOT NULL)');
+    const note = 'x'.repeat(200);
+    for (let i = 0; i < 20; i++) await client.query('INSERT INTO bench_floor (note) VALUES ($1)', [note]);
+    for (let i = 0; i < count; i++) {
+      const t = performance.now();
+      await client.query('INSERT INTO bench_floor (note) VALUES ($1)', [note]);
+      times.push(performance.now() - t);
+    }
+    await client.query('DROP TABLE bench_floor');
+  } finally {
+    await client.end();
+  }
+  return times.sort((a, b) => a - b);
+}
+
+interface StoreUnderTest {
+  label: 'sql.js' | 'PostgreSQL';
+  start(): Promise<TestServer>;
+  /** The store's floor, p50/p95, measured now. */
+  floor(server: TestServer): Promise<{ times: number[]; name: string; how: string }>;
+}
+
+async function measureStore(store: StoreUnderTest, rows: BenchRow[]): Promise<void> {
+  const server = await store.start();
+  try {
+    const account = await createAccount(server);
+    for (let i = 0; i < 5; i++) await createFlow(server, account.apiKey, `Flow ${i}`);
+    const listBody = JSON.stringify((await server.request('GET', '/v1/flows', { apiKey: account.apiKey })).body);
+
+    const bare = Fastify({ logger: false });
+    bare.get('/bare', async (_request, reply) => reply.type('application/json').send(listBody));
+    const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+    const baseline = await load(`${bareUrl}/bare`);
+    await bare.close();
+    const ours = await load(`${server.url}/v1/flows`, { 'x-service-key': account.apiKey });
+    if (ours.non2xx > 0 || ours.errors > 0) throw new Error(`GET /v1/flows on ${store.label} failed under load: ${JSON.stringify(ours)}`);
+    rows.push({
+      name: `${store.label}: GET /v1/flows with API key ÷ bare Fastify, same JSON`,
+      value: `${(ours.rps / baseline.rps).toFixed(2)} (${Math.round(ours.rps)} vs ${Math.round(baseline.rps)} req/s)`,
+      target: '≥ 0.5',
+      how: `autocannon in a child process, 10 connections, ${SECONDS} s each, 5 flows listed; ${load1()}`,
+    });
+
+    const floor = await store.floor(server);
+    const floorP50 = percentile(floor.times, 50);
+    rows.push({ name: `${store.label}: ${floor.name}`, value: `${ms(floorP50)} p50, ${ms(percentile(floor.times, 95))} p95`, how: `${floor.how}; ${load1()}` });
+    const row = (name: string, times: number[], target: string, how: string) =>
+      rows.push({
+        name: `${store.label}: ${name}`,
+        value: `${ms(percentile(times, 50))} p50, ${ms(percentile(times, 95))} p95; p50 ${(percentile(times, 50) / floorP50).toFixed(1)}× the floor`,
+        target,
+        how: `${how}; ${load1()}`,
+      });
+
+    const { apiKey } = account;
+    const flowId = await createFlow(server, apiKey);
+    const session = { flow_id: flowId };
+    const flow = { name: 'Flow {i}', yaml_content: GUESSING_GAME_YAML };
+    row('POST /v1/sessions, one writer', await timed(server, '/v1/sessions', apiKey, session, 200, 1), SESSION_TARGET_ONE, `200 sequential session starts ${CLIENT}`);
+    row('POST /v1/sessions, eight writers at once', await timed(server, '/v1/sessions', apiKey, session, 200, 8), SESSION_TARGET_EIGHT, `25 rounds of 8 concurrent session starts ${CLIENT}`);
+    row('POST /v1/flows, one writer', await timed(server, '/v1/flows', apiKey, flow, 100, 1), '', `100 sequential creates of the guessing game ${CLIENT}`);
+    const tenants = [apiKey, ...(await Promise.all(Array.from({ length: 7 }, async () => (await createAccount(server)).apiKey)))];
+    row('POST /v1/flows, eight writers at once', await timed(server, '/v1/flows', tenants.join(','), flow, 160, 8), '', `20 rounds of 8 concurrent creates, one per account, ${CLIENT}`);
+  } finally {
+    await server.close();
+  }
+}
+
+/** POST against a spawned node with JSON in and out. */
+async function call(url: string, path: string, body: unknown, auth: Record<string, string> = {}): Promise<any> {
+  const json: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+  const response = await fetch(url + path, { method: 'POST', headers: { ...json, ...auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** The same session-start load on one node, then over two, both `voxflow --serve` processes on one database. */
+async function measureNodes(cluster: TestPostgres, rows: BenchRow[]): Promise<void> {
+  const url = await cluster.createDatabase('voxflow_bench_nodes');
+  const env = { VOXFLOW_DATABASE_URL: url, VOXFLOW_SECRET_KEY: randomBytes(32).toString('base64'), VOXFLOW_JWT_SECRET: randomBytes(48).toString('base64') };
+  const dirs: string[] = [];
+  const nodes: ServerProcess[] = [];
+  const node = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'voxflow-bench-node-'));
+    dirs.push(dir);
+    const started = await spawnServer([], { ...env, VOXFLOW_DATA_DIR: dir }, 60_000);
+    nodes.push(started);
+    return started;
+  };
+  try {
+    const a = await node();
+    const signup = await call(a.url, '/auth/signup', { email: `bench-${Date.now()}@example.com`, password: 'correct horse battery staple' });
+    const key = (await call(a.url, '/auth/api-keys?label=bench', undefined, { authorization: `Bearer ${signup.access_token}` })).key as string;
+    const flow = await call(a.url, '/v1/flows', { name: 'Guessing game', yaml_content: GUESSING_GAME_YAML }, { 'x-service-key': key });
+    const body = { flow_id: flow.id };
+    const script = new URL('./write-clients.ts', import.meta.url).pathname;
+    const measure = async (urls: string[]) => {
+      const { stdout } = await run$(process.execPath, ['--import', 'tsx', script, urls.join(','), '/v1/sessions', key, JSON.stringify(body), '400', '8', 'wall'], { maxBuffer: 1 << 20 });
+      return JSON.parse(stdout) as { times: number[]; wallMs: number };
+    };
+    const how = (what: string) =>
+      `50 rounds of 8 concurrent session starts ${CLIENT}, ${what}; each node a \`voxflow --serve\` process (tsx) with its own pool of 10 on one PostgreSQL; ${load1()}`;
+    const value = ({ times, wallMs }: { times: number[]; wallMs: number }) =>
+      `${ms(percentile(times, 50))} p50, ${ms(percentile(times, 95))} p95; ${Math.round((times.length / wallMs) * 1000)} starts/s`;
+    const one = await measure([a.url]);
+    rows.push({ name: 'PostgreSQL: POST /v1/sessions, eight writers, one node', value: value(one), target: SESSION_TARGET_EIGHT, how: how('all to one node (the second not yet started)') });
+    const b = await node();
+    const two = await measure([a.url, b.url]);
+    rows.push({ name: 'PostgreSQL: POST /v1/sessions, eight writers, two nodes', value: value(two), target: SESSION_TARGET_EIGHT, how: how('writer w to node w mod 2') });
+    rows.push({
+      name: 'PostgreSQL: two nodes ÷ one, session starts per second',
+      value: `${(two.times.length / two.wallMs / (one.times.length / one.wallMs)).toFixed(2)}`,
+      how: `the two rows above; both nodes, the clients and PostgreSQL share this machine's ${availableParallelism()} cores`,
+    });
+  } finally {
+    for (const started of nodes) {
+      started.child.kill('SIGTERM');
+      await started.exited;
+    }
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const cluster = await startPostgres();
+  try {
+    const floorUrl = await cluster.createDatabase('voxflow_bench_floor');
+    const keys = { secretKey: randomBytes(32).toString('base64'), jwtSecret: randomBytes(48).toString('base64') };
+    const stores: StoreUnderTest[] = [
+      {
+        label: 'sql.js',
+        start: () => startTestServer(UNLIMITED),
+        floor: async (server) => ({
+          times: await fsyncFloor(server.dataDir, 300),
+          name: 'fsync floor: append 256 B + fdatasync',
+          how: '300 appends to a file in the data folder, one at a time',
+        }),
+      },
+      {
+        label: 'PostgreSQL',
+        start: async () => startTestServer({ ...UNLIMITED, ...keys, databaseUrl: await cluster.createDatabase('voxflow_bench_api') }),
+        floor: async () => ({
+          times: await commitFloor(floorUrl, 300),
+          name: 'commit floor: INSERT of one small row, autocommit',
+          how: `300 INSERTs of a 200-byte row, one at a time, one \`pg\` connection from this process; the cluster the bench started, fsync and synchronous_commit on, on the same disk`,
+        }),
+      },
+    ];
+    for (const store of stores) await measureStore(store, rows);
+    await measureNodes(cluster, rows);
+  } finally {
+    await cluster.stop();
+  }
+  return rows;
+}
