@@ -30,6 +30,7 @@ import { PasswordHasher } from './security/passwords.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { openStore, type Store } from './store/store.ts';
 import { openPostgresStore } from './store/postgres/store.ts';
+import { startNodePresence } from './outcomes/node-presence.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
 import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
 import { VoiceEngine } from './engine/voice-engine.ts';
@@ -138,7 +139,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
   const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
-  const store: Store = config.databaseUrl ? await openPostgresStore({ url: config.databaseUrl }) : await openStore({ dataDir: config.dataDir });
+  // The per-account session cap is held by the store as sessions connect, over every node (DESIGN §15).
+  const { sessionsPerAccount } = config.engine;
+  const store: Store = config.databaseUrl
+    ? await openPostgresStore({ url: config.databaseUrl, sessionsPerAccount })
+    : await openStore({ dataDir: config.dataDir, sessionsPerAccount });
   try {
     const secrets = new SecretBox(secretKey);
 
@@ -208,7 +213,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       assistantPrompt: config.engine.assistantPrompt,
       language: config.engine.language,
       maxSessions: config.engine.maxSessions,
-      sessionsPerAccount: config.engine.sessionsPerAccount,
       maxSessionMs: config.engine.maxSessionSeconds * 1000,
       idleEndMs: config.engine.idleEndSeconds * 1000,
       minuteMs: options.minuteMs,
@@ -230,9 +234,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       flowJobs,
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
+    // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks told).
+    const presence = startNodePresence(store, app.log, (ended) => {
+      for (const id of ended) void webhooks.sessionClosed(id);
+    });
     // Live sessions end (and are recorded, timelines included) before the store closes.
     app.addHook('preClose', async () => {
       await engine.close();
+      // No sweep may hand the webhooks an end once they are closing.
+      await presence.stop();
       await Promise.all([...recordings].map((recording) => recording.close()));
       await timelines.close();
       await webhooks.close();

@@ -33,10 +33,14 @@ export interface VoiceEngineDeps {
   voiceReady?: () => boolean;
   assistantPrompt: string;
   language: string;
-  /** Live sessions at once, all accounts together; admissions in flight count. */
+  /**
+   * Live sessions at once on this node, all accounts together; admissions in flight count. The
+   * per-account cap (VOXFLOW_SESSIONS_PER_ACCOUNT) is not counted here but by the store, as a
+   * session connects, over every node sharing it (DESIGN §15): a second, in-memory count of the
+   * same cap would refuse sessions the cap allows (a claimed token counted by the store and an
+   * admission in flight counted here each make the other see the account full).
+   */
   maxSessions: number;
-  /** Live sessions one account may hold at once; 0 for no limit (the desktop app's own server). */
-  sessionsPerAccount: number;
   /** Longest a session lasts before it ends with `max_duration`; 0 for no limit. */
   maxSessionMs: number;
   /** A session idle this long ends with `idle` (see VoiceSession for what counts); 0 for never. */
@@ -76,7 +80,7 @@ function withFlowVoiceIn(providers: AccountProviders['providers'], flow: FlowDoc
 export class EngineRefusal extends Error {
   override name = 'EngineRefusal';
   constructor(
-    readonly code: 'insufficient_credits' | 'at_capacity' | 'too_many_sessions' | 'flow_not_found' | 'invalid_flow',
+    readonly code: 'insufficient_credits' | 'at_capacity' | 'flow_not_found' | 'invalid_flow',
     message: string,
   ) {
     super(message);
@@ -129,7 +133,7 @@ export class VoiceEngine {
   private closing = false;
 
   constructor(private readonly deps: VoiceEngineDeps) {
-    this.slots = new SlotPool({ total: deps.maxSessions, perOwner: deps.sessionsPerAccount > 0 ? deps.sessionsPerAccount : Infinity });
+    this.slots = new SlotPool({ total: deps.maxSessions });
   }
 
   get activeSessions(): number {
@@ -152,11 +156,7 @@ export class VoiceEngine {
   async admit(accountId: string): Promise<EngineAdmission> {
     if (this.closing) throw new EngineRefusal('at_capacity', 'The voice engine is shutting down.');
     const slot = this.slots.take(accountId);
-    if (slot === 'owner_full') {
-      const limit = this.deps.sessionsPerAccount;
-      throw new EngineRefusal('too_many_sessions', `This account already has ${limit} live voice sessions, the most it may hold at once; end one before starting another.`);
-    }
-    if (slot === 'full') throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
+    if (slot === 'full' || slot === 'owner_full') throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
     let providers: AccountProviders;
     try {
       providers = await this.deps.providersFor(accountId);

@@ -4,7 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.ts';
-import { StoreClosedError, StoreFailedError } from '../store/store.ts';
+import { SessionCapReachedError, StoreClosedError, StoreFailedError } from '../store/store.ts';
 
 /** Fastify's own error codes, as registry codes (with a more precise message where it helps). */
 const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
@@ -34,6 +34,8 @@ export const errorHandlerPlugin = fp(
         if (error.headers) void reply.headers(error.headers);
         return sendCoded(reply, error.code, error.message, error.details);
       }
+      // The per-account cap on live sessions, held by the store across nodes (DESIGN §15).
+      if (error instanceof SessionCapReachedError) return sendCoded(reply, 'too_many_sessions', error.message);
       if (error instanceof StoreFailedError || error instanceof StoreClosedError) {
         request.log.error({ err: error }, 'store unavailable');
         return sendCoded(reply, 'store_unavailable');

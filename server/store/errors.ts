@@ -9,7 +9,8 @@ export type StoreErrorCode =
   | 'store_schema_too_new'
   | 'store_unreachable'
   | 'email_taken'
-  | 'idempotency_key_reused';
+  | 'idempotency_key_reused'
+  | 'session_cap_reached';
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;
@@ -106,5 +107,18 @@ export class IdempotencyKeyReusedError extends StoreError {
       `The idempotency key ${idempotencyKey} was already used for a different ledger entry.`,
     );
     this.idempotencyKey = idempotencyKey;
+  }
+}
+
+/**
+ * An account already holds as many connected voice sessions as the server allows
+ * (VOXFLOW_SESSIONS_PER_ACCOUNT), counted over every node: the API's 429 too_many_sessions.
+ */
+export class SessionCapReachedError extends StoreError {
+  readonly limit: number;
+
+  constructor(limit: number) {
+    super('session_cap_reached', `This account already has ${limit} live voice sessions, the most it may hold at once; end one before starting another.`);
+    this.limit = limit;
   }
 }

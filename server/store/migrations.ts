@@ -267,4 +267,20 @@ export const MIGRATIONS: readonly Migration[] = [
             PRIMARY KEY (account_id, name)
           );`,
   },
+  {
+    version: 10,
+    name: 'the node that holds each voice session, and the nodes alive',
+    // Issue 19 / DESIGN §15 (repositories/nodes.ts). A session records the node that claimed it or
+    // created it connected; on PostgreSQL each node keeps its row in nodes fresh. The partial
+    // indexes serve the two questions asked of live sessions: how many an account holds (its
+    // cap, at every connect) and which ones a gone node left behind.
+    sql: `CREATE TABLE nodes (
+            id           TEXT PRIMARY KEY,
+            started_at   REAL NOT NULL,
+            last_seen_at REAL NOT NULL
+          );
+          ALTER TABLE sessions ADD COLUMN node_id TEXT;
+          CREATE INDEX sessions_live_by_account ON sessions(account_id) WHERE status = 'connected';
+          CREATE INDEX sessions_live_by_node ON sessions(node_id) WHERE status = 'connected';`,
+  },
 ];

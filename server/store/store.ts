@@ -17,6 +17,8 @@ import type { FlowStorageRepository } from './repositories/flow-storage.ts';
 import { createFlowTestsRepository } from './repositories/flow-tests.ts';
 import type { FlowTestsRepository } from './repositories/flow-tests.ts';
 import { createFlowVersionsRepository } from './repositories/flow-versions.ts';
+import { createEmbeddedNodesRepository, newNodeId } from './repositories/nodes.ts';
+import type { NodesRepository } from './repositories/nodes.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import { createProvidersRepository } from './repositories/providers.ts';
 import { createSecretsRepository } from './repositories/secrets.ts';
@@ -38,6 +40,7 @@ export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './reposito
 export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flow-storage.ts';
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
+export type { NodesRepository } from './repositories/nodes.ts';
 export type { ProviderSettings, ProviderSettingsChanges, ProvidersRepository } from './repositories/providers.ts';
 export type { SecretsRepository, StoredSecret } from './repositories/secrets.ts';
 export type {
@@ -46,6 +49,7 @@ export type {
   Session,
   SessionEnd,
   SessionMode,
+  SessionNode,
   SessionStatus,
   SessionTransport,
   SessionsRepository,
@@ -63,7 +67,12 @@ export type {
 } from './repositories/webhooks.ts';
 export { newWebhookId } from './repositories/webhooks.ts';
 
-export type OpenStoreOptions = OpenDatabaseOptions;
+export interface OpenStoreOptions extends OpenDatabaseOptions {
+  /** This server process's node id (default: a new one, repositories/nodes.ts). */
+  nodeId?: string;
+  /** Connected voice sessions one account may hold at once; 0 (the default) for no limit. */
+  sessionsPerAccount?: number;
+}
 
 /**
  * Every repository, whichever database holds them: the embedded sql.js store (the default, one
@@ -83,6 +92,9 @@ export interface Store {
   flowStorage: FlowStorageRepository;
   /** Each flow's tests and their runs (DESIGN §14). */
   flowTests: FlowTestsRepository;
+  /** This server process as a node among the ones sharing the store (DESIGN §15). */
+  nodes: NodesRepository;
+  /** Sessions record the node that connected them; the per-account session cap is held here. */
   sessions: SessionsRepository;
   credits: CreditsRepository;
   providers: ProvidersRepository;
@@ -104,6 +116,7 @@ export interface EmbeddedStore extends Store {
 export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStore> {
   const db = await openDatabase(options);
   const flows = createFlowsRepository(db);
+  const nodes = createEmbeddedNodesRepository(options.nodeId ?? newNodeId());
   return {
     kind: 'sqljs',
     writable: () => !db.stats().failed,
@@ -114,7 +127,8 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     flowVersions: createFlowVersionsRepository(db, (accountId) => flows.forgetList(accountId)),
     flowStorage: createFlowStorageRepository(db),
     flowTests: createFlowTestsRepository(db),
-    sessions: createSessionsRepository(db),
+    nodes,
+    sessions: createSessionsRepository(db, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),
     secrets: createSecretsRepository(db),

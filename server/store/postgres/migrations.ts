@@ -263,4 +263,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
             PRIMARY KEY (account_id, name)
           );`,
   },
+  {
+    version: 10,
+    name: 'the node that holds each voice session, and the nodes alive',
+    sql: `CREATE TABLE nodes (
+            id           TEXT PRIMARY KEY,
+            started_at   DOUBLE PRECISION NOT NULL,
+            last_seen_at DOUBLE PRECISION NOT NULL
+          );
+          ALTER TABLE sessions ADD COLUMN node_id TEXT;
+          CREATE INDEX sessions_live_by_account ON sessions(account_id) WHERE status = 'connected';
+          CREATE INDEX sessions_live_by_node ON sessions(node_id) WHERE status = 'connected';`,
+  },
 ];

@@ -2,10 +2,18 @@
 // (../repositories/sessions.ts). A token is claimed by one conditional UPDATE … RETURNING, so
 // when two nodes are handed the same token at once exactly one of them gets the session: the
 // row lock makes the second UPDATE wait, re-check status = 'created', and match nothing.
+//
+// The per-account cap holds across nodes: a connect (claim, createConnected) locks the account's
+// row (FOR UPDATE), counts the account's connected sessions on live nodes, and connects in the
+// same transaction. Every connect of one account queues on that lock, and under READ COMMITTED
+// each statement after it sees what the ones before it committed, so the count is never stale.
+// Sessions of a gone node do not count: they are about to be ended (endInterrupted).
 
+import { SessionCapReachedError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { JsonObject, NewConnectedSession, Session, SessionMode, SessionStatus, SessionTransport, SessionsRepository } from '../repositories/sessions.ts';
-import type { PgDatabase } from './database.ts';
+import { NODE_GONE_AFTER_SECS } from '../repositories/nodes.ts';
+import type { JsonObject, NewConnectedSession, Session, SessionMode, SessionNode, SessionStatus, SessionTransport, SessionsRepository } from '../repositories/sessions.ts';
+import type { PgDatabase, PgQueryable } from './database.ts';
 
 interface SessionRow {
   id: string;
@@ -32,21 +40,40 @@ interface SessionRow {
   timeline_dropped: number;
   flow_version: number | null;
   flow_draft: number;
+  node_id: string | null;
 }
 
 const INSERT_SQL = `INSERT INTO sessions
   (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
-   status, created_at, expires_at, started_at, api_key_id, record, flow_version, flow_draft)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`;
+   status, created_at, expires_at, started_at, api_key_id, record, flow_version, flow_draft, node_id)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
 
-export function createPgSessionsRepository(db: PgDatabase): SessionsRepository {
+/** `sessions s` belongs to a node that is alive at $n (its row was refreshed within NODE_GONE_AFTER_SECS). */
+const ON_LIVE_NODE = (now: string) =>
+  `EXISTS (SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.last_seen_at > ${now}::double precision - ${NODE_GONE_AFTER_SECS})`;
+
+export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): SessionsRepository {
+  /**
+   * Inside a transaction: takes the account's row lock and refuses when the account holds its
+   * cap of connected sessions on live nodes. Nothing to lock or count without a cap.
+   */
+  const checkCap = async (tx: PgQueryable, accountId: string, now: number): Promise<void> => {
+    if (node.sessionsPerAccount <= 0) return;
+    await tx.run('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+    const live = await tx.row<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s WHERE s.account_id = $1 AND s.status = 'connected' AND ${ON_LIVE_NODE('$2')}`, [
+      accountId,
+      now,
+    ]);
+    if ((live?.n ?? 0) >= node.sessionsPerAccount) throw new SessionCapReachedError(node.sessionsPerAccount);
+  };
+
   const findById = async (id: string): Promise<Session | null> => {
     const row = await db.row<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
     return row ? toSession(row) : null;
   };
 
   const insert = async (session: Session, apiKeyId: string | null = null): Promise<Session> => {
-    await db.run(INSERT_SQL, [
+    const params = [
       session.id,
       session.accountId,
       session.flowId,
@@ -64,7 +91,16 @@ export function createPgSessionsRepository(db: PgDatabase): SessionsRepository {
       session.record ? 1 : 0,
       session.flowVersion,
       session.flowDraft ? 1 : 0,
-    ]);
+      session.status === 'connected' ? node.id : null,
+    ];
+    if (session.status === 'connected' && node.sessionsPerAccount > 0) {
+      await db.transaction(async (tx) => {
+        await checkCap(tx, session.accountId, session.createdAt);
+        await tx.run(INSERT_SQL, params);
+      });
+    } else {
+      await db.run(INSERT_SQL, params);
+    }
     return session;
   };
 
@@ -95,12 +131,27 @@ export function createPgSessionsRepository(db: PgDatabase): SessionsRepository {
     },
 
     async claim(tokenHash, now) {
-      const row = await db.row<SessionRow>(
-        `UPDATE sessions SET status = 'connected', started_at = $1
-         WHERE token_hash = $2 AND status = 'created' AND expires_at > $1
-         RETURNING *`,
-        [now, tokenHash],
-      );
+      const connect = (q: PgQueryable) =>
+        q.row<SessionRow>(
+          `UPDATE sessions SET status = 'connected', started_at = $1, node_id = $3
+           WHERE token_hash = $2 AND status = 'created' AND expires_at > $1
+           RETURNING *`,
+          [now, tokenHash, node.id],
+        );
+      if (node.sessionsPerAccount <= 0) {
+        const row = await connect(db);
+        return row ? toSession(row) : null;
+      }
+      const row = await db.transaction(async (tx) => {
+        const waiting = await tx.row<{ account_id: string }>(`SELECT account_id FROM sessions WHERE token_hash = $1 AND status = 'created' AND expires_at > $2`, [
+          tokenHash,
+          now,
+        ]);
+        if (!waiting) return null;
+        await checkCap(tx, waiting.account_id, now);
+        // Another node may have claimed it meanwhile: the UPDATE re-checks, and then matches nothing.
+        return connect(tx);
+      });
       return row ? toSession(row) : null;
     },
 
@@ -125,12 +176,31 @@ export function createPgSessionsRepository(db: PgDatabase): SessionsRepository {
       return findById(id);
     },
 
-    // With several nodes on one database, a 'connected' session may be live on another node,
-    // and nothing in the schema says which node holds it: ending them all at one node's start
-    // would cut other nodes' calls. So on PostgreSQL this ends none (DESIGN §15; see the
-    // interface), until sessions record the node that accepted them.
+    // With several nodes on one database a 'connected' session may be live on another node: only
+    // those of gone nodes end (no heartbeat within NODE_GONE_AFTER_SECS, no row: stopped or
+    // crashed; or no node at all, a row from before nodes were recorded). Every node runs this,
+    // at start and periodically, perhaps at the same moment: the UPDATE re-checks status after
+    // waiting for another's row lock, so each session is ended, and returned, by one of them.
+    // Its end and charge are worked out as on sql.js (../repositories/sessions.ts).
     async endInterrupted() {
-      return [];
+      const rows = await db.rows<{ id: string }>(
+        `WITH gone AS (
+           SELECT s.id,
+                  GREATEST(COALESCE(s.started_at, s.created_at),
+                           COALESCE((SELECT MAX(e.at) FROM session_events e WHERE e.session_id = s.id), 0)) AS ended_at,
+                  COALESCE((SELECT -SUM(l.delta_cents) FROM credit_ledger l WHERE l.session_id = s.id AND l.delta_cents < 0), 0) AS charged
+           FROM sessions s
+           WHERE s.status = 'connected' AND NOT ${ON_LIVE_NODE('$1')}
+         )
+         UPDATE sessions SET status = 'ended', end_reason = 'server_restarted', ended_at = gone.ended_at,
+           credits_charged_cents = gone.charged,
+           duration_secs = GREATEST(0, trunc(gone.ended_at - COALESCE(sessions.started_at, gone.ended_at) + 0.5))::bigint
+         FROM gone
+         WHERE sessions.id = gone.id AND sessions.status = 'connected'
+         RETURNING sessions.id`,
+        [db.now()],
+      );
+      return rows.map((row) => row.id);
     },
 
     async listRecent(accountId, limit = 50) {

@@ -11,13 +11,19 @@ import { createPgFlowStorageRepository } from './flow-storage.ts';
 import { createPgFlowTestsRepository } from './flow-tests.ts';
 import { createPgFlowVersionsRepository } from './flow-versions.ts';
 import { createPgFlowsRepository } from './flows.ts';
+import { createPgNodesRepository } from './nodes.ts';
 import { createPgProvidersRepository } from './providers.ts';
 import { createPgSecretsRepository } from './secrets.ts';
 import { createPgSessionsRepository } from './sessions.ts';
 import { createPgTimelinesRepository } from './timelines.ts';
 import { createPgWebhooksRepository } from './webhooks.ts';
 
-export type OpenPostgresStoreOptions = OpenPostgresOptions;
+export interface OpenPostgresStoreOptions extends OpenPostgresOptions {
+  /** This node's id (default: a new one, repositories/nodes.ts). */
+  nodeId?: string;
+  /** Connected sessions one account may hold over every node; 0 (the default) for no limit. */
+  sessionsPerAccount?: number;
+}
 
 export interface PostgresStore extends Store {
   readonly kind: 'postgres';
@@ -27,6 +33,13 @@ export interface PostgresStore extends Store {
 
 export async function openPostgresStore(options: OpenPostgresStoreOptions): Promise<PostgresStore> {
   const pg = await openPostgres(options);
+  const nodes = createPgNodesRepository(pg, options.nodeId);
+  try {
+    await nodes.join();
+  } catch (error) {
+    await pg.close().catch(() => undefined);
+    throw error;
+  }
   return {
     kind: 'postgres',
     pg,
@@ -37,12 +50,18 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     flowVersions: createPgFlowVersionsRepository(pg),
     flowStorage: createPgFlowStorageRepository(pg),
     flowTests: createPgFlowTestsRepository(pg),
-    sessions: createPgSessionsRepository(pg),
+    nodes,
+    sessions: createPgSessionsRepository(pg, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
     credits: createPgCreditsRepository(pg),
     providers: createPgProvidersRepository(pg),
     secrets: createPgSecretsRepository(pg),
     timelines: createPgTimelinesRepository(pg),
     webhooks: createPgWebhooksRepository(pg),
-    close: () => pg.close(),
+    // A clean stop takes the node's row with it: its sessions have ended (the engine ends them
+    // before the store closes), and no other node need wait out the heartbeat to know it is gone.
+    close: async () => {
+      if (pg.writable()) await nodes.leave().catch(() => undefined);
+      await pg.close();
+    },
   };
 }

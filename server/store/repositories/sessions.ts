@@ -1,8 +1,15 @@
 // Voice sessions. Lifecycle: 'created' (token issued by POST /v1/sessions) → 'connected' (the
 // token's one WebSocket connection claimed it) → 'ended'. Engine-router sessions have no token
 // and start out 'connected'.
+//
+// An account's cap on live sessions (VOXFLOW_SESSIONS_PER_ACCOUNT) is held here, where a session
+// becomes 'connected' (claim, createConnected): the count and the change are one transaction, so
+// no two connects can both pass it. On PostgreSQL that counts every node's sessions (under the
+// account row's lock, see ../postgres/sessions.ts); here, one process, it is the same check.
 
 import type { Database } from '../database.ts';
+import type { WriteTransaction } from '../write-transaction.ts';
+import { SessionCapReachedError } from '../errors.ts';
 import { newId } from '../ids.ts';
 
 export type SessionStatus = 'created' | 'connected' | 'ended';
@@ -72,6 +79,18 @@ export interface NewConnectedSession {
   flowDraft?: boolean;
 }
 
+/** Where sessions are connected: this node, and the cap it applies to each account. */
+export interface SessionNode {
+  /** The node id recorded on every session it claims or creates connected (repositories/nodes.ts). */
+  id: string;
+  /**
+   * Connected sessions one account may hold at once over every node; 0 for no limit (the
+   * desktop app's own server). Past it, claim and createConnected throw SessionCapReachedError
+   * and change nothing: the token stays unclaimed and may be used once the account has room.
+   */
+  sessionsPerAccount: number;
+}
+
 export interface SessionEnd {
   endedAt: number;
   reason: string;
@@ -85,13 +104,18 @@ export interface SessionEnd {
 
 export interface SessionsRepository {
   create(input: NewSession): Promise<Session>;
-  /** A session that is connected from the start (engine router: no token to claim). */
+  /**
+   * A session that is connected from the start (engine router: no token to claim), on this node.
+   * Throws SessionCapReachedError when its account holds its cap of connected sessions.
+   */
   createConnected(input: NewConnectedSession): Promise<Session>;
   findById(id: string): Promise<Session | null>;
   findByTokenHash(tokenHash: string): Promise<Session | null>;
   /**
    * Moves a 'created', unexpired session to 'connected' and returns it; null when the token is
-   * unknown, expired or already used. A token is good for one connection.
+   * unknown, expired or already used. A token is good for one connection. The session is
+   * recorded on this node. Throws SessionCapReachedError (and leaves the token unclaimed) when
+   * its account holds its cap of connected sessions.
    */
   claim(tokenHash: string, now: number): Promise<Session | null>;
   /** Ends the session once; ending it again returns it unchanged. Null when unknown. */
@@ -102,9 +126,11 @@ export interface SessionsRepository {
    * forever, hold a place under the account's session cap in lists, and never reach the
    * account's webhooks. A session's end is its last stored timeline event (its start when none
    * was stored); what it was charged is what the ledger holds for it. Only for a store with one
-   * server process (sql.js holds the data dir's lock): with several nodes on one database
-   * (DESIGN §15) a connected session may be live on another node, so there this must be scoped
-   * to the node that died. Returns the ids it ended.
+   * server process (sql.js holds the data dir's lock) this ends every connected session, and is
+   * called at start only. With several nodes on one database (DESIGN §15, PostgreSQL) it ends
+   * the connected sessions of nodes that are gone (no heartbeat for NODE_GONE_AFTER_SECS, or no
+   * row), and every node calls it at start and then periodically: each session is ended by one
+   * of them. Returns the ids it ended.
    */
   endInterrupted(): Promise<string[]>;
   /** Newest first. */
@@ -140,14 +166,22 @@ interface SessionRow {
   timeline_dropped: number;
   flow_version: number | null;
   flow_draft: number;
+  node_id: string | null;
 }
 
 const INSERT_SQL = `INSERT INTO sessions
   (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
-   status, created_at, expires_at, started_at, api_key_id, record, flow_version, flow_draft)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+   status, created_at, expires_at, started_at, api_key_id, record, flow_version, flow_draft, node_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-export function createSessionsRepository(db: Database): SessionsRepository {
+export function createSessionsRepository(db: Database, node: SessionNode): SessionsRepository {
+  /** Inside a write: refuses when the account already holds its cap of connected sessions. */
+  const checkCap = (tx: WriteTransaction, accountId: string): void => {
+    if (node.sessionsPerAccount <= 0) return;
+    const live = tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE account_id = ? AND status = 'connected'`, [accountId])!.n;
+    if (live >= node.sessionsPerAccount) throw new SessionCapReachedError(node.sessionsPerAccount);
+  };
+
   const findById = (id: string): Session | null => {
     const row = db.get<SessionRow>('SELECT * FROM sessions WHERE id = ?', [id]);
     return row ? toSession(row) : null;
@@ -155,6 +189,7 @@ export function createSessionsRepository(db: Database): SessionsRepository {
 
   const insert = (session: Session, apiKeyId: string | null = null): Promise<Session> =>
     db.write((tx) => {
+      if (session.status === 'connected') checkCap(tx, session.accountId);
       tx.run(INSERT_SQL, [
         session.id,
         session.accountId,
@@ -173,6 +208,7 @@ export function createSessionsRepository(db: Database): SessionsRepository {
         session.record ? 1 : 0,
         session.flowVersion,
         session.flowDraft ? 1 : 0,
+        session.status === 'connected' ? node.id : null,
       ]);
       return session;
     });
@@ -205,10 +241,16 @@ export function createSessionsRepository(db: Database): SessionsRepository {
 
     claim(tokenHash, now) {
       return db.write((tx) => {
+        const waiting = tx.get<{ account_id: string }>(`SELECT account_id FROM sessions WHERE token_hash = ? AND status = 'created' AND expires_at > ?`, [
+          tokenHash,
+          now,
+        ]);
+        if (!waiting) return null;
+        checkCap(tx, waiting.account_id);
         const claimed = tx.run(
-          `UPDATE sessions SET status = 'connected', started_at = ?
+          `UPDATE sessions SET status = 'connected', started_at = ?, node_id = ?
            WHERE token_hash = ? AND status = 'created' AND expires_at > ?`,
-          [now, tokenHash, now],
+          [now, node.id, tokenHash, now],
         );
         if (claimed !== 1) return null;
         const row = tx.get<SessionRow>('SELECT * FROM sessions WHERE token_hash = ?', [tokenHash]);
