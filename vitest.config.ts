@@ -59,6 +59,9 @@ const BY_FILE: Record<string, Project> = {
   'test/store/postgres-database.test.ts': 'integration',
   'test/store/postgres-two-nodes-accounts.test.ts': 'integration',
   'test/store/postgres-two-nodes-ledger.test.ts': 'integration',
+  'test/store/postgres-two-nodes-sessions.test.ts': 'integration',
+  // voxflow migrate-store: a data dir made by test servers, copied into a real PostgreSQL.
+  'test/store/migrate-store.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.
   'test/electron/bundled-serve.test.ts': 'integration',
   'test/electron/embedded-server.test.ts': 'integration',
