@@ -20,6 +20,9 @@ export type LoadState =
   | { kind: 'missing'; message: string }
   | { kind: 'failed'; message: string };
 
+/** A saved flow and its draft as the server answered (both null for a flow not saved yet). */
+export type FetchedFlow = readonly [Awaited<ReturnType<typeof api.getFlow>> | null, Awaited<ReturnType<typeof api.getDraft>> | null];
+
 export class FlowEditor extends FlowText {
   load = $state<LoadState>({ kind: 'loading' });
   name = $state('');
@@ -60,9 +63,13 @@ export class FlowEditor extends FlowText {
     this.flowId = flowId;
   }
 
-  async open(): Promise<void> {
-    this.startWorker();
-    const [result, draft] = this.flowId !== null ? await Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]) : [null, null];
+  /**
+   * Opens the flow. `fetched` is its api.getFlow and api.getDraft, and `worker` the flow worker
+   * (spawnFlowWorker()), when the screen started them already.
+   */
+  async open(fetched?: Promise<FetchedFlow>, worker?: Worker | null): Promise<void> {
+    this.startWorker(worker);
+    const [result, draft] = await (fetched ?? (this.flowId !== null ? Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]) : [null, null]));
     // Left before the flow arrived (close() stopped the worker): nothing more to do.
     if (!this.worker) return;
     if (result && !result.ok) {

@@ -67,9 +67,9 @@ export class FlowText {
   private appliedVersion = -1;
   private analysing = false;
 
-  /** Starts the flow worker; the text is analysed and laid out there. */
-  protected startWorker(): void {
-    this.worker = startFlowWorker();
+  /** Starts the flow worker (or takes one spawnFlowWorker() started); the text is analysed and laid out there. */
+  protected startWorker(started?: Worker | null): void {
+    this.worker = startFlowWorker(started);
   }
 
   /**
@@ -79,14 +79,20 @@ export class FlowText {
    */
   protected async openText(text: string, saved: Positions): Promise<Positions | null> {
     this.yaml = text;
-    const analysis = await this.analyze(text);
+    // A big text is analysed and (never laid out) laid out in one job of the flow worker; a small
+    // one is analysed here at once, and goes to the worker only to be laid out.
+    const opened = text.length < ANALYZE_IN_PAGE_BELOW || !this.worker ? null : await this.worker.open(text, saved);
+    const analysis = opened?.analysis ?? (await this.analyze(text));
     if (!this.worker) return null;
-    this.applyAnalysis(analysis, this.version);
+    this.applyAnalysis(analysis, this.version, opened?.graph);
     const names = this.graph.cards.map((c) => c.name);
     const known: Positions = {};
     for (const name of names) if (saved[name]) known[name] = saved[name]!;
-    const positions =
-      Object.keys(known).length === 0 && names.length > 0
+    const laidOut = opened?.laidOut;
+    if (laidOut) this.routes = { cards: this.graph.cards, links: this.graph.links, positions: laidOut.positions, paths: laidOut.paths };
+    const positions = laidOut
+      ? laidOut.positions
+      : Object.keys(known).length === 0 && names.length > 0
         ? await this.layOut().catch(() => null)
         : placeMissing(known, this.graph.cards, this.graph.links);
     if (!positions) return null;
@@ -241,7 +247,8 @@ export class FlowText {
     }
   }
 
-  private applyAnalysis(analysis: Analysis, version: number): void {
+  /** `graph`: the analysis's graph, when the flow worker derived it already (opening a flow). */
+  private applyAnalysis(analysis: Analysis, version: number, graph?: FlowGraph): void {
     this.appliedVersion = version;
     this.diagnostics = analysis.diagnostics;
     this.diagnosedText = analysis.text;
@@ -252,7 +259,7 @@ export class FlowText {
       this.stateLines = analysis.stateLines;
     }
     const before = this.graph.cards.map((c) => c.name);
-    this.graph = deriveGraph(this.data, this.diagnostics, this.graph);
+    this.graph = graph ?? deriveGraph(this.data, this.diagnostics, this.graph);
     if (!this.laidOut) return;
     if (Object.keys(this.positions).length === 0 && this.graph.cards.length > 0) {
       // The flow opened unreadable and just became readable: lay it all out, as on a first open.

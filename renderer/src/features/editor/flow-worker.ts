@@ -3,7 +3,7 @@
 // and the page stays responsive while a designer types. A keystroke re-parses only the state it
 // changed (incremental-analysis.ts). Messages are plain data (worker-client.ts).
 import { IncrementalAnalyzer } from './incremental-analysis.ts';
-import { layOut } from './laid-out.ts';
+import { layOut, openAnalysed } from './laid-out.ts';
 import type { WorkerRequest, WorkerResponse } from './worker-client.ts';
 
 const analyzer = new IncrementalAnalyzer();
@@ -13,6 +13,8 @@ scope.onmessage = (event) => {
   const request = event.data;
   if (request.kind === 'analyze') {
     scope.postMessage({ id: request.id, kind: 'analyze', analysis: analyzer.analyze(request.text) });
+  } else if (request.kind === 'open') {
+    scope.postMessage({ id: request.id, kind: 'open', opened: openAnalysed(analyzer.analyze(request.text), request.saved) });
   } else {
     scope.postMessage({ id: request.id, kind: 'layout', laidOut: layOut(request.cards, request.links, request.initial) });
   }

@@ -3,14 +3,18 @@
 // on the page: slower on big flows, never broken.
 import { analyzeFlowText, type Analysis } from './analyze.ts';
 import type { StateCard, TransitionLink } from './graph.ts';
-import { layOut, type LaidOut } from './laid-out.ts';
+import { layOut, openAnalysed, type LaidOut, type Opened } from './laid-out.ts';
+import type { Positions } from './layout.ts';
+import { spawnFlowWorker } from './spawn-flow-worker.ts';
 
 export type WorkerRequest =
   | { id: number; kind: 'analyze'; text: string }
-  | { id: number; kind: 'layout'; cards: StateCard[]; links: TransitionLink[]; initial: string | null };
+  | { id: number; kind: 'layout'; cards: StateCard[]; links: TransitionLink[]; initial: string | null }
+  | { id: number; kind: 'open'; text: string; saved: Positions };
 export type WorkerResponse =
   | { id: number; kind: 'analyze'; analysis: Analysis }
-  | { id: number; kind: 'layout'; laidOut: LaidOut };
+  | { id: number; kind: 'layout'; laidOut: LaidOut }
+  | { id: number; kind: 'open'; opened: Opened };
 
 /** A request before it is numbered (Omit over each member of the union). */
 type Job = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id'> : never) : never;
@@ -18,16 +22,14 @@ type Job = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'i
 export interface FlowWorker {
   analyze(text: string): Promise<Analysis>;
   layout(cards: StateCard[], links: TransitionLink[], initial: string | null): Promise<LaidOut>;
+  /** A flow being opened: its analysis, graph and (when `saved` places none of its states) layout in one job. */
+  open(text: string, saved: Positions): Promise<Opened>;
   dispose(): void;
 }
 
-export function startFlowWorker(): FlowWorker {
-  let worker: Worker | null = null;
-  try {
-    worker = new Worker(new URL('./flow-worker.ts', import.meta.url), { type: 'module', name: 'flow' });
-  } catch {
-    worker = null;
-  }
+/** Runs jobs on `started` (spawnFlowWorker(), started earlier), or on a worker started now. */
+export function startFlowWorker(started?: Worker | null): FlowWorker {
+  const worker = started === undefined ? spawnFlowWorker() : started;
   if (!worker) return inPage();
 
   const pending = new Map<number, { resolve: (r: WorkerResponse) => void; reject: (e: Error) => void; request: WorkerRequest }>();
@@ -63,6 +65,10 @@ export function startFlowWorker(): FlowWorker {
       const response = await send({ kind: 'layout', cards: plainCopy(cards), links: plainCopy(links), initial });
       return (response as Extract<WorkerResponse, { kind: 'layout' }>).laidOut;
     },
+    async open(text, saved) {
+      const response = await send({ kind: 'open', text, saved: plainCopy(saved) });
+      return (response as Extract<WorkerResponse, { kind: 'open' }>).opened;
+    },
     dispose() {
       worker!.terminate();
       for (const job of pending.values()) job.reject(new Error('the flow worker was stopped'));
@@ -76,15 +82,16 @@ function plainCopy<T>(value: T): T {
 }
 
 function runInPage(request: WorkerRequest): WorkerResponse {
-  return request.kind === 'analyze'
-    ? { id: request.id, kind: 'analyze', analysis: analyzeFlowText(request.text) }
-    : { id: request.id, kind: 'layout', laidOut: layOut(request.cards, request.links, request.initial) };
+  if (request.kind === 'analyze') return { id: request.id, kind: 'analyze', analysis: analyzeFlowText(request.text) };
+  if (request.kind === 'open') return { id: request.id, kind: 'open', opened: openAnalysed(analyzeFlowText(request.text), request.saved) };
+  return { id: request.id, kind: 'layout', laidOut: layOut(request.cards, request.links, request.initial) };
 }
 
 function inPage(): FlowWorker {
   return {
     analyze: async (text) => analyzeFlowText(text),
     layout: async (cards, links, initial) => layOut(cards, links, initial),
+    open: async (text, saved) => openAnalysed(analyzeFlowText(text), saved),
     dispose() {},
   };
 }

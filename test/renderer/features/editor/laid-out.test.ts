@@ -5,7 +5,8 @@ import { parseFlow } from '../../../../server/flow/parse.ts';
 import { routeEdges } from '../../../../renderer/src/features/editor/edge-routes.ts';
 import type { FlowData } from '../../../../renderer/src/features/editor/flow-data.ts';
 import { deriveGraph } from '../../../../renderer/src/features/editor/graph.ts';
-import { edgePaths, layOut } from '../../../../renderer/src/features/editor/laid-out.ts';
+import { analyzeFlowText } from '../../../../renderer/src/features/editor/analyze.ts';
+import { edgePaths, layOut, openAnalysed } from '../../../../renderer/src/features/editor/laid-out.ts';
 import { generateFlowYaml } from '../../../support/generate-flow.ts';
 
 const graph = deriveGraph(parseFlow(generateFlowYaml(40)).document as unknown as FlowData, []);
@@ -28,5 +29,19 @@ describe('edge routes made with the layout', () => {
     expect(rerouted).not.toBe(laidOut.paths);
     expect(rerouted).toEqual(routeEdges(graph.cards, graph.links, moved));
     expect(edgePaths(graph.cards, graph.links, laidOut.positions, null)).toEqual(laidOut.paths);
+  });
+});
+
+describe('opening a flow in one job', () => {
+  const yaml = generateFlowYaml(40);
+
+  it('lays out a flow none of whose states has a saved position, with the graph the page would derive', () => {
+    const opened = openAnalysed(analyzeFlowText(yaml), { gone: { x: 1, y: 2 } });
+    expect(opened.graph).toEqual(graph);
+    expect(opened.laidOut?.positions).toEqual(layOut(graph.cards, graph.links, graph.initial).positions);
+  });
+
+  it('leaves a flow laid out before to the positions saved with it', () => {
+    expect(openAnalysed(analyzeFlowText(yaml), { s3: { x: 10, y: 20 } }).laidOut).toBeNull();
   });
 });
