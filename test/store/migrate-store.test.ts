@@ -14,6 +14,8 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMigrateStoreCommand } from '../../server/migrate-command.ts';
+import { openPostgresStore } from '../../server/store/postgres/store.ts';
+import { openStore } from '../../server/store/store.ts';
 import { startAvailabilityService, type AvailabilityService } from '../support/availability-service.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
@@ -283,5 +285,46 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
     const noKey = await migrate(['--from', dataDir, '--to', targetUrl], {});
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('VOXFLOW_SECRET_KEY is required');
+  });
+  it('copies 100k timeline rows and 2,000 ledger entries in batches, in order, read back page for page', { timeout: 180_000 }, async () => {
+    const dataDir = await tempDir('voxflow-migrate-big-');
+    const store = await openStore({ dataDir, fsync: false });
+    const account = await store.accounts.create({ email: 'big@example.com', passwordHash: 'h', signupCreditCents: 1_000_000 });
+    const sessions: string[] = [];
+    for (let s = 0; s < 20; s++) {
+      const session = await store.sessions.createConnected({ accountId: account.id, flowId: null, transport: 'websocket', mode: 'assistant', context: {}, metadata: { s } });
+      sessions.push(session.id);
+      for (let from = 0; from < 5000; from += 1000) {
+        const entries = Array.from({ length: 1000 }, (_, i) => ({ seq: from + i + 1, at: 1_700_000_000 + from + i, type: 'transcript', data: JSON.stringify({ type: 'transcript', text: `line ${from + i} of ${s}` }) }));
+        await store.timelines.append(session.id, entries, { events: from + 1000, bytes: 0, dropped: 0 });
+      }
+    }
+    for (let i = 0; i < 2000; i++) await store.credits.debit(account.id, 1 + (i % 7), { idempotencyKey: `session:${sessions[i % 20]}:minute:${i}`, sessionId: sessions[i % 20]! });
+    const balance = await store.credits.balance(account.id);
+    const firstPage = await store.timelines.page(sessions[7]!, 0, 100);
+    const lastPage = await store.timelines.page(sessions[19]!, 4900, 500);
+    await store.close();
+
+    const targetUrl = await postgres.createDatabase('migrate_big');
+    const key = randomBytes(32).toString('base64');
+    const result = await migrate(['--from', dataDir, '--to', targetUrl], { VOXFLOW_SECRET_KEY: key });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('session_events: 100000 of 100000');
+    expect(result.stdout).toMatch(/session_events\s+100000\s+100000\n/);
+    expect(result.stdout).toMatch(/credit_ledger\s+2001\s+2001\n/);
+
+    const target = await openPostgresStore({ url: targetUrl });
+    try {
+      expect(await target.credits.balance(account.id)).toBe(balance);
+      expect(await target.timelines.page(sessions[7]!, 0, 100)).toEqual(firstPage);
+      expect(await target.timelines.page(sessions[19]!, 4900, 500)).toEqual(lastPage);
+      // A repeated charge is still recognised as the one already made: idempotency keys came along.
+      const again = await target.credits.debit(account.id, 1, { idempotencyKey: `session:${sessions[0]}:minute:0`, sessionId: sessions[0]! });
+      expect(again).toEqual({ ok: true, balance, duplicate: true });
+      expect(await target.credits.balance(account.id)).toBe(balance);
+    } finally {
+      await target.close();
+    }
   });
 });
