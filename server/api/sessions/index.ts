@@ -51,9 +51,16 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     const body = parseInput(CreateSessionBody, request.body ?? {});
     const flowId = body.flow_id ?? null;
-    if (flowId && !await store.flows.exists(accountId, flowId)) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
+    // The three reads at once: on PostgreSQL each is a round trip, and this request is every
+    // call's first (issue 20). The flow's absence is still the error told first.
+    const [flowFound, credits, providers] = await Promise.all([
+      flowId ? store.flows.exists(accountId, flowId) : true,
+      store.credits.balance(accountId),
+      store.providers.get(accountId),
+    ]);
+    if (!flowFound) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
 
-    const credit = checkFirstMinute(await store.credits.balance(accountId), effectiveRatePerMinute(config, await store.providers.get(accountId)));
+    const credit = checkFirstMinute(credits, effectiveRatePerMinute(config, providers));
     if (!credit.ok) throw new AppError('insufficient_credits', credit.message);
     const balance = credit.balance;
 

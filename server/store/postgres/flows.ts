@@ -39,21 +39,33 @@ export function createPgFlowsRepository(db: PgDatabase): FlowsRepository {
       return (await db.row('SELECT 1 AS found FROM flows WHERE id = $1 AND account_id = $2', [id, accountId])) !== null;
     },
 
-    create({ accountId, name, yamlContent, version }) {
+    async create({ accountId, name, yamlContent, version }) {
       const now = db.now();
       const flow: Flow = { id: newId(), accountId, name, yamlContent, layout: null, createdAt: now, updatedAt: now, publishedVersion: 1, hasDraft: false };
-      return db.transaction(async (tx) => {
-        await tx.run('INSERT INTO flows (id, account_id, name, yaml_content, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      const first = { documentVersion: null, createdBy: null, ...version };
+      // The flow and its version 1 in one statement: one round trip and one commit, where BEGIN,
+      // four statements and COMMIT took six (a durable POST /v1/flows waited for each, issue 20).
+      // A new flow has no versions yet, so there is no MAX(number) to read, and a statement is
+      // atomic on its own: both rows or neither.
+      await db.run(
+        `WITH flow AS (
+           INSERT INTO flows (id, account_id, name, yaml_content, created_at, updated_at, published_version)
+           VALUES ($1, $2, $3, $4, $5, $5, 1) RETURNING id)
+         INSERT INTO flow_versions (flow_id, number, yaml_content, document_version, note, created_at, created_by_kind, created_by_key)
+         SELECT id, 1, $4, $6, $7, $5, $8, $9 FROM flow`,
+        [
           flow.id,
           flow.accountId,
           flow.name,
-          flow.yamlContent,
-          flow.createdAt,
-          flow.updatedAt,
-        ]);
-        await insertPublishedVersion(tx, flow.id, { documentVersion: null, createdBy: null, ...version, yamlContent }, now);
-        return flow;
-      });
+          yamlContent,
+          now,
+          first.documentVersion,
+          first.note ?? '',
+          first.createdBy?.kind ?? null,
+          first.createdBy?.kind === 'api_key' ? first.createdBy.apiKeyId : null,
+        ],
+      );
+      return flow;
     },
 
     async list(accountId): Promise<FlowSummary[]> {

@@ -1,0 +1,45 @@
+// Not a bench: the SQL statements one request sends to PostgreSQL, in order, for GET /v1/flows,
+// POST /v1/sessions and POST /v1/flows with an API key against an in-process server on a
+// throwaway cluster, so extra round trips on the write path show (`npx tsx test/bench/profile-postgres.ts`).
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { startPostgres } from '../support/postgres.ts';
+import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer } from '../support/server.ts';
+
+const cluster = await startPostgres();
+const statements: string[] = [];
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const first = args[0] as string | { text?: string };
+  statements.push((typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 140));
+  return query.apply(this, args);
+} as typeof pg.Client.prototype.query;
+try {
+  const server = await startTestServer({
+    databaseUrl: await cluster.createDatabase('voxflow_profile'),
+    secretKey: randomBytes(32).toString('base64'),
+    jwtSecret: randomBytes(48).toString('base64'),
+    rateLimit: { authPerMinute: 1e6, credentialPerMinute: 1e9, ipPerMinute: 1e9 },
+  });
+  const { apiKey } = await createAccount(server);
+  const flowId = await createFlow(server, apiKey);
+  const show = async (label: string, send: () => Promise<unknown>) => {
+    await send(); // the first of each warms what is cached
+    await new Promise((r) => setTimeout(r, 200));
+    statements.length = 0;
+    const started = performance.now();
+    await send();
+    const took = performance.now() - started;
+    await new Promise((r) => setTimeout(r, 200)); // and what the request left running
+    console.log(`\n${label}: ${statements.length} statements, ${took.toFixed(1)} ms`);
+    for (const s of statements) console.log(`  ${s}`);
+  };
+  await show('GET /v1/flows', () => server.request('GET', '/v1/flows', { apiKey }));
+  await show('POST /v1/sessions', () => server.request('POST', '/v1/sessions', { apiKey, body: { flow_id: flowId } }));
+  let i = 0;
+  await show('POST /v1/flows', () => server.request('POST', '/v1/flows', { apiKey, body: { name: `P ${i++}`, yaml_content: GUESSING_GAME_YAML } }));
+  await server.close();
+} finally {
+  await cluster.stop();
+}
+process.exit(0);
