@@ -60,6 +60,8 @@ const BY_FILE: Record<string, Project> = {
   'test/store/postgres-two-nodes-accounts.test.ts': 'integration',
   'test/store/postgres-two-nodes-ledger.test.ts': 'integration',
   'test/store/postgres-two-nodes-sessions.test.ts': 'integration',
+  // Two servers (and a killed child process) on one real PostgreSQL, over HTTP and WebSockets.
+  'test/server/two-nodes-over-http.test.ts': 'integration',
   // voxflow migrate-store: a data dir made by test servers, copied into a real PostgreSQL.
   'test/store/migrate-store.test.ts': 'integration',
   // The desktop's server listening on a port, or run as a child process.

@@ -1,0 +1,200 @@
+// Two Voxflow nodes on one PostgreSQL, over real HTTP and WebSockets, as a load balancer would
+// spread one business's calls over them (issue 19, DESIGN §15): whatever one node did, the other
+// serves; a session token is good once, on whichever node it reaches; a call lives on the node
+// that accepted it and every node lists it; the per-account session cap holds over both nodes;
+// a node killed with SIGKILL mid-write loses nothing it acknowledged while the other goes on;
+// and when both run the webhook outbox, each event reaches the business once.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { admitAtOnce, tryConnect, type ConnectOutcome, type OpenSession } from '../api/admission-clients.ts';
+import { twoServersForThisFile } from '../support/postgres-two-servers.ts';
+import { createAccount, createFlow, GUESSING_GAME_YAML, type TestServer } from '../support/server.ts';
+import { spawnServer, type ServerProcess } from '../support/spawn-server.ts';
+import { wsUrl } from '../support/voice-client.ts';
+import { startWebhookReceiver } from '../support/webhook-receiver.ts';
+
+const nodes = twoServersForThisFile();
+
+/** The ws_url a node handed out, sent to the other node instead (the load balancer's choice). */
+function onNode(server: TestServer, handedOut: string): string {
+  const url = new URL(handedOut);
+  const target = new URL(server.url);
+  url.host = target.host;
+  return url.toString();
+}
+
+async function startToken(server: TestServer, apiKey: string): Promise<string> {
+  const started = await server.request('POST', '/v1/sessions', { apiKey, body: {} });
+  expect(started.status).toBe(200);
+  return started.body.ws_url as string;
+}
+
+function opened(outcome: ConnectOutcome): OpenSession {
+  if (!outcome.ok) throw new Error(`the session was refused: ${outcome.status} ${outcome.code} ${outcome.message}`);
+  return outcome;
+}
+
+describe('two nodes on one PostgreSQL, over HTTP', () => {
+  it('a flow made on A is read, listed and edited on B, and A sees the edit', async () => {
+    const { a, b } = await nodes.start();
+    const account = await createAccount(a);
+    const flowId = await createFlow(a, account.apiKey, 'Guessing game');
+
+    const read = await b.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: flowId, name: 'Guessing game', yaml_content: GUESSING_GAME_YAML });
+    // A's list is cached on A; B's edit must reach it.
+    expect((await a.request('GET', '/v1/flows', { apiKey: account.apiKey })).body.map((f: { name: string }) => f.name)).toEqual(['Guessing game']);
+    const listed = await b.request('GET', '/v1/flows', { jwt: account.jwt });
+    expect(listed.body.map((f: { id: string }) => f.id)).toEqual([flowId]);
+
+    const edited = await b.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { name: 'Twenty questions' } });
+    expect(edited.status).toBe(200);
+    await expect
+      .poll(async () => (await a.request('GET', '/v1/flows', { apiKey: account.apiKey })).body.map((f: { name: string }) => f.name), { timeout: 5_000, interval: 50 })
+      .toEqual(['Twenty questions']);
+    expect((await a.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).body.name).toBe('Twenty questions');
+  });
+
+  it('a session token made on A connects on B, once: a second connect to A or to B is refused; A lists the call live on B, then ended', { timeout: 30_000 }, async () => {
+    const { a, b } = await nodes.start();
+    const account = await createAccount(a);
+    const handedOut = await startToken(a, account.apiKey);
+
+    const call = opened(await tryConnect(onNode(b, handedOut)));
+    await expect.poll(() => call.events.some((e) => e.type === 'session_started'), { timeout: 10_000 }).toBe(true);
+    for (const again of [handedOut, onNode(b, handedOut)]) {
+      expect(await tryConnect(again)).toMatchObject({ ok: false, status: 401, code: 'session_token_invalid' });
+    }
+
+    const sessionId = call.events.find((e) => e.type === 'session_started')!.session_id as string;
+    const listedOnA = await a.request('GET', '/v1/sessions', { apiKey: account.apiKey });
+    expect(listedOnA.body).toEqual([expect.objectContaining({ id: sessionId, status: 'connected', transport: 'websocket' })]);
+
+    await call.end();
+    const afterEnd = await a.request('GET', '/v1/sessions', { apiKey: account.apiKey });
+    expect(afterEnd.body).toEqual([expect.objectContaining({ id: sessionId, status: 'ended', end_reason: expect.any(String) })]);
+  });
+
+  it('a call live on A is listed by B, with the engine router too', { timeout: 30_000 }, async () => {
+    const { a, b } = await nodes.start();
+    const account = await createAccount(b);
+    const call = opened(await tryConnect(wsUrl(a.url, '/ws?mode=assistant'), { 'x-service-key': account.apiKey }));
+    await expect.poll(() => call.events.some((e) => e.type === 'session_started'), { timeout: 10_000 }).toBe(true);
+    const sessionId = call.events.find((e) => e.type === 'session_started')!.session_id as string;
+    expect((await b.request('GET', '/v1/sessions', { jwt: account.jwt })).body).toEqual([expect.objectContaining({ id: sessionId, status: 'connected' })]);
+    await call.end();
+  });
+
+  it('cap 3 per account: 12 calls asked for at once over both nodes (tokens and the engine router) connect exactly 3; the rest get 429 too_many_sessions', { timeout: 60_000 }, async () => {
+    const { a, b } = await nodes.start({ engine: { sessionsPerAccount: 3 } });
+    const [greedy, other] = [await createAccount(a), await createAccount(b)];
+    const tokens = await Promise.all(Array.from({ length: 6 }, (_, i) => startToken(i % 2 === 0 ? a : b, greedy.apiKey)));
+    const { open, refused } = await admitAtOnce([
+      // Tokens made on one node, each redeemed on the other.
+      ...tokens.map((url, i) => () => tryConnect(onNode(i % 2 === 0 ? b : a, url))),
+      ...Array.from({ length: 6 }, (_, i) => () => tryConnect(wsUrl((i % 2 === 0 ? a : b).url, '/ws?mode=assistant'), { 'x-service-key': greedy.apiKey })),
+    ]);
+    try {
+      expect(open).toHaveLength(3);
+      expect(refused).toHaveLength(9);
+      for (const refusal of refused) expect(refusal).toMatchObject({ status: 429, code: 'too_many_sessions', message: expect.stringMatching(/3 live voice sessions/) });
+      const live = (await b.request('GET', '/v1/sessions', { apiKey: greedy.apiKey })).body.filter((s: { status: string }) => s.status === 'connected');
+      expect(live).toHaveLength(3);
+
+      // Another account has its own room on both nodes.
+      const theirs = opened(await tryConnect(wsUrl(b.url, '/ws?mode=assistant'), { 'x-service-key': other.apiKey }));
+      await theirs.end();
+
+      // Once one call ends, one more connects, on either node; a token refused at the cap was not used up.
+      await open[0]!.end();
+      const waiting = tokens.map((url, i) => onNode(i % 2 === 0 ? b : a, url));
+      let next: ConnectOutcome | undefined;
+      for (const url of waiting) {
+        next = await tryConnect(url);
+        if (next.ok || next.code !== 'session_token_invalid') break;
+      }
+      expect(next).toMatchObject({ ok: true });
+      open.push(next as OpenSession);
+    } finally {
+      await Promise.all(open.map((session) => session.end()));
+    }
+  });
+
+  it('a node killed with SIGKILL mid-write loses no acknowledged write, and the other node keeps serving', { timeout: 90_000 }, async () => {
+    const { a, nodeEnv } = await nodes.start();
+    const account = await createAccount(a);
+    let killed: ServerProcess | null = null;
+    const childDataDir = await mkdtemp(join(tmpdir(), 'voxflow-node-'));
+    try {
+      killed = await spawnServer(['--data-dir', childDataDir], nodeEnv);
+      const url = killed.url;
+      const acknowledged = new Map<string, string>();
+      let stop = false;
+      const writer = async (w: number) => {
+        for (let i = 0; !stop; i++) {
+          const name = `writer ${w} #${i}`;
+          try {
+            const response = await fetch(`${url}/v1/flows`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-service-key': account.apiKey },
+              body: JSON.stringify({ name, yaml_content: GUESSING_GAME_YAML }),
+            });
+            const body = (await response.json()) as { id: string };
+            if (response.status === 201) acknowledged.set(body.id, name);
+          } catch {
+            return; // the connection died with the node: that write was never acknowledged
+          }
+        }
+      };
+      const writers = Array.from({ length: 4 }, (_, w) => writer(w));
+      // Writes flowing, then the kill at a random moment among them.
+      while (acknowledged.size < 10) await delay(10);
+      await delay(Math.random() * 300);
+      killed.child.kill('SIGKILL');
+      await killed.exited;
+      stop = true;
+      await Promise.all(writers);
+
+      const listed = await a.request('GET', '/v1/flows', { apiKey: account.apiKey });
+      expect(listed.status).toBe(200);
+      const names = new Map((listed.body as Array<{ id: string; name: string }>).map((f) => [f.id, f.name]));
+      for (const [id, name] of acknowledged) expect(names.get(id), `acknowledged flow ${id} lost`).toBe(name);
+      // The survivor still takes writes and calls.
+      expect((await a.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'after the kill', yaml_content: GUESSING_GAME_YAML } })).status).toBe(201);
+      const call = opened(await tryConnect(onNode(a, await startToken(a, account.apiKey))));
+      await call.end();
+    } finally {
+      killed?.child.kill('SIGKILL');
+      await rm(childDataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("each call's session.ended reaches the business once when both nodes run the webhook outbox", { timeout: 60_000 }, async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const { a, b } = await nodes.start({ webhooks: { allowPrivate: true, retrySeconds: [0.3, 0.3], timeoutMs: 3_000 } });
+      const account = await createAccount(a);
+      const endpoint = await b.request('POST', '/v1/webhooks', { jwt: account.jwt, body: { url: receiver.url, events: ['session.ended'] } });
+      expect(endpoint.status).toBe(201);
+
+      // Six calls, three on each node, each made with a token from the other.
+      const calls = await Promise.all(Array.from({ length: 6 }, async (_, i) => opened(await tryConnect(onNode(i % 2 === 0 ? a : b, await startToken(i % 2 === 0 ? b : a, account.apiKey))))));
+      for (const call of calls) await expect.poll(() => call.events.some((e) => e.type === 'session_started'), { timeout: 10_000 }).toBe(true);
+      const ids = calls.map((call) => call.events.find((e) => e.type === 'session_started')!.session_id as string);
+      await Promise.all(calls.map((call) => call.end()));
+
+      await expect.poll(() => new Set(receiver.received.map((r) => r.json?.data?.session_id)).size, { timeout: 20_000, interval: 100 }).toBe(6);
+      // Time for a second copy to arrive, were either node to send one (a retry is due in 0.3 s).
+      await delay(2_000);
+      const received = receiver.received.filter((r) => r.json?.type === 'session.ended');
+      expect(received.map((r) => r.json.data.session_id).sort()).toEqual([...ids].sort());
+      expect(new Set(received.map((r) => r.id)).size).toBe(6);
+    } finally {
+      await receiver.close();
+    }
+  });
+});

@@ -1,0 +1,57 @@
+// Two Voxflow servers on one PostgreSQL database, over real HTTP, as two nodes behind a load
+// balancer (issue 19, DESIGN §15): one throwaway cluster per test file (test/support/postgres.ts,
+// started in beforeAll, stopped in afterAll), and per call a new database both servers open at
+// once, with the same keys (the README's multi-node settings) and data dirs of their own. The
+// same database and keys are handed out for a node started as a child process (spawnServer).
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { ConfigInput } from '../../server/config.ts';
+import { startPostgres, type TestPostgres } from './postgres.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from './server.ts';
+
+export interface TwoNodes {
+  a: TestServer;
+  b: TestServer;
+  databaseUrl: string;
+  /** What another node needs to join them: the environment of `voxflow --serve`. */
+  nodeEnv: Record<string, string>;
+}
+
+export interface TwoServersRig {
+  /** Two servers on a new database, closed after the test. */
+  start(overrides?: ConfigInput, options?: TestServerOptions): Promise<TwoNodes>;
+}
+
+export function twoServersForThisFile(): TwoServersRig {
+  let cluster: TestPostgres | undefined;
+  let made = 0;
+  const open: TestServer[] = [];
+  beforeAll(async () => {
+    cluster = await startPostgres();
+  }, 120_000);
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((server) => server.close().catch(() => undefined)));
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return {
+    async start(overrides = {}, options = {}) {
+      if (!cluster) throw new Error('the test PostgreSQL is not running (use it inside a test)');
+      const databaseUrl = await cluster.createDatabase(`voxflow_two_servers_${process.pid}_${++made}`);
+      const keys = { secretKey: randomBytes(32).toString('base64'), jwtSecret: randomBytes(48).toString('base64') };
+      // At once, as two nodes of a fleet start: their migrations must not race.
+      const started = await Promise.allSettled([0, 1].map(() => startTestServer({ ...overrides, databaseUrl, ...keys }, options)));
+      for (const outcome of started) if (outcome.status === 'fulfilled') open.push(outcome.value);
+      const failed = started.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      const [a, b] = open.slice(-2) as [TestServer, TestServer];
+      return {
+        a,
+        b,
+        databaseUrl,
+        nodeEnv: { VOXFLOW_DATABASE_URL: databaseUrl, VOXFLOW_SECRET_KEY: keys.secretKey, VOXFLOW_JWT_SECRET: keys.jwtSecret },
+      };
+    },
+  };
+}
