@@ -230,7 +230,7 @@ async function refuseNonEmpty(tx: PgQueryable, plans: TablePlan[]): Promise<void
   const filled: string[] = [];
   for (const plan of plans) {
     const row = await tx.row<{ n: number }>(`SELECT count(*) AS n FROM ${quote(plan.table)}`);
-    if ((row?.n ?? 0) > 0) filled.push(`${plan.table} (${row!.n} rows)`);
+    if ((row?.n ?? 0) > 0) filled.push(`${plan.table} (${row!.n} ${row!.n === 1 ? 'row' : 'rows'})`);
   }
   if (filled.length > 0) {
     throw new CopyRefusedError(

@@ -231,7 +231,7 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
     const accounts = await countRows(targetUrl, 'accounts');
     const again = await migrate(['--from', dataDir, '--to', targetUrl], { VOXFLOW_SECRET_KEY: targetKey });
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/already holds data: accounts \(\d+ rows\)/);
+    expect(again.stderr).toMatch(/already holds data: accounts \(\d+ rows?\)/);
     expect(again.stderr).toContain('Nothing was written');
     expect(await countRows(targetUrl, 'accounts')).toBe(accounts);
   });
