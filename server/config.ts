@@ -292,6 +292,11 @@ Environment only (secrets are never flags: the process list would show them):
 ${secrets.join('\n')}
   ${Object.values(VENDOR_KEY_VARIABLES).join(', ')}
       used for that vendor when its VOXFLOW_*_API_KEY is unset
+Other commands (each with its own --help):
+  voxflow test FLOW.yaml TESTS.yaml
+      runs a flow's tests without a server
+  voxflow migrate-store --from DATA_DIR --to postgres://…
+      copies an embedded data dir into an empty PostgreSQL database
 `;
 }
 
