@@ -327,4 +327,37 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
       await target.close();
     }
   });
+  it('copies the columns both schemas have by name, and refuses a database of another schema version', { timeout: 60_000 }, async () => {
+    const dataDir = await tempDir('voxflow-migrate-columns-');
+    const store = await openStore({ dataDir, fsync: false });
+    const account = await store.accounts.create({ email: 'cols@example.com', passwordHash: 'h', signupCreditCents: 500 });
+    await store.close();
+    const env = { VOXFLOW_SECRET_KEY: randomBytes(32).toString('base64') };
+
+    // A database a later Voxflow added a column to: the copy fills what the data dir has, the rest takes its default.
+    const wider = await postgres.createDatabase('migrate_wider');
+    const opened = await openPostgresStore({ url: wider });
+    await opened.pg.run("ALTER TABLE accounts ADD COLUMN display_name TEXT NOT NULL DEFAULT 'unnamed'");
+    await opened.close();
+    const copied = await migrate(['--from', dataDir, '--to', wider], env);
+    expect(copied.stderr).toBe('');
+    expect(copied.code).toBe(0);
+    const client = new pg.Client({ connectionString: wider });
+    await client.connect();
+    try {
+      expect((await client.query('SELECT id, email, display_name FROM accounts')).rows).toEqual([{ id: account.id, email: 'cols@example.com', display_name: 'unnamed' }]);
+    } finally {
+      await client.end();
+    }
+
+    // A database at a newer schema than this Voxflow knows: refused, untouched.
+    const newer = await postgres.createDatabase('migrate_newer');
+    const ahead = await openPostgresStore({ url: newer });
+    await ahead.pg.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from the future', 0)");
+    await ahead.close();
+    const refused = await migrate(['--from', dataDir, '--to', newer], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/schema version 999, but this Voxflow knows only up to \d+/);
+    expect(await countRows(newer, 'accounts')).toBe(0);
+  });
 });
