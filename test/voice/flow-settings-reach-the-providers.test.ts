@@ -86,7 +86,15 @@ describe("a flow's model, language and recording settings, and its parameter det
     await expect
       .poll(async () => (await rig.server.request('GET', `/v1/sessions/${id}`, { apiKey: rig.account.apiKey })).body.recording, { timeout: 15_000 })
       .toMatchObject({ url: expect.stringMatching(new RegExp(`/v1/sessions/${id}/recording$`)), format: 'audio/wav' });
-    // Serving the file (ranges, stereo channels) is call-recording.test.ts's; fetching it here
-    // left the server's close waiting past the hook's 30 s in some runs (reported, not yet found).
+    // Read while the call is still live, so the file grows as it is served: the server once sent
+    // more than the content-length it promised, and the client's connection was left mid-body
+    // (the server's close then waited ~70 s for it; the afterAll hook timed out under load).
+    const response = await fetch(`${rig.server.url}/v1/sessions/${id}/recording`, { headers: { 'x-service-key': rig.account.apiKey } });
+    expect(response.status).toBe(200);
+    const wav = Buffer.from(await response.arrayBuffer());
+    expect(wav.length).toBe(Number(response.headers.get('content-length')));
+    expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
+    // Both sides of the call are in it: more than the greeting's second or so of audio.
+    expect((wav.length - 44) / 4 / 16_000).toBeGreaterThan(1);
   });
 });

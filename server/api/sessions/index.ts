@@ -117,7 +117,10 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     reply.header('content-type', recordingFormat(session.recordingFile)).header('accept-ranges', 'bytes').header('cache-control', 'private, no-store');
     const range = byteRange(request.headers.range, size);
     if (range === 'bad') return reply.status(416).header('content-range', `bytes */${size}`).send();
-    if (range === null) return reply.header('content-length', size).send(createReadStream(path));
+    // A live call's recording grows while it is read: send exactly the bytes the length promised,
+    // or the client stops reading at content-length and the connection is left mid-body (a
+    // server closing then waits for its keep-alive to time out).
+    if (range === null) return reply.header('content-length', size).send(size === 0 ? Buffer.alloc(0) : createReadStream(path, { start: 0, end: size - 1 }));
     return reply
       .status(206)
       .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
