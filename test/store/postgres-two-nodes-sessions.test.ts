@@ -2,11 +2,13 @@
 // PostgreSQL (issue 19, DESIGN §15): a node whose heartbeat stopped has its connected sessions
 // ended by whichever node sweeps first (once, server_restarted, charged what the ledger holds),
 // a node that stopped cleanly at once; a live node's sessions are never touched. The cap counts
-// every node's connected sessions, so connects racing on both nodes never overshoot it. The clock
-// is injected: a minute of silence takes no minute here.
-import { describe, expect, it } from 'vitest';
+// every node's connected sessions, so connects racing on both nodes never overshoot it. A running
+// node's presence (server/outcomes/node-presence.ts) beats and sweeps on its timers. The clock is
+// injected (and the presence's intervals faked): a minute of silence takes no minute here.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startNodePresence, SWEEP_SECS } from '../../server/outcomes/node-presence.ts';
 import { SessionCapReachedError } from '../../server/store/errors.ts';
-import { NODE_GONE_AFTER_SECS } from '../../server/store/repositories/nodes.ts';
+import { NODE_GONE_AFTER_SECS, NODE_HEARTBEAT_SECS } from '../../server/store/repositories/nodes.ts';
 import { openPostgresStore, type PostgresStore } from '../../server/store/postgres/store.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
@@ -77,6 +79,41 @@ describe('the node that holds a session', () => {
     await a.close();
     expect(await b.pg.rows('SELECT id FROM nodes')).toEqual([{ id: b.nodes.self }]);
     expect(await b.sessions.endInterrupted()).toEqual([left.id]);
+  });
+});
+
+describe("a running node's presence", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('beats every 10 s and, every 30 s, ends what a gone node left and hands those ids on (to the webhooks), on the node that ended them', async () => {
+    const { a, b, clock } = await twoNodes();
+    const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
+    const left = await connectedOn(a, account.id);
+    const kept = await connectedOn(b, account.id);
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const handed: string[][] = [];
+    const warnings: string[] = [];
+    const presence = startNodePresence(b, { warn: (_details, message) => warnings.push(message) }, (ids) => handed.push(ids));
+    try {
+      // B lives on; A went silent at T0. The sweep at 30 s finds A quiet for only 30 s.
+      for (let at = NODE_HEARTBEAT_SECS; at < 2 * SWEEP_SECS; at += NODE_HEARTBEAT_SECS) {
+        clock.t = T0 + at;
+        await vi.advanceTimersByTimeAsync(NODE_HEARTBEAT_SECS * 1000);
+        await expect.poll(async () => (await b.pg.row<{ at: number }>('SELECT last_seen_at AS at FROM nodes WHERE id = $1', [b.nodes.self]))?.at).toBe(T0 + at);
+      }
+      expect(handed).toEqual([]);
+      expect(await b.sessions.findById(left.id)).toMatchObject({ status: 'connected' });
+      // The sweep at 60 s: A has missed a minute of heartbeats.
+      clock.t = T0 + NODE_GONE_AFTER_SECS + 1;
+      await vi.advanceTimersByTimeAsync(NODE_HEARTBEAT_SECS * 1000);
+      await expect.poll(() => handed).toEqual([[left.id]]);
+      expect(warnings).toEqual(['ended the sessions of a node that stopped answering (end_reason server_restarted)']);
+      expect(await b.sessions.findById(kept.id)).toMatchObject({ status: 'connected' });
+    } finally {
+      await presence.stop();
+    }
   });
 });
 
