@@ -22,6 +22,19 @@ function delivery(id: string, accountId: string, createdAt: number): NewWebhookD
 }
 
 describe('the outbox run by two nodes', () => {
+  it("puts a session's session.ended in the outbox once when two nodes write it at once (the call's node and one recovering missed ends)", async () => {
+    const { a, b, accountId } = await twoNodesWithEndpoint();
+    const ended = (id: string): NewWebhookDelivery => ({ ...delivery(id, accountId, 500), sessionId: 'sess-1' });
+    for (let round = 0; round < 5; round++) {
+      await Promise.all([a.webhooks.enqueue([ended(`a${round}`)]), b.webhooks.enqueue([ended(`b${round}`)])]);
+    }
+    const rows = (await a.webhooks.listDeliveries('wh1', 50)).filter((d) => d.sessionId === 'sess-1');
+    expect(rows).toHaveLength(1);
+    // Other events of the session, and other sessions' ends, are not held back by it.
+    await b.webhooks.enqueue([{ ...ended('other'), sessionId: 'sess-2' }, { ...ended('tool'), eventType: 'session.tool_called' }]);
+    expect((await a.webhooks.listDeliveries('wh1', 50)).map((d) => d.id).sort()).toEqual([rows[0]!.id, 'other', 'tool'].sort());
+  });
+
   it('hands each of 200 due deliveries to exactly one node when both ask at once, batch after batch', async () => {
     const { a, b, accountId } = await twoNodesWithEndpoint();
     const ids = Array.from({ length: 200 }, (_, i) => `m${i}`);

@@ -82,7 +82,9 @@ export async function insertLedgerEntry(
  * insert then fails on the foreign key, as it does in sql.js.
  */
 async function lockAccount(tx: PgQueryable, accountId: string): Promise<void> {
-  await tx.row('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  // NO KEY UPDATE: debits of one account still take turns, but inserts that only reference the
+  // account (its flows, sessions, keys) are not held up meanwhile, as FOR UPDATE would.
+  await tx.row('SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
 }
 
 /** A racing insert of the same key lost: run again, and the earlier entry now answers. */

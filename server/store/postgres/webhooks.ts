@@ -120,12 +120,20 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
 
     async enqueue(deliveries) {
       if (deliveries.length === 0) return;
-      // One statement: the batch is in the outbox entirely or not at all.
-      await db.run(
+      // A session's session.ended goes to an endpoint once, whichever nodes put it in the outbox:
+      // the node the call ended on, and any node recovering ends missed at its start. Each such
+      // session is locked for the transaction, so of two nodes the second sees the first's row.
+      const ending = [...new Set(deliveries.filter((d) => d.eventType === 'session.ended' && d.sessionId).map((d) => d.sessionId!))].sort();
+      // One statement for the rows: the batch is in the outbox entirely or not at all.
+      await db.transaction(async (tx) => {
+        if (ending.length > 0) await tx.run("SELECT pg_advisory_xact_lock(hashtext('session.ended:' || s)) FROM unnest($1::text[]) AS s", [ending]);
+        await tx.run(
         `INSERT INTO webhook_deliveries (id, webhook_id, account_id, session_id, event_type, payload, created_at, status, attempts, next_attempt_at)
          SELECT id, webhook_id, account_id, session_id, event_type, payload, created_at, 'pending', 0, created_at
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::double precision[])
            WITH ORDINALITY AS d(id, webhook_id, account_id, session_id, event_type, payload, created_at, n)
+         WHERE NOT (d.event_type = 'session.ended' AND EXISTS (
+           SELECT 1 FROM webhook_deliveries x WHERE x.webhook_id = d.webhook_id AND x.session_id = d.session_id AND x.event_type = 'session.ended'))
          ORDER BY n`,
         [
           deliveries.map((d) => d.id),
@@ -137,6 +145,7 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
           deliveries.map((d) => d.createdAt),
         ],
       );
+      });
     },
 
     async due(now, limit) {
