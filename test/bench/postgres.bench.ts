@@ -24,6 +24,7 @@ import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type Te
 import { spawnServer, type ServerProcess } from '../support/spawn-server.ts';
 import { load } from './api.bench.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
+import { processTicks } from './thread-cpu.ts';
 import { fsyncFloor, timed } from './writes.bench.ts';
 
 const run$ = promisify(execFile);
@@ -118,6 +119,19 @@ async function call(url: string, path: string, body: unknown, auth: Record<strin
   return JSON.parse(text);
 }
 
+/**
+ * Waits until a spawned node is quiet (under 10% of a core for a second, at most 60 s): once it
+ * serves, a node warms its voice stack up (flite, the VAD model), which would be measured too.
+ */
+async function settled(node: ServerProcess): Promise<void> {
+  const until = performance.now() + 60_000;
+  while (performance.now() < until) {
+    const before = processTicks(node.child.pid);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if ((processTicks(node.child.pid) - before) * 10 < 100) return;
+  }
+}
+
 /** The same session-start load on one node, then over two, both `voxflow --serve` processes on one database. */
 async function measureNodes(cluster: TestPostgres, rows: BenchRow[]): Promise<void> {
   const url = await cluster.createDatabase('voxflow_bench_nodes');
@@ -129,6 +143,7 @@ async function measureNodes(cluster: TestPostgres, rows: BenchRow[]): Promise<vo
     dirs.push(dir);
     const started = await spawnServer([], { ...env, VOXFLOW_DATA_DIR: dir }, 60_000);
     nodes.push(started);
+    await settled(started);
     return started;
   };
   try {

@@ -1,6 +1,7 @@
 // Not a bench: the SQL statements one request sends to PostgreSQL, in order, for GET /v1/flows,
 // POST /v1/sessions and POST /v1/flows with an API key against an in-process server on a
-// throwaway cluster, so extra round trips on the write path show (`npx tsx test/bench/profile-postgres.ts`).
+// throwaway cluster, so extra round trips on the write path show (`npx tsx test/bench/profile-postgres.ts`);
+// with `load`, then GET /v1/flows under autocannon as api.bench.ts runs it (profile that with --cpu-prof).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startPostgres } from '../support/postgres.ts';
@@ -38,7 +39,12 @@ try {
   await show('POST /v1/sessions', () => server.request('POST', '/v1/sessions', { apiKey, body: { flow_id: flowId } }));
   let i = 0;
   await show('POST /v1/flows', () => server.request('POST', '/v1/flows', { apiKey, body: { name: `P ${i++}`, yaml_content: GUESSING_GAME_YAML } }));
-  await server.close();
+  if (process.argv[2] === 'load') {
+    // `node --cpu-prof --import tsx test/bench/profile-postgres.ts load`: where GET /v1/flows's time goes.
+    const { load } = await import('./api.bench.ts');
+    console.log('\nGET /v1/flows under load:', JSON.stringify(await load(`${server.url}/v1/flows`, { 'x-service-key': apiKey })));
+  }
+  await server.close().catch((error: unknown) => console.error('close:', error));
 } finally {
   await cluster.stop();
 }
