@@ -1,6 +1,10 @@
 // The embedded durable database: sql.js in memory, made durable by a checksummed journal of
 // committed statements plus periodic snapshots of the whole image.
 //
+// Over 400 lines on purpose: the write queue, group commit, snapshot rotation and close share
+// one private state (the queue, the seq counters, the closed/failed flags) whose order is the
+// durability argument; the journal format, recovery, the lock and the SQL connection are apart.
+//
 // Write path: `write(fn)` runs `fn` synchronously inside BEGIN/COMMIT and records every
 // mutating statement with its parameters. After COMMIT the statements become one journal
 // record; the promise resolves once that record is fsync'd. Records committed while an fsync
