@@ -144,6 +144,17 @@ describe('the per-account session cap over two nodes', () => {
     await expect(a.sessions.claim('tok-never-made', T0 + 3)).resolves.toBeNull();
   });
 
+  it('one token handed to both nodes at once when the account has one place left: it connects once, and the others read it as used, not as the account full', async () => {
+    const { a, b } = await twoNodes(2);
+    const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
+    await connectedOn(a, account.id);
+    await tokenOn(a, account.id, 'tok-last', T0 + 600);
+    const claims = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).sessions.claim('tok-last', T0 + 1)));
+    expect(claims.filter((c) => c.status === 'rejected')).toEqual([]);
+    const values = claims.map((c) => (c as PromiseFulfilledResult<unknown>).value);
+    expect(values.filter((v) => v !== null)).toHaveLength(1);
+  });
+
   it("a gone node's sessions hold no place under the cap", async () => {
     const { a, b, clock } = await twoNodes(2);
     const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });

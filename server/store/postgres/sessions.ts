@@ -53,18 +53,19 @@ const ON_LIVE_NODE = (now: string) =>
   `EXISTS (SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.last_seen_at > ${now}::double precision - ${NODE_GONE_AFTER_SECS})`;
 
 export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): SessionsRepository {
+  /** Inside a transaction: every connect of the account waits here for the ones before it. */
+  const lockAccount = (tx: PgQueryable, accountId: string) => tx.run('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   /**
-   * Inside a transaction: takes the account's row lock and refuses when the account holds its
-   * cap of connected sessions on live nodes. Nothing to lock or count without a cap.
+   * Inside the transaction that just connected a session of the account, under its lock:
+   * throws (so the transaction rolls back) when that took the account past its cap, counting
+   * the connected sessions on live nodes, this one included.
    */
-  const checkCap = async (tx: PgQueryable, accountId: string, now: number): Promise<void> => {
-    if (node.sessionsPerAccount <= 0) return;
-    await tx.run('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  const refuseOverCap = async (tx: PgQueryable, accountId: string, now: number): Promise<void> => {
     const live = await tx.row<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions s WHERE s.account_id = $1 AND s.status = 'connected' AND ${ON_LIVE_NODE('$2')}`, [
       accountId,
       now,
     ]);
-    if ((live?.n ?? 0) >= node.sessionsPerAccount) throw new SessionCapReachedError(node.sessionsPerAccount);
+    if ((live?.n ?? 0) > node.sessionsPerAccount) throw new SessionCapReachedError(node.sessionsPerAccount);
   };
 
   const findById = async (id: string): Promise<Session | null> => {
@@ -95,8 +96,9 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
     ];
     if (session.status === 'connected' && node.sessionsPerAccount > 0) {
       await db.transaction(async (tx) => {
-        await checkCap(tx, session.accountId, session.createdAt);
+        await lockAccount(tx, session.accountId);
         await tx.run(INSERT_SQL, params);
+        await refuseOverCap(tx, session.accountId, session.createdAt);
       });
     } else {
       await db.run(INSERT_SQL, params);
@@ -148,9 +150,12 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
           now,
         ]);
         if (!waiting) return null;
-        await checkCap(tx, waiting.account_id, now);
-        // Another node may have claimed it meanwhile: the UPDATE re-checks, and then matches nothing.
-        return connect(tx);
+        await lockAccount(tx, waiting.account_id);
+        // Another node may have claimed it while this one waited for the lock: then the UPDATE
+        // matches nothing, and the token reads as used, not as the account being full.
+        const claimed = await connect(tx);
+        if (claimed) await refuseOverCap(tx, waiting.account_id, now);
+        return claimed;
       });
       return row ? toSession(row) : null;
     },

@@ -175,11 +175,14 @@ const INSERT_SQL = `INSERT INTO sessions
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 export function createSessionsRepository(db: Database, node: SessionNode): SessionsRepository {
-  /** Inside a write: refuses when the account already holds its cap of connected sessions. */
-  const checkCap = (tx: WriteTransaction, accountId: string): void => {
+  /**
+   * Inside the write that just connected a session of the account: throws (so the write rolls
+   * back and nothing is journaled) when that took the account past its cap, this one included.
+   */
+  const refuseOverCap = (tx: WriteTransaction, accountId: string): void => {
     if (node.sessionsPerAccount <= 0) return;
     const live = tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE account_id = ? AND status = 'connected'`, [accountId])!.n;
-    if (live >= node.sessionsPerAccount) throw new SessionCapReachedError(node.sessionsPerAccount);
+    if (live > node.sessionsPerAccount) throw new SessionCapReachedError(node.sessionsPerAccount);
   };
 
   const findById = (id: string): Session | null => {
@@ -189,7 +192,6 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
 
   const insert = (session: Session, apiKeyId: string | null = null): Promise<Session> =>
     db.write((tx) => {
-      if (session.status === 'connected') checkCap(tx, session.accountId);
       tx.run(INSERT_SQL, [
         session.id,
         session.accountId,
@@ -210,6 +212,7 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
         session.flowDraft ? 1 : 0,
         session.status === 'connected' ? node.id : null,
       ]);
+      if (session.status === 'connected') refuseOverCap(tx, session.accountId);
       return session;
     });
 
@@ -241,12 +244,6 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
 
     claim(tokenHash, now) {
       return db.write((tx) => {
-        const waiting = tx.get<{ account_id: string }>(`SELECT account_id FROM sessions WHERE token_hash = ? AND status = 'created' AND expires_at > ?`, [
-          tokenHash,
-          now,
-        ]);
-        if (!waiting) return null;
-        checkCap(tx, waiting.account_id);
         const claimed = tx.run(
           `UPDATE sessions SET status = 'connected', started_at = ?, node_id = ?
            WHERE token_hash = ? AND status = 'created' AND expires_at > ?`,
@@ -254,7 +251,10 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
         );
         if (claimed !== 1) return null;
         const row = tx.get<SessionRow>('SELECT * FROM sessions WHERE token_hash = ?', [tokenHash]);
-        return row ? toSession(row) : null;
+        if (!row) return null;
+        // Past the cap the claim is rolled back: the token stays good.
+        refuseOverCap(tx, row.account_id);
+        return toSession(row);
       });
     },
 
