@@ -10,10 +10,20 @@ import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer } from '
 const cluster = await startPostgres();
 const statements: string[] = [];
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+let since = performance.now();
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const first = args[0] as string | { text?: string };
-  statements.push((typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 140));
-  return query.apply(this, args);
+  const text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 120);
+  const sent = performance.now();
+  const result = query.apply(this, args);
+  // Each statement with when it was sent (ms into the request) and how long its answer took.
+  if (result instanceof Promise) {
+    void result.then(
+      () => statements.push(`+${(sent - since).toFixed(2)} ms, ${(performance.now() - sent).toFixed(2)} ms: ${text}`),
+      () => statements.push(`+${(sent - since).toFixed(2)} ms, failed: ${text}`),
+    );
+  } else statements.push(`+${(sent - since).toFixed(2)} ms: ${text}`);
+  return result;
 } as typeof pg.Client.prototype.query;
 try {
   const server = await startTestServer({
@@ -29,6 +39,7 @@ try {
     await new Promise((r) => setTimeout(r, 200));
     statements.length = 0;
     const started = performance.now();
+    since = started;
     await send();
     const took = performance.now() - started;
     await new Promise((r) => setTimeout(r, 200)); // and what the request left running
