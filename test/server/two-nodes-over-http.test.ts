@@ -2,8 +2,9 @@
 // spread one business's calls over them (issue 19, DESIGN §15): whatever one node did, the other
 // serves; a session token is good once, on whichever node it reaches; a call lives on the node
 // that accepted it and every node lists it; the per-account session cap holds over both nodes;
-// a node killed with SIGKILL mid-write loses nothing it acknowledged while the other goes on;
-// and when both run the webhook outbox, each event reaches the business once.
+// a node killed with SIGKILL mid-write loses nothing it acknowledged while the other goes on, and
+// the calls it held are ended by the other node once it has been silent a minute; and when both
+// run the webhook outbox, each event reaches the business once.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 const nodes = twoServersForThisFile();
 
 /** The ws_url a node handed out, sent to the other node instead (the load balancer's choice). */
-function onNode(server: TestServer, handedOut: string): string {
+function onNode(server: { url: string }, handedOut: string): string {
   const url = new URL(handedOut);
   const target = new URL(server.url);
   url.host = target.host;
@@ -169,6 +170,38 @@ describe('two nodes on one PostgreSQL, over HTTP', () => {
       await call.end();
     } finally {
       killed?.child.kill('SIGKILL');
+      await rm(childDataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a call live on a node killed with SIGKILL is ended by the other node once the dead one has missed a minute of heartbeats, and its session.ended goes out once', { timeout: 180_000 }, async () => {
+    const receiver = await startWebhookReceiver();
+    let killed: ServerProcess | null = null;
+    const childDataDir = await mkdtemp(join(tmpdir(), 'voxflow-node-'));
+    try {
+      const { a, nodeEnv } = await nodes.start({ webhooks: { allowPrivate: true, retrySeconds: [0.3, 0.3], timeoutMs: 3_000 } });
+      const account = await createAccount(a);
+      expect((await a.request('POST', '/v1/webhooks', { jwt: account.jwt, body: { url: receiver.url, events: ['session.ended'] } })).status).toBe(201);
+      killed = await spawnServer(['--data-dir', childDataDir], nodeEnv);
+      const call = opened(await tryConnect(onNode(killed, await startToken(a, account.apiKey))));
+      await expect.poll(() => call.events.some((e) => e.type === 'session_started'), { timeout: 10_000 }).toBe(true);
+      const sessionId = call.events.find((e) => e.type === 'session_started')!.session_id as string;
+      killed.child.kill('SIGKILL');
+      await killed.exited;
+      const killedAt = Date.now();
+      expect((await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.status).toBe('connected');
+
+      // Gone after 60 s of silence, found by a sweep at most 30 s later (and its last heartbeat may be up to 10 s before the kill).
+      await expect
+        .poll(async () => (await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.end_reason, { timeout: 120_000, interval: 1_000 })
+        .toBe('server_restarted');
+      expect(Date.now() - killedAt).toBeGreaterThan(45_000);
+      await receiver.waitFor((r) => r.json?.data?.session_id === sessionId, 15_000, 'session.ended of the dead node\'s call');
+      await delay(1_500);
+      expect(receiver.received.filter((r) => r.json?.data?.session_id === sessionId)).toHaveLength(1);
+    } finally {
+      killed?.child.kill('SIGKILL');
+      await receiver.close();
       await rm(childDataDir, { recursive: true, force: true });
     }
   });
