@@ -4,7 +4,7 @@
 // row lock makes the second UPDATE wait, re-check status = 'created', and match nothing.
 //
 // The per-account cap holds across nodes: a connect (claim, createConnected) locks the account's
-// row (FOR UPDATE), counts the account's connected sessions on live nodes, and connects in the
+// row (FOR NO KEY UPDATE), counts the account's connected sessions on live nodes, and connects in the
 // same transaction. Every connect of one account queues on that lock, and under READ COMMITTED
 // each statement after it sees what the ones before it committed, so the count is never stale.
 // Sessions of a gone node do not count: they are about to be ended (endInterrupted).
@@ -53,8 +53,13 @@ const ON_LIVE_NODE = (now: string) =>
   `EXISTS (SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.last_seen_at > ${now}::double precision - ${NODE_GONE_AFTER_SECS})`;
 
 export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): SessionsRepository {
-  /** Inside a transaction: every connect of the account waits here for the ones before it. */
-  const lockAccount = (tx: PgQueryable, accountId: string) => tx.run('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  /**
+   * Inside a transaction: every connect of the account waits here for the ones before it. NO KEY
+   * UPDATE, as the ledger's debits take it (credits.ts): it queues connects and debits of the
+   * account, but not the inserts of rows that reference the account (their foreign-key check
+   * takes KEY SHARE, which FOR UPDATE would hold up).
+   */
+  const lockAccount = (tx: PgQueryable, accountId: string) => tx.run('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
   /**
    * Inside the transaction that just connected a session of the account, under its lock:
    * throws (so the transaction rolls back) when that took the account past its cap, counting
