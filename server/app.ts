@@ -30,7 +30,7 @@ import { PasswordHasher } from './security/passwords.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { openStore, type Store } from './store/store.ts';
 import { openPostgresStore } from './store/postgres/store.ts';
-import { startNodePresence } from './outcomes/node-presence.ts';
+import { presenceTimingFor, startNodePresence } from './outcomes/node-presence.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
 import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
 import { VoiceEngine } from './engine/voice-engine.ts';
@@ -142,7 +142,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The per-account session cap is held by the store as sessions connect, over every node (DESIGN §15).
   const { sessionsPerAccount } = config.engine;
   const store: Store = config.databaseUrl
-    ? await openPostgresStore({ url: config.databaseUrl, sessionsPerAccount })
+    ? await openPostgresStore({ url: config.databaseUrl, sessionsPerAccount, nodeGoneAfterSecs: config.nodeTimeoutSeconds })
     : await openStore({ dataDir: config.dataDir, sessionsPerAccount });
   try {
     const secrets = new SecretBox(secretKey);
@@ -235,9 +235,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks told).
-    const presence = startNodePresence(store, app.log, (ended) => {
-      for (const id of ended) void webhooks.sessionClosed(id);
-    });
+    const presence = startNodePresence(
+      store,
+      app.log,
+      (ended) => {
+        for (const id of ended) void webhooks.sessionClosed(id);
+      },
+      presenceTimingFor(config.nodeTimeoutSeconds),
+    );
     // Live sessions end (and are recorded, timelines included) before the store closes.
     app.addHook('preClose', async () => {
       await engine.close();

@@ -48,6 +48,8 @@ export const ConfigSchema = z.object({
    * the embedded sql.js store in the data dir. With it, both keys above must be set (every node
    * must read the others' secrets and logins).
    */
+  /** PostgreSQL: a node silent this long is gone, and the other nodes end its calls. */
+  nodeTimeoutSeconds: z.coerce.number().min(1).max(3600).default(60),
   databaseUrl: optionalText.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), { message: 'must be a postgres:// or postgresql:// URL' }),
   limits: z
     .object({
@@ -247,6 +249,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_ALLOWED_ORIGINS', 'allowedOrigins', '<origins>', "comma-separated browser origins that may call the API besides the server's own (* for any)", { list: true }),
   secret('VOXFLOW_SECRET_KEY', 'secretKey', 'base64 32-byte key for provider keys at rest (default: generated in the data dir)'),
   secret('VOXFLOW_JWT_SECRET', 'jwtSecret', 'base64 key of 32 bytes or more that signs studio logins (default: generated in the data dir)'),
+  setting('VOXFLOW_NODE_TIMEOUT_SECONDS', 'nodeTimeoutSeconds', '<s>', "on PostgreSQL, a node silent this long is gone and the other nodes end its calls (server_restarted); nodes say they are alive every sixth of it", { shownDefault: '60' }),
   setting('VOXFLOW_DATABASE_URL', 'databaseUrl', '<postgres://…>', 'PostgreSQL for the store, shared by every node (default: the embedded store in the data dir); needs VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET; give its password in PGPASSWORD or ~/.pgpass, since the process list shows flags'),
   ...providerSettings('stt', 'speech to text', SERVER_VENDORS.stt, 'none', 'nova-3, whisper-1'),
   ...providerSettings('llm', 'the language model', SERVER_VENDORS.llm, 'none', 'gpt-4o-mini, llama3.1'),

@@ -22,7 +22,22 @@ export interface NodePresence {
   stop(): Promise<void>;
 }
 
-export function startNodePresence(store: Store, log: NodePresenceLog, onEnded: (sessionIds: string[]) => void): NodePresence {
+export interface NodePresenceTiming {
+  heartbeatSecs: number;
+  sweepSecs: number;
+}
+
+/** The beat and sweep for a node timeout (VOXFLOW_NODE_TIMEOUT_SECONDS): six beats and two sweeps within it. */
+export function presenceTimingFor(goneAfterSecs: number): NodePresenceTiming {
+  return { heartbeatSecs: goneAfterSecs / 6, sweepSecs: goneAfterSecs / 2 };
+}
+
+export function startNodePresence(
+  store: Store,
+  log: NodePresenceLog,
+  onEnded: (sessionIds: string[]) => void,
+  timing: NodePresenceTiming = { heartbeatSecs: NODE_HEARTBEAT_SECS, sweepSecs: SWEEP_SECS },
+): NodePresence {
   if (store.kind !== 'postgres') return { stop: async () => undefined };
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -31,7 +46,7 @@ export function startNodePresence(store: Store, log: NodePresenceLog, onEnded: (
     // One at a time: a slow database must not pile up beats.
     running = running.then(work).catch((error: unknown) => log.warn({ err: error, node: store.nodes.self }, `could not ${what}`));
   };
-  const beat = setInterval(() => run('say this node is alive', () => store.nodes.beat()), NODE_HEARTBEAT_SECS * 1000);
+  const beat = setInterval(() => run('say this node is alive', () => store.nodes.beat()), timing.heartbeatSecs * 1000);
   const sweep = setInterval(
     () =>
       run('end the sessions of gone nodes', async () => {
@@ -41,7 +56,7 @@ export function startNodePresence(store: Store, log: NodePresenceLog, onEnded: (
           onEnded(ended);
         }
       }),
-    SWEEP_SECS * 1000,
+    timing.sweepSecs * 1000,
   );
   beat.unref();
   sweep.unref();

@@ -174,15 +174,16 @@ describe('two nodes on one PostgreSQL, over HTTP', () => {
     }
   });
 
-  it('a call live on a node killed with SIGKILL is ended by the other node once the dead one has missed a minute of heartbeats, and its session.ended goes out once', { timeout: 180_000 }, async () => {
+  it('a call live on a node killed with SIGKILL is ended by the other node once the dead one has been silent for the node timeout, and its session.ended goes out once', { timeout: 90_000 }, async () => {
     const receiver = await startWebhookReceiver();
     let killed: ServerProcess | null = null;
     const childDataDir = await mkdtemp(join(tmpdir(), 'voxflow-node-'));
     try {
-      const { a, nodeEnv } = await nodes.start({ webhooks: { allowPrivate: true, retrySeconds: [0.3, 0.3], timeoutMs: 3_000 } });
+      // An 8 s node timeout (60 s by default): beats every 1.3 s, sweeps every 4 s.
+      const { a, nodeEnv } = await nodes.start({ nodeTimeoutSeconds: 8, webhooks: { allowPrivate: true, retrySeconds: [0.3, 0.3], timeoutMs: 3_000 } });
       const account = await createAccount(a);
       expect((await a.request('POST', '/v1/webhooks', { jwt: account.jwt, body: { url: receiver.url, events: ['session.ended'] } })).status).toBe(201);
-      killed = await spawnServer(['--data-dir', childDataDir], nodeEnv);
+      killed = await spawnServer(['--data-dir', childDataDir], { ...nodeEnv, VOXFLOW_NODE_TIMEOUT_SECONDS: '8' });
       const call = opened(await tryConnect(onNode(killed, await startToken(a, account.apiKey))));
       await expect.poll(() => call.events.some((e) => e.type === 'session_started'), { timeout: 10_000 }).toBe(true);
       const sessionId = call.events.find((e) => e.type === 'session_started')!.session_id as string;
@@ -191,11 +192,11 @@ describe('two nodes on one PostgreSQL, over HTTP', () => {
       const killedAt = Date.now();
       expect((await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.status).toBe('connected');
 
-      // Gone after 60 s of silence, found by a sweep at most 30 s later (and its last heartbeat may be up to 10 s before the kill).
+      // Gone after 8 s of silence, found by a sweep at most 4 s later (and its last heartbeat may be up to 1.3 s before the kill).
       await expect
-        .poll(async () => (await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.end_reason, { timeout: 120_000, interval: 1_000 })
+        .poll(async () => (await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.end_reason, { timeout: 40_000, interval: 250 })
         .toBe('server_restarted');
-      expect(Date.now() - killedAt).toBeGreaterThan(45_000);
+      expect(Date.now() - killedAt).toBeGreaterThan(6_000);
       await receiver.waitFor((r) => r.json?.data?.session_id === sessionId, 15_000, 'session.ended of the dead node\'s call');
       await delay(1_500);
       expect(receiver.received.filter((r) => r.json?.data?.session_id === sessionId)).toHaveLength(1);

@@ -49,10 +49,11 @@ const INSERT_SQL = `INSERT INTO sessions
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
 
 /** `sessions s` belongs to a node that is alive at $n (its row was refreshed within NODE_GONE_AFTER_SECS). */
-const ON_LIVE_NODE = (now: string) =>
-  `EXISTS (SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.last_seen_at > ${now}::double precision - ${NODE_GONE_AFTER_SECS})`;
+const onLiveNode = (now: string, goneAfterSecs: number) =>
+  `EXISTS (SELECT 1 FROM nodes n WHERE n.id = s.node_id AND n.last_seen_at > ${now}::double precision - ${Number(goneAfterSecs)})`;
 
 export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): SessionsRepository {
+  const ON_LIVE_NODE = (now: string) => onLiveNode(now, node.goneAfterSecs ?? NODE_GONE_AFTER_SECS);
   /**
    * Inside a transaction: every connect of the account waits here for the ones before it. NO KEY
    * UPDATE, as the ledger's debits take it (credits.ts): it queues connects and debits of the

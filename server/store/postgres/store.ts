@@ -23,6 +23,8 @@ export interface OpenPostgresStoreOptions extends OpenPostgresOptions {
   nodeId?: string;
   /** Connected sessions one account may hold over every node; 0 (the default) for no limit. */
   sessionsPerAccount?: number;
+  /** A node silent this long is gone and its calls are ended by the others (default NODE_GONE_AFTER_SECS). */
+  nodeGoneAfterSecs?: number;
 }
 
 export interface PostgresStore extends Store {
@@ -51,7 +53,7 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     flowStorage: createPgFlowStorageRepository(pg),
     flowTests: createPgFlowTestsRepository(pg),
     nodes,
-    sessions: createPgSessionsRepository(pg, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
+    sessions: createPgSessionsRepository(pg, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0, goneAfterSecs: options.nodeGoneAfterSecs }),
     credits: createPgCreditsRepository(pg),
     providers: createPgProvidersRepository(pg),
     secrets: createPgSecretsRepository(pg),

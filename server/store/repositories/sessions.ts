@@ -89,6 +89,8 @@ export interface SessionNode {
    * and change nothing: the token stays unclaimed and may be used once the account has room.
    */
   sessionsPerAccount: number;
+  /** PostgreSQL: a node silent this long is gone (repositories/nodes.ts; NODE_GONE_AFTER_SECS when unset). */
+  goneAfterSecs?: number;
 }
 
 export interface SessionEnd {
