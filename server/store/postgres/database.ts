@@ -126,6 +126,11 @@ export async function openPostgres(options: OpenPostgresOptions): Promise<PgData
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
+    // Connections kept open while idle (pg closes the rest after 10 s idle): opening one starts a
+    // PostgreSQL backend process, 5.5 ms p50 on the development machine against 0.34 ms for a
+    // query on an open one, and a POST /v1/sessions after a quiet spell would pay it up to three
+    // times at once (its three reads); four cover it and the API key's read before them.
+    min: Math.min(4, options.poolSize ?? 10),
     types: NUMBER_TYPES,
     connectionTimeoutMillis: 10_000,
     application_name: 'voxflow',
