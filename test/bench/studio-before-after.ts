@@ -3,7 +3,9 @@
 // (git archive of renderer/ and server/flow/ into a temporary folder) and of the working tree,
 // serves each from its own server, and for each size opens the flow and types into it as the
 // studio bench does, recording the page clock and, from a Chromium trace, the main thread's CPU
-// time and its longest task (wall and CPU) for each step.
+// time and its longest task (wall and CPU) for each step, and the longest animation frame (as the
+// studio bench counts them: opening until 1 s after the flow is on screen, the keystrokes until
+// 0.5 s after the last).
 //
 //   npx tsx test/bench/studio-before-after.ts <commit> [rounds]
 import { execFileSync } from 'node:child_process';
@@ -16,7 +18,7 @@ import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
-import { cursorAfterS0Skip, onScreen } from './studio-editor.ts';
+import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames } from './studio-editor.ts';
 
 const commit = process.argv[2];
 if (!commit) throw new Error('usage: studio-before-after.ts <commit> [rounds]');
@@ -62,6 +64,12 @@ const servers: Record<string, TestServer> = {
 const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
 const results = new Map<string, Step[]>();
 const record = (key: string, step: Step) => results.set(key, [...(results.get(key) ?? []), step]);
+/** The longest animation frame of each open and of each pair of keystrokes, ms (0: none over 50 ms). */
+const frames = new Map<string, number[]>();
+const recordFrames = async (key: string, page: Page) => {
+  const longest = Math.max(0, ...(await takeFrames(page)).map((f) => f.duration));
+  frames.set(key, [...(frames.get(key) ?? []), longest]);
+};
 const loads: number[] = [];
 try {
   const flows: Record<string, { account: Awaited<ReturnType<typeof createAccount>>; ids: Record<number, string> }> = {};
@@ -78,20 +86,25 @@ try {
         loads.push(loadavg()[0]!);
         const page = await chromium.newPage();
         await signInBrowser(page, server.url, flows[name]!.account);
+        await page.addInitScript(OBSERVE_FRAMES);
         const url = `${server.url}/flow-editor?flow=${flows[name]!.ids[states]}`;
         // Warm: the code cached, as for a designer coming back to a flow.
         await page.goto(url);
         await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
         await page.goto(`${server.url}/flows`);
+        await takeFrames(page);
         record(`${name} open ${states}`, await traced(chromium.browser, page, async () => {
           const start = Date.now();
           await page.goto(url);
           await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
           return Date.now() - start;
         }));
-        await page.waitForTimeout(1500);
+        await page.waitForTimeout(1000);
+        await recordFrames(`${name} open ${states}`, page);
+        await page.waitForTimeout(500);
         await cursorAfterS0Skip(page);
         await page.waitForTimeout(500);
+        await takeFrames(page);
         for (let i = 0; i < 2; i++) {
           record(`${name} keystroke ${states}`, await traced(chromium.browser, page, async () => {
             const start = await page.evaluate(() => performance.now());
@@ -107,6 +120,8 @@ try {
             return wall;
           }));
         }
+        await page.waitForTimeout(200);
+        await recordFrames(`${name} keystroke ${states}`, page);
         await page.close();
       }
     }
@@ -120,11 +135,13 @@ try {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
 console.log(`before = ${commit}, after = the working tree; ${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
-console.log('step               | page clock ms (before → after) | main-thread CPU ms | longest task wall/CPU ms');
+console.log('step               | page clock ms (before → after) | main-thread CPU ms | longest task wall/CPU ms | longest frame ms');
 for (const step of SIZES.flatMap((s) => [`open ${s}`, `keystroke ${s}`])) {
   const b = results.get(`before ${step}`) ?? [];
   const a = results.get(`after ${step}`) ?? [];
   const pair = (pick: (s: Step) => number) => `${median(b.map(pick)).toFixed(0)} → ${median(a.map(pick)).toFixed(0)}`;
-  console.log(`${step.padEnd(18)} | ${pair((s) => s.wall).padEnd(30)} | ${pair((s) => s.cpu).padEnd(18)} | ${median(b.map((s) => s.longestWall)).toFixed(0)}/${median(b.map((s) => s.longestCpu)).toFixed(0)} → ${median(a.map((s) => s.longestWall)).toFixed(0)}/${median(a.map((s) => s.longestCpu)).toFixed(0)}`);
+  const tasks = `${median(b.map((s) => s.longestWall)).toFixed(0)}/${median(b.map((s) => s.longestCpu)).toFixed(0)} → ${median(a.map((s) => s.longestWall)).toFixed(0)}/${median(a.map((s) => s.longestCpu)).toFixed(0)}`;
+  const frame = (who: string) => median(frames.get(`${who} ${step}`) ?? [0]).toFixed(0);
+  console.log(`${step.padEnd(18)} | ${pair((s) => s.wall).padEnd(30)} | ${pair((s) => s.cpu).padEnd(18)} | ${tasks.padEnd(24)} | ${frame('before')} → ${frame('after')} (median of the longest)`);
 }
 process.exit(0);

@@ -26,14 +26,14 @@ const EDITS = 6;
 /** The states the view opens on, in a generated flow (FlowGraph fits the start and 7 after it). */
 const OPENING_VIEW = 8;
 
-interface Frame {
+export interface Frame {
   duration: number;
   /** The scripts that ran longest in it: "invoker function ms". */
   scripts: string;
 }
 
 /** Records long animation frames from the page's start (an init script). */
-const OBSERVE_FRAMES = () => {
+export const OBSERVE_FRAMES = () => {
   const g = globalThis as any;
   g.__benchFrames = [];
   try {
@@ -52,7 +52,8 @@ const OBSERVE_FRAMES = () => {
   }
 };
 
-async function takeFrames(page: Page): Promise<Frame[]> {
+/** The long animation frames recorded since the last call. */
+export async function takeFrames(page: Page): Promise<Frame[]> {
   return page.evaluate(() => {
     const g = globalThis as any;
     const frames = g.__benchFrames ?? [];
