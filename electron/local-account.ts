@@ -17,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Services } from '../server/http/services.ts';
 import { SIGNUP_CREDIT_CENTS } from '../server/billing/prices.ts';
-import { replaceFileAtomically } from '../server/store/durable-files.ts';
+import { replaceFileAtomically } from '../server/store/sqljs/durable-files.ts';
 import { EmailTakenError, type Account } from '../server/store/store.ts';
 
 export const LOCAL_ACCOUNT_EMAIL = 'local@voxflow.desktop';

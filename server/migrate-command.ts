@@ -23,7 +23,7 @@ import { PROVIDER_KINDS } from './providers/catalog.ts';
 import { decodeConfiguredKey } from './security/key-files.ts';
 import { SecretBox } from './security/secret-box.ts';
 import { CopyRefusedError, copyEmbeddedToPostgres, type CopyReport, type SealedColumn } from './store/copy-to-postgres.ts';
-import { JOURNAL_FILE, SNAPSHOT_FILE, openDatabase, type Database } from './store/database.ts';
+import { JOURNAL_FILE, SNAPSHOT_FILE, openDatabase, type Database } from './store/sqljs/database.ts';
 import { openPostgres, redactDatabaseUrl, type PgDatabase } from './store/postgres/database.ts';
 import { secretContext } from './store/repositories/secrets.ts';
 import { StoreError } from './store/store.ts';

@@ -17,7 +17,7 @@
 // differ. Which columns are sealed, and for what context, the caller says (the contexts belong to
 // the layers that seal them); every one is checked to open before anything is written.
 
-import type { Database } from './database.ts';
+import type { Database } from './sqljs/database.ts';
 import type { PgDatabase, PgQueryable } from './postgres/database.ts';
 import type { SecretBox } from '../security/secret-box.ts';
 

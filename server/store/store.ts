@@ -1,38 +1,25 @@
-// The store as the rest of the server sees it: one repository per table, no SQL outside. A
-// PostgreSQL implementation of the same repository interfaces can replace it for multi-node
-// hosting.
+// The store as the rest of the server sees it: one repository per table, no SQL outside, every
+// method async. Two implementations (issue 19, DESIGN §15): the embedded sql.js store in
+// sqljs/ (the default: the desktop app and one server), and PostgreSQL in postgres/ (several
+// nodes on one database). repositories/ holds each repository's interface and types.
 
-import { openDatabase } from './database.ts';
-import type { Database, OpenDatabaseOptions } from './database.ts';
-import { createAccountsRepository } from './repositories/accounts.ts';
+import type { Database } from './sqljs/database.ts';
 import type { AccountsRepository } from './repositories/accounts.ts';
-import { createApiKeysRepository } from './repositories/api-keys.ts';
 import type { ApiKeysRepository } from './repositories/api-keys.ts';
-import { createCreditsRepository } from './repositories/credits.ts';
 import type { CreditsRepository } from './repositories/credits.ts';
-import { createFlowsRepository } from './repositories/flows.ts';
 import type { FlowsRepository } from './repositories/flows.ts';
-import { createFlowStorageRepository } from './repositories/flow-storage.ts';
 import type { FlowStorageRepository } from './repositories/flow-storage.ts';
-import { createFlowTestsRepository } from './repositories/flow-tests.ts';
 import type { FlowTestsRepository } from './repositories/flow-tests.ts';
-import { createFlowVersionsRepository } from './repositories/flow-versions.ts';
-import { createEmbeddedNodesRepository, newNodeId } from './repositories/nodes.ts';
-import type { NodesRepository } from './repositories/nodes.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
-import { createProvidersRepository } from './repositories/providers.ts';
-import { createSecretsRepository } from './repositories/secrets.ts';
-import type { SecretsRepository } from './repositories/secrets.ts';
+import type { NodesRepository } from './repositories/nodes.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
-import { createSessionsRepository } from './repositories/sessions.ts';
+import type { SecretsRepository } from './repositories/secrets.ts';
 import type { SessionsRepository } from './repositories/sessions.ts';
-import { createTimelinesRepository } from './repositories/timelines.ts';
 import type { TimelinesRepository } from './repositories/timelines.ts';
-import { createWebhooksRepository } from './repositories/webhooks.ts';
 import type { WebhooksRepository } from './repositories/webhooks.ts';
 
 export * from './errors.ts';
-export type { Database, DatabaseStats, OpenDatabaseOptions, RecoveryReport, WriteTransaction } from './database.ts';
+export type { Database, DatabaseStats, OpenDatabaseOptions, RecoveryReport, WriteTransaction } from './sqljs/database.ts';
 export type { Account, AccountsRepository, NewAccount } from './repositories/accounts.ts';
 export type { ApiKey, ApiKeysRepository, NewApiKey } from './repositories/api-keys.ts';
 export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from './repositories/credits.ts';
@@ -66,13 +53,9 @@ export type {
   WebhooksRepository,
 } from './repositories/webhooks.ts';
 export { newWebhookId } from './repositories/webhooks.ts';
+export { openStore } from './sqljs/store.ts';
+export type { OpenStoreOptions } from './sqljs/store.ts';
 
-export interface OpenStoreOptions extends OpenDatabaseOptions {
-  /** This server process's node id (default: a new one, repositories/nodes.ts). */
-  nodeId?: string;
-  /** Connected voice sessions one account may hold at once; 0 (the default) for no limit. */
-  sessionsPerAccount?: number;
-}
 
 /**
  * Every repository, whichever database holds them: the embedded sql.js store (the default, one
@@ -111,29 +94,4 @@ export interface EmbeddedStore extends Store {
   readonly kind: 'sqljs';
   /** The engine underneath, for stats and measuring durable write latency. */
   db: Database;
-}
-
-export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStore> {
-  const db = await openDatabase(options);
-  const flows = createFlowsRepository(db);
-  const nodes = createEmbeddedNodesRepository(options.nodeId ?? newNodeId());
-  return {
-    kind: 'sqljs',
-    writable: () => !db.stats().failed,
-    db,
-    accounts: createAccountsRepository(db),
-    apiKeys: createApiKeysRepository(db),
-    flows,
-    flowVersions: createFlowVersionsRepository(db, (accountId) => flows.forgetList(accountId)),
-    flowStorage: createFlowStorageRepository(db),
-    flowTests: createFlowTestsRepository(db),
-    nodes,
-    sessions: createSessionsRepository(db, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
-    credits: createCreditsRepository(db),
-    providers: createProvidersRepository(db),
-    secrets: createSecretsRepository(db),
-    timelines: createTimelinesRepository(db),
-    webhooks: createWebhooksRepository(db),
-    close: () => db.close(),
-  };
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newApiKey, newSessionToken } from '../../server/security/opaque-tokens.ts';
-import { MIGRATIONS } from '../../server/store/migrations.ts';
+import { MIGRATIONS } from '../../server/store/sqljs/migrations.ts';
 import { openStore } from '../../server/store/store.ts';
 import { GUESSING_GAME_YAML, startTestServer, type TestServer } from '../support/server.ts';
 import { connectVoice } from '../support/voice-client.ts';

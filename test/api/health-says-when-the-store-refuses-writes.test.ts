@@ -5,7 +5,7 @@ import { lstat, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JOURNAL_FILE } from '../../server/store/database.ts';
+import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const servers: TestServer[] = [];

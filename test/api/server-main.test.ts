@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LOCK_FILE } from '../../server/store/lockfile.ts';
+import { LOCK_FILE } from '../../server/store/sqljs/lockfile.ts';
 import { startTestServer } from '../support/server.ts';
 import { expectError } from './error-shape.ts';
 

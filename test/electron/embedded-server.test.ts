@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { embeddedServerConfig, startEmbeddedServer, type EmbeddedServer } from '../../electron/server-host.ts';
-import { SNAPSHOT_FILE } from '../../server/store/database.ts';
-import { LOCK_FILE } from '../../server/store/lockfile.ts';
+import { SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
+import { LOCK_FILE } from '../../server/store/sqljs/lockfile.ts';
 import { StoreLockedError } from '../../server/store/store.ts';
 
 const QUIET = { VOXFLOW_LOG_LEVEL: 'silent' };

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseLaunchArguments } from '../../electron/args.ts';
 import { serveFromCommandLine, type ServeCommandIo } from '../../server/serve.ts';
-import { SNAPSHOT_FILE } from '../../server/store/database.ts';
-import { LOCK_FILE } from '../../server/store/lockfile.ts';
+import { SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
+import { LOCK_FILE } from '../../server/store/sqljs/lockfile.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVING = /^Voxflow is serving at (http:\/\/127\.0\.0\.1:(\d+)) \(listening on http:\/\/127\.0\.0\.1:\2, data in (.+)\)\n$/m;

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SNAPSHOT_FILE } from '../../server/store/database.ts';
+import { SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
 import { openStore } from '../../server/store/store.ts';
 import { integrityOfFile, tempDataDir } from './helpers.ts';
 

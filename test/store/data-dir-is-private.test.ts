@@ -3,8 +3,8 @@
 import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JOURNAL_FILE, SNAPSHOT_FILE } from '../../server/store/database.ts';
-import { LOCK_FILE } from '../../server/store/lockfile.ts';
+import { JOURNAL_FILE, SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
+import { LOCK_FILE } from '../../server/store/sqljs/lockfile.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 

@@ -4,8 +4,8 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { JOURNAL_FILE, SNAPSHOT_FILE } from '../../server/store/database.ts';
-import { loadSqlJs, defaultWasmPath } from '../../server/store/sqlite-connection.ts';
+import { JOURNAL_FILE, SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
+import { loadSqlJs, defaultWasmPath } from '../../server/store/sqljs/sqlite-connection.ts';
 
 const created: string[] = [];
 const cleanups: (() => Promise<void>)[] = [];

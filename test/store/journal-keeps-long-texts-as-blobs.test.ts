@@ -2,9 +2,9 @@ import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { JOURNAL_FILE } from '../../server/store/database.ts';
+import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { StoreCorruptError } from '../../server/store/errors.ts';
-import { RECORD_HEADER_BYTES, encodeRecord, scanJournal } from '../../server/store/journal.ts';
+import { RECORD_HEADER_BYTES, encodeRecord, scanJournal } from '../../server/store/sqljs/journal.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 

@@ -1,9 +1,9 @@
 import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JOURNAL_FILE } from '../../server/store/database.ts';
+import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { StoreCorruptError } from '../../server/store/errors.ts';
-import { encodeRecord, RECORD_HEADER_BYTES } from '../../server/store/journal.ts';
+import { encodeRecord, RECORD_HEADER_BYTES } from '../../server/store/sqljs/journal.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 

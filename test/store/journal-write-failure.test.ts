@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JOURNAL_FILE } from '../../server/store/database.ts';
+import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { StoreFailedError } from '../../server/store/errors.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';

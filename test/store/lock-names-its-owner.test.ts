@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreLockedError } from '../../server/store/errors.ts';
-import { LOCK_FILE, readOwner } from '../../server/store/lockfile.ts';
+import { LOCK_FILE, readOwner } from '../../server/store/sqljs/lockfile.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 

@@ -3,7 +3,7 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreLockedError } from '../../server/store/errors.ts';
-import { LOCK_FILE } from '../../server/store/lockfile.ts';
+import { LOCK_FILE } from '../../server/store/sqljs/lockfile.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 

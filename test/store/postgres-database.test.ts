@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { StoreClosedError, StoreSchemaTooNewError, StoreUnreachableError } from '../../server/store/errors.ts';
-import { MIGRATIONS } from '../../server/store/migrations.ts';
+import { MIGRATIONS } from '../../server/store/sqljs/migrations.ts';
 import { openPostgres } from '../../server/store/postgres/database.ts';
 import type { PgDatabase } from '../../server/store/postgres/database.ts';
 import { PG_MIGRATIONS } from '../../server/store/postgres/migrations.ts';

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SNAPSHOT_FILE } from '../../server/store/database.ts';
+import { SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 

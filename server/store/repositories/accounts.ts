@@ -1,7 +1,4 @@
-import type { Database } from '../database.ts';
 import { EmailTakenError } from '../errors.ts';
-import { newId } from '../ids.ts';
-import { insertLedgerEntry } from './credits.ts';
 
 export interface Account {
   id: string;
@@ -25,54 +22,4 @@ export interface AccountsRepository {
   create(input: NewAccount): Promise<Account>;
   findByEmail(email: string): Promise<Account | null>;
   findById(id: string): Promise<Account | null>;
-}
-
-interface AccountRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  created_at: number;
-}
-
-export function createAccountsRepository(db: Database): AccountsRepository {
-  return {
-    create({ email, passwordHash, signupCreditCents = 0 }) {
-      const account: Account = { id: newId(), email, passwordHash, createdAt: db.now() };
-      return db.write((tx) => {
-        // The column is COLLATE NOCASE, so this equality ignores (ASCII) letter case.
-        if (tx.get('SELECT 1 FROM accounts WHERE email = ?', [email])) throw new EmailTakenError();
-        tx.run('INSERT INTO accounts (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)', [
-          account.id,
-          account.email,
-          account.passwordHash,
-          account.createdAt,
-        ]);
-        if (signupCreditCents > 0) {
-          insertLedgerEntry(tx, {
-            accountId: account.id,
-            deltaCents: signupCreditCents,
-            reason: 'signup',
-            idempotencyKey: `signup:${account.id}`,
-            sessionId: null,
-            createdAt: account.createdAt,
-          });
-        }
-        return account;
-      });
-    },
-
-    async findByEmail(email) {
-      const row = db.get<AccountRow>('SELECT * FROM accounts WHERE email = ?', [email]);
-      return row ? toAccount(row) : null;
-    },
-
-    async findById(id) {
-      const row = db.get<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]);
-      return row ? toAccount(row) : null;
-    },
-  };
-}
-
-function toAccount(row: AccountRow): Account {
-  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at };
 }

@@ -7,7 +7,6 @@
 // octet_length() reads a text's size from its record header, without loading the text from its
 // overflow pages: 200 texts of 300 KiB sum in about 0.1 ms here, against 24 ms for length(),
 // which decodes them. So the quota can be checked on the thread that paces audio.
-import type { Database } from '../database.ts';
 
 export interface FlowStorageUsage {
   flows: number;
@@ -17,20 +16,4 @@ export interface FlowStorageUsage {
 
 export interface FlowStorageRepository {
   usage(accountId: string): Promise<FlowStorageUsage>;
-}
-
-export function createFlowStorageRepository(db: Database): FlowStorageRepository {
-  return {
-    async usage(accountId) {
-      const row = db.get<{ flows: number; versions: number; drafts: number }>(
-        `SELECT (SELECT COUNT(*) FROM flows WHERE account_id = ?1) AS flows,
-                (SELECT COALESCE(SUM(octet_length(v.yaml_content)), 0)
-                   FROM flows f JOIN flow_versions v ON v.flow_id = f.id WHERE f.account_id = ?1) AS versions,
-                (SELECT COALESCE(SUM(octet_length(d.yaml_content)), 0)
-                   FROM flows f JOIN flow_drafts d ON d.flow_id = f.id WHERE f.account_id = ?1) AS drafts`,
-        [accountId],
-      );
-      return { flows: row?.flows ?? 0, bytes: (row?.versions ?? 0) + (row?.drafts ?? 0) };
-    },
-  };
 }

@@ -8,11 +8,11 @@
 // The embedded sql.js store has one node by construction (its process holds the data dir's
 // lock): its sessions record the node id too, but it keeps no heartbeat rows; the lock says who
 // is alive, and endInterrupted at start ends every connected session as it always has.
-
 import { randomBytes } from 'node:crypto';
 
 /** How often a node says it is alive. */
 export const NODE_HEARTBEAT_SECS = 10;
+
 /**
  * A node silent this long is gone: six missed heartbeats, so a node under a long GC pause or a
  * short database outage is not declared dead (its live calls would be ended under it).
@@ -32,12 +32,4 @@ export interface NodesRepository {
 /** `node_` and 8 random URL-safe characters (48 bits: unique among any real fleet's restarts). */
 export function newNodeId(): string {
   return `node_${randomBytes(6).toString('base64url')}`;
-}
-
-/** sql.js: one process, one node; its liveness is the data dir's lock, not a row. */
-export function createEmbeddedNodesRepository(self: string): NodesRepository {
-  return {
-    self,
-    beat: async () => undefined,
-  };
 }

@@ -16,7 +16,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeIfPresent } from './durable-files.ts';
-import { StoreLockedError } from './errors.ts';
+import { StoreLockedError } from '../errors.ts';
 
 export const LOCK_FILE = 'voxflow.lock';
 

@@ -42,7 +42,7 @@ import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PRIVATE_FILE_MODE, ensurePrivateDir, makePrivate, removeIfPresent, replaceFileAtomically, syncDirectory, temporaryPathFor, writeAll } from './durable-files.ts';
-import { StoreClosedError, StoreFailedError } from './errors.ts';
+import { StoreClosedError, StoreFailedError } from '../errors.ts';
 import { encodeRecord } from './journal.ts';
 import type { RecordedStatement, SqlParams } from './journal.ts';
 import { acquireLock } from './lockfile.ts';

@@ -13,7 +13,7 @@
 
 import { open } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import { StoreCorruptError } from './errors.ts';
+import { StoreCorruptError } from '../errors.ts';
 
 /** What a statement may bind: only values that survive a JSON round trip unchanged. */
 export type SqlParam = string | number | null;

@@ -2,7 +2,7 @@
 // replay the journal past it, cut off a torn tail, then migrate the schema.
 
 import { open, readFile } from 'node:fs/promises';
-import { StoreCorruptError, StoreSchemaTooNewError } from './errors.ts';
+import { StoreCorruptError, StoreSchemaTooNewError } from '../errors.ts';
 import { readJournalFile, scanJournal } from './journal.ts';
 import type { JournalRecord, JournalTail } from './journal.ts';
 import type { Migration } from './migrations.ts';
