@@ -72,7 +72,7 @@ function postgresForTests(): { open(options?: OpenTestStoreOptions): Promise<Sto
   let cluster: TestPostgres | undefined;
   let made = 0;
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await startPostgres({ durable: false });
     const templateUrl = await cluster.createDatabase(TEMPLATE_DATABASE);
     const migrated = await openPostgres({ url: templateUrl, poolSize: 1 });
     await migrated.close();

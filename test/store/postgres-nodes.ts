@@ -21,7 +21,7 @@ export function postgresNodesForThisFile(): PostgresNodes {
   let cluster: TestPostgres | undefined;
   let made = 0;
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await startPostgres({ durable: false });
   }, 120_000);
   afterAll(async () => {
     await cluster?.stop();

@@ -16,7 +16,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const cluster = await startPostgres();
+  const cluster = await startPostgres({ durable: false });
   const template = await openPostgres({ url: await cluster.createDatabase(POSTGRES_TEMPLATE), poolSize: 1 });
   await template.close();
   project.provide('voxflowPostgres', cluster.url);

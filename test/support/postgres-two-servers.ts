@@ -27,7 +27,7 @@ export function twoServersForThisFile(): TwoServersRig {
   let made = 0;
   const open: TestServer[] = [];
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await startPostgres({ durable: false });
   }, 120_000);
   afterEach(async () => {
     await Promise.all(open.splice(0).map((server) => server.close().catch(() => undefined)));

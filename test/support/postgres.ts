@@ -44,7 +44,19 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+export interface StartPostgresOptions {
+  /**
+   * fsync and synchronous commit on (the default, as in production; the benches need it). Off
+   * for suites that test the API and the repositories, not PostgreSQL's own durability: with
+   * them on, every CREATE DATABASE and commit fsyncs, and beside the rest of \`npm test\` that
+   * starved the embedded store's own fsync tests (a 300-write snapshot test timed out at 60 s).
+   * A Voxflow node killed in a test loses nothing either way: PostgreSQL itself keeps running.
+   */
+  durable?: boolean;
+}
+
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
+  const durability = options.durable === false ? '-c fsync=off -c synchronous_commit=off -c full_page_writes=off' : '-c fsync=on -c synchronous_commit=on';
   const bin = binDir();
   const asRoot = process.getuid?.() === 0;
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-pg-'));
@@ -58,7 +70,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-sync']);
   const port = await freePort();
   // No socket directory of the system's (it may not exist or be writable): TCP on loopback only.
-  await as('pg_ctl', ['-D', data, '-l', join(data, 'log'), '-w', '-t', '60', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=on -c synchronous_commit=on`, 'start']);
+  await as('pg_ctl', ['-D', data, '-l', join(data, 'log'), '-w', '-t', '60', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} ${durability}`, 'start']);
   const base = `postgres://postgres@127.0.0.1:${port}`;
   let stopped = false;
   return {
