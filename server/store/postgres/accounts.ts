@@ -8,13 +8,8 @@ import type { Account, AccountsRepository } from '../repositories/accounts.ts';
 import { insertLedgerEntry } from './credits.ts';
 import type { PgDatabase } from './database.ts';
 import { isUniqueViolation } from './database.ts';
-
-interface AccountRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  created_at: number;
-}
+import type { AccountRow } from '../rows/accounts.ts';
+import { toAccount } from '../rows/accounts.ts';
 
 /** ASCII letters only, as SQLite's NOCASE folds them (see migrations.ts). */
 const SAME_EMAIL = 'lower(email COLLATE "C") = lower($1 COLLATE "C")';
@@ -62,6 +57,3 @@ export function createPgAccountsRepository(db: PgDatabase): AccountsRepository {
   };
 }
 
-function toAccount(row: AccountRow): Account {
-  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at };
-}

@@ -12,17 +12,8 @@ import { newId } from '../ids.ts';
 import type { ApiKey, ApiKeysRepository } from '../repositories/api-keys.ts';
 import { TOUCH_INTERVAL_SECS } from '../repositories/api-keys.ts';
 import type { PgDatabase } from './database.ts';
-
-interface ApiKeyRow {
-  id: string;
-  account_id: string;
-  label: string;
-  prefix: string;
-  key_hash: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
+import type { ApiKeyRow } from '../rows/api-keys.ts';
+import { toApiKey } from '../rows/api-keys.ts';
 
 export function createPgApiKeysRepository(db: PgDatabase): ApiKeysRepository {
   /** When each key was last recorded as used, so most touch() calls need no query at all. */
@@ -99,15 +90,3 @@ export function createPgApiKeysRepository(db: PgDatabase): ApiKeysRepository {
   };
 }
 
-function toApiKey(row: ApiKeyRow): ApiKey {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    label: row.label,
-    prefix: row.prefix,
-    keyHash: row.key_hash,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-  };
-}

@@ -15,6 +15,7 @@ import { IdempotencyKeyReusedError } from '../errors.ts';
 import type { CreditsRepository, DebitResult, GrantResult } from '../repositories/credits.ts';
 import type { PgDatabase, PgQueryable } from './database.ts';
 import { isUniqueViolation } from './database.ts';
+import { checkCents } from '../rows/credits.ts';
 
 const BALANCE_SQL = 'SELECT COALESCE(SUM(delta_cents), 0) AS balance FROM credit_ledger WHERE account_id = $1';
 
@@ -122,8 +123,3 @@ async function ledgerState(
   return { balance: state!.balance, duplicate: true };
 }
 
-function checkCents(cents: number): RangeError | null {
-  return Number.isSafeInteger(cents) && cents >= 0
-    ? null
-    : new RangeError(`An amount of credit must be a whole, non-negative number of cents; got ${cents}`);
-}

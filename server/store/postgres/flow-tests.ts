@@ -6,16 +6,8 @@ import { newId } from '../ids.ts';
 import { FLOW_TEST_RUNS_KEPT } from '../repositories/flow-tests.ts';
 import type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository } from '../repositories/flow-tests.ts';
 import type { PgDatabase } from './database.ts';
-
-interface TestRow {
-  id: string;
-  account_id: string;
-  flow_id: string;
-  name: string;
-  yaml_content: string;
-  created_at: number;
-  updated_at: number;
-}
+import type { TestRow } from '../rows/flow-tests.ts';
+import { toTest } from '../rows/flow-tests.ts';
 
 interface RunRow {
   id: string;
@@ -33,16 +25,6 @@ interface RunRow {
 }
 
 const TEST_COLUMNS = 'id, account_id, flow_id, name, yaml_content, created_at, updated_at';
-
-const toTest = (row: TestRow): FlowTestRecord => ({
-  id: row.id,
-  accountId: row.account_id,
-  flowId: row.flow_id,
-  name: row.name,
-  yamlContent: row.yaml_content,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
 
 const toRun = (row: RunRow): FlowTestRunRecord => ({
   id: row.id,

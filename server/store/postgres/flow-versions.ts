@@ -8,39 +8,10 @@
 // If-Match compare and its write happen under the same lock, so of two saves made with the same
 // tag exactly one wins and the other hears of the conflict.
 import { newId } from '../ids.ts';
-import type {
-  DraftWrite,
-  FlowDraft,
-  FlowVersion,
-  FlowVersionSummary,
-  FlowVersionsRepository,
-  NewVersion,
-  PublishResult,
-  VersionAuthor,
-} from '../repositories/flow-versions.ts';
+import type { DraftWrite, FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, PublishResult } from '../repositories/flow-versions.ts';
 import type { PgDatabase, PgQueryable } from './database.ts';
-
-interface VersionRow {
-  flow_id: string;
-  number: number;
-  yaml_content: string;
-  document_version: string | null;
-  note: string;
-  created_at: number;
-  created_by_kind: string | null;
-  created_by_key: string | null;
-}
-
-interface DraftRow {
-  flow_id: string;
-  yaml_content: string;
-  base_version: number;
-  etag: string;
-  updated_at: number;
-}
-
-/** Without a draft, the tag names the published version (as on sql.js). */
-const publishedEtag = (version: number) => `v${version}`;
+import type { VersionRow, DraftRow } from '../rows/flow-versions.ts';
+import { publishedEtag, toAuthor } from '../rows/flow-versions.ts';
 
 /**
  * The flow's published version number, its row locked until the transaction ends; null when
@@ -180,10 +151,8 @@ export function createPgFlowVersionsRepository(db: PgDatabase): FlowVersionsRepo
   };
 }
 
-function toAuthor(kind: string | null, key: string | null): VersionAuthor | null {
-  if (kind === 'studio') return { kind: 'studio' };
-  if (kind === 'api_key' && key) return { kind: 'api_key', apiKeyId: key };
-  return null;
+function toVersion(row: VersionRow): FlowVersion {
+  return { ...toSummary(row), flowId: row.flow_id, yamlContent: row.yaml_content };
 }
 
 function toSummary(row: Omit<VersionRow, 'yaml_content' | 'flow_id'>): FlowVersionSummary {
@@ -194,10 +163,6 @@ function toSummary(row: Omit<VersionRow, 'yaml_content' | 'flow_id'>): FlowVersi
     createdAt: row.created_at,
     createdBy: toAuthor(row.created_by_kind, row.created_by_key),
   };
-}
-
-function toVersion(row: VersionRow): FlowVersion {
-  return { ...toSummary(row), flowId: row.flow_id, yamlContent: row.yaml_content };
 }
 
 function toDraft(row: DraftRow): FlowDraft {

@@ -5,13 +5,7 @@
 
 import type { SecretsRepository, StoredSecret } from '../repositories/secrets.ts';
 import type { PgDatabase } from './database.ts';
-
-interface SecretRow {
-  name: string;
-  value_enc: string;
-  created_at: number;
-  updated_at: number;
-}
+import type { SecretRow } from '../rows/secrets.ts';
 
 export function createPgSecretsRepository(db: PgDatabase): SecretsRepository {
   const sealed = async (accountId: string): Promise<StoredSecret[]> =>

@@ -20,44 +20,13 @@
 // dispatcher skips the ones in flight, as on sql.js), soonest first with the newly due. Renewal
 // also keeps a slow attempt's delivery from being taken by another node while this one is alive.
 // The lease is read against each node's own clock: nodes' clocks must agree to well within it.
-import type { Webhook, WebhookAttempt, WebhookDelivery, WebhookDeliveryStatus, WebhooksRepository } from '../repositories/webhooks.ts';
+import type { Webhook, WebhookAttempt, WebhookDelivery, WebhooksRepository } from '../repositories/webhooks.ts';
 import type { PgDatabase } from './database.ts';
+import type { WebhookRow, DeliveryRow, AttemptRow } from '../rows/webhooks.ts';
+import { toWebhook } from '../rows/webhooks.ts';
 
 /** How long a claimed delivery is held for the node that claimed it (longer than any attempt's timeout). */
 export const DELIVERY_LEASE_SECONDS = 60;
-
-interface WebhookRow {
-  id: string;
-  account_id: string;
-  url: string;
-  events: string;
-  secret_enc: string;
-  created_at: number;
-}
-
-interface DeliveryRow {
-  id: string;
-  webhook_id: string;
-  account_id: string;
-  session_id: string | null;
-  event_type: string;
-  payload: string;
-  created_at: number;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  next_attempt_at: number | null;
-  last_attempt_at: number | null;
-  delivered_at: number | null;
-}
-
-interface AttemptRow {
-  delivery_id: string;
-  attempt: number;
-  at: number;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-}
 
 /** A claimed delivery: its row, the time it fell due, and the end of the lease just taken. */
 type ClaimedRow = DeliveryRow & { due_at: number; lease_until: number };
@@ -272,10 +241,6 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
       return rows.map((row) => row.id);
     },
   };
-}
-
-function toWebhook(row: WebhookRow): Webhook {
-  return { id: row.id, accountId: row.account_id, url: row.url, events: JSON.parse(row.events) as string[], secretEnc: row.secret_enc, createdAt: row.created_at };
 }
 
 function toDelivery(row: DeliveryRow): WebhookDelivery {

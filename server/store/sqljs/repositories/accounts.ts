@@ -4,13 +4,8 @@ import { EmailTakenError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { insertLedgerEntry } from './credits.ts';
 import type { Account, AccountsRepository } from '../../repositories/accounts.ts';
-
-interface AccountRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  created_at: number;
-}
+import type { AccountRow } from '../../rows/accounts.ts';
+import { toAccount } from '../../rows/accounts.ts';
 
 export function createAccountsRepository(db: Database): AccountsRepository {
   return {
@@ -51,6 +46,3 @@ export function createAccountsRepository(db: Database): AccountsRepository {
   };
 }
 
-function toAccount(row: AccountRow): Account {
-  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at };
-}

@@ -3,17 +3,8 @@ import type { Database } from '../database.ts';
 import { newId } from '../../ids.ts';
 import type { ApiKey, ApiKeysRepository } from '../../repositories/api-keys.ts';
 import { TOUCH_INTERVAL_SECS } from '../../repositories/api-keys.ts';
-
-interface ApiKeyRow {
-  id: string;
-  account_id: string;
-  label: string;
-  prefix: string;
-  key_hash: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
+import type { ApiKeyRow } from '../../rows/api-keys.ts';
+import { toApiKey } from '../../rows/api-keys.ts';
 
 export function createApiKeysRepository(db: Database): ApiKeysRepository {
   // Every API-key request looks its key up; this process is the data dir's only writer (the
@@ -105,15 +96,3 @@ export function createApiKeysRepository(db: Database): ApiKeysRepository {
   };
 }
 
-function toApiKey(row: ApiKeyRow): ApiKey {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    label: row.label,
-    prefix: row.prefix,
-    keyHash: row.key_hash,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-  };
-}

@@ -2,6 +2,7 @@
 import type { Database, WriteTransaction } from '../database.ts';
 import { IdempotencyKeyReusedError } from '../../errors.ts';
 import type { DebitResult, CreditsRepository } from '../../repositories/credits.ts';
+import { checkCents } from '../../rows/credits.ts';
 
 const BALANCE_SQL = 'SELECT COALESCE(SUM(delta_cents), 0) AS balance FROM credit_ledger WHERE account_id = ?';
 
@@ -82,8 +83,3 @@ function balanceIn(tx: WriteTransaction, accountId: string): number {
   return tx.get<{ balance: number }>(BALANCE_SQL, [accountId])?.balance ?? 0;
 }
 
-function checkCents(cents: number): RangeError | null {
-  return Number.isSafeInteger(cents) && cents >= 0
-    ? null
-    : new RangeError(`An amount of credit must be a whole, non-negative number of cents; got ${cents}`);
-}

@@ -3,16 +3,8 @@ import type { Database } from '../database.ts';
 import { newId } from '../../ids.ts';
 import type { FlowTestRecord, FlowTestRunStatus, FlowTestRunRecord, FlowTestsRepository } from '../../repositories/flow-tests.ts';
 import { FLOW_TEST_RUNS_KEPT } from '../../repositories/flow-tests.ts';
-
-interface TestRow {
-  id: string;
-  account_id: string;
-  flow_id: string;
-  name: string;
-  yaml_content: string;
-  created_at: number;
-  updated_at: number;
-}
+import type { TestRow } from '../../rows/flow-tests.ts';
+import { toTest } from '../../rows/flow-tests.ts';
 
 interface RunRow {
   id: string;
@@ -28,16 +20,6 @@ interface RunRow {
   created_at: number;
   finished_at: number | null;
 }
-
-const toTest = (row: TestRow): FlowTestRecord => ({
-  id: row.id,
-  accountId: row.account_id,
-  flowId: row.flow_id,
-  name: row.name,
-  yamlContent: row.yaml_content,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
 
 const toRun = (row: RunRow): FlowTestRunRecord => ({
   id: row.id,

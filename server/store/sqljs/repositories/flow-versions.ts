@@ -1,28 +1,9 @@
 // The embedded store's (sql.js) flow-versions repository; its interface and types are in ../../repositories/flow-versions.ts.
 import type { Database, WriteTransaction } from '../database.ts';
 import { newId } from '../../ids.ts';
-import type { VersionAuthor, FlowVersionSummary, FlowVersion, FlowDraft, NewVersion, DraftWrite, PublishResult, FlowVersionsRepository } from '../../repositories/flow-versions.ts';
-
-interface VersionRow {
-  flow_id: string;
-  number: number;
-  yaml_content: string;
-  document_version: string | null;
-  note: string;
-  created_at: number;
-  created_by_kind: string | null;
-  created_by_key: string | null;
-}
-
-interface DraftRow {
-  flow_id: string;
-  yaml_content: string;
-  base_version: number;
-  etag: string;
-  updated_at: number;
-}
-
-const publishedEtag = (version: number) => `v${version}`;
+import type { FlowVersionSummary, FlowVersion, FlowDraft, NewVersion, DraftWrite, PublishResult, FlowVersionsRepository } from '../../repositories/flow-versions.ts';
+import type { VersionRow, DraftRow } from '../../rows/flow-versions.ts';
+import { publishedEtag, toAuthor } from '../../rows/flow-versions.ts';
 
 /**
  * Writes version n+1 of a flow and makes it the published one, inside the caller's transaction;
@@ -159,10 +140,8 @@ export function createFlowVersionsRepository(db: Database, flowChanged: (account
   };
 }
 
-function toAuthor(kind: string | null, key: string | null): VersionAuthor | null {
-  if (kind === 'studio') return { kind: 'studio' };
-  if (kind === 'api_key' && key) return { kind: 'api_key', apiKeyId: key };
-  return null;
+function toVersion(row: VersionRow): FlowVersion {
+  return { ...toSummary(row), flowId: row.flow_id, yamlContent: row.yaml_content };
 }
 
 function toSummary(row: Omit<VersionRow, 'yaml_content' | 'flow_id'>): FlowVersionSummary {
@@ -173,10 +152,6 @@ function toSummary(row: Omit<VersionRow, 'yaml_content' | 'flow_id'>): FlowVersi
     createdAt: row.created_at,
     createdBy: toAuthor(row.created_by_kind, row.created_by_key),
   };
-}
-
-function toVersion(row: VersionRow): FlowVersion {
-  return { ...toSummary(row), flowId: row.flow_id, yamlContent: row.yaml_content };
 }
 
 function toDraft(row: DraftRow): FlowDraft {

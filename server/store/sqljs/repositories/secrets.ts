@@ -1,13 +1,7 @@
 // The embedded store's (sql.js) secrets repository; its interface and types are in ../../repositories/secrets.ts.
 import type { Database } from '../database.ts';
 import type { StoredSecret, SecretsRepository } from '../../repositories/secrets.ts';
-
-interface SecretRow {
-  name: string;
-  value_enc: string;
-  created_at: number;
-  updated_at: number;
-}
+import type { SecretRow } from '../../rows/secrets.ts';
 
 export function createSecretsRepository(db: Database): SecretsRepository {
   const sealed = (accountId: string): StoredSecret[] =>

@@ -1,39 +1,8 @@
 // The embedded store's (sql.js) webhooks repository; its interface and types are in ../../repositories/webhooks.ts.
 import type { Database } from '../database.ts';
-import type { WebhookDeliveryStatus, Webhook, WebhookAttempt, WebhookDelivery, WebhooksRepository } from '../../repositories/webhooks.ts';
-
-interface WebhookRow {
-  id: string;
-  account_id: string;
-  url: string;
-  events: string;
-  secret_enc: string;
-  created_at: number;
-}
-
-interface DeliveryRow {
-  id: string;
-  webhook_id: string;
-  account_id: string;
-  session_id: string | null;
-  event_type: string;
-  payload: string;
-  created_at: number;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  next_attempt_at: number | null;
-  last_attempt_at: number | null;
-  delivered_at: number | null;
-}
-
-interface AttemptRow {
-  delivery_id: string;
-  attempt: number;
-  at: number;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-}
+import type { Webhook, WebhookAttempt, WebhookDelivery, WebhooksRepository } from '../../repositories/webhooks.ts';
+import type { WebhookRow, DeliveryRow, AttemptRow } from '../../rows/webhooks.ts';
+import { toWebhook } from '../../rows/webhooks.ts';
 
 export function createWebhooksRepository(db: Database): WebhooksRepository {
   return {
@@ -175,10 +144,6 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
         .map((row) => row.id);
     },
   };
-}
-
-function toWebhook(row: WebhookRow): Webhook {
-  return { id: row.id, accountId: row.account_id, url: row.url, events: JSON.parse(row.events) as string[], secretEnc: row.secret_enc, createdAt: row.created_at };
 }
 
 function toDelivery(row: DeliveryRow): WebhookDelivery {

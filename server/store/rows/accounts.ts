@@ -1,0 +1,14 @@
+// The accounts tables' rows as both stores read them (sql.js and PostgreSQL share the schema), and
+// how a row becomes the repository's object.
+import type { Account } from '../repositories/accounts.ts';
+
+export interface AccountRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  created_at: number;
+}
+
+export function toAccount(row: AccountRow): Account {
+  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at };
+}

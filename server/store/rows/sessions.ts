@@ -1,0 +1,87 @@
+// The sessions tables' rows as both stores read them (sql.js and PostgreSQL share the schema), and
+// how a row becomes the repository's object.
+import type { SessionStatus, SessionMode, SessionTransport, JsonObject, Session, NewConnectedSession } from '../repositories/sessions.ts';
+import { newId } from '../ids.ts';
+
+export interface SessionRow {
+  id: string;
+  account_id: string;
+  flow_id: string | null;
+  token_hash: string | null;
+  token_prefix: string | null;
+  transport: string;
+  mode: string;
+  context_json: string;
+  metadata_json: string;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  duration_secs: number | null;
+  end_reason: string | null;
+  credits_charged_cents: number;
+  record: number;
+  recording_file: string | null;
+  timeline_events: number;
+  timeline_bytes: number;
+  timeline_dropped: number;
+  flow_version: number | null;
+  flow_draft: number;
+  node_id: string | null;
+}
+
+export function unstartedSession(
+  input: NewConnectedSession & { tokenHash?: string; tokenPrefix?: string },
+  now: number,
+): Omit<Session, 'status' | 'expiresAt'> {
+  return {
+    id: newId(),
+    accountId: input.accountId,
+    flowId: input.flowId,
+    tokenHash: input.tokenHash ?? null,
+    tokenPrefix: input.tokenPrefix ?? null,
+    transport: input.transport,
+    mode: input.mode,
+    context: input.context,
+    metadata: input.metadata,
+    createdAt: now,
+    startedAt: null,
+    endedAt: null,
+    durationSecs: null,
+    endReason: null,
+    creditsChargedCents: 0,
+    record: false,
+    recordingFile: null,
+    timeline: { events: 0, bytes: 0, dropped: 0 },
+    flowVersion: null,
+    flowDraft: false,
+  };
+}
+
+export function toSession(row: SessionRow): Session {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    flowId: row.flow_id,
+    tokenHash: row.token_hash,
+    tokenPrefix: row.token_prefix,
+    transport: row.transport as SessionTransport,
+    mode: row.mode as SessionMode,
+    context: JSON.parse(row.context_json) as JsonObject,
+    metadata: JSON.parse(row.metadata_json) as JsonObject,
+    status: row.status as SessionStatus,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    durationSecs: row.duration_secs,
+    endReason: row.end_reason,
+    creditsChargedCents: row.credits_charged_cents,
+    record: row.record === 1,
+    recordingFile: row.recording_file,
+    timeline: { events: row.timeline_events, bytes: row.timeline_bytes, dropped: row.timeline_dropped },
+    flowVersion: row.flow_version,
+    flowDraft: row.flow_draft === 1,
+  };
+}
