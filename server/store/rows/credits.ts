@@ -1,5 +1,4 @@
-// The credits tables' rows as both stores read them (sql.js and PostgreSQL share the schema), and
-// how a row becomes the repository's object.
+// What both stores' ledgers check of an amount before they write it.
 
 export function checkCents(cents: number): RangeError | null {
   return Number.isSafeInteger(cents) && cents >= 0
