@@ -1,6 +1,6 @@
 // The sessions tables' rows as both stores read them (sql.js and PostgreSQL share the schema), and
 // how a row becomes the repository's object.
-import type { SessionStatus, SessionMode, SessionTransport, JsonObject, Session, NewConnectedSession } from '../repositories/sessions.ts';
+import type { NewSession, SessionStatus, SessionMode, SessionTransport, JsonObject, Session, NewConnectedSession } from '../repositories/sessions.ts';
 import { newId } from '../ids.ts';
 
 export interface SessionRow {
@@ -83,5 +83,23 @@ export function toSession(row: SessionRow): Session {
     timeline: { events: row.timeline_events, bytes: row.timeline_bytes, dropped: row.timeline_dropped },
     flowVersion: row.flow_version,
     flowDraft: row.flow_draft === 1,
+  };
+}
+
+/** A session made by POST /v1/sessions: a token waiting to be claimed until `expiresAt`. */
+export function createdSession(input: NewSession, now: number): Session {
+  return { ...unstartedSession(input, now), status: 'created', expiresAt: input.expiresAt, record: input.record ?? false };
+}
+
+/** A session connected as it is made (the engine router's): nothing to claim, so it "expires" the moment it starts. */
+export function connectedSession(input: NewConnectedSession, now: number): Session {
+  return {
+    ...unstartedSession(input, now),
+    status: 'connected',
+    expiresAt: now,
+    startedAt: now,
+    record: input.record ?? false,
+    flowVersion: input.flowVersion ?? null,
+    flowDraft: input.flowDraft ?? false,
   };
 }

@@ -4,7 +4,7 @@ import type { WriteTransaction } from '../write-transaction.ts';
 import { SessionCapReachedError } from '../../errors.ts';
 import type { Session, SessionNode, SessionsRepository } from '../../repositories/sessions.ts';
 import type { SessionRow } from '../../rows/sessions.ts';
-import { unstartedSession, toSession } from '../../rows/sessions.ts';
+import { connectedSession, createdSession, toSession } from '../../rows/sessions.ts';
 
 const INSERT_SQL = `INSERT INTO sessions
   (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
@@ -55,21 +55,11 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
 
   return {
     create(input) {
-      return insert({ ...unstartedSession(input, db.now()), status: 'created', expiresAt: input.expiresAt, record: input.record ?? false }, input.apiKeyId ?? null);
+      return insert(createdSession(input, db.now()), input.apiKeyId ?? null);
     },
 
     createConnected(input) {
-      const now = db.now();
-      // Nothing to claim, so it "expires" the moment it starts.
-      return insert({
-        ...unstartedSession(input, now),
-        status: 'connected',
-        expiresAt: now,
-        startedAt: now,
-        record: input.record ?? false,
-        flowVersion: input.flowVersion ?? null,
-        flowDraft: input.flowDraft ?? false,
-      });
+      return insert(connectedSession(input, db.now()));
     },
 
     findById: async (id) => findById(id),
