@@ -28,6 +28,9 @@ const timeoutMs = positiveInt.optional();
 export const DEFAULT_ASSISTANT_PROMPT =
   'You are a friendly, helpful voice assistant. Everything you say is spoken aloud: answer in one to three short sentences of plain words, with no lists, markdown or emoji.';
 
+/** The default of VOXFLOW_SHUTDOWN_GRACE_SECONDS; the desktop app waits as long for its server. */
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 10;
+
 export const ConfigSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   port: port.default(8787),
@@ -48,6 +51,11 @@ export const ConfigSchema = z.object({
    * the embedded sql.js store in the data dir. With it, both keys above must be set (every node
    * must read the others' secrets and logins).
    */
+  /**
+   * How long a graceful close (SIGTERM, SIGINT) may take, sessions ended and the store flushed,
+   * before the process gives up and exits 1 saying so.
+   */
+  shutdownGraceSeconds: z.coerce.number().min(0.1).max(600).default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
   /** PostgreSQL: a node silent this long is gone, and the other nodes end its calls. */
   nodeTimeoutSeconds: z.coerce.number().min(1).max(3600).default(60),
   databaseUrl: optionalText.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), { message: 'must be a postgres:// or postgresql:// URL' }),
@@ -249,6 +257,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_ALLOWED_ORIGINS', 'allowedOrigins', '<origins>', "comma-separated browser origins that may call the API besides the server's own (* for any)", { list: true }),
   secret('VOXFLOW_SECRET_KEY', 'secretKey', 'base64 32-byte key for provider keys at rest (default: generated in the data dir)'),
   secret('VOXFLOW_JWT_SECRET', 'jwtSecret', 'base64 key of 32 bytes or more that signs studio logins (default: generated in the data dir)'),
+  setting('VOXFLOW_SHUTDOWN_GRACE_SECONDS', 'shutdownGraceSeconds', '<s>', 'how long a graceful stop (SIGTERM, SIGINT) may take to end sessions and flush the store; past it the process exits 1 saying so', { shownDefault: String(DEFAULT_SHUTDOWN_GRACE_SECONDS) }),
   setting('VOXFLOW_NODE_TIMEOUT_SECONDS', 'nodeTimeoutSeconds', '<s>', "on PostgreSQL, a node silent this long is gone and the other nodes end its calls (server_restarted); nodes say they are alive every sixth of it", { shownDefault: '60' }),
   setting('VOXFLOW_DATABASE_URL', 'databaseUrl', '<postgres://…>', 'PostgreSQL for the store, shared by every node (default: the embedded store in the data dir); needs VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET; give its password in PGPASSWORD or ~/.pgpass, since the process list shows flags'),
   ...providerSettings('stt', 'speech to text', SERVER_VENDORS.stt, 'none', 'nova-3, whisper-1'),

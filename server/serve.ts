@@ -3,12 +3,15 @@
 // (`npm run serve`, and the packaged app's `--serve`): flags, exit codes, signals and a graceful
 // close that flushes the store. Both forms go through here so they cannot drift apart.
 import type { FastifyInstance } from 'fastify';
-import { ConfigError, USAGE, makeConfig, parseCommandLine, type Config } from './config.ts';
+import { ConfigError, DEFAULT_SHUTDOWN_GRACE_SECONDS, USAGE, makeConfig, parseCommandLine, type Config } from './config.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { StoreLockedError } from './store/store.ts';
 
-/** How long a graceful close may take (sessions end, the store snapshots) before giving up. */
-export const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * How long a graceful close may take (sessions end, the store snapshots) before giving up, by
+ * default; the headless command takes it from VOXFLOW_SHUTDOWN_GRACE_SECONDS.
+ */
+export const SHUTDOWN_GRACE_MS = DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000;
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -129,7 +132,7 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
     const force = setTimeout(() => {
       io.stderr('shutdown took too long; exiting without a final snapshot (acknowledged writes are in the journal)\n');
       io.exit(1);
-    }, SHUTDOWN_GRACE_MS);
+    }, config.shutdownGraceSeconds * 1000);
     server.close().then(
       () => {
         clearTimeout(force);
