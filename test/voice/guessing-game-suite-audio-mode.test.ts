@@ -29,12 +29,12 @@ describe('the guessing game suite, spoken', () => {
     await releaseSileroModels();
   });
 
-  it('passes at twice real time through VAD, STT and turn-taking, covering the whole flow', { timeout: 180_000 }, async () => {
+  it('passes at four times real time through VAD, STT and turn-taking, covering the whole flow', { timeout: 180_000 }, async () => {
     const vad = createSileroVad();
     await vad.load();
     const result = await runTests(GAME, TESTS, {
       mode: 'audio',
-      speed: 2,
+      speed: 4,
       providers: { stt: createDeepgramSpeechToText({ apiKey: 'dg-test', baseUrl: deepgram.url }), tts: createFliteTts(), vad },
     });
     const failures = result.tests.flatMap((t) => [
