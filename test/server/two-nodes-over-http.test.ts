@@ -179,11 +179,11 @@ describe('two nodes on one PostgreSQL, over HTTP', () => {
     let killed: ServerProcess | null = null;
     const childDataDir = await mkdtemp(join(tmpdir(), 'voxflow-node-'));
     try {
-      // An 8 s node timeout (60 s by default): beats every 1.3 s, sweeps every 4 s.
-      const { a, nodeEnv } = await nodes.start({ nodeTimeoutSeconds: 8, webhooks: { allowPrivate: true, retrySeconds: [0.3, 0.3], timeoutMs: 3_000 } });
+      // A 4 s node timeout (60 s by default): beats every 0.67 s, sweeps every 2 s.
+      const { a, nodeEnv } = await nodes.start({ nodeTimeoutSeconds: 4, webhooks: { allowPrivate: true, retrySeconds: [0.3, 0.3], timeoutMs: 3_000 } });
       const account = await createAccount(a);
       expect((await a.request('POST', '/v1/webhooks', { jwt: account.jwt, body: { url: receiver.url, events: ['session.ended'] } })).status).toBe(201);
-      killed = await spawnServer(['--data-dir', childDataDir], { ...nodeEnv, VOXFLOW_NODE_TIMEOUT_SECONDS: '8' });
+      killed = await spawnServer(['--data-dir', childDataDir], { ...nodeEnv, VOXFLOW_NODE_TIMEOUT_SECONDS: '4' });
       const call = opened(await tryConnect(onNode(killed, await startToken(a, account.apiKey))));
       await expect.poll(() => call.events.some((e) => e.type === 'session_started'), { timeout: 10_000 }).toBe(true);
       const sessionId = call.events.find((e) => e.type === 'session_started')!.session_id as string;
@@ -192,11 +192,11 @@ describe('two nodes on one PostgreSQL, over HTTP', () => {
       const killedAt = Date.now();
       expect((await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.status).toBe('connected');
 
-      // Gone after 8 s of silence, found by a sweep at most 4 s later (and its last heartbeat may be up to 1.3 s before the kill).
+      // Gone after 4 s of silence, found by a sweep at most 2 s later (and its last heartbeat may be up to 0.67 s before the kill).
       await expect
         .poll(async () => (await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.end_reason, { timeout: 40_000, interval: 250 })
         .toBe('server_restarted');
-      expect(Date.now() - killedAt).toBeGreaterThan(6_000);
+      expect(Date.now() - killedAt).toBeGreaterThan(3_000);
       await receiver.waitFor((r) => r.json?.data?.session_id === sessionId, 15_000, 'session.ended of the dead node\'s call');
       await delay(1_500);
       expect(receiver.received.filter((r) => r.json?.data?.session_id === sessionId)).toHaveLength(1);
