@@ -20,8 +20,13 @@ const outdir = outdirFlag ? resolve(outdirFlag.slice('--outdir='.length)) : join
 await rm(outdir, { recursive: true, force: true });
 await mkdir(outdir, { recursive: true });
 await build({
-  // The server's flow-job worker goes beside main.mjs, where server/jobs/flow-jobs.ts looks for it.
-  entryPoints: { main: join(root, 'electron', 'main.ts'), 'flow-worker': join(root, 'server', 'jobs', 'flow-worker.ts') },
+  // The server's flow-job and store workers go beside main.mjs, where server/jobs/flow-jobs.ts
+  // and server/store/sqljs/worker-store.ts look for them.
+  entryPoints: {
+    main: join(root, 'electron', 'main.ts'),
+    'flow-worker': join(root, 'server', 'jobs', 'flow-worker.ts'),
+    'store-worker': join(root, 'server', 'store', 'sqljs', 'store-worker.ts'),
+  },
   outdir,
   outExtension: { '.js': '.mjs' },
   bundle: true,

@@ -41,9 +41,14 @@ const EXTERNAL = ['@evan/opus', 'onnxruntime-node', 'sql.js', '@echogarden/flite
 
 await mkdir(outdir, { recursive: true });
 await build({
-  // The flow-job pool's worker (server/jobs/flow-jobs.ts) is an entry of its own beside main.mjs;
-  // what it shares with the server goes to a common chunk.
-  entryPoints: { main: join(root, 'server', 'main.ts'), 'flow-worker': join(root, 'server', 'jobs', 'flow-worker.ts') },
+  // The flow-job pool's worker (server/jobs/flow-jobs.ts) and the embedded store's
+  // (server/store/sqljs/worker-store.ts) are entries of their own beside main.mjs; what they
+  // share with the server goes to a common chunk.
+  entryPoints: {
+    main: join(root, 'server', 'main.ts'),
+    'flow-worker': join(root, 'server', 'jobs', 'flow-worker.ts'),
+    'store-worker': join(root, 'server', 'store', 'sqljs', 'store-worker.ts'),
+  },
   outdir,
   outExtension: { '.js': '.mjs' },
   bundle: true,

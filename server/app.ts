@@ -1,7 +1,7 @@
 // buildApp(config): the whole server as a Fastify instance that does not listen. main.ts and
 // Electron listen; tests build it with a temporary data dir. Every route is registered here,
 // explicitly (autoload breaks once bundled).
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { publicUrlFor, type Config } from './config.ts';
@@ -28,7 +28,7 @@ import { AccessTokens } from './security/access-tokens.ts';
 import { decodeConfiguredJwtSecret, decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
 import { PasswordHasher } from './security/passwords.ts';
 import { SecretBox } from './security/secret-box.ts';
-import { openStore, type Store } from './store/store.ts';
+import { openWorkerStore, type Store } from './store/store.ts';
 import { openPostgresStore } from './store/postgres/store.ts';
 import { presenceTimingFor, startNodePresence } from './outcomes/node-presence.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
@@ -141,9 +141,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
   // The per-account session cap is held by the store as sessions connect, over every node (DESIGN §15).
   const { sessionsPerAccount } = config.engine;
+  // The embedded store runs in a worker thread, off the thread that paces audio (DESIGN §10);
+  // should that thread die, every store call is a 503 and the app's log says why.
+  let storeLog: FastifyBaseLogger | null = null;
+  const onWorkerLost = (error: Error) =>
+    storeLog ? storeLog.error({ err: error }, 'the store worker stopped: every store call fails (503) until the server is restarted') : process.emitWarning(error.message);
   const store: Store = config.databaseUrl
     ? await openPostgresStore({ url: config.databaseUrl, sessionsPerAccount, nodeGoneAfterSecs: config.nodeTimeoutSeconds })
-    : await openStore({ dataDir: config.dataDir, sessionsPerAccount });
+    : await openWorkerStore({ dataDir: config.dataDir, sessionsPerAccount, onWorkerLost });
   try {
     const secrets = new SecretBox(secretKey);
 
@@ -159,6 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       trustProxy: config.publicUrl?.startsWith('https:') ? 'loopback' : false,
       return503OnClosing: true,
     });
+    storeLog = app.log;
     const registry = createProviderRegistry(config, store, secrets);
     let closing = false;
     app.addHook('preClose', async () => {

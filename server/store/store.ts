@@ -55,6 +55,8 @@ export type {
 export { newWebhookId } from './repositories/webhooks.ts';
 export { openStore } from './sqljs/store.ts';
 export type { OpenStoreOptions } from './sqljs/store.ts';
+export { openWorkerStore, StoreWorkerLostError } from './sqljs/worker-store.ts';
+export type { WorkerEmbeddedStore, WorkerStoreOptions } from './sqljs/worker-store.ts';
 
 
 /**
@@ -89,7 +91,10 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The embedded store: sql.js in this process, journal and snapshots in the data folder. */
+/**
+ * The embedded store opened in the calling thread (openStore): sql.js, journal and snapshots in
+ * the data folder. The server serves it from a worker thread instead (openWorkerStore).
+ */
 export interface EmbeddedStore extends Store {
   readonly kind: 'sqljs';
   /** The engine underneath, for stats and measuring durable write latency. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount, createFlow } from '../support/server.ts';
 import { useVoiceRig } from '../support/voice-server.ts';
-import type { EmbeddedStore } from '../../server/store/store.ts';
+import type { WorkerEmbeddedStore } from '../../server/store/store.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 /** A billed "minute" of 300 ms, so running out takes a second, not minutes. */
@@ -46,7 +46,7 @@ describe('credits running out during a session', () => {
     const { store } = rig.server.app.services;
     expect(await store.credits.balance(accountId)).toBe(0);
     // The ledger's rows as stored: this test runs on the embedded store.
-    const ledger = (store as EmbeddedStore).db.all<{ delta_cents: number; reason: string; idempotency_key: string; session_id: string | null }>(
+    const ledger = await (store as WorkerEmbeddedStore).rows<{ delta_cents: number; reason: string; idempotency_key: string; session_id: string | null }>(
       'SELECT delta_cents, reason, idempotency_key, session_id FROM credit_ledger WHERE account_id = ? ORDER BY rowid',
       [accountId],
     );
@@ -95,7 +95,7 @@ describe('a part costs nothing until it is used', () => {
   const rig = useVoiceRig({ transcripts: ['Hello there'], rules: [{ when: { lastRole: 'none' }, respond: { text: 'Hello!' } }, { when: { lastRole: 'user' }, respond: { text: 'Hi again.' } }] });
 
   const debitsOf = (sessionId: string) =>
-    (rig.server.app.services.store as EmbeddedStore).db.all<{ delta_cents: number; idempotency_key: string }>('SELECT delta_cents, idempotency_key FROM credit_ledger WHERE session_id = ? ORDER BY rowid', [sessionId]);
+    (rig.server.app.services.store as WorkerEmbeddedStore).rows<{ delta_cents: number; idempotency_key: string }>('SELECT delta_cents, idempotency_key FROM credit_ledger WHERE session_id = ? ORDER BY rowid', [sessionId]);
 
   it('a typed conversation pays for the model only; speaking adds speech to text from that minute', { timeout: 30_000 }, async () => {
     const client = await rig.connect();
@@ -103,11 +103,11 @@ describe('a part costs nothing until it is used', () => {
     await client.waitFor('agent_stopped_speaking');
     client.send({ type: 'text', text: 'Typed, not spoken' });
     await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Hi again.');
-    expect(debitsOf(sessionId)).toEqual([{ delta_cents: -1, idempotency_key: `session:${sessionId}:minute:0:llm` }]);
+    expect(await debitsOf(sessionId)).toEqual([{ delta_cents: -1, idempotency_key: `session:${sessionId}:minute:0:llm` }]);
 
     await client.speak('Hello there');
     await client.waitFor('transcript', (e) => e.role === 'user' && e.text === 'Hello there');
-    expect(debitsOf(sessionId)).toEqual([
+    expect(await debitsOf(sessionId)).toEqual([
       { delta_cents: -1, idempotency_key: `session:${sessionId}:minute:0:llm` },
       { delta_cents: -1, idempotency_key: `session:${sessionId}:minute:0:stt` },
     ]);

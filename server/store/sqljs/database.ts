@@ -80,6 +80,11 @@ export interface OpenDatabaseOptions {
    * the next attempt), but somebody should hear of it. Defaults to a process warning.
    */
   onSnapshotError?: (error: unknown) => void;
+  /**
+   * Called once, as the store stops accepting writes (a journal write failed), before any
+   * write hears of it: the store's worker (worker-store.ts) tells /health from here.
+   */
+  onFailure?: (error: unknown) => void;
 }
 
 export interface DatabaseStats {
@@ -158,6 +163,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       imageBytes: await fileSize(snapshotPath),
       now: options.now ?? (() => Date.now() / 1000),
       onSnapshotError: options.onSnapshotError ?? ((error) => process.emitWarning(`Voxflow snapshot failed: ${String(error)}`)),
+      onFailure: options.onFailure ?? (() => {}),
     });
     // Migrations are not journaled: the snapshot makes them durable in one step. Until it is
     // on disk the old snapshot and journal are still there, and the next open migrates again.
@@ -191,6 +197,7 @@ class JournaledDatabase implements Database {
   readonly #snapshotEveryBytes: number;
   readonly #now: () => number;
   readonly #onSnapshotError: (error: unknown) => void;
+  readonly #onFailure: (error: unknown) => void;
 
   #lastSeq: number;
   #durableSeq: number;
@@ -230,6 +237,7 @@ class JournaledDatabase implements Database {
     imageBytes: number;
     now: () => number;
     onSnapshotError: (error: unknown) => void;
+    onFailure: (error: unknown) => void;
   }) {
     this.dataDir = init.dataDir;
     this.recovery = init.recovered.report;
@@ -242,6 +250,7 @@ class JournaledDatabase implements Database {
     this.#snapshotEveryBytes = init.snapshotEveryBytes;
     this.#now = init.now;
     this.#onSnapshotError = init.onSnapshotError;
+    this.#onFailure = init.onFailure;
     this.#lastSeq = init.recovered.lastSeq;
     this.#durableSeq = init.recovered.lastSeq;
     this.#snapshotSeq = init.recovered.report.snapshotSeq;
@@ -473,7 +482,10 @@ class JournaledDatabase implements Database {
   }
 
   #fail(error: unknown, batch: PendingWrite[]): void {
-    if (this.#failure === null) this.#failure = error;
+    if (this.#failure === null) {
+      this.#failure = error;
+      this.#onFailure(error);
+    }
     const failure = new StoreFailedError(this.#failure);
     for (const entry of batch) entry.reject(failure);
     for (const entry of this.#pending.splice(0)) entry.reject(failure);

@@ -1,0 +1,121 @@
+// The embedded store's worker thread (worker-store.ts starts it): sql.js, its journal, fsyncs
+// and snapshots run here, so that no SQL statement, record encoding or snapshot export runs on
+// the thread that paces every session's audio (issue 14). It serves each store the process
+// opens (a server has one; a test process opens many in turn).
+//
+// Calls are served in the order they arrive: each starts as its message is read, and a
+// repository method does its SQL synchronously before its first await, so a read sent after a
+// write sees it (read-your-writes, as in one thread). An answer to a write is sent once the
+// write is durable, exactly as the in-process store resolves it.
+//
+// It runs at the process's priority, not below it as the flow workers do: every request of every
+// account waits on it (a session's start, its per-minute debits), and each call is short.
+import { parentPort } from 'node:worker_threads';
+import type { EmbeddedStore, Store } from '../store.ts';
+import { openStore } from './store.ts';
+import { isRemoteMethod, serializeError, type FromWorker, type Probe, type ToWorker } from './worker-protocol.ts';
+
+if (!parentPort) throw new Error('store-worker runs as a worker thread');
+const port = parentPort;
+const send = (message: FromWorker) => port.postMessage(message);
+
+interface OpenStore {
+  store: Promise<EmbeddedStore>;
+  /** Calls still running, so that close waits for them. */
+  running: Set<Promise<unknown>>;
+}
+
+const stores = new Map<number, OpenStore>();
+
+function answer(id: number, running: Set<Promise<unknown>>, work: () => unknown): void {
+  let settled: Promise<unknown>;
+  try {
+    settled = Promise.resolve(work());
+  } catch (error) {
+    settled = Promise.reject(error);
+  }
+  const done = settled.then(
+    (value) => {
+      try {
+        send({ type: 'answer', id, value });
+      } catch (error) {
+        // A value that cannot be cloned: a bug in a repository, said as its error.
+        send({ type: 'refused', id, error: serializeError(error) });
+      }
+    },
+    (error: unknown) => send({ type: 'refused', id, error: serializeError(error) }),
+  );
+  running.add(done);
+  void done.finally(() => running.delete(done));
+}
+
+function probe(store: EmbeddedStore, what: Probe): unknown {
+  if (what.kind === 'stats') return store.db.stats();
+  // Only reads: a statement that changed the image here would bypass the journal.
+  if (!/^\s*(SELECT|WITH)\b/i.test(what.sql)) throw new TypeError('a probe runs only SELECT statements');
+  return store.db.all(what.sql, what.params);
+}
+
+/**
+ * The store a message is for. Calls sent after an open are only sent once it answered, so a
+ * store is always there, and open; the await costs a microtask and keeps the order of calls.
+ */
+function storeFor(handle: number): OpenStore {
+  const open = stores.get(handle);
+  if (!open) throw new Error(`the store worker has no store ${handle}`);
+  return open;
+}
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'open': {
+      const handle = message.store;
+      const running = new Set<Promise<unknown>>();
+      const store = openStore({
+        ...message.options,
+        onSnapshotError: (error) => send({ type: 'snapshot_failed', store: handle, error: serializeError(error) }),
+        onFailure: (error) => send({ type: 'failed', store: handle, error: serializeError(error) }),
+      });
+      stores.set(handle, { store, running });
+      // A store that did not open is forgotten; its open's answer says why.
+      store.catch(() => stores.delete(handle));
+      answer(message.id, running, async () => {
+        await store;
+      });
+      return;
+    }
+    case 'call': {
+      const { id, repo, method, args } = message;
+      const open = storeFor(message.store);
+      answer(id, open.running, async () => {
+        if (!isRemoteMethod(repo, method)) throw new TypeError(`the store has no method ${repo}.${method}`);
+        const repository = (await open.store)[repo] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+        return repository[method]!(...args);
+      });
+      return;
+    }
+    case 'tell': {
+      void storeFor(message.store).store.then((store: Store) => store.flows.forgetList(...message.args));
+      return;
+    }
+    case 'probe': {
+      const open = storeFor(message.store);
+      answer(message.id, open.running, async () => probe(await open.store, message.probe));
+      return;
+    }
+    case 'close': {
+      const open = storeFor(message.store);
+      // Every call that arrived before the close ends first; later ones meet a closed store.
+      const earlier = [...open.running];
+      answer(message.id, new Set(), async () => {
+        await Promise.allSettled(earlier);
+        try {
+          await (await open.store).close();
+        } finally {
+          stores.delete(message.store);
+        }
+      });
+      return;
+    }
+  }
+});
