@@ -1,0 +1,44 @@
+// Issue 14: the embedded store runs in a worker thread (server/store/sqljs/worker-store.ts). If
+// that thread dies, the store is unavailable as on a full disk: every call that needs it is a
+// 503 store_unavailable and /health says so, while the server itself keeps answering what needs
+// no store, and a call in progress carries on.
+import { describe, expect, it } from 'vitest';
+import type { WorkerEmbeddedStore } from '../../server/store/store.ts';
+import { useVoiceRig } from '../support/voice-server.ts';
+
+describe('the store worker dies in the middle of a call', () => {
+  const rig = useVoiceRig({
+    rules: [
+      { when: { lastRole: 'none' }, respond: { text: 'Hello!' } },
+      { when: { lastRole: 'user' }, respond: { text: 'Still here.' } },
+    ],
+  });
+
+  it('answers 503 store_unavailable to what needs the store and 503 degraded on /health, and keeps serving the rest', { timeout: 20_000 }, async () => {
+    const client = await rig.connect();
+    await client.waitFor('session_started');
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Hello!');
+    const before = await rig.server.request('GET', '/health');
+    expect(before.body).toMatchObject({ status: 'ok', store_writable: true });
+
+    const store = rig.server.app.services.store as WorkerEmbeddedStore;
+    await store.worker.terminate();
+
+    const list = await rig.server.request('GET', '/v1/flows', { apiKey: rig.account.apiKey });
+    expect(list.status).toBe(503);
+    expect(list.body.error.code).toBe('store_unavailable');
+    const signup = await rig.server.request('POST', '/auth/signup', { body: { email: 'after-the-worker@example.com', password: 'correct horse battery staple' } });
+    expect(signup.status).toBe(503);
+    expect(signup.body.error.code).toBe('store_unavailable');
+
+    const health = await rig.server.request('GET', '/health');
+    expect(health.status).toBe(503);
+    expect(health.body).toMatchObject({ status: 'degraded', store_writable: false, service: 'voxflow' });
+    const capabilities = await rig.server.request('GET', '/capabilities');
+    expect(capabilities.status).toBe(200);
+
+    // The call holds what it needs in memory: a typed turn is still answered.
+    client.send({ type: 'text', text: 'Are you there?' });
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Still here.');
+  });
+});
