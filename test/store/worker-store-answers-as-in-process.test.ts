@@ -12,6 +12,7 @@ import {
   StoreClosedError,
   StoreError,
   StoreFailedError,
+  StoreLockedError,
   StoreWorkerLostError,
   openStore,
   openWorkerStore,
@@ -112,6 +113,13 @@ describe('the embedded store in a worker thread', () => {
     expect((fractional as Error).message).toBe('creditsChargedCents must be whole cents; got 0.5');
   });
 
+  it('holds its data dir against a store opened in this thread, and against a second worker-served one', async () => {
+    const dataDir = await tempDataDir();
+    closeAfterTest(await openWorkerStore({ dataDir }));
+    await expect(openStore({ dataDir })).rejects.toBeInstanceOf(StoreLockedError);
+    await expect(openWorkerStore({ dataDir })).rejects.toMatchObject({ code: 'store_locked', pid: process.pid });
+  });
+
   it('lets a read sent right after a write, before its answer, see that write', async () => {
     const store = closeAfterTest(await openWorkerStore({ dataDir: await tempDataDir() }));
     const account = await store.accounts.create({ email: 'lin@example.com', passwordHash: PASSWORD_HASH });
@@ -170,7 +178,7 @@ describe('the embedded store in a worker thread', () => {
     expect(onWorkerLost).toHaveBeenCalledTimes(1);
     await store.close();
 
-    // A lock left by the dead thread names this process: it is stale, and the acknowledged write is there.
+    // The data dir was let go with the thread: the next store opens it, and the acknowledged write is there.
     const next = closeAfterTest(await openWorkerStore({ dataDir }));
     expect(await next.accounts.findById(account.id)).toEqual(account);
     expect(next.writable()).toBe(true);

@@ -85,6 +85,11 @@ export interface OpenDatabaseOptions {
    * write hears of it: the store's worker (worker-store.ts) tells /health from here.
    */
   onFailure?: (error: unknown) => void;
+  /**
+   * The caller holds the data dir's lock and releases it after close (worker-store.ts: the
+   * main thread holds it, as the lockfile's record of what this process holds is per thread).
+   */
+  lockHeldByCaller?: boolean;
 }
 
 export interface DatabaseStats {
@@ -127,7 +132,7 @@ const DEFAULT_SNAPSHOT_EVERY_BYTES = 8 * 1024 * 1024;
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const dataDir = resolve(options.dataDir);
   await ensurePrivateDir(dataDir);
-  const lock = await acquireLock(dataDir);
+  const lock: HeldLock = options.lockHeldByCaller ? { path: '', release: async () => {} } : await acquireLock(dataDir);
   const snapshotPath = join(dataDir, SNAPSHOT_FILE);
   const journalPath = join(dataDir, JOURNAL_FILE);
   const fsync = options.fsync ?? true;

@@ -83,7 +83,11 @@ export function isRemoteMethod(repo: string, method: string): repo is Repository
 }
 
 /** openStore's options that can cross to a thread: its functions (a clock, migrations) cannot. */
-export type WorkerStoreOpenOptions = Omit<OpenStoreOptions, 'now' | 'migrations' | 'onSnapshotError' | 'onFailure'> & { nodeId: string };
+export type WorkerStoreOpenOptions = Omit<OpenStoreOptions, 'now' | 'migrations' | 'onSnapshotError' | 'onFailure' | 'lockHeldByCaller'> & {
+  nodeId: string;
+  /** The main thread holds the data dir's lock (worker-store.ts). */
+  lockHeldByCaller: true;
+};
 
 /** Read-only looks at the engine, for tests and diagnostics (EmbeddedStore.db in this process). */
 export type Probe = { kind: 'rows'; sql: string; params: Array<string | number | null> } | { kind: 'stats' };

@@ -20,7 +20,10 @@
 // until Voxflow restarts): a thread that died once would likely die again on the same data,
 // a restart in a loop would hide it, and whether the writes in flight reached the disk is
 // unknown to this side. A restart of the process replays the journal and starts clean.
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { ensurePrivateDir } from './durable-files.ts';
+import { acquireLock, type HeldLock } from './lockfile.ts';
 import { newNodeId } from '../repositories/nodes.ts';
 import { StoreClosedError } from '../errors.ts';
 import type { Store } from '../store.ts';
@@ -39,7 +42,7 @@ import {
 
 export { StoreWorkerLostError } from './worker-protocol.ts';
 
-export interface WorkerStoreOptions extends Omit<OpenStoreOptions, 'now' | 'migrations' | 'onFailure'> {
+export interface WorkerStoreOptions extends Omit<OpenStoreOptions, 'now' | 'migrations' | 'onFailure' | 'lockHeldByCaller'> {
   /** The worker stopped unexpectedly and every store call now fails; a process warning when unset. */
   onWorkerLost?: (error: Error) => void;
 }
@@ -179,6 +182,7 @@ class StoreClient {
   #lost: StoreWorkerLostError | null = null;
   #closed = false;
   #closing: Promise<void> | null = null;
+  #lock: HeldLock | null = null;
   readonly #onSnapshotError: (error: unknown) => void;
   readonly #onWorkerLost: (error: Error) => void;
 
@@ -193,13 +197,22 @@ class StoreClient {
     return this.#writable && this.#lost === null;
   }
 
+  /**
+   * The lock is taken here, not in the worker: the lockfile module knows which locks naming our
+   * pid this process holds only per thread, and a store opened in this thread on the same data
+   * dir (voxflow migrate-store, a test) must be refused, not take it over as stale.
+   */
   async open(options: WorkerStoreOpenOptions): Promise<void> {
+    const dataDir = resolve(options.dataDir);
+    await ensurePrivateDir(dataDir);
+    this.#lock = await acquireLock(dataDir);
     this.host.attach(this);
     try {
-      await this.host.call(this, { type: 'open', store: this.handle, options });
+      await this.host.call(this, { type: 'open', store: this.handle, options: { ...options, dataDir } });
     } catch (error) {
       this.#closed = true;
       this.host.detach(this);
+      await this.#lock.release();
       throw error;
     }
   }
@@ -226,6 +239,7 @@ class StoreClient {
     } finally {
       this.#closed = true;
       this.host.detach(this);
+      await this.#lock?.release();
     }
   }
 
@@ -237,6 +251,8 @@ class StoreClient {
   lost(error: StoreWorkerLostError): void {
     if (this.#closed || this.#lost) return;
     this.#lost = error;
+    // Nothing writes the data dir any more: a store opened next may have it.
+    void this.#lock?.release().catch(() => {});
     this.#onWorkerLost(error);
   }
 }
@@ -245,7 +261,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
   const { onSnapshotError: _onSnapshotError, onWorkerLost: _onWorkerLost, ...openOptions } = options;
   const nodeId = options.nodeId ?? newNodeId();
   const client = new StoreClient(options);
-  await client.open({ ...openOptions, nodeId });
+  await client.open({ ...openOptions, nodeId, lockHeldByCaller: true });
   const store = client.handle;
 
   const remote = <N extends RepositoryName>(repo: N): Store[N] => {
