@@ -25,8 +25,8 @@
 // 8 MiB of image (at least 1,000). Its cost per byte written then stays about the same however
 // large the database, and a replay at open is never longer than about one snapshot's worth of
 // journal; without that, every tenant's small writes paid for an export of every tenant's
-// flows each 1,000 records. Each export still blocks for its ~1 ms/MiB: moving sql.js into a
-// worker thread would end that, but every repository reads synchronously on this thread.
+// flows each 1,000 records. Each export still blocks its thread for ~1 ms/MiB: the server runs
+// this store in a worker thread (worker-store.ts), so that thread is not the one pacing audio.
 //
 // Reads see every committed write at once, including one whose fsync is still in flight (an
 // in-memory database cannot hide it). A write that made no change still waits until every
