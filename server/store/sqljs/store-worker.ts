@@ -12,6 +12,7 @@
 // account waits on it (a session's start, its per-minute debits), and each call is short.
 import { parentPort } from 'node:worker_threads';
 import type { EmbeddedStore, Store } from '../store.ts';
+import { StoreClosedError } from '../errors.ts';
 import { openStore } from './store.ts';
 import { isRemoteMethod, serializeError, type FromWorker, type Probe, type ToWorker } from './worker-protocol.ts';
 
@@ -56,13 +57,10 @@ function probe(store: EmbeddedStore, what: Probe): unknown {
   return store.db.all(what.sql, what.params);
 }
 
-/**
- * The store a message is for. Calls sent after an open are only sent once it answered, so a
- * store is always there, and open; the await costs a microtask and keeps the order of calls.
- */
+/** The store a message is for; once closed (a call that crossed its close), the store's closed error. */
 function storeFor(handle: number): OpenStore {
   const open = stores.get(handle);
-  if (!open) throw new Error(`the store worker has no store ${handle}`);
+  if (!open) throw new StoreClosedError();
   return open;
 }
 
@@ -86,31 +84,31 @@ port.on('message', (message: ToWorker) => {
     }
     case 'call': {
       const { id, repo, method, args } = message;
-      const open = storeFor(message.store);
-      answer(id, open.running, async () => {
+      const open = stores.get(message.store);
+      answer(id, open?.running ?? new Set(), async () => {
         if (!isRemoteMethod(repo, method)) throw new TypeError(`the store has no method ${repo}.${method}`);
-        const repository = (await open.store)[repo] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+        const repository = (await storeFor(message.store).store)[repo] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
         return repository[method]!(...args);
       });
       return;
     }
     case 'tell': {
-      void storeFor(message.store).store.then((store: Store) => store.flows.forgetList(...message.args));
+      void stores.get(message.store)?.store.then((store: Store) => store.flows.forgetList(...message.args));
       return;
     }
     case 'probe': {
-      const open = storeFor(message.store);
-      answer(message.id, open.running, async () => probe(await open.store, message.probe));
+      const open = stores.get(message.store);
+      answer(message.id, open?.running ?? new Set(), async () => probe(await storeFor(message.store).store, message.probe));
       return;
     }
     case 'close': {
-      const open = storeFor(message.store);
+      const open = stores.get(message.store);
       // Every call that arrived before the close ends first; later ones meet a closed store.
-      const earlier = [...open.running];
+      const earlier = [...(open?.running ?? [])];
       answer(message.id, new Set(), async () => {
         await Promise.allSettled(earlier);
         try {
-          await (await open.store).close();
+          await (await storeFor(message.store).store).close();
         } finally {
           stores.delete(message.store);
         }
