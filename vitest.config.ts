@@ -108,10 +108,14 @@ const files = testFilesByProject();
 export default defineConfig({
   test: {
     environment: 'node',
-    // Two files at a time (vitest's default here is one: cores − 1). Most files wait on real time
-    // (paced audio, a browser) more than they compute, so a second one fills the gaps; more than
-    // two on two cores starve the real-time tests when a second run shares the machine.
-    maxWorkers: 2,
+    // Three files at a time on this 2-core machine (vitest's default here is one: cores − 1). Most
+    // files wait on real time (paced audio, a browser) more than they compute: test/voice alone
+    // used 0.55 of a core with two workers. Measured (load 4–7 from other work): test/voice 58 s
+    // with 2, 46 s with 3, 41 s with 4; six of the slowest e2e files 70 s → 44 s with 3; test/voice
+    // and test/server run twice at once, 150 s with 2 and 136 s with 3, all passing both ways.
+    // Three, not four: the real-time tests must stay steady with a second `npm test` beside.
+    // The projects copy this value: `--maxWorkers` on the command line does not reach them.
+    maxWorkers: 3,
     // Each worker loads the server's modules once, not once per file: per-file isolation cost
     // more than the tests themselves (about 2 s of imports a file). Files clean up after
     // themselves (servers closed, spies and timers restored in their hooks); none mocks modules.
