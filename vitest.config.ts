@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Three projects, chosen by what a test file does, not only where it lives:
 // - unit: pure and in-process (worker threads allowed); opens no socket, spawns no process.
@@ -105,9 +106,47 @@ function testFilesByProject(): Record<Project, string[]> {
 
 const files = testFilesByProject();
 
+/**
+ * Files that take far longer than their project's others (the slowest of each project in a quiet
+ * run). Vitest runs a project's files largest first when it has no timings cached (a clean clone,
+ * CI), and the unit project comes last: there the 18 s cost-grows-linearly, a small file, started
+ * last and ran alone at the end of the whole run. Named here, they start first in their project.
+ */
+const SLOW_FILES = [
+  'test/flow/cost-grows-linearly.test.ts',
+  'test/flow/parse-never-throws.property.test.ts',
+  'test/providers/turn-silero-detectors-keep-their-own-state.test.ts',
+  'test/flow/yaml-edit/properties.test.ts',
+  'test/e2e/studio-editor.test.ts',
+  'test/e2e/webrtc-guessing-game.test.ts',
+  'test/e2e/studio-test-talk.test.ts',
+  'test/server/two-nodes-over-http.test.ts',
+  'test/voice/guessing-game-won-by-voice.test.ts',
+  'test/server/voxflow-test-command.test.ts',
+  'test/voice/flow-state-entry-and-idle.test.ts',
+  'test/api/sessions-end-when-idle-or-too-long.test.ts',
+];
+
+/** Vitest's order (one project after another, so a worker keeps its loaded modules), with SLOW_FILES first in each project. */
+class SlowFilesFirst extends BaseSequencer {
+  override async sort(specs: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(specs);
+    const projects = [...new Set(sorted.map((spec) => spec.project.name))];
+    const rank = (spec: TestSpecification) => {
+      const at = SLOW_FILES.findIndex((file) => spec.moduleId.endsWith(`/${file}`));
+      return at === -1 ? SLOW_FILES.length : at;
+    };
+    const position = new Map(sorted.map((spec, i) => [spec, i]));
+    return [...sorted].sort(
+      (a, b) => projects.indexOf(a.project.name) - projects.indexOf(b.project.name) || rank(a) - rank(b) || position.get(a)! - position.get(b)!,
+    );
+  }
+}
+
 export default defineConfig({
   test: {
     environment: 'node',
+    sequence: { sequencer: SlowFilesFirst },
     // Three files at a time on this 2-core machine (vitest's default here is one: cores − 1). Most
     // files wait on real time (paced audio, a browser) more than they compute: test/voice alone
     // used 0.55 of a core with two workers. Measured (load 4–7 from other work): test/voice 58 s
