@@ -60,8 +60,11 @@ function exchange(page: Page, signalling: Signalling, query: string, waitMs: num
         }
       }
       const started = Date.now();
-      // The session's first state card follows session_started once the first minute is paid.
-      while (!events.includes('flow_state') && Date.now() - started < waitMs) await new Promise((r) => setTimeout(r, 50));
+      // The session's first state card follows session_started once the first minute is paid. The
+      // events come over the data channel, and the peer connection's own state can read
+      // "connecting" a moment longer on a busy machine: both are waited for, up to waitMs.
+      const done = () => events.includes('flow_state') && pc.connectionState === 'connected';
+      while (!done() && Date.now() - started < waitMs) await new Promise((r) => setTimeout(r, 50));
       const outcome = {
         offerCandidates: (sdp.match(/^a=candidate:/gm) ?? []).length,
         patchStatuses,
