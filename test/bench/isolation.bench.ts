@@ -10,6 +10,8 @@ import { threadCpu } from './thread-cpu.ts';
 
 /** CPU time the server's main thread (the one that paces audio) has used, in ms (Linux). */
 const mainThreadCpuMs = () => threadCpu().find((t) => t.tid === process.pid)?.cpuMs ?? NaN;
+/** CPU time the embedded store's worker thread has used (server/store/sqljs/store-worker.ts names it), in ms. */
+const storeThreadCpuMs = () => threadCpu().reduce((sum, t) => sum + (t.name === 'voxflow-store' ? t.cpuMs : 0), 0);
 
 interface AttackerSummary {
   bytes: number;
@@ -28,11 +30,13 @@ export async function run(): Promise<BenchRow[]> {
   const calls = 10;
   try {
     const noisy = await createAccount(server);
-    const step = async (withNoise: boolean): Promise<{ step: StepResult; attacker: AttackerSummary | null; mainCpuMs: number; windowMs: number }> => {
+    const step = async (withNoise: boolean): Promise<{ step: StepResult; attacker: AttackerSummary | null; mainCpuMs: number; storeCpuMs: number; windowMs: number }> => {
       let attacker: Promise<AttackerSummary> | null = null;
       let cpuAtStart = 0;
+      let storeCpuAtStart = 0;
       let windowStart = 0;
       let mainCpuMs = NaN;
+      let storeCpuMs = NaN;
       let windowMs = NaN;
       const result = await measureStep(async () => {
         const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(calls), String(seconds)]);
@@ -44,16 +48,18 @@ export async function run(): Promise<BenchRow[]> {
           attacker = lines(child).next().then((line) => JSON.parse(line) as AttackerSummary);
         }
         cpuAtStart = mainThreadCpuMs();
+        storeCpuAtStart = storeThreadCpuMs();
         windowStart = performance.now();
         return async () => {
           const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
           mainCpuMs = mainThreadCpuMs() - cpuAtStart;
+          storeCpuMs = storeThreadCpuMs() - storeCpuAtStart;
           windowMs = performance.now() - windowStart;
           return { healthy: summary.failures === 0 && summary.opened === calls, voiceToVoice: summary.voiceToVoice, extra: `${summary.framesReceived} agent frames out` };
         };
       });
       await new Promise((r) => setTimeout(r, 1500));
-      return { step: result, attacker: attacker ? await attacker : null, mainCpuMs, windowMs };
+      return { step: result, attacker: attacker ? await attacker : null, mainCpuMs, storeCpuMs, windowMs };
     };
     const quiet = await step(false);
     const loud = await step(true);
@@ -86,6 +92,11 @@ export async function run(): Promise<BenchRow[]> {
         name: 'audio thread’s CPU per noisy request',
         value: `${(extraMainMs / Math.max(1, a.requests)).toFixed(1)} ms (main thread ${share(quiet).toFixed(1)} % of a core with the calls alone, ${share(loud).toFixed(1)} % beside the noisy account)`,
         how: 'CPU time of the thread that paces audio (Linux schedstat, not wall time, so other load on the machine does not count), the noisy window less the quiet one, over the requests; test/bench/profile-isolation.ts says where it goes',
+      },
+      {
+        name: 'store thread’s CPU per noisy request',
+        value: `${((loud.storeCpuMs - (quiet.storeCpuMs * loud.windowMs) / quiet.windowMs) / Math.max(1, a.requests)).toFixed(1)} ms`,
+        how: 'the same for the embedded store’s worker thread (SQL, journal records, snapshots), work the audio thread no longer does',
       },
       {
         name: 'machine load average at the end',
