@@ -29,7 +29,8 @@
 // this store in a worker thread (worker-store.ts), so that thread is not the one pacing audio.
 //
 // Reads see every committed write at once, including one whose fsync is still in flight (an
-// in-memory database cannot hide it). A write that made no change still waits until every
+// in-memory database cannot hide it); `durable()` waits for those, and the server's store
+// (store-worker.ts) answers no call before what it read is on disk. A write that made no change still waits until every
 // earlier record is durable, so an outcome it reports (a duplicate debit, say) is never one
 // that a crash could take back.
 //
@@ -119,6 +120,11 @@ export interface Database {
   get<Row = SqlRow>(sql: string, params?: SqlParams): Row | undefined;
   all<Row = SqlRow>(sql: string, params?: SqlParams): Row[];
   now(): number;
+  /**
+   * Resolves once every write committed so far is on disk (at once when none is in flight):
+   * what a read sees now can then no longer be taken back by a crash. Rejects if the store failed.
+   */
+  durable(): Promise<void>;
   stats(): DatabaseStats;
   /** Waits for pending writes, snapshots, releases the lock. Idempotent. */
   close(): Promise<void>;
@@ -306,6 +312,10 @@ class JournaledDatabase implements Database {
 
   now(): number {
     return this.#now();
+  }
+
+  durable(): Promise<void> {
+    return this.#whenDurable(this.#lastSeq);
   }
 
   stats(): DatabaseStats {

@@ -6,7 +6,8 @@
 // Calls are served in the order they arrive: each starts as its message is read, and a
 // repository method does its SQL synchronously before its first await, so a read sent after a
 // write sees it (read-your-writes, as in one thread). An answer to a write is sent once the
-// write is durable, exactly as the in-process store resolves it.
+// write is durable, exactly as the in-process store resolves it, and an answer to a read once
+// every write it could have seen is durable.
 //
 // It runs at the process's priority, not below it as the flow workers do: every request of every
 // account waits on it (a session's start, its per-minute debits), and each call is short.
@@ -95,8 +96,20 @@ port.on('message', (message: ToWorker) => {
       const open = stores.get(message.store);
       answer(id, open?.running ?? new Set(), async () => {
         if (!isRemoteMethod(repo, method)) throw new TypeError(`the store has no method ${repo}.${method}`);
-        const repository = (await storeFor(message.store).store)[repo] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-        return repository[method]!(...args);
+        const store = await storeFor(message.store).store;
+        const repository = store[repo] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+        const result = repository[method]!(...args);
+        // What the call read is durable before it is answered: a method does its SQL before its
+        // first await, so the writes committed by now are all it can have seen. Without this, a
+        // client could read a write whose fsync was still in flight (another request's), and a
+        // crash would then take back what it was shown (PostgreSQL shows a commit only once it is
+        // flushed, too). A write's own answer already waits for its record; this adds at most the
+        // fsync in flight to a read. On a failed store reads answer as before: failure is its own
+        // answer to writes, and /health says so.
+        const seen = store.db.durable().catch(() => {});
+        const value = await result;
+        await seen;
+        return value;
       });
       return;
     }
