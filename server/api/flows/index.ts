@@ -10,7 +10,7 @@ import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { requireJsonBodyText } from '../../http/json-body.ts';
 import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
-import { assertFlowStorageLeft, textBytes } from './storage-quota.ts';
+import { assertFlowStorageLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import { flowPipecatRoutes } from './pipecat.ts';
 import { authorOf, flowVersionRoutes } from './versions.ts';
 
@@ -77,8 +77,9 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     await assertFlowStorageLeft(app.services, accountId, adding);
     const { warnings, documentVersion } = await validated(accountId, body.yaml_content);
     const version = { documentVersion, createdBy: authorOf(request.principal) };
-    await assertFlowStorageLeft(app.services, accountId, adding);
-    const flow = await store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content, version });
+    const flow = await withFlowStorageLeft(app.services, accountId, adding, () =>
+      store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content, version }),
+    );
     return reply.status(201).send(fullView(flow, warnings));
   });
 
@@ -100,8 +101,9 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     // The live text sent again unchanged is no new version (a client that saves what it read).
     const yamlContent = body.yaml_content === stored.yamlContent ? undefined : body.yaml_content;
     const version = checked ? { documentVersion: checked.documentVersion, createdBy: authorOf(request.principal) } : undefined;
-    await assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
-    const flow = await store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent, layout, version });
+    const flow = await withFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) }, () =>
+      store.flows.update(accountId, request.params.flow_id, { name: body.name, yamlContent, layout, version }),
+    );
     const warnings = checked?.warnings;
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);
@@ -131,8 +133,9 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     const warnings = refuseErrors(edited.diagnostics);
     const yamlContent = edited.yaml === stored.yamlContent ? undefined : edited.yaml;
     const version = { documentVersion: edited.documentVersion, createdBy: authorOf(request.principal) };
-    await assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) });
-    const flow = await store.flows.update(accountId, stored.id, { yamlContent, version });
+    const flow = await withFlowStorageLeft(app.services, accountId, { bytes: textBytes(yamlContent) }, () =>
+      store.flows.update(accountId, stored.id, { yamlContent, version }),
+    );
     if (!flow) throw new AppError('flow_not_found');
     return fullView(flow, warnings);
   });

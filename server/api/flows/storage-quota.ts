@@ -3,11 +3,14 @@
 // the text it replaced. One account's flows would otherwise grow the database, and with it the
 // snapshot that the whole server takes on the thread that paces every call's audio.
 //
-// Call it synchronously right before the store write that adds the text, with no await in
-// between: the write's transaction then runs in the same turn of the event loop, so two
-// requests of one account can never both pass the check and overshoot the quota together. It is
-// cheap (sizes come from SQLite's record headers, see flow-storage.ts), so routes may also call
-// it early, before a flow job, to refuse at once what would be refused after the work.
+// A write that adds text goes through withFlowStorageLeft: the check and the write run as one
+// turn of the account's queue on this server, so two requests of one account can never both
+// pass the check and overshoot the quota together. (The store answers from another thread or
+// over the network, so "no await between the check and the write" no longer made that hold.)
+// Servers sharing PostgreSQL check each on its own, so uploads to two nodes at the same moment
+// can pass a quota by a flow (README, several nodes). The check is cheap (sizes come from
+// SQLite's record headers, see flow-storage.ts), so routes also call assertFlowStorageLeft
+// early, before a flow job, to refuse at once what would be refused after the work.
 //
 // Limits of 0 mean none: the desktop app's server (electron/server-host.ts), like its session cap.
 import { AppError } from '../../errors.ts';
@@ -43,6 +46,36 @@ export async function assertFlowStorageLeft(services: Pick<Services, 'config' | 
       [{ quota: 'bytes', limit: limitBytes, used: used.bytes, adding: addingBytes }],
     );
   }
+}
+
+/** Each account's last quota-checked write on this server: the next one waits for it. */
+const writing = new Map<string, Promise<unknown>>();
+
+/**
+ * Checks the quota, then runs `write`, with no other quota-checked write of the account between
+ * the two on this server. The queue holds only writes: reads and other accounts never wait on it.
+ */
+export function withFlowStorageLeft<T>(
+  services: Pick<Services, 'config' | 'store'>,
+  accountId: string,
+  adding: FlowStorageRequest | (() => Promise<FlowStorageRequest>),
+  write: () => Promise<T>,
+): Promise<T> {
+  const before = writing.get(accountId) ?? Promise.resolve();
+  const turn = before.then(async () => {
+    // A size that depends on what is stored (a draft's growth) is read in the turn, too.
+    await assertFlowStorageLeft(services, accountId, typeof adding === 'function' ? await adding() : adding);
+    return write();
+  });
+  const settled = turn.then(
+    () => undefined,
+    () => undefined,
+  );
+  writing.set(accountId, settled);
+  void settled.then(() => {
+    if (writing.get(accountId) === settled) writing.delete(accountId);
+  });
+  return turn;
 }
 
 const mib = (bytes: number) => (bytes / MIB).toFixed(bytes < MIB ? 2 : 1);

@@ -14,7 +14,7 @@ import type { Diagnostic } from '../../flow/types.ts';
 import type { Principal } from '../../http/services.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
-import { assertFlowStorageLeft, textBytes } from './storage-quota.ts';
+import { textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import type { Flow, FlowDraft, FlowVersion, FlowVersionSummary, VersionAuthor } from '../../store/store.ts';
 
 type FlowParams = { Params: { flow_id: string } };
@@ -117,9 +117,8 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
     const ifMatch = ifMatchOf(request, current);
     if (ifMatch !== undefined && current !== null && ifMatch !== current) throw conflict(current, await store.flowVersions.getDraft(accountId, flowId));
     const { diagnostics } = await flowJobs.inspect(accountId, body.yaml_content);
-    const growth = textBytes(body.yaml_content) - textBytes((await store.flowVersions.getDraft(accountId, flowId))?.yamlContent);
-    await assertFlowStorageLeft(app.services, accountId, { bytes: growth });
-    const saved = await store.flowVersions.saveDraft(accountId, flowId, body.yaml_content, ifMatch);
+    const growth = async () => ({ bytes: textBytes(body.yaml_content) - textBytes((await store.flowVersions.getDraft(accountId, flowId))?.yamlContent) });
+    const saved = await withFlowStorageLeft(app.services, accountId, growth, () => store.flowVersions.saveDraft(accountId, flowId, body.yaml_content, ifMatch));
     if (!saved.ok) {
       if (saved.reason === 'not_found') throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
       throw conflict(saved.currentEtag, await store.flowVersions.getDraft(accountId, flowId));
@@ -193,13 +192,14 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
     const body = parseInput(PublishBody, request.body ?? {});
     const note = body.note || `Published again from version ${version.number}`;
     // A rollback keeps a copy of the old text; publishing a draft only moves it (no quota check).
-    await assertFlowStorageLeft(app.services, accountId, { bytes: textBytes(version.yamlContent) });
-    const published = await store.flowVersions.publish(accountId, flow.id, {
-      yamlContent: version.yamlContent,
-      documentVersion: version.documentVersion,
-      note,
-      createdBy: authorOf(request.principal),
-    });
+    const published = await withFlowStorageLeft(app.services, accountId, { bytes: textBytes(version.yamlContent) }, () =>
+      store.flowVersions.publish(accountId, flow.id, {
+        yamlContent: version.yamlContent,
+        documentVersion: version.documentVersion,
+        note,
+        createdBy: authorOf(request.principal),
+      }),
+    );
     return reply.status(201).send(await publishedView(accountId, flow.id, published));
   });
 
