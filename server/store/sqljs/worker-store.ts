@@ -24,6 +24,7 @@ import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ensurePrivateDir } from './durable-files.ts';
 import { acquireLock, type HeldLock } from './lockfile.ts';
+import { cacheHotReads } from './worker-store-cache.ts';
 import { newNodeId } from '../repositories/nodes.ts';
 import { StoreClosedError } from '../errors.ts';
 import type { Store } from '../store.ts';
@@ -193,6 +194,11 @@ class StoreClient {
     this.#onWorkerLost = options.onWorkerLost ?? ((error) => process.emitWarning(error.message));
   }
 
+  /** Open, and its worker still there: what it answered may be served again (worker-store-cache.ts). */
+  get serving(): boolean {
+    return this.#lost === null && !this.#closed;
+  }
+
   writable(): boolean {
     return this.#writable && this.#lost === null;
   }
@@ -270,15 +276,23 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     return repository as unknown as Store[N];
   };
   const probe = (what: Probe) => client.call({ type: 'probe', store, probe: what });
+  const hot = cacheHotReads(
+    {
+      apiKeys: remote('apiKeys'),
+      flows: { ...remote('flows'), forgetList: (accountId) => client.tell({ type: 'tell', store, repo: 'flows', method: 'forgetList', args: [accountId] }) },
+      flowVersions: remote('flowVersions'),
+    },
+    () => client.serving,
+  );
 
   return {
     kind: 'sqljs',
     worker: client.host.worker,
     writable: () => client.writable(),
     accounts: remote('accounts'),
-    apiKeys: remote('apiKeys'),
-    flows: { ...remote('flows'), forgetList: (accountId) => client.tell({ type: 'tell', store, repo: 'flows', method: 'forgetList', args: [accountId] }) },
-    flowVersions: remote('flowVersions'),
+    apiKeys: hot.apiKeys,
+    flows: hot.flows,
+    flowVersions: hot.flowVersions,
     flowStorage: remote('flowStorage'),
     flowTests: remote('flowTests'),
     nodes: { ...remote('nodes'), self: nodeId },

@@ -1,0 +1,57 @@
+// The server's side of the store worker keeps the two reads nearly every request makes (the API
+// key, the flow list: worker-store-cache.ts); what it keeps must never outlive a write.
+import { describe, expect, it } from 'vitest';
+import { openWorkerStore } from '../../server/store/store.ts';
+import { closeAfterTest, tempDataDir } from './helpers.ts';
+
+const HASH = 'a'.repeat(64);
+
+async function setUp() {
+  const store = closeAfterTest(await openWorkerStore({ dataDir: await tempDataDir() }));
+  const account = await store.accounts.create({ email: 'hot@example.com', passwordHash: 'scrypt$x', signupCreditCents: 0 });
+  return { store, account };
+}
+
+describe('reads kept beside the store worker', () => {
+  it('a revoked key is refused at once, even when a read sent before the revoke answers after it', async () => {
+    const { store, account } = await setUp();
+    const key = await store.apiKeys.create({ accountId: account.id, label: 'ci', prefix: 'vf_hot', keyHash: HASH });
+
+    // Sent in this order, nothing kept yet: the read still sees the key; its answer must not be
+    // kept past the revoke.
+    const before = store.apiKeys.findActiveByHash('b'.repeat(64));
+    const readBeforeRevoke = store.apiKeys.findActiveByHash(HASH);
+    const revoked = store.apiKeys.revoke(account.id, key.id);
+    expect((await readBeforeRevoke)?.id).toBe(key.id);
+    expect(await revoked).toBe(true);
+    expect(await before).toBeNull();
+    expect(await store.apiKeys.findActiveByHash(HASH)).toBeNull();
+
+    // A kept key goes with a revoke too.
+    const second = await store.apiKeys.create({ accountId: account.id, label: 'ci2', prefix: 'vf_ho2', keyHash: 'c'.repeat(64) });
+    expect((await store.apiKeys.findActiveByHash('c'.repeat(64)))?.id).toBe(second.id);
+    expect((await store.apiKeys.findActiveByHash('c'.repeat(64)))?.id).toBe(second.id);
+    await store.apiKeys.revoke(account.id, second.id);
+    expect(await store.apiKeys.findActiveByHash('c'.repeat(64))).toBeNull();
+  });
+
+  it('the flow list follows every write: create, rename, publish, delete', async () => {
+    const { store, account } = await setUp();
+    expect(await store.flows.list(account.id)).toEqual([]);
+    const a = await store.flows.create({ accountId: account.id, name: 'A', yamlContent: 'id: a\n' });
+    expect((await store.flows.list(account.id)).map((f) => f.name)).toEqual(['A']);
+    const b = await store.flows.create({ accountId: account.id, name: 'B', yamlContent: 'id: b\n' });
+    await store.flows.update(account.id, a.id, { name: 'A2' });
+    expect((await store.flows.list(account.id)).map((f) => f.name)).toEqual(['A2', 'B']);
+    const listed = await store.flows.list(account.id);
+    await store.flowVersions.saveDraft(account.id, b.id, 'id: b\nversion: 2\n');
+    await store.flowVersions.publish(account.id, b.id, { yamlContent: 'id: b\nversion: 2\n', documentVersion: '2', note: null, createdBy: null }, { fromDraft: true, expectEtag: (await store.flowVersions.currentEtag(account.id, b.id))! });
+    const afterPublish = await store.flows.list(account.id);
+    expect(afterPublish.find((f) => f.id === b.id)!.updatedAt).toBeGreaterThanOrEqual(listed.find((f) => f.id === b.id)!.updatedAt);
+    await store.flows.delete(account.id, a.id);
+    expect((await store.flows.list(account.id)).map((f) => f.name)).toEqual(['B']);
+    // A caller changing what it was given does not change what the next caller gets.
+    (await store.flows.list(account.id))[0]!.name = 'changed by a caller';
+    expect((await store.flows.list(account.id))[0]!.name).toBe('B');
+  });
+});
