@@ -45,7 +45,7 @@ describe('reads kept beside the store worker', () => {
     expect((await store.flows.list(account.id)).map((f) => f.name)).toEqual(['A2', 'B']);
     const listed = await store.flows.list(account.id);
     await store.flowVersions.saveDraft(account.id, b.id, 'id: b\nversion: 2\n');
-    await store.flowVersions.publish(account.id, b.id, { yamlContent: 'id: b\nversion: 2\n', documentVersion: '2', note: null, createdBy: null }, { fromDraft: true, expectEtag: (await store.flowVersions.currentEtag(account.id, b.id))! });
+    await store.flowVersions.publish(account.id, b.id, { yamlContent: 'id: b\nversion: 2\n', documentVersion: '2', createdBy: null }, { fromDraft: true, expectEtag: (await store.flowVersions.currentEtag(account.id, b.id))! });
     const afterPublish = await store.flows.list(account.id);
     expect(afterPublish.find((f) => f.id === b.id)!.updatedAt).toBeGreaterThanOrEqual(listed.find((f) => f.id === b.id)!.updatedAt);
     await store.flows.delete(account.id, a.id);
