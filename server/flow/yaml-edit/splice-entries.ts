@@ -206,9 +206,9 @@ export function mapEdits(
     }
     const from = lineStart((key.range as [number, number, number])[0]);
     const to = entryEnd(pair, column);
+    const lines = text.slice(from, to);
     if (oldKey === newKey && isScalar(value) && typeof now === 'string') {
-      const lines = text.slice(from, to);
-      const edited = editStringInPlace(lines, from, value, now, column + (options.indent ?? 2));
+      const edited = wholeLines(lines, editStringInPlace(lines, from, value, now, column + (options.indent ?? 2)));
       // Checked like a rewritten entry: its lines mean on their own what they meant in place.
       const checked =
         edited !== null &&
@@ -221,8 +221,8 @@ export function mapEdits(
       }
     }
     for (const plain of [false, true]) {
-      const rewritten = rewriteEntry(text.slice(from, to), column, single(oldKey, was), single(newKey, now), options, plain);
-      if (rewritten !== null && fitsBefore(rewritten, to, column)) {
+      const rewritten = wholeLines(lines, rewriteEntry(lines, column, single(oldKey, was), single(newKey, now), options, plain));
+      if (rewritten !== null && holds(rewritten, single(newKey, now)) && fitsBefore(rewritten, to, column)) {
         edits.push({ from, to, text: rewritten });
         return true;
       }
@@ -253,6 +253,17 @@ export function mapEdits(
     doc.contents = entry;
     return indentLines(doc.toString(options), column);
   }
+}
+
+/**
+ * An entry's new text as whole lines, as its old text was: the core step may drop the line
+ * break that ended an entry (`key: |` with no text, set to null, came back as `key: null`), and
+ * the entry spliced after it then landed on the same line (`key: nullnext: 1`). Callers check
+ * the result again, since the line break is part of what the entry means.
+ */
+function wholeLines(old: string, rewritten: string | null): string | null {
+  if (rewritten === null || !old.endsWith('\n') || rewritten.endsWith('\n')) return rewritten;
+  return `${rewritten}\n`;
 }
 
 /** The core step applied to the lines of one entry, which parse on their own. */

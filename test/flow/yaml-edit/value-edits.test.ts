@@ -134,4 +134,20 @@ describe('applyJsonToYaml changing values of a hand-written flow', () => {
     expect(dataOf(split)).toEqual(onlyAnchor);
     expect(split).not.toContain('*base');
   });
+
+  // Found by the hand-styled property (seed -780367779): an empty block scalar set to null came
+  // back without its line break, and the entry after it landed on the same line.
+  it('a value that was an empty block scalar keeps its own line when it changes type', () => {
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ["'prompt': |\nb: 1\n", { prompt: null, b: 1 }],
+      ["a: 1\n'prompt': |\n\n", { a: 1, prompt: null, b: 2 }],
+      ['" ": "true"\n# about 0\n\'prompt\': |\n\n', { prompt: null, '!': 'true' }],
+      ['prompt: >\nnext: x\n', { prompt: 3, next: 'x' }],
+    ];
+    for (const [yaml, data] of cases) {
+      const out = applyJsonToYaml(yaml, data);
+      expect(dataOf(out), JSON.stringify(out)).toEqual(data);
+    }
+    expect(applyJsonToYaml("'prompt': |\nb: 1\n", { prompt: null, b: 1 })).toBe("'prompt': null\nb: 1\n");
+  });
 });
