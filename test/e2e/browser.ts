@@ -3,11 +3,12 @@
 // plays in a loop: a WAV is one utterance and a long silence, and the Deepgram fake's transcript
 // queue says what each pass of the loop meant.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { padWithSilence, synthesizeSpeech, writeWav } from '../support/speech.ts';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -55,14 +56,69 @@ export async function writeMicWav(dir: string, text: string | null, options: { l
   return path;
 }
 
-/** Launches Debian's Chromium with a fake microphone that plays `micWav` in a loop. */
+/**
+ * Browsers already running in this process, by the bytes of their microphone's WAV. Launching
+ * Chromium costs about 0.9 s of CPU (measured: launch, one page, close), and a test worker runs
+ * a dozen browser files one after another (vitest.config.ts: isolate false), all with the same
+ * silent microphone; so one Chromium serves them in turn. Each caller still gets contexts of its
+ * own (a fresh profile per page: cookies, storage, cache) and closes only those.
+ */
+const running = new Map<string, { browser: Promise<Browser>; users: number; idle?: NodeJS.Timeout }>();
+/** How long an unused browser waits for the next file of this worker before it quits. */
+const IDLE_CLOSE_MS = 5_000;
+let micDir: Promise<string> | undefined;
+
+async function sharedBrowser(micWav: string): Promise<{ browser: Browser; release(): Promise<void> }> {
+  const bytes = await readFile(micWav);
+  const key = createHash('sha256').update(bytes).digest('hex');
+  let entry = running.get(key);
+  if (!entry) {
+    const launched = (async () => {
+      // The caller's WAV goes with its temp dir; the shared browser plays a copy that lives as long as this process.
+      micDir ??= mkdtemp(join(tmpdir(), 'voxflow-e2e-mic-'));
+      const path = join(await micDir, `${key.slice(0, 16)}.wav`);
+      await writeFile(path, bytes);
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM_PATH,
+        headless: true,
+        args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${path}`],
+      });
+      browser.on('disconnected', () => {
+        if (running.get(key)?.browser === launched) running.delete(key);
+      });
+      return browser;
+    })();
+    entry = { browser: launched, users: 0 };
+    running.set(key, entry);
+    launched.catch(() => running.delete(key));
+  }
+  const mine = entry;
+  clearTimeout(mine.idle);
+  mine.users++;
+  const browser = await mine.browser;
+  return {
+    browser,
+    async release() {
+      if (--mine.users > 0) return;
+      // Unref'd: a process that has nothing else to do exits, and Playwright kills its browsers then.
+      mine.idle = setTimeout(() => {
+        if (mine.users > 0) return;
+        running.delete(key);
+        void browser.close();
+      }, IDLE_CLOSE_MS).unref();
+    },
+  };
+}
+
+/**
+ * Debian's Chromium with a fake microphone that plays `micWav` in a loop: this process's running
+ * one for the same WAV when there is one (sharedBrowser), else a new one. close() closes what this
+ * caller opened.
+ */
 export async function launchChromium(options: { micWav: string }): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`Debian chromium is required: apt-get install chromium (${CHROMIUM_PATH} is missing)`);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${options.micWav}`],
-  });
+  const { browser, release } = await sharedBrowser(options.micWav);
+  const contexts = new Set<BrowserContext>();
   const pageErrors: string[] = [];
   const pageWarnings: string[] = [];
   return {
@@ -71,6 +127,8 @@ export async function launchChromium(options: { micWav: string }): Promise<TestB
     pageWarnings,
     async newPage(viewport = { width: 1280, height: 800 }) {
       const context = await browser.newContext({ viewport });
+      contexts.add(context);
+      context.on('close', () => contexts.delete(context));
       const page = await context.newPage();
       page.on('console', (message) => {
         if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
@@ -80,7 +138,8 @@ export async function launchChromium(options: { micWav: string }): Promise<TestB
       return page;
     },
     async close() {
-      await browser.close();
+      await Promise.all([...contexts].map((context) => context.close().catch(() => {})));
+      await release();
     },
   };
 }
