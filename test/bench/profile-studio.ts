@@ -204,7 +204,7 @@ await build({
 });
 const dir = await tempDir();
 const server = await startTestServer({}, { studioDir: outDir });
-const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
+const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null), full: true });
 try {
   const account = await createAccount(server);
   for (const states of SIZES) {

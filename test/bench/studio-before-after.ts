@@ -61,7 +61,7 @@ const servers: Record<string, TestServer> = {
   before: await startTestServer({}, { studioDir: join(work, 'before-dist') }),
   after: await startTestServer({}, { studioDir: join(work, 'after-dist') }),
 };
-const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
+const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null), full: true });
 const results = new Map<string, Step[]>();
 const record = (key: string, step: Step) => results.set(key, [...(results.get(key) ?? []), step]);
 /** The longest animation frame of each open and of each pair of keystrokes, ms (0: none over 50 ms). */

@@ -120,7 +120,7 @@ export async function run(): Promise<BenchRow[]> {
   // The studio as users get it: scripts/build-renderer.mjs always builds in production mode.
   if (!(await isStudioFresh())) await buildStudio();
   const server = await startTestServer();
-  const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null) });
+  const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null), full: true });
   const load: number[] = [loadavg()[0]!];
   try {
     const account = await createAccount(server);

@@ -11,6 +11,7 @@ import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { GUESSING_GAME_RULES, startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import { padWithSilence, synthesizeSpeech, writeWav } from '../support/speech.ts';
+import { HEADLESS_SHELL_PATH } from './browser.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PAGE = `<!doctype html><meta charset="utf-8"><title>pipecat interop</title>
@@ -57,7 +58,7 @@ describe("Pipecat's web client against /offer", () => {
   let wav: string;
 
   beforeAll(async () => {
-    if (!existsSync('/usr/bin/chromium')) throw new Error('Debian chromium is required: apt-get install chromium');
+    if (!existsSync(HEADLESS_SHELL_PATH)) throw new Error(`Debian's chromium-headless-shell is required: apt-get install chromium-headless-shell (${HEADLESS_SHELL_PATH} is missing)`);
     const built = await build({
       stdin: {
         contents: "export { PipecatClient } from '@pipecat-ai/client-js'; export { SmallWebRTCTransport, WavMediaManager } from '@pipecat-ai/small-webrtc-transport';",
@@ -74,10 +75,10 @@ describe("Pipecat's web client against /offer", () => {
     wav = join(mkdtempSync(join(tmpdir(), 'voxflow-pipecat-')), 'mic.wav');
     await writeWav(wav, padWithSilence(await synthesizeSpeech("I'm ready", { sampleRate: 48_000 }), 2500, 6000, 48_000), 48_000);
     browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
+      executablePath: HEADLESS_SHELL_PATH,
       args: [
         '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--allow-loopback-in-peer-connection', '--use-fake-ui-for-media-stream',
+        '--disable-component-update', '--disable-sync', '--allow-loopback-in-peer-connection', '--disable-features=WebRtcHideLocalIpsWithMdns', '--use-fake-ui-for-media-stream',
         '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${wav}`, '--autoplay-policy=no-user-gesture-required',
       ],
     });
