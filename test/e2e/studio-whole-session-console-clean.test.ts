@@ -107,8 +107,13 @@ describe('a whole session in the studio', () => {
     await publish.getByRole('button', { name: 'Publish', exact: true }).click();
     await publish.getByRole('alert').filter({ hasText: 'Not published' }).waitFor(WAIT);
     await publish.getByRole('button', { name: 'Cancel' }).click();
-    // Back into the YAML where the cursor was (CodeMirror keeps its selection across focus).
+    // Back into the YAML where the cursor was (CodeMirror keeps its selection across focus),
+    // between the brackets it closed. The closed dialog hands the focus back to the button that
+    // opened it: wait for the dialog to be gone and for the editor to have the focus, or (seen
+    // once, with a second suite running beside) the keys can go to the button.
+    await publish.waitFor({ state: 'hidden', ...WAIT });
     await page.locator('.cm-content').focus();
+    await expect.poll(() => page.evaluate(() => (globalThis as any).document.activeElement?.closest('.cm-editor') != null), WAIT).toBe(true);
     for (let i = 0; i < 3; i++) await page.keyboard.press('Backspace');
     await expect.poll(() => page.locator('.canvas.stale').count(), WAIT).toBe(0);
     await page.keyboard.press('Control+s');
