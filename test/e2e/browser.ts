@@ -114,7 +114,8 @@ async function sharedBrowser(micWav: string, executablePath: string): Promise<{ 
     browser,
     async release() {
       if (--mine.users > 0) return;
-      // Unref'd: a process that has nothing else to do exits, and Playwright kills its browsers then.
+      // Kept for the worker's next file; closed once unused for IDLE_CLOSE_MS. A test worker that
+      // vitest stops sooner takes it down with it (Playwright kills its browsers on exit).
       mine.idle = setTimeout(() => {
         if (mine.users > 0) return;
         running.delete(key);
