@@ -159,8 +159,10 @@ export default defineConfig({
     // more than the tests themselves (about 2 s of imports a file). Files clean up after
     // themselves (servers closed, spies and timers restored in their hooks); none mocks modules.
     isolate: false,
-    // VOXFLOW_FC_RUNS: how many cases a fast-check property tries (see the file).
-    setupFiles: ['test/support/property-runs.ts'],
+    // VOXFLOW_FC_RUNS: how many cases a fast-check property tries (see the file); cleanups that
+    // shared helpers schedule for the running test (their own top-level hooks would cover only
+    // the first file of each worker: see the file).
+    setupFiles: ['test/support/property-runs.ts', 'test/support/after-this-test.ts'],
     // The last reporter prints the closing line `N passed, N failed, N skipped` that CI reads.
     reporters: ['default', './test/summary-reporter.ts'],
     testTimeout: 20_000,

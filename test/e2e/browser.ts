@@ -4,7 +4,7 @@
 // queue says what each pass of the loop meant.
 import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,18 +80,32 @@ export async function writeMicWav(dir: string, text: string | null, options: { l
 const running = new Map<string, { browser: Promise<Browser>; users: number; idle?: NodeJS.Timeout }>();
 /** How long an unused browser waits for the next file of this worker before it quits. */
 const IDLE_CLOSE_MS = 5_000;
-let micDir: Promise<string> | undefined;
+/**
+ * Where a shared browser's microphone plays from: the caller's WAV goes with its temp dir, so the
+ * browser gets a copy named by its content. One folder for every run and worker, so nothing
+ * piles up (a temp folder per worker was left behind by every run: the browser may outlive the
+ * last file, so no test can remove it); a copy is written beside and renamed in, so a browser
+ * never reads a half-written one.
+ */
+const MIC_DIR = join(tmpdir(), 'voxflow-e2e-mics');
+
+async function micCopy(bytes: Buffer, hash: string): Promise<string> {
+  await mkdir(MIC_DIR, { recursive: true });
+  const path = join(MIC_DIR, `${hash.slice(0, 32)}.wav`);
+  const partial = `${path}.${process.pid}.partial`;
+  await writeFile(partial, bytes);
+  await rename(partial, path);
+  return path;
+}
 
 async function sharedBrowser(micWav: string, executablePath: string): Promise<{ browser: Browser; release(): Promise<void> }> {
   const bytes = await readFile(micWav);
-  const key = `${executablePath} ${createHash('sha256').update(bytes).digest('hex')}`;
+  const hash = createHash('sha256').update(bytes).digest('hex');
+  const key = `${executablePath} ${hash}`;
   let entry = running.get(key);
   if (!entry) {
     const launched = (async () => {
-      // The caller's WAV goes with its temp dir; the shared browser plays a copy that lives as long as this process.
-      micDir ??= mkdtemp(join(tmpdir(), 'voxflow-e2e-mic-'));
-      const path = join(await micDir, `${key.slice(-16)}.wav`);
-      await writeFile(path, bytes);
+      const path = await micCopy(bytes, hash);
       const browser = await chromium.launch({
         executablePath,
         headless: true,

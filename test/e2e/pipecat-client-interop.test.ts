@@ -4,8 +4,9 @@
 // on the server's origin through Playwright's request routing; nothing of it enters the product.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
@@ -55,7 +56,7 @@ describe("Pipecat's web client against /offer", () => {
   let rig: VoiceRig;
   let browser: Browser;
   let bundle: string;
-  let wav: string;
+  let wav: string | undefined;
 
   beforeAll(async () => {
     if (!existsSync(HEADLESS_SHELL_PATH)) throw new Error(`Debian's chromium-headless-shell is required: apt-get install chromium-headless-shell (${HEADLESS_SHELL_PATH} is missing)`);
@@ -87,6 +88,7 @@ describe("Pipecat's web client against /offer", () => {
   afterAll(async () => {
     await browser?.close();
     await rig?.close();
+    if (wav) await rm(dirname(wav), { recursive: true, force: true });
   });
 
   it('connects, reaches bot-ready, is heard, and plays the agent back', { timeout: 60_000 }, async () => {

@@ -3,27 +3,20 @@
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
 import { JOURNAL_FILE, SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
 import { loadSqlJs, defaultWasmPath } from '../../server/store/sqljs/sqlite-connection.ts';
+import { afterThisTest } from '../support/after-this-test.ts';
 
-const created: string[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-  for (const dir of created.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
+/** A new directory, removed after the test (after the stores opened on it are closed). */
 export async function tempDataDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-'));
-  created.push(dir);
+  afterThisTest(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
 /** Runs `close` after the test, so a failing assertion does not leave a lock or handle behind. */
 export function closeAfterTest<T extends { close(): Promise<void> }>(resource: T): T {
-  cleanups.push(() => resource.close());
+  afterThisTest(() => resource.close());
   return resource;
 }
 
