@@ -85,12 +85,17 @@ describe('webhook deliveries across a SIGKILL', () => {
   it('a session that ended while the receiver was down is delivered after the server is killed and restarted', { timeout: 90_000 }, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'voxflow-webhook-crash-'));
     // The receiver's address is known, but nothing listens there yet: every attempt is refused.
-    const probe = await startWebhookReceiver();
+    // The port is free when probed and bound again after the kill, tens of seconds later. On
+    // 127.0.0.1, where every test server listens on a port the kernel picks, something took it in
+    // that gap once (EADDRINUSE, with a second npm test beside this one). An address of the
+    // loopback block that nothing else listens on keeps it free.
+    const host = `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+    const probe = await startWebhookReceiver(0, host);
     const port = Number(new URL(probe.url).port);
     await probe.close();
 
     server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
-    const setup = await setUp(server, `http://127.0.0.1:${port}/hooks`);
+    const setup = await setUp(server, `http://${host}:${port}/hooks`);
     const sessionId = await playShortSession(server.url, setup.jwt, setup.flowId);
 
     // The end is in the outbox and its first attempt has failed: then the server dies.
@@ -105,7 +110,7 @@ describe('webhook deliveries across a SIGKILL', () => {
     server.child.kill('SIGKILL');
     expect((await server.exited).signal).toBe('SIGKILL');
 
-    receiver = await startWebhookReceiver(port);
+    receiver = await startWebhookReceiver(port, host);
     server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
     const ended = await receiver.waitFor((r) => r.json?.type === 'session.ended' && r.json?.data?.session_id === sessionId, 20_000, 'session.ended after the restart');
     expect(ended.id).toBe(endedBefore.id);

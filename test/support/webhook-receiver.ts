@@ -26,7 +26,11 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
+/**
+ * A receiver on `host` (127.0.0.1 unless given) at `port` (a free one unless given). Binding a
+ * given port fails with the error (EADDRINUSE…) rather than leaving the test to time out.
+ */
+export async function startWebhookReceiver(port = 0, host = '127.0.0.1'): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const hanging = new Set<ServerResponse>();
   let answer: (request: ReceivedWebhook, index: number) => Answer = () => 200;
@@ -63,10 +67,16 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
       else res.writeHead(how, { 'content-type': 'text/plain' }).end(how >= 400 ? 'receiver says no' : 'ok');
     });
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port: actual } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${actual}/hooks`,
+    url: `http://${host}:${actual}/hooks`,
     received,
     answerWith(next) {
       answer = next;
