@@ -79,9 +79,10 @@ export const ConfigSchema = z.object({
        * MiB of flow text one account may keep, every version and draft counted; 0 for no limit.
        * It bounds what one tenant adds to the snapshot the whole server writes (about 1 ms per MiB
        * on the thread that paces audio): 20 MiB is 80 of the largest documents, or a thousand
-       * saves of a 20 KiB one.
+       * saves of a 20 KiB one. A fraction is allowed (0.5 for half a MiB): a small hosting tier,
+       * and the quota tests, which reach it with a few small documents instead of many large ones.
        */
-      flowStorageMb: z.coerce.number().int().min(0).default(20),
+      flowStorageMb: z.coerce.number().min(0).default(20),
       sessionsListed: positiveInt.default(50),
       sessionTokenTtlSeconds: positiveInt.default(600),
     })
@@ -278,7 +279,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_FLOW_WORKERS', 'limits.flowWorkers', '<n>', 'worker threads that parse and edit flow documents', { shownDefault: 'cores − 1, 1 to 4' }),
   setting('VOXFLOW_FLOW_JOB_BUDGET_MS', 'limits.flowJobBudgetMs', '<ms>', 'CPU time one flow document may take to parse or edit (past it: 422 flow_too_complex)', { shownDefault: '5000' }),
   setting('VOXFLOW_FLOWS_PER_ACCOUNT', 'limits.flowsPerAccount', '<n>', 'flows one account may keep, 0 for no limit (past it: 413 flow_quota_exceeded)', { shownDefault: '200' }),
-  setting('VOXFLOW_FLOW_STORAGE_MB', 'limits.flowStorageMb', '<MiB>', "MiB of flow text one account may keep, all versions and drafts counted, 0 for no limit (past it: 413 flow_quota_exceeded)", { shownDefault: '20' }),
+  setting('VOXFLOW_FLOW_STORAGE_MB', 'limits.flowStorageMb', '<MiB>', "MiB of flow text one account may keep, all versions and drafts counted (a fraction such as 0.5 allowed), 0 for no limit (past it: 413 flow_quota_exceeded)", { shownDefault: '20' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
   setting('VOXFLOW_ALLOW_PRIVATE_WEBHOOKS', 'webhooks.allowPrivate', '[yes|no]', 'let webhook endpoints be on loopback or private networks (on in the desktop app)', { shownDefault: 'no', switch: true }),
   setting('VOXFLOW_WEBHOOK_RETRY_SECONDS', 'webhooks.retrySeconds', '<s,s,…>', 'comma-separated waits before each retry of a failed webhook delivery', { shownDefault: '30,120,600,2700', list: true }),

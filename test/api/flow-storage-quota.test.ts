@@ -13,7 +13,12 @@ import { expectError } from './error-shape.ts';
 // nothing of it is kept; other accounts go on; deleting a flow frees its versions. The desktop
 // app's own server has no quota.
 
-const MIB = 1024 * 1024;
+/**
+ * The byte quota here: a quarter of a MiB, so a few 59 KiB documents reach it (the server parses
+ * and stores every one; at 1 MiB, 240 KiB documents cost this file 18 s of CPU per store).
+ */
+const QUOTA_MIB = 0.25;
+const QUOTA_BYTES = QUOTA_MIB * 1024 * 1024;
 
 /** A valid flow of about `kib` KiB: a chain of one-line states, like isolation-attacker.ts's. */
 function flowOfAbout(kib: number, tag: string): string {
@@ -29,7 +34,7 @@ describe('per-account flow quotas on a hosted server', () => {
   let server: TestServer;
 
   beforeAll(async () => {
-    server = await startTestServer({ limits: { flowsPerAccount: 3, flowStorageMb: 1 } });
+    server = await startTestServer({ limits: { flowsPerAccount: 3, flowStorageMb: QUOTA_MIB } });
   });
   afterAll(async () => {
     await server?.close();
@@ -53,24 +58,25 @@ describe('per-account flow quotas on a hosted server', () => {
     expect((await server.request('POST', '/v1/flows', { apiKey: full.apiKey, body: { name: 'After a delete', yaml_content: GUESSING_GAME_YAML } })).status).toBe(201);
   });
 
-  it('counts every saved version: past 1 MiB of text a YAML save and a JSON edit are refused and the live text stays as it was', { timeout: 60_000 }, async () => {
+  it('counts every saved version: past a quarter of a MiB of text a YAML save and a JSON edit are refused and the live text stays as it was', { timeout: 60_000 }, async () => {
     const account = await createAccount(server);
-    const first = flowOfAbout(240, 'a');
+    const first = flowOfAbout(56, 'a');
     const flowId = await createFlow(server, account.apiKey, 'Big', first);
-    // Versions 2 to 4 of 240 KiB each: 960 KiB in all, under 1 MiB.
+    // Versions 1 to 4 of 59 KiB each: 235 KiB in all, under 256 KiB.
     let live = first;
     for (const tag of ['b', 'c', 'd']) {
-      live = flowOfAbout(240, tag);
+      live = flowOfAbout(56, tag);
       const saved = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: live } });
       expect(saved.status, saved.text.slice(0, 300)).toBe(200);
     }
 
-    const refused = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: flowOfAbout(240, 'e') } });
+    const refused = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: flowOfAbout(56, 'e') } });
     expectError(refused, 413, 'flow_quota_exceeded');
     const [detail] = refused.body.error.details as Array<{ quota: string; limit: number; used: number; adding: number }>;
-    expect(detail).toMatchObject({ quota: 'bytes', limit: MIB });
+    expect(detail).toMatchObject({ quota: 'bytes', limit: QUOTA_BYTES });
+    expect(refused.body.error.message).toContain(`its ${QUOTA_MIB} MiB`);
     expect(detail!.used).toBe(Buffer.byteLength(first) + 3 * Buffer.byteLength(live));
-    expect(detail!.used + detail!.adding).toBeGreaterThan(MIB);
+    expect(detail!.used + detail!.adding).toBeGreaterThan(QUOTA_BYTES);
 
     const json = (await server.request('GET', `/v1/flows/${flowId}/json`, { apiKey: account.apiKey })).body;
     json.states.s0.agent.prompt = 'An edit that would be version 5.';
@@ -82,20 +88,20 @@ describe('per-account flow quotas on a hosted server', () => {
     expect((await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { name: 'Renamed' } })).status).toBe(200);
 
     // A new flow does not fit either; deleting the big one frees all its versions.
-    expectError(await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'More', yaml_content: flowOfAbout(100, 'f') } }), 413, 'flow_quota_exceeded');
+    expectError(await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'More', yaml_content: flowOfAbout(40, 'f') } }), 413, 'flow_quota_exceeded');
     expect((await server.request('DELETE', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).status).toBe(204);
-    expect((await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'More', yaml_content: flowOfAbout(100, 'f') } })).status).toBe(201);
+    expect((await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'More', yaml_content: flowOfAbout(40, 'f') } })).status).toBe(201);
   });
 
   it('counts drafts and rollbacks too: a draft or a rollback copy past the quota is refused; publishing a draft moves it and is never refused', { timeout: 60_000 }, async () => {
     const account = await createAccount(server);
-    const flowId = await createFlow(server, account.apiKey, 'Big', flowOfAbout(240, 'a'));
+    const flowId = await createFlow(server, account.apiKey, 'Big', flowOfAbout(56, 'a'));
     for (const tag of ['b', 'c', 'd']) {
-      expect((await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: flowOfAbout(240, tag) } })).status).toBe(200);
+      expect((await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: flowOfAbout(56, tag) } })).status).toBe(200);
     }
     const live = (await server.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).body.yaml_content as string;
 
-    const bigDraft = await server.request('PUT', `/v1/flows/${flowId}/draft`, { jwt: account.jwt, body: { yaml_content: flowOfAbout(240, 'draft') } });
+    const bigDraft = await server.request('PUT', `/v1/flows/${flowId}/draft`, { jwt: account.jwt, body: { yaml_content: flowOfAbout(56, 'draft') } });
     expectError(bigDraft, 413, 'flow_quota_exceeded');
     expect((await server.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).body.has_draft).toBe(false);
 
@@ -113,7 +119,7 @@ describe('per-account flow quotas on a hosted server', () => {
 
   it('never lets uploads sent at once overshoot the quota', { timeout: 60_000 }, async () => {
     const account = await createAccount(server);
-    const texts = Array.from({ length: 8 }, (_, i) => flowOfAbout(200, `race${i}`));
+    const texts = Array.from({ length: 8 }, (_, i) => flowOfAbout(50, `race${i}`));
     // Two at a time: the most flow jobs one account may have in flight (a third gets 429).
     const statuses: number[] = [];
     for (let i = 0; i < texts.length; i += 2) {
@@ -125,20 +131,20 @@ describe('per-account flow quotas on a hosted server', () => {
     const kept = (await server.request('GET', '/v1/flows', { apiKey: account.apiKey })).body as Array<{ id: string }>;
     let bytes = 0;
     for (const { id } of kept) bytes += Buffer.byteLength((await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey })).body.yaml_content);
-    expect(kept).toHaveLength(3); // the count limit: 3 × 200 KiB fits in 1 MiB, a 4th flow does not fit the count
-    expect(bytes).toBeLessThanOrEqual(MIB);
+    expect(kept).toHaveLength(3); // the count limit: 3 × 50 KiB fits in 256 KiB, a 4th flow does not fit the count
+    expect(bytes).toBeLessThanOrEqual(QUOTA_BYTES);
   });
 });
 
 describe('the desktop app’s own server', () => {
   it('keeps no flow quota, even when the environment sets one for hosting', { timeout: 60_000 }, async () => {
     const userData = await mkdtemp(join(tmpdir(), 'voxflow-userdata-'));
-    const desktop = await startEmbeddedServer(userData, { VOXFLOW_LOG_LEVEL: 'silent', VOXFLOW_FLOWS_PER_ACCOUNT: '1', VOXFLOW_FLOW_STORAGE_MB: '1' }, { announce: () => {} });
+    const desktop = await startEmbeddedServer(userData, { VOXFLOW_LOG_LEVEL: 'silent', VOXFLOW_FLOWS_PER_ACCOUNT: '1', VOXFLOW_FLOW_STORAGE_MB: String(QUOTA_MIB) }, { announce: () => {} });
     try {
       const local = await createLocalSignIn(desktop.app.services, desktop.config.dataDir)();
       const headers = { authorization: `Bearer ${local.access_token}`, 'content-type': 'application/json', origin: desktop.origin };
       for (let i = 0; i < 6; i++) {
-        const response = await fetch(`${desktop.origin}/v1/flows`, { method: 'POST', headers, body: JSON.stringify({ name: `Local ${i}`, yaml_content: flowOfAbout(200, `local${i}`) }) });
+        const response = await fetch(`${desktop.origin}/v1/flows`, { method: 'POST', headers, body: JSON.stringify({ name: `Local ${i}`, yaml_content: flowOfAbout(50, `local${i}`) }) });
         expect(response.status, await response.text().then((t) => t.slice(0, 200))).toBe(201);
       }
     } finally {

@@ -38,7 +38,7 @@ export async function assertFlowStorageLeft(services: Pick<Services, 'config' | 
       [{ quota: 'flows', limit: flowsPerAccount, used: used.flows, adding: addingFlows }],
     );
   }
-  const limitBytes = flowStorageMb * MIB;
+  const limitBytes = Math.floor(flowStorageMb * MIB);
   if (flowStorageMb > 0 && addingBytes > 0 && used.bytes + addingBytes > limitBytes) {
     throw new AppError(
       'flow_quota_exceeded',
