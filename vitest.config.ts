@@ -171,7 +171,15 @@ export default defineConfig({
       // Pure work only, so a timeout here guards against a hang, not a slow network: property tests
       // of thousands of cases take 40 s when two runs share the machine's two cores.
       { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000 } },
-      { extends: true, test: { name: 'integration', include: files.integration } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: files.integration,
+          // One PostgreSQL cluster for the files that need one, each in databases of its own.
+          globalSetup: ['test/support/shared-postgres.ts'],
+        },
+      },
       // The API suite again with the store on PostgreSQL (issue 19): every test server gets a
       // database of its own on one cluster started for the run.
       {

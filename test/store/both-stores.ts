@@ -3,21 +3,16 @@
 // `open()` it hands the body gives a fresh, empty, migrated store of that kind for one test, closed
 // after it.
 //
-// PostgreSQL: one throwaway cluster per describeEachStore call (test/support/postgres.ts, started
-// in beforeAll, stopped in afterAll), one database migrated once as a template, and a new database
-// per open() copied from it with CREATE DATABASE … TEMPLATE, which takes milliseconds where
-// running the migrations would take far longer. Each file has its own cluster on its own port, so
-// files running at once (other engineers' store tests too) never share a database.
-
-import pg from 'pg';
-import { afterAll, beforeAll, describe } from 'vitest';
-import { openPostgres } from '../../server/store/postgres/database.ts';
+// PostgreSQL: the integration project's one cluster (test/support/shared-postgres.ts), a database
+// migrated once there as a template, and a new database per open() copied from it with CREATE
+// DATABASE … TEMPLATE, which takes milliseconds where running the migrations would take far
+// longer. Every database has a name of its own, so files running at once never share one.
+import { describe } from 'vitest';
 import { openPostgresStore } from '../../server/store/postgres/store.ts';
 import type { PostgresStore } from '../../server/store/postgres/store.ts';
 import { openStore } from '../../server/store/store.ts';
 import type { EmbeddedStore, Store } from '../../server/store/store.ts';
-import { startPostgres } from '../support/postgres.ts';
-import type { TestPostgres } from '../support/postgres.ts';
+import { sharedPostgresForThisFile } from '../support/shared-postgres.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 
 export type StoreKind = 'sqljs' | 'postgres';
@@ -65,33 +60,12 @@ async function openEmbedded(options: OpenTestStoreOptions = {}): Promise<StoreUn
   };
 }
 
-const TEMPLATE_DATABASE = 'voxflow_template';
-
-/** Registers the cluster's start and stop in the enclosing describe; open() is valid inside its tests. */
+/** Registers the file's databases on the shared cluster; open() is valid inside its tests. */
 function postgresForTests(): { open(options?: OpenTestStoreOptions): Promise<StoreUnderTest> } {
-  let cluster: TestPostgres | undefined;
-  let made = 0;
-  beforeAll(async () => {
-    cluster = await startPostgres({ durable: false });
-    const templateUrl = await cluster.createDatabase(TEMPLATE_DATABASE);
-    const migrated = await openPostgres({ url: templateUrl, poolSize: 1 });
-    await migrated.close();
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = sharedPostgresForThisFile();
   return {
     async open(options = {}) {
-      if (!cluster) throw new Error('the test PostgreSQL is not running (open() is for use inside a test)');
-      const name = `voxflow_test_${++made}`;
-      const admin = new pg.Client({ connectionString: cluster.url });
-      await admin.connect();
-      try {
-        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
-      } finally {
-        await admin.end();
-      }
-      const url = cluster.url.replace(/\/postgres$/, `/${name}`);
+      const url = await cluster.createDatabase('voxflow_store', { migrated: true });
       const store: PostgresStore = closeAfterTest(await openPostgresStore({ url, poolSize: 4, ...(options.now ? { now: options.now } : {}) }));
       let probes = 0;
       return {

@@ -17,7 +17,7 @@ import { runMigrateStoreCommand } from '../../server/migrate-command.ts';
 import { openPostgresStore } from '../../server/store/postgres/store.ts';
 import { openStore } from '../../server/store/store.ts';
 import { startAvailabilityService, type AvailabilityService } from '../support/availability-service.ts';
-import { startPostgres, type TestPostgres } from '../support/postgres.ts';
+import { sharedPostgresForThisFile } from '../support/shared-postgres.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -105,7 +105,7 @@ async function countRows(url: string, table: string): Promise<number> {
 }
 
 describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
-  let postgres: TestPostgres;
+  const postgres = sharedPostgresForThisFile();
   let service: AvailabilityService;
   let receiver: WebhookReceiver;
   const dirs: string[] = [];
@@ -116,14 +116,12 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
   };
 
   beforeAll(async () => {
-    postgres = await startPostgres();
     service = await startAvailabilityService({ pizza: { status: 200, json: { order: { id: 'A-17' }, next_state: 'done' } } });
     receiver = await startWebhookReceiver();
   });
   afterAll(async () => {
     await receiver?.close();
     await service?.close();
-    await postgres?.stop();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,13 +1,13 @@
 // Two Voxflow servers on one PostgreSQL database, over real HTTP, as two nodes behind a load
-// balancer (issue 19, DESIGN §15): one throwaway cluster per test file (test/support/postgres.ts,
-// started in beforeAll, stopped in afterAll), and per call a new database both servers open at
-// once, with the same keys (the README's multi-node settings) and data dirs of their own. The
-// same database and keys are handed out for a node started as a child process (spawnServer).
+// balancer (issue 19, DESIGN §15): per call a new database on the integration project's cluster
+// (test/support/shared-postgres.ts), which both servers open at once, with the same keys (the
+// README's multi-node settings) and data dirs of their own. The same database and keys are
+// handed out for a node started as a child process (spawnServer).
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterEach } from 'vitest';
 import type { ConfigInput } from '../../server/config.ts';
-import { startPostgres, type TestPostgres } from './postgres.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.ts';
+import { sharedPostgresForThisFile } from './shared-postgres.ts';
 
 export interface TwoNodes {
   a: TestServer;
@@ -23,22 +23,14 @@ export interface TwoServersRig {
 }
 
 export function twoServersForThisFile(): TwoServersRig {
-  let cluster: TestPostgres | undefined;
-  let made = 0;
+  const cluster = sharedPostgresForThisFile();
   const open: TestServer[] = [];
-  beforeAll(async () => {
-    cluster = await startPostgres({ durable: false });
-  }, 120_000);
   afterEach(async () => {
     await Promise.all(open.splice(0).map((server) => server.close().catch(() => undefined)));
   });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
   return {
     async start(overrides = {}, options = {}) {
-      if (!cluster) throw new Error('the test PostgreSQL is not running (use it inside a test)');
-      const databaseUrl = await cluster.createDatabase(`voxflow_two_servers_${process.pid}_${++made}`);
+      const databaseUrl = await cluster.createDatabase('voxflow_two_servers');
       const keys = { secretKey: randomBytes(32).toString('base64'), jwtSecret: randomBytes(48).toString('base64') };
       // At once, as two nodes of a fleet start: their migrations must not race.
       const started = await Promise.allSettled([0, 1].map(() => startTestServer({ ...overrides, databaseUrl, ...keys }, options)));
