@@ -176,8 +176,9 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: files.integration,
-          // One PostgreSQL cluster for the files that need one, each in databases of its own.
-          globalSetup: ['test/support/shared-postgres.ts'],
+          // One PostgreSQL cluster for the files that need one, each in databases of its own; the
+          // server bundled as `npm run serve` runs it, for the tests that start it as a process.
+          globalSetup: ['test/support/shared-postgres.ts', 'test/support/server-bundle.ts'],
         },
       },
       // The API suite again with the store on PostgreSQL (issue 19): every test server gets a

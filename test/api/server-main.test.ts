@@ -1,4 +1,5 @@
-// The headless command line (`node --import tsx server/main.ts --serve`), run as a host would run it.
+// The headless command line (`npm run serve`: the bundle, built for this run by
+// test/support/server-bundle.ts), run as a host would run it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../server/store/sqljs/lockfile.ts';
 import { startTestServer } from '../support/server.ts';
+import { serverEntry } from '../support/spawn-server.ts';
 import { expectError } from './error-shape.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -59,7 +61,7 @@ beforeAll(() => {
 });
 
 function run(args: string[], owner: ChildProcess[] = children): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
+  const child = spawn(process.execPath, [...serverEntry(), ...args], {
     cwd: ROOT,
     // Only the flags configure it: no Voxflow settings or vendor keys leak in from the environment.
     env: { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(VOXFLOW_|OPENAI_API_KEY$|DEEPGRAM_API_KEY$)/.test(name))), VOXFLOW_LOG_LEVEL: 'warn' },

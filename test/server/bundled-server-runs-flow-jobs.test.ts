@@ -1,36 +1,29 @@
 // The esbuild bundle (`npm run build:server`, what `npm run serve` runs) parses and edits flows
 // in its worker threads too: the worker is built as flow-worker.mjs beside main.mjs, where the
 // pool looks for it, and the CPU budget holds there as from the sources.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { oneLineStatesYaml } from '../support/one-line-flows.ts';
+import { serverBundle } from '../support/server-bundle.ts';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // A budget a two-state flow stays far under and 2,000 states exceed on any machine.
 const BUDGET_MS = 50;
-let outdir = '';
 let dataDir = '';
 let server: ServerProcess | undefined;
 
 beforeAll(async () => {
-  // Its own folder, so the bundle other tests run from dist/server is not rewritten under them.
-  outdir = join(ROOT, 'dist', `.server-test-${process.pid}`);
-  await promisify(execFile)(process.execPath, ['scripts/build-server.mjs', `--outdir=${outdir}`], { cwd: ROOT });
   dataDir = await mkdtemp(join(tmpdir(), 'voxflow-bundle-jobs-'));
-  server = await spawnServer(['--data-dir', dataDir, '--flow-job-budget-ms', String(BUDGET_MS)], {}, 30_000, [join(outdir, 'main.mjs')]);
+  // This run's bundle (test/support/server-bundle.ts), built by the same script as dist/server.
+  server = await spawnServer(['--data-dir', dataDir, '--flow-job-budget-ms', String(BUDGET_MS)], {}, 30_000, [serverBundle()]);
 }, 90_000);
 afterAll(async () => {
   if (server) {
     server.child.kill('SIGTERM');
     await server.exited;
   }
-  await rm(outdir, { recursive: true, force: true });
   await rm(dataDir, { recursive: true, force: true });
 });
 

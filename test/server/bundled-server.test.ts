@@ -1,22 +1,19 @@
 // `npm run serve` runs the esbuild bundle in dist/server, not the sources: packages are bundled
-// into it and workers and assets are copied beside it, so it is checked as a host would run it.
-import { execFile } from 'node:child_process';
+// into it and workers and assets are copied beside it, so it is checked as a host would run it
+// (the bundle this run built with the same script: test/support/server-bundle.ts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { BUNDLE_ENTRY, spawnServer, type ServerProcess } from '../support/spawn-server.ts';
+import { serverBundle } from '../support/server-bundle.ts';
+import { spawnServer, type ServerProcess } from '../support/spawn-server.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let server: ServerProcess;
 let dataDir: string;
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, ['scripts/build-server.mjs'], { cwd: ROOT });
   dataDir = await mkdtemp(join(tmpdir(), 'voxflow-bundle-'));
-  server = await spawnServer(['--data-dir', dataDir], {}, 20_000, BUNDLE_ENTRY);
+  server = await spawnServer(['--data-dir', dataDir], {}, 20_000, [serverBundle()]);
 }, 60_000);
 afterAll(async () => {
   server?.child.kill('SIGTERM');

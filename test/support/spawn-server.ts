@@ -1,6 +1,8 @@
-// Runs the real command line (`server/main.ts --serve`) as a child process, as a host would.
+// Runs the real command line (`voxflow --serve`) as a child process, as a host would: in tests the
+// bundle `npm run serve` runs (server-bundle.ts), outside them (the benches) the sources.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { serverBundle } from './server-bundle.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -12,13 +14,16 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The sources through tsx, as the tests run them. */
+/** The sources through tsx. */
 export const SOURCE_ENTRY = ['--import', 'tsx', 'server/main.ts'];
-/** The esbuild bundle `npm run serve` runs (build it first with scripts/build-server.mjs). */
-export const BUNDLE_ENTRY = ['dist/server/main.mjs'];
+
+/** The server's entry: this test run's bundle under vitest, the sources elsewhere (benches run under tsx). */
+export function serverEntry(): string[] {
+  return process.env.VITEST ? [serverBundle()] : SOURCE_ENTRY;
+}
 
 /** Starts `node <entry> --serve ...args` and waits for its serving line. */
-export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000, entry: string[] = SOURCE_ENTRY): Promise<ServerProcess> {
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000, entry: string[] = serverEntry()): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...entry, '--serve', '--port', '0', '--log-level', 'warn', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
