@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { parseFlow } from '../../server/flow/parse.ts';
 import type { ParseResult } from '../../server/flow/types.ts';
 import { DIAGNOSTIC_CODES } from '../../server/flow/diagnostic-codes.ts';
+import { scaledRuns } from '../support/property-runs.ts';
 
 const GAME = readFileSync(new URL('../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');
 const GAME_LINES = GAME.split('\n');
@@ -60,7 +61,7 @@ function mutate(lines: string[], m: Mutation): string[] {
 
 describe('parseFlow on any input', () => {
   it('never throws on random YAML-like text', () => {
-    fc.assert(fc.property(yamlish, (text) => expectWellFormed(text, parseFlow(text))), { numRuns: 3000 });
+    fc.assert(fc.property(yamlish, (text) => expectWellFormed(text, parseFlow(text))), { numRuns: scaledRuns(3000) });
   });
 
   it('never throws on the guessing game mutated line by line', () => {
@@ -69,7 +70,7 @@ describe('parseFlow on any input', () => {
         const text = mutations.reduce(mutate, GAME_LINES).join('\n');
         expectWellFormed(text, parseFlow(text));
       }),
-      { numRuns: 1500 },
+      { numRuns: scaledRuns(1500) },
     );
   });
 
@@ -79,7 +80,7 @@ describe('parseFlow on any input', () => {
         const text = stringify(value);
         expectWellFormed(text, parseFlow(text));
       }),
-      { numRuns: 1500 },
+      { numRuns: scaledRuns(1500) },
     );
   });
 
@@ -109,7 +110,7 @@ describe('parseFlow on any input', () => {
         const text = stringify(doc);
         expectWellFormed(text, parseFlow(text));
       }),
-      { numRuns: 2000 },
+      { numRuns: scaledRuns(2000) },
     );
   });
 });

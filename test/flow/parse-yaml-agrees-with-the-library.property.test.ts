@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { parseYaml } from '../../server/flow/parse-yaml.ts';
+import { scaledRuns } from '../support/property-runs.ts';
 
 const problems = (list: ReadonlyArray<{ code: string; message: string; pos: [number, number] }>) =>
   list.map(({ code, message, pos }) => ({ code, message, pos }));
@@ -43,11 +44,11 @@ const noise = fc.string({
 
 describe('parseYaml against the yaml library with uniqueKeys', () => {
   it('reports duplicate keys like the library, amid any other error', () => {
-    fc.assert(fc.property(blocky, expectSameAsTheLibrary), { numRuns: 3000 });
+    fc.assert(fc.property(blocky, expectSameAsTheLibrary), { numRuns: scaledRuns(3000) });
   });
 
   it('agrees on random YAML-like text', () => {
-    fc.assert(fc.property(noise, expectSameAsTheLibrary), { numRuns: 3000 });
+    fc.assert(fc.property(noise, expectSameAsTheLibrary), { numRuns: scaledRuns(3000) });
   });
 
   it('agrees on maps with repeated keys, nested in both styles', () => {

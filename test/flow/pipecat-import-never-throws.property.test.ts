@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { importPipecatFlow } from '../../server/flow/pipecat/index.ts';
+import { scaledRuns } from '../support/property-runs.ts';
 
 // Whatever a FlowConfig file holds, the import never throws: it refuses it with a reason, or
 // gives a flow the validator accepts (the API and the studio rely on both).
@@ -50,7 +51,7 @@ describe('importing any FlowConfig-shaped file', () => {
         expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
         expect(parseFlow(result.yaml).diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaledRuns(1000) },
     );
   });
 });

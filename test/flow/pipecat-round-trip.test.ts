@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { exportPipecatFlow, exportPipecatFlowText, importPipecatFlow } from '../../server/flow/pipecat/index.ts';
 import type { FlowDocument } from '../../server/flow/types.ts';
+import { scaledRuns } from '../support/property-runs.ts';
 
 // Round trips: what a designer built in one tool survives a trip through the other.
 const fixture = (name: string) => readFileSync(new URL(`./pipecat/${name}`, import.meta.url), 'utf8');
@@ -157,7 +158,7 @@ describe('Voxflow → Pipecat → Voxflow', () => {
         expect(structure(back)).toEqual(structure(document));
         for (const [name, state] of Object.entries(document.states)) expect(back.states[name]!.agent.prompt).toBe(state.agent.prompt);
       }),
-      { numRuns: 150 },
+      { numRuns: scaledRuns(150) },
     );
   });
 });

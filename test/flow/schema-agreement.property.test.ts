@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FlowDocument } from '../../server/flow/schema.ts';
 import { checkStructure } from '../../server/flow/structure.ts';
+import { scaledRuns } from '../support/property-runs.ts';
 
 // structure.ts reads the zod schema instead of running it, to say what is wrong in a designer's
 // words; zod itself must still agree with it about which documents are well-shaped.
@@ -75,7 +76,7 @@ describe('the flow schema', () => {
         const problems = checkStructure(doc);
         expect(FlowDocument.safeParse(doc).success, JSON.stringify(problems)).toBe(problems.length === 0);
       }),
-      { numRuns: 3000 },
+      { numRuns: scaledRuns(3000) },
     );
   });
 

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { Document, Scalar, isNode, isPair, isScalar, parseDocument, visit } from 'yaml';
 import { applyJsonToYaml, jsonToYaml, yamlToJson } from '../../../server/flow/yaml-edit/index.ts';
 import { FLOW, commentLines, dataOf, lineDiff, type Json, type Obj } from './hand-written-flow.ts';
+import { scaledRuns } from '../../support/property-runs.ts';
 
 
 const text = fc.oneof(
@@ -201,7 +202,7 @@ describe('applyJsonToYaml properties', () => {
         for (const line of commentLines(FLOW)) expect(out.split('\n')).toContain(line);
         for (const line of inline) expect(out).toContain(line.slice(line.indexOf(' # ')));
       }),
-      { numRuns: 300 },
+      { numRuns: scaledRuns(300) },
     );
   });
 
@@ -213,7 +214,7 @@ describe('applyJsonToYaml properties', () => {
         expect(yamlToJson(out)).toEqual(data);
         expect(applyJsonToYaml(out, data)).toBe(out);
       }),
-      { numRuns: 300 },
+      { numRuns: scaledRuns(300) },
     );
   });
 
@@ -222,7 +223,7 @@ describe('applyJsonToYaml properties', () => {
       fc.property(json, (other) => {
         expect(yamlToJson(applyJsonToYaml(FLOW, other))).toEqual(other);
       }),
-      { numRuns: 300 },
+      { numRuns: scaledRuns(300) },
     );
   });
 
@@ -234,7 +235,7 @@ describe('applyJsonToYaml properties', () => {
         const out = applyJsonToYaml(yaml, data);
         expect(yamlToJson(out)).toEqual(data);
       }),
-      { numRuns: 400 },
+      { numRuns: scaledRuns(400) },
     );
   });
 
@@ -250,7 +251,7 @@ describe('applyJsonToYaml properties', () => {
         expect(yamlToJson(out)).toEqual(data);
         expect(yamlToJson(applyJsonToYaml(yaml, other))).toEqual(other);
       }),
-      { numRuns: 400 },
+      { numRuns: scaledRuns(400) },
     );
   });
 
@@ -259,7 +260,7 @@ describe('applyJsonToYaml properties', () => {
       fc.property(json, (data) => {
         expect(yamlToJson(jsonToYaml(data))).toEqual(data);
       }),
-      { numRuns: 300 },
+      { numRuns: scaledRuns(300) },
     );
   });
 });
