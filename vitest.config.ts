@@ -107,54 +107,76 @@ function testFilesByProject(): Record<Project, string[]> {
 const files = testFilesByProject();
 
 /**
- * Files that take far longer than their project's others (the slowest of each project in a quiet
- * run). Vitest runs a project's files largest first when it has no timings cached (a clean clone,
- * CI), and the unit project comes last: there the 18 s cost-grows-linearly, a small file, started
- * last and ran alone at the end of the whole run. Named here, they start first in their project.
+ * The browser files run first, three at a time: each drives Chromium beside a server, which keeps
+ * both cores busy (the whole run is CPU-bound on this machine: process accounting counted 586 s of
+ * CPU in a 334 s run). The other three projects run after them as one group, five files at a time:
+ * many of those files wait on real time (paced audio, idle and session timers, child processes)
+ * more than they compute, and three at a time left a core idle for a third of that phase.
  */
-const SLOW_FILES = [
-  'test/flow/cost-grows-linearly.test.ts',
-  'test/flow/parse-never-throws.property.test.ts',
-  'test/providers/turn-silero-detectors-keep-their-own-state.test.ts',
-  'test/flow/yaml-edit/properties.test.ts',
+const GROUP_WORKERS = { browser: 3, rest: 5 } as const;
+
+/**
+ * The projects one after another in the queue: a worker keeps its loaded modules only for a next
+ * file of the same project (vitest's pool), so mixing projects costs a worker start per switch (a
+ * run that mixed them spent 74 s importing modules instead of 50, and ended 8 s later). Within
+ * the second group the unit project's CPU-only files run beside the integration project's last,
+ * waiting ones, and PostgreSQL's many short API files even out the end.
+ */
+const PROJECT_ORDER = ['e2e', 'integration', 'unit', 'postgres'];
+
+/**
+ * Files that start before the rest of their project, in this order. Vitest runs a project's files
+ * largest first when it has no timings cached (a clean clone, CI): a long file that starts late
+ * runs alone at the end (the 18 s cost-grows-linearly did, last of the last project). The
+ * integration project starts with files that mostly wait (spoken calls in real time, two nodes)
+ * beside ones that compute (big flow uploads, killed and restarted servers).
+ */
+const FIRST = [
   'test/e2e/studio-editor.test.ts',
   'test/e2e/webrtc-guessing-game.test.ts',
   'test/e2e/studio-test-talk.test.ts',
-  'test/server/two-nodes-over-http.test.ts',
   'test/voice/guessing-game-won-by-voice.test.ts',
-  'test/server/voxflow-test-command.test.ts',
+  'test/server/two-nodes-over-http.test.ts',
+  'test/api/flow-uploads-never-stall-the-server.test.ts',
   'test/voice/flow-state-entry-and-idle.test.ts',
+  'test/server/webhook-delivery-survives-sigkill.test.ts',
+  'test/server/voxflow-test-command.test.ts',
   'test/api/sessions-end-when-idle-or-too-long.test.ts',
+  'test/voice/guessing-game-suite-audio-mode.test.ts',
+  'test/flow/parse-never-throws.property.test.ts',
+  'test/flow/cost-grows-linearly.test.ts',
+  'test/flow/yaml-edit/properties.test.ts',
+  'test/providers/turn-silero-detectors-keep-their-own-state.test.ts',
 ];
 
-/** Vitest's order (one project after another, so a worker keeps its loaded modules), with SLOW_FILES first in each project. */
+/** The projects in PROJECT_ORDER; in each, FIRST in its order, then vitest's order. */
 class SlowFilesFirst extends BaseSequencer {
   override async sort(specs: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(specs);
-    const projects = [...new Set(sorted.map((spec) => spec.project.name))];
     const rank = (spec: TestSpecification) => {
-      const at = SLOW_FILES.findIndex((file) => spec.moduleId.endsWith(`/${file}`));
-      return at === -1 ? SLOW_FILES.length : at;
+      const at = FIRST.findIndex((file) => spec.moduleId.endsWith(`/${file}`));
+      return at === -1 ? FIRST.length : at;
     };
+    const project = (spec: TestSpecification) => PROJECT_ORDER.indexOf(spec.project.name);
     const position = new Map(sorted.map((spec, i) => [spec, i]));
-    return [...sorted].sort(
-      (a, b) => projects.indexOf(a.project.name) - projects.indexOf(b.project.name) || rank(a) - rank(b) || position.get(a)! - position.get(b)!,
-    );
+    return [...sorted].sort((a, b) => project(a) - project(b) || rank(a) - rank(b) || position.get(a)! - position.get(b)!);
   }
 }
+
+/** A project in the second group: five files at a time, after the browser files. */
+const REST = { maxWorkers: GROUP_WORKERS.rest, sequence: { groupOrder: 1 } };
 
 export default defineConfig({
   test: {
     environment: 'node',
     sequence: { sequencer: SlowFilesFirst },
-    // Three files at a time on this 2-core machine (vitest's default here is one: cores − 1). Most
-    // files wait on real time (paced audio, a browser) more than they compute: test/voice alone
-    // used 0.55 of a core with two workers. Measured (load 4–7 from other work): test/voice 58 s
-    // with 2, 46 s with 3, 41 s with 4; six of the slowest e2e files 70 s → 44 s with 3; test/voice
-    // and test/server run twice at once, 150 s with 2 and 136 s with 3, all passing both ways.
-    // Three, not four: the real-time tests must stay steady with a second `npm test` beside.
-    // The projects copy this value: `--maxWorkers` on the command line does not reach them.
-    maxWorkers: 3,
+    // Files at a time: GROUP_WORKERS above. Measured on this 2-core machine, one quiet run each
+    // (vitest's duration, 2026-11-27): each project three at a time, one after another, 299 s;
+    // integration at four 291 s; integration at five and PostgreSQL's API files at four 279 s;
+    // the second group as one, five at a time in PROJECT_ORDER, 264 s. More than three browser
+    // files at once only queue for the cores. `--maxWorkers` on the command line does not reach
+    // the projects; each names its own (a group's projects must agree).
+    maxWorkers: GROUP_WORKERS.browser,
     // Each worker loads the server's modules once, not once per file: per-file isolation cost
     // more than the tests themselves (about 2 s of imports a file). Files clean up after
     // themselves (servers closed, spies and timers restored in their hooks); none mocks modules.
@@ -170,12 +192,13 @@ export default defineConfig({
     projects: [
       // Pure work only, so a timeout here guards against a hang, not a slow network: property tests
       // of thousands of cases take 40 s when two runs share the machine's two cores.
-      { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000 } },
+      { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000, ...REST } },
       {
         extends: true,
         test: {
           name: 'integration',
           include: files.integration,
+          ...REST,
           // One PostgreSQL cluster for the files that need one, each in databases of its own; the
           // server bundled as `npm run serve` runs it, for the tests that start it as a process.
           globalSetup: ['test/support/shared-postgres.ts', 'test/support/server-bundle.ts'],
@@ -187,6 +210,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'postgres',
+          ...REST,
           include: files.integration.filter((file) => file.startsWith('test/api/') && !EMBEDDED_STORE_ONLY.has(file)),
           globalSetup: ['test/support/postgres-global-setup.ts'],
         },
