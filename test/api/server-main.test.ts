@@ -131,7 +131,8 @@ async function post(url: string, body: unknown) {
 }
 
 describe('voxflow --serve', () => {
-  // One data dir through two processes and a restart (each spawn costs over a second of CPU here).
+  // One data dir through two processes and a restart (each spawn costs about 0.7 s of CPU to its
+  // serving line here).
   it('serves /health at the address it prints, refuses a second process on its data dir, exits 0 on SIGTERM and leaves its data for the next start', { timeout: 90_000 }, async () => {
     const dataDir = await freshDataDir();
     const credentials = { email: 'restart@example.com', password: 'survives a restart' };

@@ -3,8 +3,7 @@
 // then gets a database of its own copied from the template (test/support/server.ts), so files
 // running at once never share one.
 import type { TestProject } from 'vitest/node';
-import { openPostgres } from '../../server/store/postgres/database.ts';
-import { startPostgres } from './postgres.ts';
+import { startClusterWithTemplate } from './shared-postgres.ts';
 
 export const POSTGRES_TEMPLATE = 'voxflow_api_template';
 
@@ -16,9 +15,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const cluster = await startPostgres({ durable: false });
-  const template = await openPostgres({ url: await cluster.createDatabase(POSTGRES_TEMPLATE), poolSize: 1 });
-  await template.close();
+  const cluster = await startClusterWithTemplate(POSTGRES_TEMPLATE);
   project.provide('voxflowPostgres', cluster.url);
   return () => cluster.stop();
 }

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { openPostgres } from '../../server/store/postgres/database.ts';
-import { startPostgres } from './postgres.ts';
+import { startPostgres, type TestPostgres } from './postgres.ts';
 
 /** A database migrated once, copied for each test that wants an empty store. */
 export const MIGRATED_TEMPLATE = 'voxflow_store_template';
@@ -24,11 +24,17 @@ declare module 'vitest' {
   }
 }
 
+/** A throwaway cluster for a whole run (fsync off) with a database migrated once, to copy from. */
+export async function startClusterWithTemplate(template: string): Promise<TestPostgres> {
+  const cluster = await startPostgres({ durable: false });
+  const migrated = await openPostgres({ url: await cluster.createDatabase(template), poolSize: 1 });
+  await migrated.close();
+  return cluster;
+}
+
 /** The integration project's globalSetup: starts the cluster and its migrated template. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const cluster = await startPostgres({ durable: false });
-  const template = await openPostgres({ url: await cluster.createDatabase(MIGRATED_TEMPLATE), poolSize: 1 });
-  await template.close();
+  const cluster = await startClusterWithTemplate(MIGRATED_TEMPLATE);
   project.provide('voxflowSharedCluster', cluster.url);
   return () => cluster.stop();
 }
