@@ -18,11 +18,17 @@ function graphMarks(graph: Locator): Promise<{ active: string[]; visited: string
   });
 }
 
-/** The transitions the graph paints as taken (their edge ids: state→tool). */
-function takenEdges(graph: Locator): Promise<string[]> {
-  return graph.evaluate((root) =>
-    [...root.querySelectorAll('.svelte-flow__edge')].filter((edge) => edge.querySelector('.svelte-flow__edge-path.taken')).map((edge) => edge.getAttribute('data-id') ?? '?').sort(),
-  );
+/**
+ * The transitions the graph paints as taken (their edge ids: state→tool); null before any edge is
+ * drawn. The graph draws its edges a frame or more after its nodes (once it has measured them),
+ * so a check right after the nodes' marks can see none yet: poll this.
+ */
+function takenEdges(graph: Locator): Promise<string[] | null> {
+  return graph.evaluate((root) => {
+    const edges = [...root.querySelectorAll('.svelte-flow__edge')];
+    if (edges.length === 0) return null;
+    return edges.filter((edge) => edge.querySelector('.svelte-flow__edge-path.taken')).map((edge) => edge.getAttribute('data-id') ?? '?').sort();
+  });
 }
 
 describe('the session view', () => {
@@ -91,7 +97,7 @@ describe('the session view', () => {
     await graph.locator('.svelte-flow__node').first().waitFor({ timeout: 20_000 });
     // The scrubber starts at the end: the game was won.
     await expect.poll(() => graphMarks(graph), { timeout: 10_000 }).toEqual({ active: ['won'], visited: ['playing', 'setup'] });
-    expect(await takenEdges(graph)).toEqual(['playing→guess_correct', 'playing→record_answer', 'setup→begin_game']);
+    await expect.poll(() => takenEdges(graph), { timeout: 10_000 }).toEqual(['playing→guess_correct', 'playing→record_answer', 'setup→begin_game']);
     expect(await page.getByTestId('session-graph-drawn').innerText()).toBe('Version 1 of “Guessing game”, which this session ran.');
     // Shown, not edited: no adding states, no laying out again.
     expect(await graph.getByRole('button', { name: '+ State' }).count()).toBe(0);
@@ -107,7 +113,7 @@ describe('the session view', () => {
     await expect.poll(async () => (await page.getByRole('list', { name: 'States passed through' }).innerText()).trim()).toBe('setup');
     expect(await page.locator('.moment.later').count()).toBeGreaterThan(3);
     await expect.poll(() => graphMarks(graph)).toEqual({ active: ['setup'], visited: [] });
-    expect(await takenEdges(graph)).toEqual([]);
+    await expect.poll(() => takenEdges(graph)).toEqual([]);
 
     // A moment after the game began and before it was won: in playing, having come from setup.
     const detail = (await rig.server.request('GET', `/v1/sessions/${sessionId}`, { jwt: rig.account.jwt })).body;
@@ -120,8 +126,10 @@ describe('the session view', () => {
     expect(middle).toBeLessThan(won);
     await scrubber.fill(middle.toFixed(2));
     await expect.poll(() => graphMarks(graph)).toEqual({ active: ['playing'], visited: ['setup'] });
-    expect(await takenEdges(graph)).toContain('setup→begin_game');
-    expect(await takenEdges(graph)).not.toContain('playing→guess_correct');
+    // The game began (setup→begin_game); it was not yet won (no playing→guess_correct).
+    await expect
+      .poll(() => takenEdges(graph))
+      .toSatisfy((edges: string[] | null) => edges !== null && edges.includes('setup→begin_game') && !edges.includes('playing→guess_correct'));
     expect(await page.getByTestId('session-state-now').innerText()).toBe('playing');
   });
 
@@ -172,7 +180,7 @@ describe('the session view', () => {
     expect(conversation).toMatch(/guess_correct\s*rejected\s*in setup: tool 'guess_correct' is not available in state 'setup'; available tools: begin_game\s*\(simulator\)/);
     const graph = talk.getByTestId('session-graph');
     await expect.poll(() => graphMarks(graph), { timeout: 20_000 }).toEqual({ active: ['playing'], visited: ['setup'] });
-    expect(await takenEdges(graph)).toEqual(['setup→begin_game']);
+    await expect.poll(() => takenEdges(graph), { timeout: 10_000 }).toEqual(['setup→begin_game']);
     await screenshot(talk, 'studio-session-view-from-test-tab-1280x800');
     expect(chromium.pageErrors).toEqual([]);
     await talk.close();
