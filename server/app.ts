@@ -139,10 +139,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
   const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
-  // The per-account session cap is held by the store as sessions connect, over every node (DESIGN §15).
+  // The per-account session cap is held by the store as sessions connect, over every node
+  // (docs/hosting.md#several-nodes-on-postgresql).
   const { sessionsPerAccount } = config.engine;
-  // The embedded store runs in a worker thread, off the thread that paces audio (DESIGN §10);
-  // should that thread die, every store call is a 503 and the app's log says why.
+  // The embedded store runs in a worker thread, off the thread that paces audio
+  // (docs/benchmarks.md#what-the-figures-rest-on); should that thread die, every store call is a
+  // 503 and the app's log says why.
   let storeLog: FastifyBaseLogger | null = null;
   const onWorkerLost = (error: Error) =>
     storeLog ? storeLog.error({ err: error }, 'the store worker stopped: every store call fails (503) until the server is restarted') : process.emitWarning(error.message);
@@ -184,15 +186,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       );
     }
     // Every session's events, kept in the store for the business, and the calls asked to be
-    // recorded (DESIGN §11).
+    // recorded (docs/api.md#what-a-call-leaves-behind).
     const timelines = new TimelineRecorder(store, app.log);
-    // Session events for the account's webhooks: a durable outbox, delivered on timers (DESIGN §11).
+    // Session events for the account's webhooks: a durable outbox, delivered on timers
+    // (docs/api.md#what-a-call-leaves-behind).
     const webhookDispatcher = new WebhookDispatcher(store, secrets, app.log, { ...config.webhooks, retentionDays: config.retentionDays });
     // With port 0 the real port is known only once listening (recording URLs in session.ended).
     let listeningPort = config.port;
     const webhooks = new WebhookOutbox(store, app.log, () => webhookDispatcher.wake(), () => publicUrlFor(config, listeningPort));
     const recordings = new Set<CallRecording>();
-    // Flow documents are parsed and edited in worker threads (DESIGN §10); started on first use.
+    // Flow documents are parsed and edited in worker threads
+    // (docs/benchmarks.md#what-the-figures-rest-on); started on first use.
     const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
     const engine = new VoiceEngine({
       // An account key of its own, so an account's uploads never make its own session start wait.

@@ -1,6 +1,6 @@
-// The flow-job pool (DESIGN §10): parsing and validating flows and the YAML⇄JSON edits run in
-// worker threads, never on the thread that paces every session's audio. A 255 KiB upload took
-// that thread 1.6–2.9 s before (issue 14).
+// The flow-job pool (so one tenant never holds up another's calls): parsing and validating flows
+// and the YAML⇄JSON edits run in worker threads, never on the thread that paces every session's
+// audio. A 255 KiB upload took that thread 1.6–2.9 s before.
 //
 // - Each job has a budget of CPU time (default 2 s). Past it, its worker is terminated (a
 //   synchronous parse cannot be interrupted otherwise) and replaced on demand, and the request
@@ -161,7 +161,10 @@ export class FlowJobs {
     return (await this.run(account, { kind: 'to_json_text', yaml })).jsonText;
   }
 
-  /** A flow test or a suite with its diagnostics, checked against the flow (DESIGN §14), and the flow's document. */
+  /**
+   * A flow test or a suite with its diagnostics, checked against the flow
+   * (docs/testing.md#flow-tests), and the flow's document.
+   */
   parseTests(account: string, yaml: string, flowYaml: string): Promise<FlowJobResults['parse_tests']> {
     return this.run(account, { kind: 'parse_tests', yaml, flowYaml });
   }

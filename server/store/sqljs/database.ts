@@ -20,7 +20,7 @@
 // to a temp file, fsync'd, renamed over voxflow.db, and the directory fsync'd; only then is
 // the journal emptied. `_meta.snapshot_seq` inside the image tells replay where to resume.
 // export() blocks the event loop for about 1 ms per MiB of database, on the same thread as
-// audio. So by default the thresholds grow with the database (issue 14): a snapshot waits until
+// audio. So by default the thresholds grow with the database: a snapshot waits until
 // the journal holds as many bytes as the last image (at least 8 MiB), or 1,000 records per
 // 8 MiB of image (at least 1,000). Its cost per byte written then stays about the same however
 // large the database, and a replay at open is never longer than about one snapshot's worth of
