@@ -62,6 +62,9 @@ export interface BuildOptions {
   warmUpVoice?: boolean;
 }
 
+/** How long a close waits for a voice model load in progress (a load that hangs is cut off). */
+const VOICE_LOAD_WAIT_ON_CLOSE_MS = 5_000;
+
 /**
  * The voice input, loaded in the background so the server listens at once; a session that starts
  * before it is ready waits for it. Without it the server still runs: audio then gets a clear
@@ -95,9 +98,6 @@ function loadVoiceInput(app: FastifyInstance, factory: VoiceInputFactory, closin
  * Work that can wait until the server answers requests (warm-ups, model loads). In tests that
  * never listen (inject), it still runs once the app is ready.
  */
-/** How long a close waits for a voice model load in progress (a load that hangs is cut off). */
-const VOICE_LOAD_WAIT_ON_CLOSE_MS = 5_000;
-
 function afterListening(app: FastifyInstance, work: () => Promise<unknown>): void {
   let started = false;
   const start = () => {
@@ -130,6 +130,10 @@ function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   };
 }
 
+/**
+ * The whole server, ready to listen but not listening: main.ts and the desktop app listen, tests
+ * inject. Closing it ends live sessions and flushes the store.
+ */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl && (!config.secretKey || !config.jwtSecret)) {

@@ -47,17 +47,17 @@ export const ConfigSchema = z.object({
   /** Key that signs studio logins (base64, 32 bytes or more); generated in the data dir when unset. */
   jwtSecret: optionalText,
   /**
-   * PostgreSQL for the store (docs/hosting.md#several-nodes-on-postgresql): several nodes share it
-   * behind one load balancer. Unset: the embedded sql.js store in the data dir. With it, both keys
-   * above must be set (every node must read the others' secrets and logins).
-   */
-  /**
    * How long a graceful close (SIGTERM, SIGINT) may take, sessions ended and the store flushed,
    * before the process gives up and exits 1 saying so.
    */
   shutdownGraceSeconds: z.coerce.number().min(0.1).max(600).default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
   /** PostgreSQL: a node silent this long is gone, and the other nodes end its calls. */
   nodeTimeoutSeconds: z.coerce.number().min(1).max(3600).default(60),
+  /**
+   * PostgreSQL for the store (docs/hosting.md#several-nodes-on-postgresql): several nodes share it
+   * behind one load balancer. Unset: the embedded sql.js store in the data dir. With it, both keys
+   * (secretKey, jwtSecret) must be set (every node must read the others' secrets and logins).
+   */
   databaseUrl: optionalText.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), { message: 'must be a postgres:// or postgresql:// URL' }),
   limits: z
     .object({

@@ -2,7 +2,7 @@
 // and the YAML⇄JSON edits run in worker threads, never on the thread that paces every session's
 // audio. A 255 KiB upload took that thread 1.6–2.9 s before.
 //
-// - Each job has a budget of CPU time (default 2 s). Past it, its worker is terminated (a
+// - Each job has a budget of CPU time (VOXFLOW_FLOW_JOB_BUDGET_MS, 5 s by default). Past it, its worker is terminated (a
 //   synchronous parse cannot be interrupted otherwise) and replaced on demand, and the request
 //   gets 422 flow_too_complex. CPU time rather than wall time, so that the answer depends on the
 //   document alone: a machine busy with calls answers later, but does not refuse documents it

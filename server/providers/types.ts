@@ -40,10 +40,10 @@ export interface TranscriptionStream {
 
 export interface SpeechToText {
   readonly provider: string;
-  /** Opens a stream for one session; streaming providers connect lazily on first write. */
   /**
-   * `model`: a flow's own (`settings.stt.model`, docs/flows.md#extended-flow-keys), over the
-   * configured one.
+   * Opens a stream for one session; streaming providers connect lazily on first write. `model`
+   * is a flow's own (`settings.stt.model`, docs/flows.md#extended-flow-keys), over the configured
+   * one.
    */
   open(options: { language: string; model?: string }): TranscriptionStream;
 }
@@ -72,10 +72,10 @@ export type LlmChunk =
 export interface LanguageModel {
   readonly provider: string;
   readonly model: string;
-  /** Streams one response. The first chunk's arrival is the time to first token. */
   /**
-   * `model` and `temperature`, when given, are a flow's own (docs/flows.md#extended-flow-keys) and
-   * win over the provider's.
+   * Streams one response. The first chunk's arrival is the time to first token. `model` and
+   * `temperature`, when given, are a flow's own (docs/flows.md#extended-flow-keys) and win over
+   * the provider's.
    */
   stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal; model?: string; temperature?: number }): AsyncIterable<LlmChunk>;
 }
