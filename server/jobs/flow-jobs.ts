@@ -2,11 +2,12 @@
 // and the YAML⇄JSON edits run in worker threads, never on the thread that paces every session's
 // audio. A 255 KiB upload took that thread 1.6–2.9 s before.
 //
-// - Each job has a budget of CPU time (VOXFLOW_FLOW_JOB_BUDGET_MS, 5 s by default). Past it, its worker is terminated (a
-//   synchronous parse cannot be interrupted otherwise) and replaced on demand, and the request
-//   gets 422 flow_too_complex. CPU time rather than wall time, so that the answer depends on the
-//   document alone: a machine busy with calls answers later, but does not refuse documents it
-//   would take on a quiet one. Read from Linux's per-thread counters; wall time elsewhere.
+// - Each job has a budget of CPU time (VOXFLOW_FLOW_JOB_BUDGET_MS, 5 s by default). Past it, its
+//   worker is terminated (a synchronous parse cannot be interrupted otherwise) and replaced on
+//   demand, and the request gets 422 flow_too_complex. CPU time rather than wall time, so that the
+//   answer depends on the document alone: a machine busy with calls answers later, but does not
+//   refuse documents it would take on a quiet one. Read from Linux's per-thread counters; wall time
+//   elsewhere.
 // - One account has at most FLOW_JOBS_PER_ACCOUNT jobs queued or running; past that its next
 //   request gets 429 rate_limited with Retry-After, so one account can hold at most that many
 //   places in a line every account shares (first come, first served). The line itself holds
