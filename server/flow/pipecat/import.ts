@@ -362,7 +362,7 @@ function idFromName(name: string | null): string {
 }
 
 /** The document as YAML a designer reads: multi-line prompts as block text, said where it came from. */
-export function stringifyFlow(document: FlowDocument, comment = ' Imported from a Pipecat Flows FlowConfig (see Voxflow's docs/flows.md, "Pipecat Flows").'): string {
+export function stringifyFlow(document: FlowDocument, comment = ' Imported from a Pipecat Flows FlowConfig (see docs/flows.md in Voxflow, "Pipecat Flows").'): string {
   const doc = new Document(document, { aliasDuplicateObjects: false });
   doc.commentBefore = comment;
   return toYamlText(doc);
