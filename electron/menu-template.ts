@@ -27,7 +27,8 @@ export function menuTemplate({ platform, development, sendCommand }: MenuTemplat
       command('&Open YAML…', 'CmdOrCtrl+O', 'open-yaml'),
       { type: 'separator' },
       // Save writes the open flow's draft, never what is live; the studio's Publish makes it live
-      // (issue 17). Open YAML in an open flow makes the file its draft; Save YAML As exports it.
+      // (docs/flows.md#drafts). Open YAML in an open flow makes the file its draft; Save YAML As
+      // exports it.
       command('&Save Draft', 'CmdOrCtrl+S', 'save-flow'),
       command('Save &YAML As…', 'CmdOrCtrl+Shift+S', 'save-yaml'),
       { type: 'separator' },

@@ -62,6 +62,9 @@ export interface BuildOptions {
   warmUpVoice?: boolean;
 }
 
+/** How long a close waits for a voice model load in progress (a load that hangs is cut off). */
+const VOICE_LOAD_WAIT_ON_CLOSE_MS = 5_000;
+
 /**
  * The voice input, loaded in the background so the server listens at once; a session that starts
  * before it is ready waits for it. Without it the server still runs: audio then gets a clear
@@ -95,9 +98,6 @@ function loadVoiceInput(app: FastifyInstance, factory: VoiceInputFactory, closin
  * Work that can wait until the server answers requests (warm-ups, model loads). In tests that
  * never listen (inject), it still runs once the app is ready.
  */
-/** How long a close waits for a voice model load in progress (a load that hangs is cut off). */
-const VOICE_LOAD_WAIT_ON_CLOSE_MS = 5_000;
-
 function afterListening(app: FastifyInstance, work: () => Promise<unknown>): void {
   let started = false;
   const start = () => {
@@ -130,6 +130,10 @@ function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   };
 }
 
+/**
+ * The whole server, ready to listen but not listening: main.ts and the desktop app listen, tests
+ * inject. Closing it ends live sessions and flushes the store.
+ */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl && (!config.secretKey || !config.jwtSecret)) {
@@ -139,10 +143,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
   const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
-  // The per-account session cap is held by the store as sessions connect, over every node (DESIGN §15).
+  // The per-account session cap is held by the store as sessions connect, over every node
+  // (docs/hosting.md#several-nodes-on-postgresql).
   const { sessionsPerAccount } = config.engine;
-  // The embedded store runs in a worker thread, off the thread that paces audio (DESIGN §10);
-  // should that thread die, every store call is a 503 and the app's log says why.
+  // The embedded store runs in a worker thread, off the thread that paces audio
+  // (docs/benchmarks.md#what-the-figures-rest-on); should that thread die, every store call is a
+  // 503 and the app's log says why.
   let storeLog: FastifyBaseLogger | null = null;
   const onWorkerLost = (error: Error) =>
     storeLog ? storeLog.error({ err: error }, 'the store worker stopped: every store call fails (503) until the server is restarted') : process.emitWarning(error.message);
@@ -184,15 +190,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       );
     }
     // Every session's events, kept in the store for the business, and the calls asked to be
-    // recorded (DESIGN §11).
+    // recorded (docs/api.md#what-a-call-leaves-behind).
     const timelines = new TimelineRecorder(store, app.log);
-    // Session events for the account's webhooks: a durable outbox, delivered on timers (DESIGN §11).
+    // Session events for the account's webhooks: a durable outbox, delivered on timers
+    // (docs/api.md#what-a-call-leaves-behind).
     const webhookDispatcher = new WebhookDispatcher(store, secrets, app.log, { ...config.webhooks, retentionDays: config.retentionDays });
     // With port 0 the real port is known only once listening (recording URLs in session.ended).
     let listeningPort = config.port;
     const webhooks = new WebhookOutbox(store, app.log, () => webhookDispatcher.wake(), () => publicUrlFor(config, listeningPort));
     const recordings = new Set<CallRecording>();
-    // Flow documents are parsed and edited in worker threads (DESIGN §10); started on first use.
+    // Flow documents are parsed and edited in worker threads
+    // (docs/benchmarks.md#what-the-figures-rest-on); started on first use.
     const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
     const engine = new VoiceEngine({
       // An account key of its own, so an account's uploads never make its own session start wait.

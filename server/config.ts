@@ -47,17 +47,17 @@ export const ConfigSchema = z.object({
   /** Key that signs studio logins (base64, 32 bytes or more); generated in the data dir when unset. */
   jwtSecret: optionalText,
   /**
-   * PostgreSQL for the store (DESIGN §15): several nodes share it behind one load balancer. Unset:
-   * the embedded sql.js store in the data dir. With it, both keys above must be set (every node
-   * must read the others' secrets and logins).
-   */
-  /**
    * How long a graceful close (SIGTERM, SIGINT) may take, sessions ended and the store flushed,
    * before the process gives up and exits 1 saying so.
    */
   shutdownGraceSeconds: z.coerce.number().min(0.1).max(600).default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
   /** PostgreSQL: a node silent this long is gone, and the other nodes end its calls. */
   nodeTimeoutSeconds: z.coerce.number().min(1).max(3600).default(60),
+  /**
+   * PostgreSQL for the store (docs/hosting.md#several-nodes-on-postgresql): several nodes share it
+   * behind one load balancer. Unset: the embedded sql.js store in the data dir. With it, both keys
+   * (secretKey, jwtSecret) must be set (every node must read the others' secrets and logins).
+   */
   databaseUrl: optionalText.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), { message: 'must be a postgres:// or postgresql:// URL' }),
   limits: z
     .object({
@@ -97,9 +97,12 @@ export const ConfigSchema = z.object({
       ipPerMinute: positiveInt.default(3000),
     })
     .prefault({}),
-  /** Days a session's timeline and recording are kept (DESIGN §11); the session's list row stays. */
+  /**
+   * Days a session's timeline and recording are kept (docs/api.md#what-a-call-leaves-behind); the
+   * session's list row stays.
+   */
   retentionDays: positiveInt.default(30),
-  /** Webhook delivery (DESIGN §11). */
+  /** Webhook delivery (docs/api.md#what-a-call-leaves-behind). */
   webhooks: z
     .object({
       /** Whether endpoints may be on loopback or private networks (the desktop app: yes; hosting: no, SSRF). */
@@ -116,7 +119,10 @@ export const ConfigSchema = z.object({
       perEndpoint: positiveInt.default(2),
     })
     .prefault({}),
-  /** scrypt cost; N = 2^17 per DESIGN §3. Tests lower it, never production. */
+  /**
+   * scrypt cost; N = 2^17 (128 MiB a hash) makes a stolen hash slow to guess. Tests lower it, never
+   * production.
+   */
   passwordHashCost: z.coerce.number().int().min(10).max(20).default(17),
   providers: z
     .object({
@@ -214,8 +220,8 @@ export interface CliOptions {
 /**
  * One row per setting: the environment variable, the flag (none for secrets: a flag would show
  * them to anyone who can list processes), where the value goes in the Config, and its help.
- * parseCommandLine, --help and the README's settings table all come from this list (a test
- * keeps the README in step).
+ * parseCommandLine, --help and the settings table in docs/hosting.md all come from this list (a
+ * test keeps the table in step).
  */
 export interface Setting {
   env: string;

@@ -1,9 +1,10 @@
-// `voxflow migrate-store --from DATA_DIR --to postgres://…`: moves a server from the embedded
-// store to PostgreSQL (issue 19, DESIGN §15). The copy itself is store/copy-to-postgres.ts; this
-// file is the command around it: flags, keys, the lock of the data dir, the report and the exit
-// code (0 copied and verified, 1 refused or not matching, 2 a usage error). It composes the
-// layers that know what each sealed column is sealed for (billing's provider keys, outcomes'
-// webhook secrets, the store's account secrets), which the store layer may not import.
+// `voxflow migrate-store --from DATA_DIR --to postgres://…`: moves a server from the embedded store
+// to PostgreSQL (docs/hosting.md#moving-from-the-embedded-store-to-postgresql). The copy itself is
+// store/copy-to-postgres.ts; this file is the command around it: flags, keys, the lock of the data
+// dir, the report and the exit code (0 copied and verified, 1 refused or not matching, 2 a usage
+// error). It composes the layers that know what each sealed column is sealed for (billing's
+// provider keys, outcomes' webhook secrets, the store's account secrets), which the store layer may
+// not import.
 //
 // Decisions where the issue was silent:
 // - No --force: the target must be empty. Merging two servers' data (two accounts with one

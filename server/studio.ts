@@ -1,6 +1,6 @@
 // The studio (renderer/, built by Vite into dist/renderer) served from the server's own origin:
 // `/` and every screen path get the app's page, `/assets/*` its hashed files. Electron loads the
-// same URLs, so desktop and browser run one studio against one API (DESIGN §8).
+// same URLs, so desktop and browser run one studio against one API (docs/studio.md).
 import fastifyStatic from '@fastify/static';
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Credit admission (DESIGN §3): a session starts only when the balance pays its first minute at
+// Credit admission (docs/api.md): a session starts only when the balance pays its first minute at
 // the account's rate. The same rule for POST /v1/sessions and for every voice connection.
 
 export type CreditCheck = { ok: true; balance: number } | { ok: false; balance: number; message: string };

@@ -1,4 +1,4 @@
-// Per-minute charging of a voice session (DESIGN §3), part by part: speech to text, the language
+// Per-minute charging of a voice session (docs/api.md), part by part: speech to text, the language
 // model and text to speech each cost their price for every minute of the session from the minute
 // the session first uses them, and nothing before. A typed-only session never pays for speech to
 // text; a session whose caller starts speaking in minute 3 pays for it from minute 3 on. (Once in

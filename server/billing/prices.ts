@@ -1,4 +1,4 @@
-// What voice costs (DESIGN §3): new accounts get 200 cents; a minute is 3 cents, 1 for each
+// What voice costs (docs/api.md): new accounts get 200 cents; a minute is 3 cents, 1 for each
 // part (speech to text, model, voice) served on the server's key. A part served by the
 // account's own key, by an embedded provider, or by nothing costs 0.
 import type { ProviderKind } from '../providers/catalog.ts';

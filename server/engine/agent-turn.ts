@@ -7,7 +7,7 @@
 // The one invariant: a tool call, its history entries and the runtime's state change are
 // committed in one synchronous step, so an interruption lands before or after a call, never
 // half-way (the anchors' most common bug: a flow stuck after a barge-in during a transition).
-// An http tool (DESIGN §12) is two such steps: the call (its result's place in the history is
+// An http tool (docs/flows.md) is two such steps: the call (its result's place in the history is
 // kept), then its answer with the move it chooses. The request is the session's, not the turn's:
 // a barge-in while it is out does not cancel it, and its answer is still committed.
 import type { FlowRuntime, StateEntry, ToolCallOutcome, ToolResultOutcome } from '../flow/runtime.ts';
@@ -36,7 +36,7 @@ export interface CommitTarget {
 
 /**
  * Said when an http tool failed and the model, told so, answers with nothing: the caller must
- * not be left in silence (DESIGN §12: the call goes on).
+ * not be left in silence (docs/flows.md#extended-flow-keys: the call goes on).
  */
 export const TOOL_FAILURE_LINE = "Sorry, I couldn't look that up just now. Could we try again?";
 

@@ -47,7 +47,7 @@ export class ConversationHistory {
     };
   }
 
-  /** `context: reset` (DESIGN §12): the model remembers nothing said before this point. */
+  /** `context: reset` (docs/flows.md): the model remembers nothing said before this point. */
   forget(): void {
     this.messages.length = 0;
   }

@@ -1,4 +1,4 @@
-// What a flow's states and settings ask of a session's speech (DESIGN §12), beside the session
+// What a flow's states and settings ask of a session's speech (docs/flows.md), beside the session
 // that hosts them: the line a state says on entering, barge-in off while an `interruptible:
 // false` state's entry plays, hanging up after a state that ends the call has been heard, and
 // `settings.idle` reprompts. The session tells it what happens (entries, caller speech,

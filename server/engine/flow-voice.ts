@@ -1,4 +1,4 @@
-// A flow's own voice (`settings.voice`, DESIGN §12): the session's speech goes through the
+// A flow's own voice (`settings.voice`, docs/flows.md): the session's speech goes through the
 // configured vendor with the flow's voice name. The vendor itself is the account's or the
 // server's choice: a flow naming another vendor keeps the configured voice (the studio says so),
 // since a voice name means nothing to a vendor that does not have it.

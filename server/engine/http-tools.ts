@@ -1,4 +1,4 @@
-// A flow's `http` tool as the engine runs it (DESIGN §12): the model's call, once the runtime has
+// A flow's `http` tool as the engine runs it (docs/flows.md): the model's call, once the runtime has
 // accepted it, is sent to the account's service as JSON, and the answer — or why there is none —
 // goes back to the runtime and to the model. Sending (the network, the account's secrets and the
 // signature) is injected: the engine layer neither holds secrets nor signs.

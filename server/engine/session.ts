@@ -66,7 +66,7 @@ export class VoiceSession {
   private readonly lifetime = new AbortController();
   private readonly drivenTurns = new TokenBucket({ burst: DRIVEN_TURNS_BURST, perSecond: DRIVEN_TURNS_PER_SECOND });
   private readonly limits: SessionLimits;
-  /** What the flow's states and settings ask of the speech (DESIGN §12), in flow-speech-rules.ts. */
+  /** What the flow's states and settings ask of the speech (docs/flows.md), in flow-speech-rules.ts. */
   private readonly flowSpeech: FlowSpeechRules;
 
   constructor(

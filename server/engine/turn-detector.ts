@@ -62,7 +62,7 @@ export class TurnDetector {
 
   /**
    * The silence that ends a turn from now on, in ms; null goes back to the configured one. A
-   * flow state's `endpointing_ms` (DESIGN §12): a turn under way ends by the new length.
+   * flow state's `endpointing_ms` (docs/flows.md): a turn under way ends by the new length.
    */
   setEndSilenceMs(ms: number | null): void {
     this.endSilenceSamples = Math.round(((ms ?? this.options.endSilenceMs) * this.sampleRate) / 1000);

@@ -1,4 +1,4 @@
-// The timestamps of one agent turn and the metrics derived from them (DESIGN §5):
+// The timestamps of one agent turn and the metrics derived from them (docs/api.md#voice-sessions):
 //   endpointing_ms    last voiced frame → turn end
 //   stt_ms            turn end → final transcript
 //   llm_ttft_ms       first model request → its first chunk

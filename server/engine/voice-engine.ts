@@ -36,7 +36,7 @@ export interface VoiceEngineDeps {
   /**
    * Live sessions at once on this node, all accounts together; admissions in flight count. The
    * per-account cap (VOXFLOW_SESSIONS_PER_ACCOUNT) is not counted here but by the store, as a
-   * session connects, over every node sharing it (DESIGN §15): a second, in-memory count of the
+   * session connects, over every node sharing it (docs/hosting.md): a second, in-memory count of the
    * same cap would refuse sessions the cap allows (a claimed token counted by the store and an
    * admission in flight counted here each make the other see the account full).
    */
@@ -193,7 +193,7 @@ export class VoiceEngine {
   /**
    * Parses the flow a session will run off the audio thread (the flow-job workers, when the
    * server has them), once per stored text: the published version, or with `draft` (the
-   * owner's studio tests, DESIGN §13) the draft when there is one. Admission awaits this and
+   * owner's studio tests, docs/flows.md#drafts) the draft when there is one. Admission awaits this and
    * hands the result to start(). Refused when the flow is gone or does not validate.
    */
   async prepareFlow(accountId: string, flowId: string, options: { draft?: boolean } = {}): Promise<PreparedFlow> {

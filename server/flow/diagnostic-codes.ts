@@ -1,5 +1,5 @@
 // Every problem code the parser and validator can report, with the severity it is reported at.
-// The README's Diagnostics table documents each one; tests hold the two together.
+// The Diagnostics table in docs/flows.md documents each one; tests hold the two together.
 
 /** An error refuses the document (422 on upload); a warning is accepted and shown in the studio. */
 export type Severity = 'error' | 'warning';

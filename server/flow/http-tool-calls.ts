@@ -1,4 +1,4 @@
-// An http tool (DESIGN §12) as the runtime sees it, in two steps: the request the engine sends
+// An http tool (docs/flows.md) as the runtime sees it, in two steps: the request the engine sends
 // for an accepted call, then what its answer does — the fields it stores (`http.store`) and the
 // state it moves to (`next_state`, when the state's `on_tool_result` allows it). The sending
 // itself takes time and the network, so it is the engine's (engine/http-tools.ts).

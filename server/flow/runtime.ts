@@ -2,7 +2,7 @@
 // call does to the state and the variables. Pure and deterministic, so the studio can replay a
 // flow in the browser exactly as the engine runs it.
 //
-// DESIGN §12 adds what the runtime decides without the model (on-entry actions, global tools,
+// The extended keys add what the runtime decides without the model (on-entry actions, global tools,
 // result transitions); what takes time or the network (an http tool's request, speaking, ending
 // the call, idle timers) it describes, and the engine does (engine/agent-turn.ts).
 //

@@ -1,5 +1,5 @@
 // The flow document's shape (the content of a flow's `yaml_content`), as the spec's tables give
-// it and with DESIGN §12's extensions as optional keys (a document valid under the spec keeps
+// it and with the extended keys (docs/flows.md) as optional ones (a document valid under the spec keeps
 // exactly its meaning): one zod schema, from which every type of the document is inferred and against which
 // structure.ts checks uploaded and edited documents. A new key is one edit here, plus its rule in
 // semantics.ts when it refers to other parts of the flow.

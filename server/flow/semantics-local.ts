@@ -1,4 +1,4 @@
-// Checks of one tool or one state on its own, for the keys of DESIGN §12: an http action's URL and
+// Checks of one tool or one state on its own, for the extended keys: an http action's URL and
 // headers, a parameter's enum, and on-entry speech that cannot be interrupted. The checks that
 // relate states and tools to each other are in semantics.ts, which calls these.
 import type { SemanticProblem } from './semantics.ts';

@@ -2,7 +2,7 @@
 // be reached, and placeholders that nothing could fill. It reads the document defensively, so it
 // still reports what it can on a document that also has structural errors.
 //
-// The keys of DESIGN §12 that refer to states and tools (top-level and global tools,
+// The extended keys (docs/flows.md) that refer to states and tools (top-level and global tools,
 // `on_tool_result`, `on_enter.end_session`) take part here; the checks of one tool or one state on
 // its own (http actions, enums, on-entry speech) are in semantics-local.ts.
 import { findPlaceholders } from './template.ts';

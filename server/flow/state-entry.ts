@@ -1,4 +1,4 @@
-// What entering a state does without the model (DESIGN §12's on-entry actions): its
+// What entering a state does without the model (the on-entry actions, docs/flows.md): its
 // `on_enter.set` is applied to the variables, and the rest is described for the engine to do —
 // the line to say, ending the call, whether the model answers, forgetting the conversation,
 // barge-in off while the entry is spoken.

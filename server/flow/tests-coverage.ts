@@ -1,6 +1,6 @@
-// What flow tests reach of a flow (DESIGN §14): its states, its transitions — one per tool a
+// What flow tests reach of a flow (docs/testing.md): its states, its transitions — one per tool a
 // state lists, a tool without a target being a stay (the graph's self-loop) — and its tools.
-// An http tool whose answer may choose the next state (`on_tool_result`, DESIGN §12) has one
+// An http tool whose answer may choose the next state (`on_tool_result`, docs/flows.md) has one
 // transition per state it may lead to: each listed state, and the state the call leads to when
 // the answer names none, names one not listed, or fails (its `on_tool_call` target, else a
 // stay). Those are the links the graph draws for it, so a test that only ever gets one answer

@@ -1,4 +1,4 @@
-// The flow-test format (DESIGN §14): YAML that says what a user does and what the flow must do in
+// The flow-test format (docs/testing.md): YAML that says what a user does and what the flow must do in
 // answer, parsed like a flow document — every problem at once, each with a path, a line and a
 // column — so the studio lints tests with the same code the API and the CLI refuse them with.
 //

@@ -1,4 +1,4 @@
-// A flow test's answers to http tools (DESIGN §12 and §14): a step may say what the account's
+// A flow test's answers to http tools (docs/flows.md, docs/testing.md): a step may say what the account's
 // service answers when a tool of the flow that calls it (`http`) is called during the step, so a
 // test reaches each `on_tool_result` branch — and the failure path — without a network:
 //

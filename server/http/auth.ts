@@ -1,7 +1,7 @@
-// Establishes who is calling before any body is read and enforces each route's auth rule
-// (DESIGN §3's matrix). Routes declare their rule in `config.auth`; a route that forgets gets
-// the strictest common rule (a JWT or an API key), never none. Each authenticated request
-// counts against its credential's rate limit (rate-limits.ts).
+// Establishes who is calling before any body is read and enforces each route's auth rule (who may
+// call what, docs/api.md). Routes declare their rule in `config.auth`; a route that forgets gets
+// the strictest common rule (a JWT or an API key), never none. Each authenticated request counts
+// against its credential's rate limit (rate-limits.ts).
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';

@@ -34,7 +34,8 @@ export const errorHandlerPlugin = fp(
         if (error.headers) void reply.headers(error.headers);
         return sendCoded(reply, error.code, error.message, error.details);
       }
-      // The per-account cap on live sessions, held by the store across nodes (DESIGN §15).
+      // The per-account cap on live sessions, held by the store across nodes
+      // (docs/hosting.md#several-nodes-on-postgresql).
       if (error instanceof SessionCapReachedError) return sendCoded(reply, 'too_many_sessions', error.message);
       if (error instanceof StoreFailedError || error instanceof StoreClosedError) {
         request.log.error({ err: error }, 'store unavailable');

@@ -1,12 +1,12 @@
-// DNS rebinding and cross-site requests (DESIGN §10). A page on evil.example can point its own
-// name at 127.0.0.1 and then talk to a server on loopback as "same origin": the Host header is
-// all that tells it apart, so a loopback-bound server answers only to loopback names, the public
-// URL's host and --allowed-hosts. And a browser page of another origin may not change anything
-// or open a voice socket (WebSocket upgrades have no CORS preflight) unless its Origin is this
-// server's own, the public URL's or in --allowed-origins. Requests without an Origin (backends,
-// curl) are not browsers and pass. The one door open to any origin is the one the spec hands to
-// browsers: a session token (the `ws_url`, ?session_token=, and a live peer's PATCH /offer),
-// where the unguessable token is the credential.
+// DNS rebinding and cross-site requests (docs/hosting.md#running-headless). A page on evil.example
+// can point its own name at 127.0.0.1 and then talk to a server on loopback as "same origin": the
+// Host header is all that tells it apart, so a loopback-bound server answers only to loopback
+// names, the public URL's host and --allowed-hosts. And a browser page of another origin may not
+// change anything or open a voice socket (WebSocket upgrades have no CORS preflight) unless its
+// Origin is this server's own, the public URL's or in --allowed-origins. Requests without an Origin
+// (backends, curl) are not browsers and pass. The one door open to any origin is the one the spec
+// hands to browsers: a session token (the `ws_url`, ?session_token=, and a live peer's PATCH
+// /offer), where the unguessable token is the credential.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors.ts';

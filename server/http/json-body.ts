@@ -12,7 +12,7 @@ declare module 'fastify' {
     /**
      * The route takes its JSON body as text (a JsonBodyText) and has it parsed in a flow worker:
      * for bodies of up to 512 KiB of objects whose parse, check and copy would otherwise run on
-     * the thread that paces audio (issue 14). The route must then refuse what this plugin would.
+     * the thread that paces audio. The route must then refuse what this plugin would.
      */
     jsonBodyAsText?: boolean;
   }

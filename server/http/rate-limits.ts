@@ -1,4 +1,4 @@
-// Rate limits (DESIGN §3): every request counts against its IP, signup and login against a
+// Rate limits (docs/api.md): every request counts against its IP, signup and login against a
 // tight per-IP budget, and each authenticated request against its credential (the auth plugin
 // calls `limitCredential` once it knows who is calling). Past a limit: 429 with Retry-After.
 // The windows live in this process: with several nodes each node counts for itself.

@@ -29,13 +29,16 @@ export type Principal =
   | { kind: 'api_key'; accountId: string; apiKeyId: string }
   | { kind: 'session'; accountId: string; sessionId: string };
 
-/** Which credentials a route takes (DESIGN §3's auth matrix). */
+/** Which credentials a route takes (docs/api.md). */
 export type AuthRule =
   | 'none'
   | 'jwt'
   | 'api_key'
   | 'jwt_or_api_key'
-  /** Engine router (DESIGN §4): a JWT, an API key, or a session token in `?session_token=`. */
+  /**
+   * Engine router (docs/api.md#voice-sessions): a JWT, an API key, or a session token in
+   * `?session_token=`.
+   */
   | 'engine';
 
 declare module 'fastify' {

@@ -1,12 +1,13 @@
-// The flow-job pool (DESIGN §10): parsing and validating flows and the YAML⇄JSON edits run in
-// worker threads, never on the thread that paces every session's audio. A 255 KiB upload took
-// that thread 1.6–2.9 s before (issue 14).
+// The flow-job pool (so one tenant never holds up another's calls): parsing and validating flows
+// and the YAML⇄JSON edits run in worker threads, never on the thread that paces every session's
+// audio. A 255 KiB upload took that thread 1.6–2.9 s before.
 //
-// - Each job has a budget of CPU time (default 2 s). Past it, its worker is terminated (a
-//   synchronous parse cannot be interrupted otherwise) and replaced on demand, and the request
-//   gets 422 flow_too_complex. CPU time rather than wall time, so that the answer depends on the
-//   document alone: a machine busy with calls answers later, but does not refuse documents it
-//   would take on a quiet one. Read from Linux's per-thread counters; wall time elsewhere.
+// - Each job has a budget of CPU time (VOXFLOW_FLOW_JOB_BUDGET_MS, 5 s by default). Past it, its
+//   worker is terminated (a synchronous parse cannot be interrupted otherwise) and replaced on
+//   demand, and the request gets 422 flow_too_complex. CPU time rather than wall time, so that the
+//   answer depends on the document alone: a machine busy with calls answers later, but does not
+//   refuse documents it would take on a quiet one. Read from Linux's per-thread counters; wall time
+//   elsewhere.
 // - One account has at most FLOW_JOBS_PER_ACCOUNT jobs queued or running; past that its next
 //   request gets 429 rate_limited with Retry-After, so one account can hold at most that many
 //   places in a line every account shares (first come, first served). The line itself holds
@@ -161,7 +162,10 @@ export class FlowJobs {
     return (await this.run(account, { kind: 'to_json_text', yaml })).jsonText;
   }
 
-  /** A flow test or a suite with its diagnostics, checked against the flow (DESIGN §14), and the flow's document. */
+  /**
+   * A flow test or a suite with its diagnostics, checked against the flow
+   * (docs/testing.md#flow-tests), and the flow's document.
+   */
   parseTests(account: string, yaml: string, flowYaml: string): Promise<FlowJobResults['parse_tests']> {
     return this.run(account, { kind: 'parse_tests', yaml, flowYaml });
   }

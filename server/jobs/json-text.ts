@@ -1,7 +1,7 @@
 // A JSON request body read in a flow worker instead of on the thread that paces audio. The flow
 // document's JSON form (PUT /v1/flows/{id}/json) is up to 512 KiB of objects: on the main thread
 // its parse, the nesting check and the copy into the worker took about 4.4 ms of CPU per request,
-// and left a tree of thousands of objects for the collector (issue 14). Here the text crosses to
+// and left a tree of thousands of objects for the collector. Here the text crosses to
 // the worker as one string, and is parsed where the document is edited anyway.
 //
 // It refuses what server/http/json-body.ts refuses, with the same codes: text that is not JSON

@@ -1,8 +1,9 @@
-// This server process as one node among several sharing a PostgreSQL store (issue 19, DESIGN §15):
-// it says it is alive every NODE_HEARTBEAT_SECS, and every SWEEP_SECS it ends the connected
-// sessions that gone nodes (crashed, or cut off past NODE_GONE_AFTER_SECS) left behind, so they
-// do not read as live forever nor hold places under their account's session cap. Every node
-// sweeps; the store ends each session once, so the one that ended it tells the webhooks.
+// This server process as one node among several sharing a PostgreSQL store
+// (docs/hosting.md#several-nodes-on-postgresql): it says it is alive every NODE_HEARTBEAT_SECS, and
+// every SWEEP_SECS it ends the connected sessions that gone nodes (crashed, or cut off past
+// NODE_GONE_AFTER_SECS) left behind, so they do not read as live forever nor hold places under
+// their account's session cap. Every node sweeps; the store ends each session once, so the one that
+// ended it tells the webhooks.
 //
 // The embedded sql.js store has one node: its start ends what an earlier run left (app.ts), and
 // there is nothing to beat or sweep while it runs.

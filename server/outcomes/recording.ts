@@ -1,6 +1,6 @@
-// Call recordings (DESIGN §11): stereo WAV, 16 kHz PCM16, the caller on the left and the agent
-// on the right, as each was heard: the caller's audio as it arrived, the agent's as it was sent
-// (a reply cut by a barge-in stops where it was cut).
+// Call recordings (docs/api.md#what-a-call-leaves-behind): stereo WAV, 16 kHz PCM16, the caller on
+// the left and the agent on the right, as each was heard: the caller's audio as it arrived, the
+// agent's as it was sent (a reply cut by a barge-in stops where it was cut).
 //
 // Off the audio path: caller() and agent() only place a frame on its track (a copy of 640
 // bytes); a timer every FLUSH_MS mixes what is older than MIX_DELAY_MS into interleaved stereo

@@ -1,7 +1,7 @@
-// Retention (DESIGN §11): a session's timeline and recording are kept for --retention-days, then
-// forgotten; the session's row (times, cost, end reason) stays for billing and the list.
-// Purged at start and then hourly, a bounded batch per durable write with the event loop free
-// between batches; recording files are unlinked asynchronously.
+// Retention (docs/api.md#what-a-call-leaves-behind): a session's timeline and recording are kept
+// for --retention-days, then forgotten; the session's row (times, cost, end reason) stays for
+// billing and the list. Purged at start and then hourly, a bounded batch per durable write with the
+// event loop free between batches; recording files are unlinked asynchronously.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';

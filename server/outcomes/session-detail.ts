@@ -1,5 +1,6 @@
-// What one session produced (DESIGN §11), composed from its stored timeline: the path through
-// the flow, the transcript, the tool calls, the variables as they ended, per-turn metrics.
+// What one session produced (docs/api.md#what-a-call-leaves-behind), composed from its stored
+// timeline: the path through the flow, the transcript, the tool calls, the variables as they ended,
+// per-turn metrics.
 //
 // A timeline holds up to 5,000 events (2 MiB); it is read and parsed a page at a time, yielding
 // to the event loop between pages, so a big one never holds the thread that paces audio for
@@ -16,7 +17,10 @@ export interface SessionOutcome {
   path: Array<{ state: string; at: number }>;
   transcript: Array<{ role: 'user' | 'agent'; text: string; at: number; interrupted: boolean }>;
   tool_calls: Array<Omit<ServerEventOf<'tool_call'>, 'type'> & { at: number }>;
-  /** The answers of the flow's http tools (DESIGN §12): what came back, or why nothing did. */
+  /**
+   * The answers of the flow's http tools (docs/flows.md#extended-flow-keys): what came back, or why
+   * nothing did.
+   */
   tool_results: Array<Omit<ServerEventOf<'tool_result'>, 'type'> & { at: number }>;
   metrics: Array<TurnMetrics & { at: number }>;
   errors: Array<{ code: string; message: string; fatal: boolean; at: number }>;
@@ -95,7 +99,7 @@ export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
     duration_secs: session.durationSecs,
     end_reason: session.endReason,
     credits_charged_usd_cents: session.creditsChargedCents,
-    // Which version of its flow it ran (DESIGN §13): null with flow_draft for the owner's
+    // Which version of its flow it ran (docs/flows.md#drafts): null with flow_draft for the owner's
     // unpublished draft, null alone for no flow or a session from before versions were kept.
     flow_version: session.flowVersion,
     flow_draft: session.flowDraft,

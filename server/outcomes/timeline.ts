@@ -1,5 +1,5 @@
-// Session timelines (DESIGN §11): every protocol event a session sends its client is kept in the
-// store, so the business can read what the call produced after it ended.
+// Session timelines (docs/api.md#what-a-call-leaves-behind): every protocol event a session sends
+// its client is kept in the store, so the business can read what the call produced after it ended.
 //
 // Off the audio path: record() only serializes the event (a few hundred bytes) into the
 // session's buffer; a timer writes the buffers every FLUSH_MS, one session per durable write,

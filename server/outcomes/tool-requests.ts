@@ -1,7 +1,7 @@
-// The requests of flows' `http` tools (DESIGN §12), sent for the engine: the account's secrets
-// named in the headers are opened for this request only, the body is signed like a webhook
-// (Standard Webhooks, with the account's `tool_signing_secret`), and the answer must be JSON
-// within the tool's timeout. It sits beside the webhook sender because it is the same kind of
+// The requests of flows' `http` tools (docs/flows.md#extended-flow-keys), sent for the engine: the
+// account's secrets named in the headers are opened for this request only, the body is signed like
+// a webhook (Standard Webhooks, with the account's `tool_signing_secret`), and the answer must be
+// JSON within the tool's timeout. It sits beside the webhook sender because it is the same kind of
 // request — one an account points the server at — and connects through the same private-network
 // guard (--allow-private-webhooks covers both). No redirect is followed; the answer is bounded.
 import { request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http';

@@ -1,6 +1,6 @@
-// Client-to-server control messages of a voice session (DESIGN §4). The zod schema is the one
-// source: the types and the list of known message types are derived from it. A malformed or
-// unknown message becomes an `error` event, never a dropped connection.
+// Client-to-server control messages of a voice session (docs/api.md#voice-sessions). The zod schema
+// is the one source: the types and the list of known message types are derived from it. A malformed
+// or unknown message becomes an `error` event, never a dropped connection.
 import { z } from 'zod';
 
 const MAX_TEXT = 4_000;

@@ -1,6 +1,7 @@
-// Server-to-client events of a voice session (DESIGN §4): the same JSON on WebSocket text frames
-// and on the WebRTC data channel. One discriminated union, shared with the studio (pure: no Node
-// imports), so a new event or field is a type error wherever it is not handled.
+// Server-to-client events of a voice session (docs/api.md#voice-sessions): the same JSON on
+// WebSocket text frames and on the WebRTC data channel. One discriminated union, shared with the
+// studio (pure: no Node imports), so a new event or field is a type error wherever it is not
+// handled.
 import type { VariableValue } from '../flow/template.ts';
 import type { SessionErrorCode } from './session-errors.ts';
 
@@ -35,7 +36,10 @@ export type ServerEvent =
       source: ToolCallSource;
     }
   | {
-      /** An http tool's answer (DESIGN §12): the request's target, what came back, and how long it took. */
+      /**
+       * An http tool's answer (docs/flows.md#extended-flow-keys): the request's target, what came
+       * back, and how long it took.
+       */
       type: 'tool_result';
       name: string;
       url: string;

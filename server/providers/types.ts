@@ -40,8 +40,11 @@ export interface TranscriptionStream {
 
 export interface SpeechToText {
   readonly provider: string;
-  /** Opens a stream for one session; streaming providers connect lazily on first write. */
-  /** `model`: a flow's own (`settings.stt.model`, DESIGN §12), over the configured one. */
+  /**
+   * Opens a stream for one session; streaming providers connect lazily on first write. `model`
+   * is a flow's own (`settings.stt.model`, docs/flows.md#extended-flow-keys), over the configured
+   * one.
+   */
   open(options: { language: string; model?: string }): TranscriptionStream;
 }
 
@@ -69,8 +72,11 @@ export type LlmChunk =
 export interface LanguageModel {
   readonly provider: string;
   readonly model: string;
-  /** Streams one response. The first chunk's arrival is the time to first token. */
-  /** `model` and `temperature`, when given, are a flow's own (DESIGN §12) and win over the provider's. */
+  /**
+   * Streams one response. The first chunk's arrival is the time to first token. `model` and
+   * `temperature`, when given, are a flow's own (docs/flows.md#extended-flow-keys) and win over
+   * the provider's.
+   */
   stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal; model?: string; temperature?: number }): AsyncIterable<LlmChunk>;
 }
 
@@ -90,7 +96,10 @@ export interface SynthesisHints {
    * that shares the machine gives such a sentence precedence over look-ahead work.
    */
   aheadMs: number;
-  /** A flow's own voice (`settings.voice.voice`, DESIGN §12), for the vendor that has it; absent: the configured one. */
+  /**
+   * A flow's own voice (`settings.voice.voice`, docs/flows.md#extended-flow-keys), for the vendor
+   * that has it; absent: the configured one.
+   */
   voice?: string;
 }
 

@@ -1,8 +1,8 @@
-// What a new password must be (DESIGN §3: 8–1024 characters), and two refusals on top: a
-// password of nothing but spaces, and one of the passwords that credential-stuffing lists try
-// first. The list is short on purpose: the most common 8+ character passwords of the public
-// breach-frequency lists (NCSC's top-100k, SecLists' 10-million list), lowercased. It catches
-// the guesses made first without pretending to be a full breach check.
+// What a new password must be (8–1024 characters: long passphrases welcome, bodies bounded), and
+// two refusals on top: a password of nothing but spaces, and one of the passwords that
+// credential-stuffing lists try first. The list is short on purpose: the most common 8+ character
+// passwords of the public breach-frequency lists (NCSC's top-100k, SecLists' 10-million list),
+// lowercased. It catches the guesses made first without pretending to be a full breach check.
 
 const COMMON_PASSWORDS = new Set([
   '12345678', '123456789', '1234567890', '12345678910', '123123123', '11111111', '00000000', '87654321',

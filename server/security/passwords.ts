@@ -1,6 +1,6 @@
-// Password hashing with scrypt (N = 2^17, r = 8, p = 1 by default, DESIGN §3). Hashing runs on
-// libuv's pool, off the event loop, and through a WorkQueue so only a bounded number of 128 MiB,
-// CPU-heavy hashes run at once.
+// Password hashing with scrypt (N = 2^17, r = 8, p = 1 by default: slow to guess from a stolen
+// hash). Hashing runs on libuv's pool, off the event loop, and through a WorkQueue so only a
+// bounded number of 128 MiB, CPU-heavy hashes run at once.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { WorkQueue } from './work-queue.ts';
 

@@ -1,4 +1,4 @@
-// `voxflow migrate-store`'s copy (issue 19): every row of an embedded data dir into an empty
+// `voxflow migrate-store`'s copy (docs/hosting.md): every row of an embedded data dir into an empty
 // PostgreSQL database, table by table at the SQL level, so ids, times, ledger sequence numbers
 // and idempotency keys arrive exactly as they were. Both schemas are parallel (postgres/
 // migrations.ts: same tables, same column names), so a table's columns are copied by name: the

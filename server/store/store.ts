@@ -1,5 +1,5 @@
 // The store as the rest of the server sees it: one repository per table, no SQL outside, every
-// method async. Two implementations (issue 19, DESIGN §15): the embedded sql.js store in
+// method async. Two implementations (docs/hosting.md): the embedded sql.js store in
 // sqljs/ (the default: the desktop app and one server), and PostgreSQL in postgres/ (several
 // nodes on one database). repositories/ holds each repository's interface and types.
 
@@ -61,7 +61,7 @@ export type { WorkerEmbeddedStore, WorkerStoreOptions } from './sqljs/worker-sto
 
 /**
  * Every repository, whichever database holds them: the embedded sql.js store (the default, one
- * process) or PostgreSQL (`--database-url`, several nodes; DESIGN §15). Every method returns a
+ * process) or PostgreSQL (`--database-url`, several nodes; docs/hosting.md). Every method returns a
  * Promise, so the rest of the server does not care which.
  */
 export interface Store {
@@ -71,19 +71,19 @@ export interface Store {
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
   flows: FlowsRepository;
-  /** Each flow's versions, its draft and publishing (DESIGN §13). */
+  /** Each flow's versions, its draft and publishing (docs/flows.md#drafts). */
   flowVersions: FlowVersionsRepository;
   /** What an account's flows take up, for its storage quota. */
   flowStorage: FlowStorageRepository;
-  /** Each flow's tests and their runs (DESIGN §14). */
+  /** Each flow's tests and their runs (docs/testing.md#flow-tests). */
   flowTests: FlowTestsRepository;
-  /** This server process as a node among the ones sharing the store (DESIGN §15). */
+  /** This server process as a node among the ones sharing the store (docs/hosting.md). */
   nodes: NodesRepository;
   /** Sessions record the node that connected them; the per-account session cap is held here. */
   sessions: SessionsRepository;
   credits: CreditsRepository;
   providers: ProvidersRepository;
-  /** An account's named secrets for flow http tools, sealed (DESIGN §12). */
+  /** An account's named secrets for flow http tools, sealed (docs/flows.md#extended-flow-keys). */
   secrets: SecretsRepository;
   timelines: TimelinesRepository;
   webhooks: WebhooksRepository;

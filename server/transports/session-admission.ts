@@ -16,9 +16,12 @@ import type { Session } from '../store/store.ts';
 export const EngineQuery = z.object({
   mode: z.enum(['assistant', 'flow'], { error: 'mode must be "assistant" or "flow"' }).default('assistant'),
   program_id: z.string().min(1).max(200).optional(),
-  /** Record the call (DESIGN §11), as `record: true` does on POST /v1/sessions. */
+  /**
+   * Record the call (docs/api.md#what-a-call-leaves-behind), as `record: true` does on POST
+   * /v1/sessions.
+   */
   record: z.enum(['1', 'true', '0', 'false'], { error: 'record must be 1 or 0' }).optional(),
-  /** Run the flow's unpublished draft (DESIGN §13): the owner's studio tests only. */
+  /** Run the flow's unpublished draft (docs/flows.md#drafts): the owner's studio tests only. */
   draft: z.enum(['1', 'true', '0', 'false'], { error: 'draft must be 1 or 0' }).optional(),
 });
 

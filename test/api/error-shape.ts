@@ -1,4 +1,4 @@
-// Shared check for the error body every failure of the hosted API carries (DESIGN §3):
+// Shared check for the error body every failure of the hosted API carries (docs/api.md):
 // {"error":{"code","message","details"?}} and nothing that leaks the server's internals.
 import { expect } from 'vitest';
 import type { TestResponse } from '../support/server.ts';

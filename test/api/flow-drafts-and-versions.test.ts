@@ -1,6 +1,6 @@
-// Drafts, versions and publish over real HTTP and WebSocket (issue 17): a backend-started session
-// never runs unpublished edits, publishing and rollback are versions of their own, and two
-// editors of one draft cannot silently overwrite each other.
+// Drafts, versions and publish over real HTTP and WebSocket (docs/flows.md#drafts): a
+// backend-started session never runs unpublished edits, publishing and rollback are versions of
+// their own, and two editors of one draft cannot silently overwrite each other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';

@@ -3,9 +3,9 @@ import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type Te
 import { expectError } from './error-shape.ts';
 
 // PUT /v1/flows/{id}/json takes its body as text and has it parsed in a flow worker, not on the
-// thread that paces audio (issue 14). A client must not be able to tell: every body the other
-// routes refuse is refused here with the same code, nothing of the flow changes, and GET /json,
-// now made as text in the worker, still answers the document as JSON.
+// thread that paces audio (docs/benchmarks.md#what-the-figures-rest-on). A client must not be able
+// to tell: every body the other routes refuse is refused here with the same code, nothing of the
+// flow changes, and GET /json, now made as text in the worker, still answers the document as JSON.
 
 let server: TestServer;
 let account: Awaited<ReturnType<typeof createAccount>>;

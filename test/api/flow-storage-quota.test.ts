@@ -8,7 +8,7 @@ import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type Te
 import { expectError } from './error-shape.ts';
 
 // Each account may keep VOXFLOW_FLOWS_PER_ACCOUNT flows and VOXFLOW_FLOW_STORAGE_MB of flow text,
-// every published version and draft counted (issue 14: one account's uploads grew the snapshot
+// every published version and draft counted (one account's uploads grew the snapshot
 // the whole server writes). Past either, the write is refused with 413 flow_quota_exceeded and
 // nothing of it is kept; other accounts go on; deleting a flow frees its versions. The desktop
 // app's own server has no quota.

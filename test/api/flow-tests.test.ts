@@ -1,6 +1,6 @@
-// Flow tests over the hosted API (DESIGN §14): stored with their flow, refused with line and
-// column when they do not validate, imported and exported as suite files, and run as jobs whose
-// results say, per step, expected against actual, with the flow's coverage.
+// Flow tests over the hosted API (docs/testing.md#flow-tests): stored with their flow, refused with
+// line and column when they do not validate, imported and exported as suite files, and run as jobs
+// whose results say, per step, expected against actual, with the flow's coverage.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseFlowTests } from '../../server/flow/tests-format.ts';
 import { GAME_YAML, SUITE_YAML } from '../support/guessing-game-tests.ts';

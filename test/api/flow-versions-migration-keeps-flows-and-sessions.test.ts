@@ -1,7 +1,7 @@
-// A data dir from before versions (migrations 1–6) opened by this server (issue 17): every flow
-// becomes version 1, published, with no draft, and reads, runs and edits as before; a session
-// token issued before the upgrade still connects, and a session that ended before it says no
-// version rather than a wrong one.
+// A data dir from before versions (migrations 1–6) opened by this server (docs/flows.md#drafts):
+// every flow becomes version 1, published, with no draft, and reads, runs and edits as before; a
+// session token issued before the upgrade still connects, and a session that ended before it says
+// no version rather than a wrong one.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

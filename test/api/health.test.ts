@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
-// The engine router's /health table in the spec (§4): the _configured fields are booleans, the others strings.
+// The engine router's /health table in the spec: the _configured fields are booleans, the others strings.
 const STRING_FIELDS = ['status', 'service', 'transport', 'stt_provider', 'tts_provider', 'llm_provider', 'turn_provider'];
-// store_writable is ours (DESIGN §10): false when the store refuses writes.
+// store_writable is ours, so a load balancer takes the node out: false when the store refuses
+// writes.
 const BOOLEAN_FIELDS = ['stt_configured', 'tts_configured', 'llm_configured', 'turn_configured', 'system_prompt_configured', 'store_writable'];
 
 function expectHealthShape(body: Record<string, unknown>) {

@@ -1,7 +1,7 @@
-// Webhooks (DESIGN §11) as a business sees them: it registers a receiver, and every session's
-// events arrive there signed, once per webhook-id, retried when the receiver fails, and listed
-// with each attempt. The receiver is a real HTTP server; sessions are real WebSocket sessions
-// driven with simulate_tool (no model needed).
+// Webhooks (docs/api.md#what-a-call-leaves-behind) as a business sees them: it registers a
+// receiver, and every session's events arrive there signed, once per webhook-id, retried when the
+// receiver fails, and listed with each attempt. The receiver is a real HTTP server; sessions are
+// real WebSocket sessions driven with simulate_tool (no model needed).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';

@@ -1,5 +1,5 @@
-// Reads the relative imports of the product's source files, to check them against the layers of
-// DESIGN §1. Text-level on purpose: it must run in milliseconds and see `.svelte` files too.
+// Reads the relative imports of the product's source files, to check them against
+// the layers (docs/architecture.md). Text-level on purpose: it must run in milliseconds and see `.svelte` files too.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 

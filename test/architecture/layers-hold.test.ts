@@ -1,4 +1,4 @@
-// DESIGN §1: imports point down the layers only, and the modules the studio bundles stay pure.
+// Imports point down the layers only (docs/architecture.md), and the modules the studio bundles stay pure.
 // The checker is proved on planted violations, so a passing run means the tree is clean, not
 // that the checker sees nothing.
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { findImpureImports, findViolations, importsOf, layerOf } from './layers.
 const ROOT = new URL('../../', import.meta.url).pathname;
 const PRODUCT = ['server', 'renderer/src', 'electron'];
 
-describe('the layers of DESIGN §1', () => {
+describe('the layers of docs/architecture.md', () => {
   const edges = readImportGraph(ROOT, PRODUCT);
 
   it('reads the real import graph (a few hundred edges, value and type-only)', () => {

@@ -1,4 +1,5 @@
-// The layers of DESIGN §1 as data: which layer each file belongs to and what it may import.
+// The layers as data: which layer each file belongs to and what it may import (docs/architecture.md
+// explains them, and a test keeps its table and these rules the same).
 // Arrows point down only; a type-only import is allowed a little more widely, since it is gone
 // once compiled (e.g. http/ names the engine's type in its Services, without loading it).
 import { importsOf, type ImportEdge } from './import-graph.ts';
@@ -70,11 +71,11 @@ export function findViolations(edges: readonly ImportEdge[]): Violation[] {
     const from = layerOf(edge.from);
     const to = layerOf(edge.to);
     if (from === null) {
-      violations.push({ edge, reason: `${edge.from} is in no layer of DESIGN §1: place its folder in test/architecture/layers.ts` });
+      violations.push({ edge, reason: `${edge.from} is in no layer (docs/architecture.md): place its folder in test/architecture/layers.ts` });
       continue;
     }
     if (to === null) {
-      violations.push({ edge, reason: `${edge.to} is in no layer of DESIGN §1` });
+      violations.push({ edge, reason: `${edge.to} is in no layer (docs/architecture.md)` });
       continue;
     }
     if (from === to) continue;

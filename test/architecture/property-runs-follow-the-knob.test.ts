@@ -1,6 +1,6 @@
-// VOXFLOW_FC_RUNS reaches every fast-check property (issue 12): unset, each tries its own count;
-// set, the count scales with it. A property that names a fixed numRuns would ignore the knob, so
-// none may.
+// VOXFLOW_FC_RUNS reaches every fast-check property (docs/testing.md): unset, each tries its own
+// count; set, the count scales with it. A property that names a fixed numRuns would ignore the
+// knob, so none may.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

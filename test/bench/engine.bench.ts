@@ -1,5 +1,5 @@
 // Voice engine figures, measured in one run on this machine:
-// 1. server_ms per turn (DESIGN §5: voice_to_voice minus endpointing, STT, model TTFT and TTS
+// 1. server_ms per turn (voice_to_voice minus endpointing, STT, model TTFT and TTS
 //    TTFB) with instant provider fakes, for typed turns and for spoken turns; targets p50 ≤ 15 ms,
 //    p95 ≤ 40 ms.
 // 2. Concurrent real-time sessions the server process holds: every caller streams 100 ms audio
@@ -78,7 +78,7 @@ async function concurrentSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> 
 }
 
 /**
- * What recording costs (issue 15): the server's CPU for the same 20 hosted-TTS sessions without
+ * What recording costs: the server's CPU for the same 20 hosted-TTS sessions without
  * and with `record=1`, each run twice in alternation; sessions per core scale with 1 / CPU, so
  * the ratio of the CPU figures is the change in that figure.
  */

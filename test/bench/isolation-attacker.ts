@@ -7,7 +7,10 @@ export {};
 const [baseUrl, apiKey, secondsArg] = process.argv.slice(2) as [string, string, string];
 const until = performance.now() + Number(secondsArg) * 1000;
 
-/** About 255 KiB of YAML: 1,767 one-line states, each one's tool leading to the next (issue 14's shape). */
+/**
+ * About 255 KiB of YAML: 1,767 one-line states, each one's tool leading to the next (the shape that
+ * once stalled every call).
+ */
 function bigFlow(): string {
   const count = 1_767;
   const lines = ['id: big', 'version: "1.0.0"', 'initial_state: s0', 'states:'];

@@ -1,4 +1,4 @@
-// Isolation (issue 14 item 9): while one account loops 255 KiB flow uploads and JSON edits, ten
+// Isolation (docs/benchmarks.md): while one account loops 255 KiB flow uploads and JSON edits, ten
 // live calls of another account keep every frame on time and /health stays quick.
 // In one run: the same ten calls without the noisy tenant (the baseline), then with it.
 import { loadavg } from 'node:os';

@@ -1,4 +1,4 @@
-// Session timelines: what keeping every event costs (issue 15 item 7), in one run.
+// Session timelines: what keeping every event costs, in one run.
 // - record(): the synchronous part on the thread that paces audio (serialize, buffer), per event;
 // - the flush: the main-thread time of writing a second's worth of events of 30 sessions (one
 //   durable write per session), per event.

@@ -1,4 +1,4 @@
-// Webhooks (issue 15 item 7): how long after a session ends its business hears of it, and what
+// Webhooks (docs/benchmarks.md): how long after a session ends its business hears of it, and what
 // the session hook costs on the thread that paces audio.
 // - latency: a real server and a local receiver on loopback; sessions over WebSocket (driven
 //   by simulate_tool, no model) are ended by the client, five at a time, and each session.ended

@@ -70,7 +70,7 @@ export async function run(): Promise<BenchRow[]> {
     row('POST /v1/sessions, eight writers at once', await timed(server, '/v1/sessions', apiKey, session, 200, 8), 'p95 ≤ 10 ms', `25 rounds of 8 concurrent session starts ${client}`);
     row('POST /v1/flows, one writer', await timed(server, '/v1/flows', apiKey, flow, 100, 1), '', `100 sequential creates of the guessing game ${client}`);
     // Eight tenants, one writer each: one account may have only two flow documents in the
-    // parser at once (issue 14), so eight writers on one account would mostly measure 429s.
+    // parser at once, so eight writers on one account would mostly measure 429s.
     const tenants = [apiKey, ...(await Promise.all(Array.from({ length: 7 }, async () => (await createAccount(server)).apiKey)))];
     row('POST /v1/flows, eight writers at once', await timed(server, '/v1/flows', tenants.join(','), flow, 160, 8), '', `20 rounds of 8 concurrent creates, one per account, ${client}`);
   } finally {

@@ -1,4 +1,4 @@
-// Browser tests drive Debian's Chromium through playwright-core (DESIGN §9: no browser downloads
+// Browser tests drive Debian's Chromium through playwright-core (no browser downloads
 // here). The microphone is Chromium's fake capture device fed from a WAV file, which Chromium
 // plays in a loop: a WAV is one utterance and a long silence, and the Deepgram fake's transcript
 // queue says what each pass of the loop meant.

@@ -5,9 +5,10 @@ import { GUESSING_GAME_YAML, startTestServer } from '../support/server.ts';
 import { node, openFlow, storedYaml, WAIT } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
-// The flow editor's canvas for the appointment-booking example (DESIGN §12), as a designer sees
-// it: the states that speak on entering, end the call or cannot be interrupted are marked, the
-// global tool's target says so, and the http tool's answers show as dashed branches of their own.
+// The flow editor's canvas for the appointment-booking example (docs/flows.md#extended-flow-keys),
+// as a designer sees it: the states that speak on entering, end the call or cannot be interrupted
+// are marked, the global tool's target says so, and the http tool's answers show as dashed branches
+// of their own.
 const BOOKING = readFileSync(new URL('../../resources/flows/appointment-booking.yaml', import.meta.url), 'utf8');
 
 describe('the flow editor with the extended keys', () => {

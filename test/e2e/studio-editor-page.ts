@@ -27,7 +27,10 @@ export async function edgeLabels(page: Page): Promise<string[]> {
   return (await page.locator('.svelte-flow__edge-label .tool').allTextContents()).map((t) => t.replace('↻', '').replace(/×\d+/, '').trim());
 }
 
-/** The flow as the studio's Save stores it: its draft (issue 17), or the live text while it has none. */
+/**
+ * The flow as the studio's Save stores it: its draft (docs/flows.md#drafts), or the live text while
+ * it has none.
+ */
 export async function storedYaml(rig: StudioRig, id: string): Promise<string> {
   const stored = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
   return stored.body.yaml_content as string;

@@ -196,8 +196,9 @@ describe('the flow editor', () => {
     await expect.poll(() => node(page, 'lost').locator('.chip', { hasText: 'play_again' }).getAttribute('title'), WAIT).toBe('play_again moves to won');
     expect(await page.locator('.cm-gutter-lint .cm-lint-marker-error').count()).toBe(0);
 
-    // A draft with errors is saved (issue 17: it is work in progress, not live); publishing it is
-    // refused, with the problem at its line and column, and the live flow keeps its text.
+    // A draft with errors is saved (docs/flows.md#drafts: it is work in progress, not live);
+    // publishing it is refused, with the problem at its line and column, and the live flow keeps
+    // its text.
     await page.keyboard.press('End');
     await page.keyboard.type('x');
     await problems(page).getByRole('button', { name: /wonx/ }).waitFor(WAIT);
@@ -291,7 +292,7 @@ describe('the flow editor', () => {
     await page.keyboard.press('Control+s');
     await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
 
-    // Save writes the draft (issue 17): the live version is untouched until Publish.
+    // Save writes the draft (docs/flows.md#drafts): the live version is untouched until Publish.
     const stored = await rig.server.request('GET', `/v1/flows/${id}`, { apiKey: rig.account.apiKey });
     const draft = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
     expect(parseFlow(draft.body.yaml_content).document!.states.won!.ui!.prompt).toBe('You found it!');
@@ -373,7 +374,7 @@ describe('the flow editor', () => {
     await expect.poll(() => node(page, 'lost').locator('.state.initial').count(), WAIT).toBe(1);
     await menu('save-flow');
     await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
-    // The menu's save writes the draft, and Save YAML As exports it (issue 17).
+    // The menu's save writes the draft, and Save YAML As exports it (docs/flows.md#drafts).
     const stored = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
     expect(parseFlow(stored.body.yaml_content).document!.initial_state).toBe('lost');
     await menu('save-yaml');

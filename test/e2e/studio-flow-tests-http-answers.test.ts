@@ -1,7 +1,8 @@
-// The Tests tab with a flow whose http tool's answer chooses the next state (DESIGN §12, §14): the
-// booking example's own suite, whose steps give the service's answers (`tool_results`), runs from
-// the tab and reaches every branch, so nothing is painted untested; a test whose answer cannot
-// mean anything is flagged at its line while it is typed.
+// The Tests tab with a flow whose http tool's answer chooses the next state
+// (docs/flows.md#extended-flow-keys, docs/testing.md#flow-tests): the booking example's own suite,
+// whose steps give the service's answers (`tool_results`), runs from the tab and reaches every
+// branch, so nothing is painted untested; a test whose answer cannot mean anything is flagged at
+// its line while it is typed.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WAIT, openFlow } from './studio-editor-page.ts';

@@ -1,6 +1,6 @@
-// The editor's Tests tab in Chromium (issue 18): a suite is run from the tab against the draft, a
-// failed test shows its diff (expected against actual) with a way to its state on the graph, and
-// what no test reaches is painted on the graph in a style of its own and listed.
+// The editor's Tests tab in Chromium (docs/testing.md#flow-tests): a suite is run from the tab
+// against the draft, a failed test shows its diff (expected against actual) with a way to its state
+// on the graph, and what no test reaches is painted on the graph in a style of its own and listed.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenshot } from './browser.ts';

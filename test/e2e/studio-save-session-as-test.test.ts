@@ -1,6 +1,6 @@
-// Record → replay in Chromium (issue 18 item 4): a stored session of the guessing game, typed to
-// a win with the model fake, is saved from its view as a flow test — the caller's turns as steps,
-// the accepted calls and states as expectations — trimmed and named by the designer, and the
+// Record → replay in Chromium (docs/testing.md#flow-tests): a stored session of the guessing game,
+// typed to a win with the model fake, is saved from its view as a flow test — the caller's turns as
+// steps, the accepted calls and states as expectations — trimmed and named by the designer, and the
 // saved test passes when the flow's tests are run.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseFlowTests } from '../../server/flow/tests-format.ts';

@@ -7,10 +7,10 @@ import { startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import { launchChromium, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
 import { signInBrowser } from './studio.ts';
 
-// Test-talk with the appointment-booking example (DESIGN §12): a designer types a day, and the
-// tool-call log shows the http tool's request, the service's answer and how long it took; the
-// flow moves to the state the answer chose. The service and the model are real servers on
-// loopback (the availability service, the OpenAI fake).
+// Test-talk with the appointment-booking example (docs/flows.md#extended-flow-keys): a designer
+// types a day, and the tool-call log shows the http tool's request, the service's answer and how
+// long it took; the flow moves to the state the answer chose. The service and the model are real
+// servers on loopback (the availability service, the OpenAI fake).
 const BOOKING_YAML = readFileSync(new URL('../../resources/flows/appointment-booking.yaml', import.meta.url), 'utf8');
 
 describe('test-talk with an http tool', () => {

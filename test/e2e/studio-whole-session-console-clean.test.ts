@@ -96,8 +96,8 @@ describe('a whole session in the studio', () => {
     await page.keyboard.press('Control+z');
     await page.keyboard.press('Control+y');
 
-    // A draft with errors is saved (issue 17), a publish the validator refuses, then the fix and
-    // a save that goes through.
+    // A draft with errors is saved (docs/flows.md#drafts), a publish the validator refuses, then
+    // the fix and a save that goes through.
     await page.keyboard.type(': [');
     await expect.poll(() => page.locator('.canvas.stale').count(), WAIT).toBe(1);
     await page.keyboard.press('Control+s');

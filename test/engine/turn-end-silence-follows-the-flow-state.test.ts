@@ -1,8 +1,9 @@
 import { expect, test } from 'vitest';
 import { TurnDetector } from '../../server/engine/turn-detector.ts';
 
-// A flow state's `endpointing_ms` (DESIGN §12) sets the silence that ends the caller's turn:
-// counted in samples fed, not in wall time. Positions below are in ms of 20 ms frames.
+// A flow state's `endpointing_ms` (docs/flows.md#extended-flow-keys) sets the silence that ends the
+// caller's turn: counted in samples fed, not in wall time. Positions below are in ms of 20 ms
+// frames.
 const FRAME_SAMPLES = 320;
 
 function feed(detector: TurnDetector, ms: number, probability: number): string[] {

@@ -3,7 +3,7 @@ import { parseFlow } from '../../server/flow/parse.ts';
 import { DIAGNOSTIC_CODES } from '../../server/flow/diagnostic-codes.ts';
 import { EXTENDED_CASES, EXTENDED_VALID, editExtended } from './extended-diagnostic-cases.ts';
 
-describe('diagnostics of the extended flow language (DESIGN §12)', () => {
+describe('diagnostics of the extended flow language (docs/flows.md#extended-flow-keys)', () => {
   it('accepts a flow that uses every extended key with no diagnostics at all', () => {
     const result = parseFlow(EXTENDED_VALID);
     expect(result.diagnostics).toEqual([]);

@@ -266,7 +266,7 @@ describe('flow diagnostics', () => {
   });
 
   it('covers every diagnostic code the validator can report', () => {
-    // The codes of DESIGN §12's keys have their cases in extended-diagnostic-cases.ts.
+    // The codes of the extended flow keys have their cases in extended-diagnostic-cases.ts.
     const covered = new Set([...cases, ...EXTENDED_CASES].map((c) => c.code));
     covered.add('document_too_large').add('too_many_aliases');
     // The Pipecat converter's codes are not the validator's: pipecat-import.test.ts covers them.

@@ -1,8 +1,8 @@
-// DESIGN §12's keys, each broken once in a valid flow that uses all of them: shared by the
+// the extended flow keys, each broken once in a valid flow that uses all of them: shared by the
 // extended diagnostics test and the check that every code has a case.
 import type { DiagnosticCode, Severity } from '../../server/flow/diagnostic-codes.ts';
 
-/** Valid, with no diagnostics: every §12 key in use. Line numbers matter. */
+/** Valid, with no diagnostics: every extended key in use. Line numbers matter. */
 export const EXTENDED_VALID = `id: booking
 version: "1.0.0"
 initial_state: greet

@@ -3,7 +3,8 @@ import { FlowRuntime, type AcceptedToolCall, type HttpToolRequest } from '../../
 import { parseFlow } from '../../server/flow/parse.ts';
 import type { FlowDocument } from '../../server/flow/types.ts';
 
-// DESIGN §12 in the pure runtime: each construct on a small flow, as the engine would drive it.
+// The extended keys (docs/flows.md#extended-flow-keys) in the pure runtime: each construct on a
+// small flow, as the engine would drive it.
 
 const BOOKING = `id: booking
 version: "1.0.0"

@@ -3,7 +3,7 @@ import { FlowRuntime } from '../../server/flow/runtime.ts';
 import type { ToolCallOutcome } from '../../server/flow/runtime.ts';
 import type { FlowDocument } from '../../server/flow/types.ts';
 
-// The spec's ten-question guessing game (§3), written as the object the parser would produce.
+// The spec's ten-question guessing game, written as the object the parser would produce.
 function guessingGame(): FlowDocument {
   return {
     id: 'ten-questions',

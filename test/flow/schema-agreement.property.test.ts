@@ -22,7 +22,8 @@ const stray = fc.oneof({ weight: 30, arbitrary: fc.constant({}) }, { weight: 1, 
 const withStray = <T extends object>(arb: fc.Arbitrary<T>) => fc.tuple(arb, stray).map(([value, extra]) => ({ ...extra, ...value }));
 const map = <T,>(value: fc.Arbitrary<T>) => fc.dictionary(name, value, { maxKeys: 2 });
 
-// DESIGN §12's values: numbers in and out of their ranges (and not whole), YAML's .inf and .nan.
+// the extended keys' values: numbers in and out of their ranges (and not whole), YAML's .inf and
+// .nan.
 const number = fc.oneof(fc.integer({ min: -10, max: 40_000 }), fc.double({ min: -1, max: 5 }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, 0.5, 700));
 const scalar = fc.oneof(fc.string(), number, fc.boolean());
 const parameter = withStray(fc.record({

@@ -6,9 +6,10 @@ import type { FlowDocument } from '../../server/flow/types.ts';
 import { SpecFlowRuntime } from '../support/spec-runtime.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 
-// DESIGN §12: every document valid under the spec stays valid and means the same. The reference
-// is the runtime as it was before the extension (test/support/spec-runtime.ts); for spec-only
-// documents and any sequence of calls, the extended runtime must do exactly what it did.
+// The extended keys (docs/flows.md#extended-flow-keys) are optional: every document valid under the
+// spec stays valid and means the same. The reference is the runtime as it was before the extension
+// (test/support/spec-runtime.ts); for spec-only documents and any sequence of calls, the extended
+// runtime must do exactly what it did.
 
 const TOOL_POOL = ['ask', 'save', 'next', 'done', 'toString', 'ghost'];
 const PARAMS = ['name', 'count', 'ok', 'n'];
@@ -73,7 +74,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 
 const NOTHING_ON_ENTRY = { say: null, endSession: false, respond: true, resetContext: false, interruptible: true };
 
-/** The outcome as the spec knows it; `entered` (added by §12) must ask for nothing on a spec-only state. */
+/** The outcome as the spec knows it; `entered` (added by the extended keys) must ask for nothing on a spec-only state. */
 function specOutcome(outcome: ReturnType<FlowRuntime['applyToolCall']>) {
   if (outcome.status === 'rejected') return outcome;
   const { entered, ...rest } = outcome;
@@ -114,7 +115,7 @@ describe('a document valid under the spec', () => {
           }
           expect(observe(after)).toEqual(observe(before));
         }
-        // Nothing of §12 happens on entering a spec-only state.
+        // Nothing of the extended keys happens on entering a spec-only state.
         expect(after.initialEntry).toEqual({ state: doc.initial_state, ...NOTHING_ON_ENTRY });
         // ...and the model requests carry nothing new.
         expect(after.modelOptions()).toEqual({});

@@ -1,7 +1,7 @@
-// Coverage of an http tool whose answer chooses the next state (`on_tool_result`, DESIGN §12 and
-// §14): each state the answer may lead to is a transition of its own, and so is the way the call
-// goes when the answer chooses nothing (a failure stays), so tests that only ever get one answer
-// show the other branch untested.
+// Coverage of an http tool whose answer chooses the next state (`on_tool_result`, see
+// docs/flows.md and docs/testing.md#flow-tests): each state the answer may lead to is a transition
+// of its own, and so is the way the call goes when the answer chooses nothing (a failure stays), so
+// tests that only ever get one answer show the other branch untested.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';

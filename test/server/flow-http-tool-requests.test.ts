@@ -6,9 +6,9 @@ import { secretContext } from '../../server/store/repositories/secrets.ts';
 import { startAvailabilityService, type AvailabilityService } from '../support/availability-service.ts';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 
-// How a flow's http tool request goes out (DESIGN §12): signed with the account's
-// tool_signing_secret, `{secret.NAME}` filled from its stored secrets, refused to the server's
-// own network unless allowed, and every failure an error result rather than a throw.
+// How a flow's http tool request goes out (docs/flows.md#extended-flow-keys): signed with the
+// account's tool_signing_secret, `{secret.NAME}` filled from its stored secrets, refused to the
+// server's own network unless allowed, and every failure an error result rather than a throw.
 const SIGNING = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 
 describe('flow http tool requests', () => {

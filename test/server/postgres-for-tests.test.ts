@@ -1,4 +1,4 @@
-// The PostgreSQL that the two-store tests of issue 19 run against: a real server started from
+// The PostgreSQL that the two-store tests run against: a real server started from
 // Debian's binaries in a temp dir on a free port, reached with node-postgres, and gone after.
 import { existsSync } from 'node:fs';
 import pg from 'pg';

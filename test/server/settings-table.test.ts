@@ -1,11 +1,15 @@
 // The server's settings are one table (server/config.ts SETTINGS): the command line, the
-// environment, --help and the README's settings table all follow it, and the Config made from
+// environment, --help and the settings table in docs/hosting.md all follow it, and the Config made from
 // them cannot be changed while the server runs.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SETTINGS, USAGE, makeConfig, parseCommandLine, type ConfigInput } from '../../server/config.ts';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const HOSTING = readFileSync(new URL('../../docs/hosting.md', import.meta.url), 'utf8');
+/** Everything a user reads: the README and every page of docs/. */
+const DOCS = [new URL('../../README.md', import.meta.url), ...readdirSync(new URL('../../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => new URL(`../../docs/${f}`, import.meta.url))]
+  .map((url) => readFileSync(url, 'utf8'))
+  .join('\n');
 
 /** A value each setting accepts, and how it reads back from the ConfigInput. */
 function sampleFor(env: string, list: boolean | undefined): { raw: string; parsed: unknown } {
@@ -48,14 +52,14 @@ describe('the settings table', () => {
     }
   });
 
-  it('is the README settings table, row for row', () => {
+  it('is the settings table in docs/hosting.md, row for row', () => {
     for (const s of SETTINGS) {
       const row = `| ${s.flag ? `\`--${s.flag}\`` : ''} | \`${s.env}\` | ${s.shownDefault ? `\`${s.shownDefault}\`` : ''} |`;
-      expect(README, `README row for ${s.env}`).toContain(row);
+      expect(HOSTING, `docs/hosting.md row for ${s.env}`).toContain(row);
     }
-    // And the README names no variable the server does not read (test and bench knobs aside).
+    // And neither the README nor the docs name a variable the server does not read (test and bench knobs aside).
     const known = new Set(SETTINGS.map((s) => s.env));
-    const named = new Set(README.match(/VOXFLOW_[A-Z][A-Z_]*[A-Z]\b/g) ?? []);
+    const named = new Set(DOCS.match(/VOXFLOW_[A-Z][A-Z_]*[A-Z]\b/g) ?? []);
     const unknown = [...named].filter((name) => !known.has(name) && !/^VOXFLOW_(BENCH|FC)_/.test(name));
     expect(unknown).toEqual([]);
   });

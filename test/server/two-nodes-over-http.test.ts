@@ -1,10 +1,10 @@
 // Two Voxflow nodes on one PostgreSQL, over real HTTP and WebSockets, as a load balancer would
-// spread one business's calls over them (issue 19, DESIGN §15): whatever one node did, the other
-// serves; a session token is good once, on whichever node it reaches; a call lives on the node
-// that accepted it and every node lists it; the per-account session cap holds over both nodes;
-// a node killed with SIGKILL mid-write loses nothing it acknowledged while the other goes on, and
-// the calls it held are ended by the other node once it has been silent a minute; and when both
-// run the webhook outbox, each event reaches the business once.
+// spread one business's calls over them (docs/hosting.md#several-nodes-on-postgresql): whatever one
+// node did, the other serves; a session token is good once, on whichever node it reaches; a call
+// lives on the node that accepted it and every node lists it; the per-account session cap holds
+// over both nodes; a node killed with SIGKILL mid-write loses nothing it acknowledged while the
+// other goes on, and the calls it held are ended by the other node once it has been silent a
+// minute; and when both run the webhook outbox, each event reaches the business once.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,7 +1,8 @@
-// Two nodes on one PostgreSQL both run the webhook outbox (issue 19, DESIGN §15): every event
-// reaches the business's receiver once, whichever node sends it, and a burst for one endpoint
-// flows through at its two-at-a-time pace on both nodes (a node that has claimed more than it may
-// start sends the rest as places free up, rather than holding them for a whole claim lease).
+// Two nodes on one PostgreSQL both run the webhook outbox
+// (docs/hosting.md#several-nodes-on-postgresql): every event reaches the business's receiver once,
+// whichever node sends it, and a burst for one endpoint flows through at its two-at-a-time pace on
+// both nodes (a node that has claimed more than it may start sends the rest as places free up,
+// rather than holding them for a whole claim lease).
 import { randomBytes } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { webhookSecretContext } from '../../server/outcomes/webhooks/events.ts';
@@ -30,7 +31,7 @@ it('delivers each of 30 events for one endpoint exactly once when both nodes run
   const receiver: WebhookReceiver = await startWebhookReceiver();
   cleanups.push(() => receiver.close());
   const [a, b] = await nodes.twoNodes();
-  // Every node is given the same secret key (the README's multi-node settings), so either can sign.
+  // Every node is given the same secret key (docs/hosting.md, several nodes), so either can sign.
   const secrets = new SecretBox(randomBytes(32));
   const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
   const secretEnc = secrets.seal(`whsec_${randomBytes(24).toString('base64')}`, webhookSecretContext('wh1'));

@@ -1,7 +1,7 @@
-// The repository tests run against both stores (issue 19, DESIGN §15): the embedded sql.js store
-// and PostgreSQL. `describeEachStore(name, body)` registers `body` twice, once per store; the
-// `open()` it hands the body gives a fresh, empty, migrated store of that kind for one test, closed
-// after it.
+// The repository tests run against both stores (docs/hosting.md#several-nodes-on-postgresql): the
+// embedded sql.js store and PostgreSQL. `describeEachStore(name, body)` registers `body` twice,
+// once per store; the `open()` it hands the body gives a fresh, empty, migrated store of that kind
+// for one test, closed after it.
 //
 // PostgreSQL: the integration project's one cluster (test/support/shared-postgres.ts), a database
 // migrated once there as a template, and a new database per open() copied from it with CREATE

@@ -1,6 +1,6 @@
-// What an account's flows take up (the storage quota, issue 14), against both stores
-// (test/store/both-stores.ts): the number of flows and the UTF-8 bytes of every version and
-// draft, not counting the live copy twice, per account.
+// What an account's flows take up (the storage quota, docs/benchmarks.md#what-the-figures-rest-on),
+// against both stores (test/store/both-stores.ts): the number of flows and the UTF-8 bytes of every
+// version and draft, not counting the live copy twice, per account.
 import { expect, it } from 'vitest';
 import { describeEachStore } from './both-stores.ts';
 

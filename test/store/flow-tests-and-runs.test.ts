@@ -1,4 +1,4 @@
-// Flow tests and their runs in the store (DESIGN §14), against both stores
+// Flow tests and their runs in the store (docs/testing.md#flow-tests), against both stores
 // (test/store/both-stores.ts): tests list in the order they were made, even within one clock
 // tick; a run is written when it starts and completed when it ends; a flow keeps only its latest
 // FLOW_TEST_RUNS_KEPT runs; listing runs leaves their reports out; another account sees nothing.

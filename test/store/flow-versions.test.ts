@@ -1,5 +1,5 @@
-// The flow-versions repository's promises (issue 17), below the API, against both stores
-// (test/store/both-stores.ts): publishing is one transaction (version, live text and pointer
+// The flow-versions repository's promises (docs/flows.md#drafts), below the API, against both
+// stores (test/store/both-stores.ts): publishing is one transaction (version, live text and pointer
 // together), a draft's tag never repeats, a stale tag changes nothing, and the history goes with
 // its flow (with the flow's tests and their runs). Surviving a reopen is the sql.js journal's
 // promise and stays sql.js-only below; two nodes publishing at once is
@@ -78,7 +78,7 @@ describeEachStore('flow versions in the store', (open) => {
     expect(await store.flowVersions.saveDraft(other.id, flow.id, 'stolen')).toEqual({ ok: false, reason: 'not_found' });
     expect(await store.flowVersions.publish(other.id, flow.id, { yamlContent: 'stolen', documentVersion: null, createdBy: null })).toEqual({ ok: false, reason: 'not_found' });
 
-    // Its tests and their runs too (issue 18): nothing of a deleted flow stays behind in the store.
+    // Its tests and their runs too: nothing of a deleted flow stays behind in the store.
     await store.flowTests.create(account.id, flow.id, [{ name: 'one', yamlContent: 'name: one\nsteps: []\n' }]);
     await store.flowTests.startRun({ accountId: account.id, flowId: flow.id, mode: 'scripted', draft: false, flowVersion: 2, testIds: [] });
 

@@ -9,9 +9,10 @@ import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 
 // A statement's long strings (a flow's text) go into the journal as raw UTF-8 blobs rather than
-// escaped into the record's JSON (issue 14: less work and garbage on the thread that paces
-// audio). The durability contract is the same: every acknowledged write replays exactly, a torn
-// tail is dropped, a record whose checksum matches but whose content is wrong is corruption.
+// escaped into the record's JSON (docs/benchmarks.md#what-the-figures-rest-on: less work and
+// garbage on the thread that paces audio). The durability contract is the same: every acknowledged
+// write replays exactly, a torn tail is dropped, a record whose checksum matches but whose content
+// is wrong is corruption.
 
 /** Every kind of character JSON escapes or UTF-8 spells in several bytes, over 300 KiB. */
 const awkward = (tag: string) => `id: ${tag}\n# "quotes", back\\slashes, tabs\t, é, 中文, 🎙️, \u0000 and \u2028\n${'line "x" \\ é 🎧\n'.repeat(20_000)}`;

@@ -1,10 +1,10 @@
-// `voxflow migrate-store` (issue 19): a data dir made by today's server through its API, copied
-// into a real PostgreSQL, then served from there by a server with another secret key. What a
-// user had is all there and works: signing in, the API key, the flow with its versions, draft and
-// layout, the session with its timeline, the balance, the provider key (still readable), the
-// account secret (still sent by the flow's http tool) and the webhook (still signing with the
-// secret it was given). A second copy into the same database is refused, a wrong source key is
-// reported and writes nothing, and a data dir a server is running on is refused.
+// `voxflow migrate-store` (docs/hosting.md#several-nodes-on-postgresql): a data dir made by today's
+// server through its API, copied into a real PostgreSQL, then served from there by a server with
+// another secret key. What a user had is all there and works: signing in, the API key, the flow
+// with its versions, draft and layout, the session with its timeline, the balance, the provider key
+// (still readable), the account secret (still sent by the flow's http tool) and the webhook (still
+// signing with the secret it was given). A second copy into the same database is refused, a wrong
+// source key is reported and writes nothing, and a data dir a server is running on is refused.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

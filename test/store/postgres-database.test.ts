@@ -1,9 +1,9 @@
-// The PostgreSQL engine under the store (issue 19, DESIGN §15): migrations applied once when two
-// nodes start at once, refused when the database is newer; clear, password-free errors when the
-// URL leads nowhere or to something that is not PostgreSQL; numbers that come back as numbers;
-// transactions that roll back, and that are run again when PostgreSQL breaks a deadlock; LISTEN
-// that survives its connection being cut; and a store that says it cannot write once its server
-// is gone.
+// The PostgreSQL engine under the store (docs/hosting.md#several-nodes-on-postgresql): migrations
+// applied once when two nodes start at once, refused when the database is newer; clear,
+// password-free errors when the URL leads nowhere or to something that is not PostgreSQL; numbers
+// that come back as numbers; transactions that roll back, and that are run again when PostgreSQL
+// breaks a deadlock; LISTEN that survives its connection being cut; and a store that says it cannot
+// write once its server is gone.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';

@@ -1,6 +1,6 @@
-// Two Voxflow nodes on one PostgreSQL, below the API (issue 19, DESIGN §15): per test, a new
-// database on the integration project's cluster (test/support/shared-postgres.ts), opened by two
-// stores with their own pools, as two server processes open it.
+// Two Voxflow nodes on one PostgreSQL, below the API (docs/hosting.md#several-nodes-on-postgresql):
+// per test, a new database on the integration project's cluster (test/support/shared-postgres.ts),
+// opened by two stores with their own pools, as two server processes open it.
 
 import { openPostgresStore } from '../../server/store/postgres/store.ts';
 import type { PostgresStore } from '../../server/store/postgres/store.ts';

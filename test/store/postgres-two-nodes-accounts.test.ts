@@ -1,7 +1,9 @@
-// Tokens, accounts, keys and secrets with two nodes on one PostgreSQL (issue 19): a session token
-// handed to both nodes at once connects once; a node's start ends no call another node may hold; one email signed up on both at once makes one
-// account; a key revoked on one node stops working on the other at once; a new secret put on
-// both at once is reported new once; settings saved on both at once keep both changes.
+// Tokens, accounts, keys and secrets with two nodes on one PostgreSQL
+// (docs/hosting.md#several-nodes-on-postgresql): a session token handed to both nodes at once
+// connects once; a node's start ends no call another node may hold; one email signed up on both at
+// once makes one account; a key revoked on one node stops working on the other at once; a new
+// secret put on both at once is reported new once; settings saved on both at once keep both
+// changes.
 import { describe, expect, it } from 'vitest';
 import { EmailTakenError } from '../../server/store/errors.ts';
 import { postgresNodesForThisFile } from './postgres-nodes.ts';

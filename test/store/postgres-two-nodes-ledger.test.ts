@@ -1,6 +1,6 @@
-// The credit ledger with two nodes on one PostgreSQL (issue 19): debits made through both at once
-// never overdraw and never charge one idempotency key twice, and the unique key still answers
-// as the embedded store does when two accounts race with it.
+// The credit ledger with two nodes on one PostgreSQL (docs/hosting.md#several-nodes-on-postgresql):
+// debits made through both at once never overdraw and never charge one idempotency key twice, and
+// the unique key still answers as the embedded store does when two accounts race with it.
 import { describe, expect, it } from 'vitest';
 import { IdempotencyKeyReusedError } from '../../server/store/errors.ts';
 import { postgresNodesForThisFile } from './postgres-nodes.ts';

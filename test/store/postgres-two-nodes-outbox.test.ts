@@ -1,8 +1,9 @@
-// Two nodes running the webhook outbox on one PostgreSQL (issue 19, DESIGN §15), below the
-// dispatcher: their due() calls claim deliveries, so of 200 events asked for at once by both
-// nodes each is handed to exactly one; what a node claimed and has not attempted yet comes back
-// to it, never to the other; a delivery claimed by a node that then died is handed out again,
-// under the same id, once the claim's lease has run out.
+// Two nodes running the webhook outbox on one PostgreSQL
+// (docs/hosting.md#several-nodes-on-postgresql), below the dispatcher: their due() calls claim
+// deliveries, so of 200 events asked for at once by both nodes each is handed to exactly one; what
+// a node claimed and has not attempted yet comes back to it, never to the other; a delivery claimed
+// by a node that then died is handed out again, under the same id, once the claim's lease has run
+// out.
 import { describe, expect, it } from 'vitest';
 import { DELIVERY_LEASE_SECONDS } from '../../server/store/postgres/webhooks.ts';
 import type { NewWebhookDelivery, Store } from '../../server/store/store.ts';

@@ -1,7 +1,7 @@
-// Two nodes on one PostgreSQL (issue 19, DESIGN §15), below the API: what one node writes to a
-// flow the other reads at once (no node keeps a stale list), two nodes publishing one flow at the
-// same moment get distinct version numbers with the live text of the last, and of two draft
-// saves made with the same If-Match tag exactly one wins.
+// Two nodes on one PostgreSQL (docs/hosting.md#several-nodes-on-postgresql), below the API: what
+// one node writes to a flow the other reads at once (no node keeps a stale list), two nodes
+// publishing one flow at the same moment get distinct version numbers with the live text of the
+// last, and of two draft saves made with the same If-Match tag exactly one wins.
 import { describe, expect, it } from 'vitest';
 import { postgresNodesForThisFile } from './postgres-nodes.ts';
 

@@ -1,10 +1,10 @@
 // Which node holds a voice session, and the per-account session cap, with two nodes on one
-// PostgreSQL (issue 19, DESIGN §15): a node whose heartbeat stopped has its connected sessions
-// ended by whichever node sweeps first (once, server_restarted, charged what the ledger holds),
-// a node that stopped cleanly at once; a live node's sessions are never touched. The cap counts
-// every node's connected sessions, so connects racing on both nodes never overshoot it. A running
-// node's presence (server/outcomes/node-presence.ts) beats and sweeps on its timers. The clock is
-// injected (and the presence's intervals faked): a minute of silence takes no minute here.
+// PostgreSQL (docs/hosting.md#several-nodes-on-postgresql): a node whose heartbeat stopped has its
+// connected sessions ended by whichever node sweeps first (once, server_restarted, charged what the
+// ledger holds), a node that stopped cleanly at once; a live node's sessions are never touched. The
+// cap counts every node's connected sessions, so connects racing on both nodes never overshoot it.
+// A running node's presence (server/outcomes/node-presence.ts) beats and sweeps on its timers. The
+// clock is injected (and the presence's intervals faked): a minute of silence takes no minute here.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startNodePresence, SWEEP_SECS } from '../../server/outcomes/node-presence.ts';
 import { SessionCapReachedError } from '../../server/store/errors.ts';

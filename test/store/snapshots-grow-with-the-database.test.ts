@@ -5,10 +5,11 @@ import { SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
 import { openStore } from '../../server/store/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 
-// With the default thresholds a snapshot waits until the journal holds as many bytes as the
-// last image (at least 8 MiB), or 1,000 records per 8 MiB of image (issue 14): each snapshot
-// exports the whole database on the thread that paces audio, so with a large database they
-// come less often, and their cost per byte written stays the same. Nothing acknowledged is lost.
+// With the default thresholds a snapshot waits until the journal holds as many bytes as the last
+// image (at least 8 MiB), or 1,000 records per 8 MiB of image
+// (docs/benchmarks.md#what-the-figures-rest-on): each snapshot exports the whole database on the
+// thread that paces audio, so with a large database they come less often, and their cost per byte
+// written stays the same. Nothing acknowledged is lost.
 
 const MIB = 1024 * 1024;
 

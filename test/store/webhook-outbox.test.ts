@@ -1,8 +1,8 @@
-// The webhook outbox in the store (DESIGN §11), against both stores (test/store/both-stores.ts):
-// what is enqueued falls due in order, keeps every attempt, is given up with its endpoint, and an
-// end that a crash kept out of the outbox is found again. Surviving a reopen is the sql.js
-// journal's promise and stays sql.js-only below; two nodes running the outbox at once is
-// postgres-two-nodes-outbox.test.ts.
+// The webhook outbox in the store (docs/api.md#what-a-call-leaves-behind), against both stores
+// (test/store/both-stores.ts): what is enqueued falls due in order, keeps every attempt, is given
+// up with its endpoint, and an end that a crash kept out of the outbox is found again. Surviving a
+// reopen is the sql.js journal's promise and stays sql.js-only below; two nodes running the outbox
+// at once is postgres-two-nodes-outbox.test.ts.
 //
 // On PostgreSQL due() claims what it hands out (a lease, so another node does not send it too):
 // the tests below ask for each delivery once per attempt, as the dispatcher does, so they hold

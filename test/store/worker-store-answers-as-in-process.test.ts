@@ -1,7 +1,8 @@
-// The embedded store served from a worker thread (server/store/sqljs/worker-store.ts, issue 14)
-// answers as the store does in one thread: the same values, the same error classes with their
-// fields, writes seen by the reads after them, acknowledged writes on disk; and a worker that
-// dies makes the store unavailable rather than leaving calls hanging.
+// The embedded store served from a worker thread (server/store/sqljs/worker-store.ts,
+// docs/benchmarks.md#what-the-figures-rest-on) answers as the store does in one thread: the same
+// values, the same error classes with their fields, writes seen by the reads after them,
+// acknowledged writes on disk; and a worker that dies makes the store unavailable rather than
+// leaving calls hanging.
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';

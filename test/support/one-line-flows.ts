@@ -1,8 +1,8 @@
 // Large flow documents of one shape each, for measuring how the flow model's cost grows with a
-// document. The shape of issue 14: thousands of states of one line each, every state's one tool
-// leading to the next (2,000 of them stay under the 256 KiB limit), optionally with long
-// prompts; and shapes that once cost the square of their size: thousands of diagnostics, one
-// map of thousands of keys, one prompt of thousands of placeholders.
+// document. The shape that once stalled every call: thousands of states of one line each, every
+// state's one tool leading to the next (2,000 of them stay under the 256 KiB limit), optionally
+// with long prompts; and shapes that once cost the square of their size: thousands of diagnostics,
+// one map of thousands of keys, one prompt of thousands of placeholders.
 
 const HEAD = ['id: big', 'version: "1.0.0"', 'initial_state: s0', 'states:'];
 

@@ -1,7 +1,7 @@
-// The `postgres` test project (vitest.config.ts) runs the API suite on PostgreSQL (issue 19):
-// one throwaway cluster for the whole run, with a migrated template database; every test server
-// then gets a database of its own copied from the template (test/support/server.ts), so files
-// running at once never share one.
+// The `postgres` test project (vitest.config.ts) runs the API suite on PostgreSQL
+// (docs/hosting.md#several-nodes-on-postgresql): one throwaway cluster for the whole run, with a
+// migrated template database; every test server then gets a database of its own copied from the
+// template (test/support/server.ts), so files running at once never share one.
 import type { TestProject } from 'vitest/node';
 import { startClusterWithTemplate } from './shared-postgres.ts';
 

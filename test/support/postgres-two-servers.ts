@@ -1,8 +1,8 @@
 // Two Voxflow servers on one PostgreSQL database, over real HTTP, as two nodes behind a load
-// balancer (issue 19, DESIGN §15): per call a new database on the integration project's cluster
-// (test/support/shared-postgres.ts), which both servers open at once, with the same keys (the
-// README's multi-node settings) and data dirs of their own. The same database and keys are
-// handed out for a node started as a child process (spawnServer).
+// balancer (docs/hosting.md#several-nodes-on-postgresql): per call a new database on the
+// integration project's cluster (test/support/shared-postgres.ts), which both servers open at once,
+// with the same keys (the multi-node settings in docs/hosting.md) and data dirs of their own. The
+// same database and keys are handed out for a node started as a child process (spawnServer).
 import { randomBytes } from 'node:crypto';
 import { afterEach } from 'vitest';
 import type { ConfigInput } from '../../server/config.ts';

@@ -1,8 +1,8 @@
-// A real PostgreSQL for tests (DESIGN §15): Debian's server binaries, a fresh cluster made by
-// initdb in a temp dir, started by pg_ctl on a free port, stopped and removed afterwards.
-// initdb refuses to run as root, so as root the cluster belongs to the `postgres` user (which
-// Debian's package creates). Nothing here installs anything: .ci/run does, and without the
-// binaries startPostgres() fails with a message naming the package.
+// A real PostgreSQL for tests (docs/hosting.md#several-nodes-on-postgresql): Debian's server
+// binaries, a fresh cluster made by initdb in a temp dir, started by pg_ctl on a free port, stopped
+// and removed afterwards. initdb refuses to run as root, so as root the cluster belongs to the
+// `postgres` user (which Debian's package creates). Nothing here installs anything: .ci/run does,
+// and without the binaries startPostgres() fails with a message naming the package.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';

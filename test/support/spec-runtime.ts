@@ -1,9 +1,9 @@
-// The flow runtime as it was before DESIGN §12 (commit 449b257), kept unchanged as the reference
-// a spec-only document must behave identically under (test/flow/spec-documents-keep-their-meaning).
-// Not product code: never import it from server/.
-// The state machine one session runs: which prompt and tools the model sees, and what a tool
-// call does to the state and the variables. Pure and deterministic, so the studio can replay a
-// flow in the browser exactly as the engine runs it.
+// The flow runtime as it was before the extended keys (commit 449b257), kept unchanged as the
+// reference a spec-only document must behave identically under
+// (test/flow/spec-documents-keep-their-meaning). Not product code: never import it from server/.
+// The state machine one session runs: which prompt and tools the model sees, and what a tool call
+// does to the state and the variables. Pure and deterministic, so the studio can replay a flow in
+// the browser exactly as the engine runs it.
 
 import { MAX_TOOL_ROUNDS_PER_TURN } from '../../server/flow/types.ts';
 import type { FlowDocument, FlowState, ParameterType, ToolDefinition } from '../../server/flow/types.ts';

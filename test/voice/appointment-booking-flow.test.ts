@@ -7,10 +7,10 @@ import { createFlow } from '../support/server.ts';
 import { chatRequests, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
-// The example flow of DESIGN §12 end to end over WebSocket, with the provider fakes and the
-// practice's availability service on a real port: a disclaimer read first, availability checked
-// through a signed http tool whose answer chooses the next state, a global "talk to a human",
-// and a flow that ends the call itself.
+// The example flow of docs/flows.md#extended-flow-keys end to end over WebSocket, with the provider
+// fakes and the practice's availability service on a real port: a disclaimer read first,
+// availability checked through a signed http tool whose answer chooses the next state, a global
+// "talk to a human", and a flow that ends the call itself.
 const BOOKING_YAML = readFileSync(new URL('../../resources/flows/appointment-booking.yaml', import.meta.url), 'utf8');
 const SIGNING_SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 const CLINIC_TOKEN = 'clinic-token-5f4e3d2c1b';

@@ -4,10 +4,10 @@ import { createFlow } from '../support/server.ts';
 import { chatRequests, useVoiceRig } from '../support/voice-server.ts';
 
 // A flow's own model, language and recording settings, and what the model is told of a tool's
-// parameter (DESIGN §12), heard over WebSocket with the provider fakes: the model API gets the
-// flow's model and temperature and the parameter's description and allowed values, speech
-// recognition gets the flow's language, and the call is recorded although the session did not
-// ask for it.
+// parameter (docs/flows.md#extended-flow-keys), heard over WebSocket with the provider fakes: the
+// model API gets the flow's model and temperature and the parameter's description and allowed
+// values, speech recognition gets the flow's language, and the call is recorded although the
+// session did not ask for it.
 const FLOW = `id: pizza-settings
 version: "1.0.0"
 initial_state: ask

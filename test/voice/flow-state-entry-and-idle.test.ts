@@ -4,10 +4,10 @@ import { createFlow } from '../support/server.ts';
 import { chatRequests, useVoiceRig } from '../support/voice-server.ts';
 import type { VoiceClient } from '../support/voice-client.ts';
 
-// What a flow's states do on entering, and the flow's idle setting (DESIGN §12), heard over
-// WebSocket with the provider fakes: a disclaimer the caller cannot talk over, a state that
-// waits for the caller (respond: false), one that makes the model forget (context: reset), and
-// reprompts after silence that end in hanging up.
+// What a flow's states do on entering, and the flow's idle setting
+// (docs/flows.md#extended-flow-keys), heard over WebSocket with the provider fakes: a disclaimer
+// the caller cannot talk over, a state that waits for the caller (respond: false), one that makes
+// the model forget (context: reset), and reprompts after silence that end in hanging up.
 const DISCLAIMER =
   'Before we start: this line is answered by an automated assistant, calls are recorded, and nothing said here is medical advice.';
 

@@ -4,7 +4,7 @@ import { startAvailabilityService, type AvailabilityService } from '../support/a
 import { createFlow } from '../support/server.ts';
 import { useVoiceRig } from '../support/voice-server.ts';
 
-// The variants of DESIGN §12's constructs the booking example does not use, heard over WebSocket
+// The variants of the extended flow keys the booking example does not use, heard over WebSocket
 // with the provider fakes: an http tool sent with PUT and a header naming an account secret, a
 // nested field of its answer kept as a variable (store: order.id), and a global tool with no
 // target, which keeps the caller where they are in any state.

@@ -26,7 +26,10 @@ export interface FlowRecord extends FlowSummary {
   published_version?: number;
   has_draft?: boolean;
 }
-/** What the studio edits (DESIGN §13): the draft, or the published text while there is none. */
+/**
+ * What the studio edits (docs/flows.md#drafts): the draft, or the published text while there is
+ * none.
+ */
 export interface DraftRecord {
   flow_id: string;
   yaml_content: string;
@@ -72,7 +75,7 @@ export interface SessionView {
   end_reason: string | null;
   credits_charged_usd_cents: number;
 }
-/** GET /v1/sessions/{id}: what a call produced (DESIGN §11). */
+/** GET /v1/sessions/{id}: what a call produced (docs/api.md#what-a-call-leaves-behind). */
 export interface SessionDetail extends SessionView {
   flow_version: number | null;
   metadata: Record<string, unknown>;
@@ -109,7 +112,10 @@ export type ProvidersView = Record<`${ProviderKind}_provider` | `${ProviderKind}
 };
 export type ProvidersPatch = Partial<Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key` | `${ProviderKind}_base_url` | `${ProviderKind}_model`, string | null>>;
 export interface Capabilities { [key: string]: unknown }
-/** Webhook endpoints (DESIGN §11): the session events an account's backend is sent, signed. */
+/**
+ * Webhook endpoints (docs/api.md#what-a-call-leaves-behind): the session events an account's
+ * backend is sent, signed.
+ */
 export type WebhookEventType = 'session.started' | 'session.state_changed' | 'session.tool_called' | 'session.ended';
 export interface WebhookView { id: string; url: string; events: WebhookEventType[]; created_at: number }
 /** The signing secret (`whsec_…`) comes only in the answer to the create. */
@@ -129,7 +135,7 @@ export interface WebhookDeliveryView {
   delivered_at: number | null;
   attempt_log: WebhookAttemptView[];
 }
-/** Flow tests (DESIGN §14): YAML tests stored with their flow, and their runs. */
+/** Flow tests (docs/testing.md#flow-tests): YAML tests stored with their flow, and their runs. */
 export interface FlowTestView {
   id: string;
   flow_id: string;

@@ -128,8 +128,8 @@ export const api = {
   createFlow: (name: string, yamlContent: string) => request<FlowRecord>('POST', '/v1/flows', { name, yaml_content: yamlContent }),
   updateFlow: (flowId: string, changes: { name?: string; yaml_content?: string; layout?: FlowLayout | null }) => request<FlowRecord>('PUT', `/v1/flows/${id(flowId)}`, changes),
   deleteFlow: (flowId: string) => request<void>('DELETE', `/v1/flows/${id(flowId)}`),
-  // Drafts and versions (DESIGN §13). `etag` is the draft's as last read or saved: a save or
-  // publish over a newer one made elsewhere comes back 412 draft_conflict.
+  // Drafts and versions (docs/flows.md#drafts). `etag` is the draft's as last read or saved: a save
+  // or publish over a newer one made elsewhere comes back 412 draft_conflict.
   getDraft: (flowId: string) => request<DraftRecord>('GET', `/v1/flows/${id(flowId)}/draft`),
   saveDraft: (flowId: string, yamlContent: string, etag: string | null) =>
     request<DraftRecord>('PUT', `/v1/flows/${id(flowId)}/draft`, { yaml_content: yamlContent }, etag ? { 'if-match': `"${etag}"` } : {}),
@@ -140,7 +140,7 @@ export const api = {
   getVersion: (flowId: string, number: number) => request<FlowVersionRecord>('GET', `/v1/flows/${id(flowId)}/versions/${number}`),
   publishVersionAgain: (flowId: string, number: number, note: string) => request<PublishedVersion>('POST', `/v1/flows/${id(flowId)}/versions/${number}/publish`, { note }),
 
-  // Flow tests (DESIGN §14); the studio runs them against the draft.
+  // Flow tests (docs/testing.md#flow-tests); the studio runs them against the draft.
   listTests: (flowId: string) => request<FlowTestView[]>('GET', `/v1/flows/${id(flowId)}/tests`),
   createTest: (flowId: string, yamlContent: string) => request<FlowTestView>('POST', `/v1/flows/${id(flowId)}/tests`, { yaml_content: yamlContent }),
   updateTest: (flowId: string, testId: string, yamlContent: string) => request<FlowTestView>('PUT', `/v1/flows/${id(flowId)}/tests/${id(testId)}`, { yaml_content: yamlContent }),

@@ -1,7 +1,7 @@
 // GET /v1/credits/balance: what is left, the list rate, and what a minute costs this account now.
 // Beyond the spec's fields, `parts` says what each part of a session (speech to text, model,
 // voice) costs a minute and why — the server's key, the account's own, or an embedded provider —
-// so the studio can say before Talk what a session will cost, part by part (issue 13).
+// so the studio can say before Talk what a session will cost, part by part (docs/providers.md).
 import type { FastifyInstance } from 'fastify';
 import { RATE_PER_MINUTE_CENTS } from '../../billing/prices.ts';
 import { effectiveRatePerMinute, resolveProviders } from '../../billing/provider-choice.ts';

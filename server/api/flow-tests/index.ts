@@ -1,4 +1,4 @@
-// Flow tests (DESIGN §14): YAML tests stored with their flow, imported and exported as suite
+// Flow tests (docs/testing.md): YAML tests stored with their flow, imported and exported as suite
 // files, and run as jobs (runs.ts). Another account's flow is a 404, as everywhere. Tests are
 // parsed and checked against the flow in the flow-job workers, never on this thread.
 import type { FastifyInstance } from 'fastify';

@@ -1,6 +1,6 @@
 // Flows: YAML documents validated by the shared flow model. Another account's flow is a 404.
 // The model runs in the flow-job pool (server/jobs), never on this thread, which paces audio.
-// The spec's writes keep their meaning (DESIGN §13): a new text is published at once as the
+// The spec's writes keep their meaning (docs/flows.md#drafts): a new text is published at once as the
 // next version. The studio's drafts, publishing and history are in versions.ts.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.ts';
@@ -91,7 +91,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     return fullView(await ownFlow(accountOf(request.principal), request.params.flow_id));
   });
 
-  // Added to the spec's endpoints (DESIGN §2): the YAML editor saves text with its comments.
+  // Added to the spec's endpoints (docs/flows.md): the YAML editor saves text with its comments.
   app.put<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
     const accountId = accountOf(request.principal);
     const stored = await ownFlow(accountId, request.params.flow_id);

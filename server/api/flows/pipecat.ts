@@ -1,4 +1,4 @@
-// Pipecat Flows interop over the API (DESIGN §12). Both directions run in the flow-job pool: a
+// Pipecat Flows interop over the API (docs/flows.md). Both directions run in the flow-job pool: a
 // FlowConfig of hundreds of KiB is parsed and converted there, never on the thread that paces
 // audio.
 //

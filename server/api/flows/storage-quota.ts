@@ -1,4 +1,4 @@
-// The per-account storage quota for flows (issue 14): how many flows an account may keep, and
+// The per-account storage quota for flows: how many flows an account may keep, and
 // how many bytes of flow text — every published version and every draft, since each save keeps
 // the text it replaced. One account's flows would otherwise grow the database, and with it the
 // snapshot that the whole server takes on the thread that paces every call's audio.
@@ -8,7 +8,7 @@
 // pass the check and overshoot the quota together. (The store answers from another thread or
 // over the network, so "no await between the check and the write" no longer made that hold.)
 // Servers sharing PostgreSQL check each on its own, so uploads to two nodes at the same moment
-// can pass a quota by a flow (README, several nodes). The check is cheap (sizes come from
+// can pass a quota by a flow. The check is cheap (sizes come from
 // SQLite's record headers, see flow-storage.ts), so routes also call assertFlowStorageLeft
 // early, before a flow job, to refuse at once what would be refused after the work.
 //

@@ -1,4 +1,4 @@
-// Drafts, versions and publishing (DESIGN §13). The studio edits a draft, which may have
+// Drafts, versions and publishing (docs/flows.md#drafts). The studio edits a draft, which may have
 // errors (it is work in progress) but cannot be published with them; Publish makes it the next
 // version, and an old version is rolled back to by publishing it again as a new one, so the
 // history only ever grows and says what ran when.

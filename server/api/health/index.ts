@@ -1,4 +1,4 @@
-// GET /health answers both of the spec's health tables in one body (DESIGN §4): the hosted
+// GET /health answers both of the spec's health tables in one body (docs/hosting.md#monitoring): the hosted
 // API's status and service, and the engine router's provider report. GET /capabilities says
 // which providers and transports this server offers. Both are open: no credential needed.
 import type { FastifyInstance } from 'fastify';

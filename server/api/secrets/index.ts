@@ -1,4 +1,4 @@
-// An account's named secrets (DESIGN §12): set, list names, delete. A flow's http tool names one
+// An account's named secrets (docs/flows.md): set, list names, delete. A flow's http tool names one
 // in a header as `{secret.NAME}`; the engine opens it for that request only. A value is sealed
 // like provider keys (AES-256-GCM, bound to the account and the name) and is never returned,
 // not even masked: a secret is re-set, not read back.

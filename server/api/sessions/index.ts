@@ -28,7 +28,7 @@ const CreateSessionBody = z.object({
   flow_id: z.string().min(1).max(200).nullish(),
   context: smallObject('context').optional(),
   metadata: smallObject('metadata').optional(),
-  /** Record the call, caller left and agent right (DESIGN §11). */
+  /** Record the call, caller left and agent right (docs/api.md#what-a-call-leaves-behind). */
   record: z.boolean({ error: 'record must be true or false' }).optional(),
 });
 
@@ -52,7 +52,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const body = parseInput(CreateSessionBody, request.body ?? {});
     const flowId = body.flow_id ?? null;
     // The three reads at once: on PostgreSQL each is a round trip, and this request is every
-    // call's first (issue 20). The flow's absence is still the error told first.
+    // call's first. The flow's absence is still the error told first.
     const [flowFound, credits, providers] = await Promise.all([
       flowId ? store.flows.exists(accountId, flowId) : true,
       store.credits.balance(accountId),
@@ -97,7 +97,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     return session;
   };
 
-  // What the call produced (DESIGN §11), from its stored timeline.
+  // What the call produced (docs/api.md#what-a-call-leaves-behind), from its stored timeline.
   app.get<SessionParams>('/v1/sessions/:session_id', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
     const session = await ownSession(accountOf(request.principal), request.params.session_id);
     return sessionDetail(store, session, app.services.publicUrl());

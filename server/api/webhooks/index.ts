@@ -1,8 +1,8 @@
-// Webhook endpoints (DESIGN §11): an account registers a URL and the session events it wants;
+// Webhook endpoints (docs/api.md): an account registers a URL and the session events it wants;
 // the signing secret is shown once, at creation, and stored sealed. Deliveries are listed per
 // endpoint with every attempt, and one can be sent again at once.
 //
-// Either credential (DESIGN §3: every other /v1 endpoint accepts either): §11 names the JWT, but
+// Either credential (as every other /v1 endpoint does): the design named only the JWT, but
 // a backend that sets up its own receiver at deploy time holds only its API key, as with Vapi's
 // and Retell's server URLs; secrets are still shown only once, to whoever created the endpoint.
 import type { FastifyInstance } from 'fastify';

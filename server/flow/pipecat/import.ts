@@ -2,7 +2,7 @@
 // JSON) in, a Voxflow flow document that validates out, and a diagnostic, at its line and
 // column in the Pipecat text, for each part that does not map. Pure: the studio runs it too.
 //
-// How the concepts map (README, "Pipecat Flows"):
+// How the concepts map (docs/flows.md, "Pipecat Flows"):
 // - `initial_node` → `initial_state`; each node → a state of the same name.
 // - `role_messages` / `role_message` → `settings.base_system_prompt` (the initial node's, else
 //   the first node's that has one); a later node whose role text differs gets it at the top of
@@ -362,7 +362,7 @@ function idFromName(name: string | null): string {
 }
 
 /** The document as YAML a designer reads: multi-line prompts as block text, said where it came from. */
-export function stringifyFlow(document: FlowDocument, comment = ' Imported from a Pipecat Flows FlowConfig (see the README, "Pipecat Flows").'): string {
+export function stringifyFlow(document: FlowDocument, comment = ' Imported from a Pipecat Flows FlowConfig (see docs/flows.md in Voxflow, "Pipecat Flows").'): string {
   const doc = new Document(document, { aliasDuplicateObjects: false });
   doc.commentBefore = comment;
   return toYamlText(doc);

@@ -1,4 +1,4 @@
-// Pipecat Flows interop (DESIGN §12): a FlowConfig in as a Voxflow flow, a Voxflow flow out as a
+// Pipecat Flows interop (docs/flows.md): a FlowConfig in as a Voxflow flow, a Voxflow flow out as a
 // FlowConfig, each with a diagnostic for what does not map. Pure: bundled into the studio too.
 export { importPipecatFlow, isPipecatFlowData, looksLikePipecatFlow, MAX_PIPECAT_BYTES, type PipecatImportOptions } from './import.ts';
 export { exportPipecatFlow, exportPipecatFlowText, type ExportedPipecatFlow } from './export.ts';

@@ -1,4 +1,4 @@
-// The Pipecat Flows shapes this folder reads and writes (DESIGN §12, Pipecat Flows interop).
+// The Pipecat Flows shapes this folder reads and writes (docs/flows.md#pipecat-flows).
 //
 // A static FlowConfig (pipecat-flows up to 0.0.24, `src/pipecat_flows/types.py`; static flows
 // were removed in 1.0) is `{initial_node, nodes: {name: NodeConfig}}`. As data (JSON or YAML),

@@ -1,7 +1,7 @@
-// Delivers the outbox (DESIGN §11): at least once, retried with backoff, off every request's and
-// every session's path. Timers only: a delivery is picked when it falls due, at most
-// `concurrency` attempts run at once and at most `perEndpoint` to one endpoint, so a receiver
-// that hangs for its whole timeout holds two places, never the others' deliveries.
+// Delivers the outbox (docs/api.md#what-a-call-leaves-behind): at least once, retried with backoff,
+// off every request's and every session's path. Timers only: a delivery is picked when it falls
+// due, at most `concurrency` attempts run at once and at most `perEndpoint` to one endpoint, so a
+// receiver that hangs for its whole timeout holds two places, never the others' deliveries.
 //
 // A delivery's row is its state: an attempt's outcome and the next due time are written in one
 // durable write after the attempt. A crash mid-attempt leaves the row pending and due, so the

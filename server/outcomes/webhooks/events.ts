@@ -1,6 +1,6 @@
-// What a webhook says (DESIGN §11): the four session events and their payloads. Every body is a
-// Standard Webhooks envelope, `{type, timestamp, data}`, and every `data` carries the session's
-// `metadata` as given at its start, as the spec asks of session hooks.
+// What a webhook says (docs/api.md#what-a-call-leaves-behind): the four session events and their
+// payloads. Every body is a Standard Webhooks envelope, `{type, timestamp, data}`, and every `data`
+// carries the session's `metadata` as given at its start, as the spec asks of session hooks.
 import type { HookContext, HookEvent } from '../../engine/hooks.ts';
 import type { SessionDetail } from '../session-detail.ts';
 

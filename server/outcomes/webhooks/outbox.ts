@@ -1,9 +1,9 @@
-// Session events into the webhook outbox (DESIGN §11). As a session hook it only keeps the event
-// in memory (no I/O, nothing parsed: it runs on the thread that paces audio); a timer writes what
-// was kept every FLUSH_MS, one durable write for all sessions, a row per event per endpoint that
-// takes it. The end is different: once the session's timeline is stored (sessionClosed), its
-// outcome is read and `session.ended` is written at once, with the session's events still
-// waiting, so an endpoint never sees the end before the moves that led to it.
+// Session events into the webhook outbox (docs/api.md#what-a-call-leaves-behind). As a session hook
+// it only keeps the event in memory (no I/O, nothing parsed: it runs on the thread that paces
+// audio); a timer writes what was kept every FLUSH_MS, one durable write for all sessions, a row
+// per event per endpoint that takes it. The end is different: once the session's timeline is stored
+// (sessionClosed), its outcome is read and `session.ended` is written at once, with the session's
+// events still waiting, so an endpoint never sees the end before the moves that led to it.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { HookContext, HookEvent, SessionHook } from '../../engine/hooks.ts';
 import { newWebhookMessageId } from '../../security/webhook-signature.ts';

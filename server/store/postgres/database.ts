@@ -1,4 +1,4 @@
-// The PostgreSQL engine under the store for several nodes (DESIGN §15): a `pg` pool with its own
+// The PostgreSQL engine under the store for several nodes (docs/hosting.md): a `pg` pool with its own
 // type parsers, transactions on one pooled client with retries on serialization failures and
 // deadlocks, LISTEN/NOTIFY for invalidating caches across nodes, and the migrations applied at
 // open under an advisory lock so two nodes starting at once do not race.

@@ -1,4 +1,4 @@
-// Flow tests and their runs on PostgreSQL (DESIGN §14, §15): the same promises as the sql.js
+// Flow tests and their runs on PostgreSQL: the same promises as the sql.js
 // repository (server/store/repositories/flow-tests.ts). Nothing here is read-then-written across
 // nodes except the runs kept per flow: two nodes starting runs of one flow at once may each keep
 // the newest FLOW_TEST_RUNS_KEPT, which is still at most that many once both have committed.

@@ -1,4 +1,4 @@
-// A flow's history on PostgreSQL (DESIGN §13, §15): the same promises as the sql.js repository
+// A flow's history on PostgreSQL: the same promises as the sql.js repository
 // (server/store/repositories/flow-versions.ts), kept with several nodes writing at once.
 //
 // Every write to a flow's draft or published pointer first locks the flow's row

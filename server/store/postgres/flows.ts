@@ -1,4 +1,4 @@
-// Flows on PostgreSQL (DESIGN §15): the same promises as the sql.js repository
+// Flows on PostgreSQL (docs/hosting.md): the same promises as the sql.js repository
 // (server/store/repositories/flows.ts).
 //
 // No list cache here. The sql.js store may keep an account's flow list in memory because its
@@ -44,7 +44,7 @@ export function createPgFlowsRepository(db: PgDatabase): FlowsRepository {
       const flow: Flow = { id: newId(), accountId, name, yamlContent, layout: null, createdAt: now, updatedAt: now, publishedVersion: 1, hasDraft: false };
       const first = { documentVersion: null, createdBy: null, ...version };
       // The flow and its version 1 in one statement: one round trip and one commit, where BEGIN,
-      // four statements and COMMIT took six (a durable POST /v1/flows waited for each, issue 20).
+      // four statements and COMMIT took six (a durable POST /v1/flows waited for each).
       // A new flow has no versions yet, so there is no MAX(number) to read, and a statement is
       // atomic on its own: both rows or neither.
       await db.run(
@@ -83,7 +83,7 @@ export function createPgFlowsRepository(db: PgDatabase): FlowsRepository {
       return db.transaction(async (tx) => {
         // The flow's row lock orders this against a publish on another node (flow-versions.ts).
         if ((await lockFlow(tx, accountId, id)) === null) return null;
-        // A new text is a new published version (DESIGN §13: the API's writes mean what they did).
+        // A new text is a new published version (the API's writes mean what they did before drafts).
         if (yamlContent !== undefined) {
           await insertPublishedVersion(tx, id, { documentVersion: null, createdBy: null, ...version, yamlContent }, updatedAt);
         }

@@ -3,7 +3,7 @@
 // copy from one to the other (migrate-store) is column for column. A released migration is never
 // edited: a change is a new entry at the end, in both files.
 //
-// Translation rules (DESIGN §15): ids stay TEXT made in JS; times stay Unix seconds as
+// Translation rules (docs/hosting.md): ids stay TEXT made in JS; times stay Unix seconds as
 // DOUBLE PRECISION passed in as parameters (db.now(), injectable in tests), never now() in SQL;
 // every INTEGER is BIGINT (the pool parses int8 back to a JS number); flags stay 0/1 integers as
 // in SQLite, so the repositories map them exactly as the sql.js ones do. `email … COLLATE NOCASE`

@@ -1,4 +1,4 @@
-// The store on PostgreSQL (DESIGN §15): the same Store the rest of the server sees, its
+// The store on PostgreSQL (docs/hosting.md): the same Store the rest of the server sees, its
 // repositories on a `pg` pool, for several server processes sharing one database.
 
 import type { Store } from '../store.ts';

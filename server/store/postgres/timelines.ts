@@ -1,4 +1,4 @@
-// Session timelines on PostgreSQL (DESIGN §11, §15): the same promises as the sql.js repository
+// Session timelines on PostgreSQL: the same promises as the sql.js repository
 // (server/store/repositories/timelines.ts). A batch is one INSERT of arrays (unnest), so a
 // session's hundreds of events cost one round trip, not one each.
 import type { TimelinesRepository } from '../repositories/timelines.ts';

@@ -1,4 +1,4 @@
-// Webhook endpoints and their outbox on PostgreSQL (DESIGN §11, §15): the same promises as the
+// Webhook endpoints and their outbox on PostgreSQL (docs/api.md, docs/hosting.md): the same promises as the
 // sql.js repository (server/store/repositories/webhooks.ts), with one difference that several
 // nodes need: due() CLAIMS what it returns.
 //

@@ -1,4 +1,4 @@
-// What an account's flows take up in the store, for the per-account storage quota (issue 14):
+// What an account's flows take up in the store, for the per-account storage quota (docs/api.md#errors):
 // the number of flows, and the bytes of every text kept for them — each published version
 // (flows.yaml_content is the live one's copy, not counted again) and each draft. History counts
 // because every save publishes a new immutable version: were it free, one account could grow

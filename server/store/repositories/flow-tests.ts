@@ -1,4 +1,4 @@
-// Flow tests and their runs (DESIGN §14). A test is a YAML document kept with its flow, in the
+// Flow tests and their runs (docs/testing.md). A test is a YAML document kept with its flow, in the
 // designer's own text (comments kept); a run is a job whose row is written at its start and
 // completed with the whole report when it ends. Only the latest runs of a flow are kept.
 

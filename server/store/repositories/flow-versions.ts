@@ -1,4 +1,4 @@
-// A flow's history (DESIGN §13): immutable numbered versions, one draft, and which version is
+// A flow's history (docs/flows.md#drafts): immutable numbered versions, one draft, and which version is
 // published. flows.yaml_content always holds the published version's text, so whatever runs a
 // flow reads what is live; publishing writes the version and moves the pointer in one
 // transaction.

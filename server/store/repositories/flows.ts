@@ -9,7 +9,7 @@ export interface Flow {
   layout: string | null;
   createdAt: number;
   updatedAt: number;
-  /** The number of the version that sessions run; yamlContent is its text (DESIGN §13). */
+  /** The number of the version that sessions run; yamlContent is its text (docs/flows.md#drafts). */
   publishedVersion: number;
   /** Unpublished changes are kept in a draft (flow-versions.ts). */
   hasDraft: boolean;

@@ -1,4 +1,4 @@
-// Which server process ("node") holds a voice session (issue 19, DESIGN §15). Every process gets a
+// Which server process ("node") holds a voice session (docs/hosting.md). Every process gets a
 // new id when it opens the store; a session records the node that claimed or created it
 // connected. On PostgreSQL several nodes share one database: each keeps a row in `nodes` fresh
 // (a heartbeat every NODE_HEARTBEAT_SECS) and removes it when it stops cleanly, so a node whose row

@@ -1,4 +1,4 @@
-// An account's named secrets (DESIGN §12): what an http tool's headers name as `{secret.NAME}`.
+// An account's named secrets (docs/flows.md): what an http tool's headers name as `{secret.NAME}`.
 // Values arrive here sealed (SecretBox, in the API layer) and leave sealed: the store never sees
 // a secret in clear, and nothing here can return one to a client.
 

@@ -42,7 +42,7 @@ export interface Session {
   recordingFile: string | null;
   /** The stored timeline: events kept, their bytes, and events dropped over the cap. */
   timeline: { events: number; bytes: number; dropped: number };
-  /** The flow version the session ran (DESIGN §13); null for a draft, no flow, or before versions. */
+  /** The flow version the session ran (docs/flows.md); null for a draft, no flow, or before versions. */
   flowVersion: number | null;
   /** It ran the owner's unpublished draft (a studio test). */
   flowDraft: boolean;
@@ -60,7 +60,7 @@ export interface NewSession {
   expiresAt: number;
   /** The API key that asked for the session: revoking it expires the token if still unclaimed. */
   apiKeyId?: string | null;
-  /** Record the call (DESIGN §11). */
+  /** Record the call (docs/api.md#what-a-call-leaves-behind). */
   record?: boolean;
 }
 
@@ -71,9 +71,9 @@ export interface NewConnectedSession {
   mode: SessionMode;
   context: JsonObject;
   metadata: JsonObject;
-  /** Record the call (DESIGN §11). */
+  /** Record the call (docs/api.md#what-a-call-leaves-behind). */
   record?: boolean;
-  /** Which flow version it runs, or that it runs the draft (DESIGN §13). */
+  /** Which flow version it runs, or that it runs the draft (docs/flows.md#drafts). */
   flowVersion?: number | null;
   flowDraft?: boolean;
 }
@@ -128,7 +128,7 @@ export interface SessionsRepository {
    * account's webhooks. A session's end is its last stored timeline event (its start when none
    * was stored); what it was charged is what the ledger holds for it. Only for a store with one
    * server process (sql.js holds the data dir's lock) this ends every connected session, and is
-   * called at start only. With several nodes on one database (DESIGN §15, PostgreSQL) it ends
+   * called at start only. With several nodes on one database (docs/hosting.md, PostgreSQL) it ends
    * the connected sessions of nodes that are gone (no heartbeat for NODE_GONE_AFTER_SECS, or no
    * row), and every node calls it at start and then periodically: each session is ended by one
    * of them. Returns the ids it ended.

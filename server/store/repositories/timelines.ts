@@ -1,4 +1,4 @@
-// Session timelines (DESIGN §11): each session's protocol events in order, appended in batches
+// Session timelines (docs/api.md): each session's protocol events in order, appended in batches
 // by the outcomes layer, read back in pages, purged with the session's other traces.
 
 export interface TimelineEntry {

@@ -1,4 +1,4 @@
-// Webhook endpoints and their durable outbox (DESIGN §11). An endpoint's signing secret is stored
+// Webhook endpoints and their durable outbox (docs/api.md). An endpoint's signing secret is stored
 // sealed (the caller seals it); a delivery row is one event for one endpoint, written before any
 // attempt, and its id is the event's `webhook-id` across every retry. Attempts are kept so the
 // deliveries list can say what each one met.

@@ -3,7 +3,9 @@
 //
 // Over 400 lines on purpose: the write queue, group commit, snapshot rotation and close share
 // one private state (the queue, the seq counters, the closed/failed flags) whose order is the
-// durability argument; the journal format, recovery, the lock and the SQL connection are apart.
+// durability argument (a snapshot is taken between journal batches, never inside one); split
+// across files, that order would have no single place to be read. The journal format, recovery,
+// the lock, the file-level durability steps and the SQL connection are apart.
 //
 // Write path: `write(fn)` runs `fn` synchronously inside BEGIN/COMMIT and records every
 // mutating statement with its parameters. After COMMIT the statements become one journal
@@ -20,7 +22,7 @@
 // to a temp file, fsync'd, renamed over voxflow.db, and the directory fsync'd; only then is
 // the journal emptied. `_meta.snapshot_seq` inside the image tells replay where to resume.
 // export() blocks the event loop for about 1 ms per MiB of database, on the same thread as
-// audio. So by default the thresholds grow with the database (issue 14): a snapshot waits until
+// audio. So by default the thresholds grow with the database: a snapshot waits until
 // the journal holds as many bytes as the last image (at least 8 MiB), or 1,000 records per
 // 8 MiB of image (at least 1,000). Its cost per byte written then stays about the same however
 // large the database, and a replay at open is never longer than about one snapshot's worth of
@@ -33,11 +35,6 @@
 // (store-worker.ts) answers no call before what it read is on disk. A write that made no change still waits until every
 // earlier record is durable, so an outcome it reports (a duplicate debit, say) is never one
 // that a crash could take back.
-//
-// Over 400 lines on purpose: the write queue, the journal batches and the snapshot rotation
-// share one ordering invariant (a snapshot is taken between batches, never inside one), and
-// split across files that invariant would have no single place to be read. Recovery, the
-// journal format and the file-level durability steps already live in their own files.
 
 import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';

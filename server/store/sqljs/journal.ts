@@ -7,7 +7,7 @@
 // JSON always starts with "{", so the first byte tells the two apart, and journals written
 // before blobs existed replay as they are. Blobs are written as they are, not escaped into a
 // JSON copy: a 255 KiB flow upload (two statements carrying its text) made a 520 KiB string
-// and a buffer of it on the thread that paces audio, both garbage at once (issue 14).
+// and a buffer of it on the thread that paces audio, both garbage at once.
 // A crash can leave the last record torn (short, or with a checksum that does not match);
 // everything before it is intact because records are only ever appended.
 
@@ -41,7 +41,7 @@ const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
  * One record, header and payload in a single buffer. The payload is encoded straight into it:
  * with Buffer.from and Buffer.concat, a 255 KiB flow upload (two statements carrying its text)
  * made two fresh 520 KiB buffers and a copy on the thread that paces audio, and under load
- * those allocations were the largest item of its write (issue 14).
+ * those allocations were the largest item of its write.
  */
 export function encodeRecord(record: JournalRecord): Buffer {
   const blobs: string[] = [];

@@ -109,7 +109,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 4,
     name: 'session timelines and recordings',
-    // A session's protocol events in order (DESIGN §11), capped per session: the counters say how
+    // A session's protocol events in order (docs/api.md), capped per session: the counters say how
     // many were kept and dropped, so a capped timeline says so. `record` asks for a recording;
     // `recording_file` names it inside the data folder once one exists.
     sql: `CREATE TABLE session_events (
@@ -185,7 +185,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 7,
     name: 'flow versions, drafts and the published version; sessions say which version they ran',
-    // DESIGN §13. A version is immutable once written. flows.yaml_content stays the published
+    // Drafts and versions. A version is immutable once written. flows.yaml_content stays the published
     // version's text, so whatever reads a flow to run it reads what is live. Every flow there
     // was becomes version 1, published, with no draft, dated by its last save (no clock in SQL:
     // the journal replays statements). Its document version is its top-level "version:" line
@@ -224,7 +224,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 8,
     name: "flow tests and their runs",
-    // DESIGN §14. A test is one YAML document stored with its flow (name copied out for the list).
+    // Flow tests. A test is one YAML document stored with its flow (name copied out for the list).
     // A run is a job: its row is written when it starts and gets its result (the whole report as
     // JSON) when it ends; a row still 'running' that no live job owns was cut by a restart.
     sql: `CREATE TABLE flow_tests (
@@ -256,7 +256,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 9,
     name: "an account's named secrets, for flow http tools",
-    // DESIGN §12: what an http tool's headers name as {secret.NAME}. Sealed like provider keys
+    // Account secrets: what an http tool's headers name as {secret.NAME}. Sealed like provider keys
     // (AES-256-GCM, bound to the account and the name); the name is unique per account.
     sql: `CREATE TABLE account_secrets (
             account_id TEXT NOT NULL REFERENCES accounts(id),
@@ -270,7 +270,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 10,
     name: 'the node that holds each voice session, and the nodes alive',
-    // Issue 19 / DESIGN §15 (repositories/nodes.ts). A session records the node that claimed it or
+    // Several nodes (docs/hosting.md, repositories/nodes.ts). A session records the node that claimed it or
     // created it connected; on PostgreSQL each node keeps its row in nodes fresh. The partial
     // indexes serve the two questions asked of live sessions: how many an account holds (its
     // cap, at every connect) and which ones a gone node left behind.

@@ -1,6 +1,6 @@
 // The embedded store's worker thread (worker-store.ts starts it): sql.js, its journal, fsyncs
 // and snapshots run here, so that no SQL statement, record encoding or snapshot export runs on
-// the thread that paces every session's audio (issue 14). It serves each store the process
+// the thread that paces every session's audio. It serves each store the process
 // opens (a server has one; a test process opens many in turn).
 //
 // Calls are served in the order they arrive: each starts as its message is read, and a

@@ -1,4 +1,4 @@
-// The embedded store in a worker thread (issue 14, DESIGN §10): sql.js, the journal's record
+// The embedded store in a worker thread (off the thread that paces audio): sql.js, the journal's record
 // encoding, its fsyncs and the snapshots' export run in store-worker.ts; this thread, which
 // paces every session's audio, keeps only a proxy Store that posts each repository call and
 // resolves with the worker's answer. The server uses it by default (app.ts); openStore

@@ -1,15 +1,16 @@
-// WebRTC signalling for the engine router (spec §4, DESIGN §4):
+// WebRTC signalling for the engine router (docs/api.md#webrtc):
 //   POST  /offer?mode=&program_id=   {sdp, type:"offer"} → {pc_id, sdp, type:"answer"}
 //   PATCH /offer/:pc_id              {candidates:[{candidate, sdpMid, sdpMLineIndex}]}
 //   PATCH /offer                     Pipecat's form: {pc_id, candidates:[{candidate, sdp_mid, sdp_mline_index}]}
 //   GET   /ice-servers               {iceServers, ttlSeconds}
 // POST /offer also takes Pipecat SmallWebRTC's fields: pc_id + restart_pc renegotiate an existing
-// connection, request_data is accepted and ignored. A pc_id is not a credential (DESIGN §10):
-// renegotiating or restarting a peer needs the principal that opened it (the same JWT or API
-// key account, or the same session token); a PATCH that carries only a pc_id can do nothing but
-// add ICE candidates to the peer. Logs show a pc_id's first characters only.
-// Bounds (issue 14): an offer's size, media sections and candidates, a peer's candidates in all
-// and its PATCH rate are checked before werift sees any of it (sdp-bounds.ts); the cap on peers
+// connection, request_data is accepted and ignored. A pc_id is not a credential (it travels in
+// URLs): renegotiating or restarting a peer needs the principal that opened it (the same JWT or
+// API key account, or the same session token); a PATCH that carries only a pc_id can do nothing
+// but add ICE candidates to the peer. Logs show a pc_id's first characters only.
+// Bounds (so no one offer holds up the thread that paces audio): an offer's size, media sections
+// and candidates, a peer's candidates in all and its PATCH rate are checked before werift sees
+// any of it (sdp-bounds.ts); the cap on peers
 // counts a place from before the first await of an offer, so concurrent offers cannot pass it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';

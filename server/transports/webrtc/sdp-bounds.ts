@@ -1,7 +1,7 @@
 // What an offer and its ICE candidates may weigh before any of it reaches werift. werift's SDP
 // and ICE work runs on the thread that paces every session's audio, and grows with what it is
 // given: an offer of 500 `m=` lines stalled that thread for 1.2 s, and 60 PATCHes of 50
-// candidates for 2 s (issue 14). A voice call needs one audio section and a data channel (a
+// candidates for 2 s. A voice call needs one audio section and a data channel (a
 // client may add video it will not use), a few KiB of SDP and a few dozen candidates; counting
 // lines of text is cheap, and whatever is beyond these bounds is refused before werift sees it.
 import { AppError } from '../../errors.ts';

@@ -1,8 +1,8 @@
-// GET /test: the engine router's built-in WebRTC test page (spec §4). One self-contained HTML
-// file, read once at startup: it signs in by itself (a JWT from /auth/login, or a session token
-// from POST /v1/sessions), so the route is open like /health (DESIGN §4). The page handles a
-// password and tokens, so it gets a strict Content-Security-Policy: only its own inline script
-// and style (by hash) run, and it talks to this origin alone.
+// GET /test: the engine router's built-in WebRTC test page. One self-contained HTML file,
+// read once at startup: it signs in by itself (a JWT from /auth/login, or a session token from POST
+// /v1/sessions), so the route is open like /health (docs/api.md#voice-sessions). The page handles a
+// password and tokens, so it gets a strict Content-Security-Policy: only its own inline script and
+// style (by hash) run, and it talks to this origin alone.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';

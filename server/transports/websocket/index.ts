@@ -1,5 +1,5 @@
 // Voice sessions over WebSocket: binary frames are PCM16 LE mono 16 kHz both ways, text frames
-// are JSON events (DESIGN §4). Two doors to the same engine:
+// are JSON events (docs/api.md#voice-sessions). Two doors to the same engine:
 //   WS /v1/ws/:token             the hosted API's session, authenticated by its token alone
 //   WS /ws?mode=&program_id=     the engine router, with a JWT, an API key or ?session_token=
 // Refusals (unknown, expired or used token; no credit; no such flow; the account or the server

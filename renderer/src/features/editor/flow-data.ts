@@ -11,7 +11,7 @@ export interface ParameterView {
   name: string;
   type: ParameterType | string;
   required: boolean;
-  /** Given to the model in the tool's schema (DESIGN §12); '' when none. */
+  /** Given to the model in the tool's schema (docs/flows.md#extended-flow-keys); '' when none. */
   description?: string;
   /** The only values the model may send; null when any value of the type goes. */
   enum?: Array<string | number | boolean> | null;
@@ -30,7 +30,10 @@ export interface ToolView {
   target: string | null;
   /** Defined by the flow's top-level `tools`, not by the state (absent in older views: false). */
   shared?: boolean;
-  /** The call the engine makes to the account's service (DESIGN §12); null when the model's. */
+  /**
+   * The call the engine makes to the account's service (docs/flows.md#extended-flow-keys); null
+   * when the model's.
+   */
   http?: HttpView | null;
   /** The states the http result may choose (`transitions.on_tool_result`), in order. */
   resultTargets?: string[];
@@ -59,7 +62,10 @@ function readHttp(value: unknown): HttpView | null {
   };
 }
 
-/** What a state does on entering and how it listens (DESIGN §12), defaults filled in. */
+/**
+ * What a state does on entering and how it listens (docs/flows.md#extended-flow-keys), defaults
+ * filled in.
+ */
 export interface StateEntryView {
   /** `on_enter.set`, in order, each value as text (absent in older views: none). */
   set?: Array<{ name: string; value: string }>;
@@ -192,7 +198,10 @@ export function findState(data: FlowData | null, name: string): StateView | null
   return Object.hasOwn(states, name) ? readState(name, states[name], record(data?.tools)) : null;
 }
 
-/** The flow's `settings` (DESIGN §12) as the flow panel shows them; '' and null for absent. */
+/**
+ * The flow's `settings` (docs/flows.md#extended-flow-keys) as the flow panel shows them; '' and
+ * null for absent.
+ */
 export interface FlowSettingsView {
   llmModel: string;
   llmTemperature: number | null;

@@ -3,9 +3,9 @@
 //
 // - Positions are saved together with the text on Save: one Save, one "unsaved" state, no layout
 //   writes behind the designer's back.
-// - Save writes the flow's draft, never what is live (DESIGN §13); Publish makes the draft the
-//   next version. The draft's ETag goes with every save and publish, so a draft changed in
-//   another window since is never overwritten silently: the editor shows a conflict, and the
+// - Save writes the flow's draft, never what is live (docs/flows.md#drafts); Publish makes the
+//   draft the next version. The draft's ETag goes with every save and publish, so a draft changed
+//   in another window since is never overwritten silently: the editor shows a conflict, and the
 //   designer reloads theirs or keeps this one. A new flow's first save creates it (version 1).
 import type { Diagnostic } from '../../../../server/flow/types.ts';
 import { api } from '../../lib/api.ts';

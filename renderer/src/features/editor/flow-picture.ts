@@ -16,8 +16,8 @@ export interface FlowPicture {
 }
 
 /**
- * Which text of the flow to draw: a published version (a session records the one it ran), the
- * draft (a studio test ran the draft, DESIGN §13), or — neither known — the published flow.
+ * Which text of the flow to draw: a published version (a session records the one it ran), the draft
+ * (a studio test ran the draft, docs/flows.md#drafts), or — neither known — the published flow.
  */
 export type FlowText = { version: number } | { draft: true } | null;
 

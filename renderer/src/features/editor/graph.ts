@@ -2,7 +2,7 @@
 // truth, graph nodes and edges are derived from it). One card per state, one link per
 // transition labelled with its tool, and a self-loop for every listed tool that stays.
 //
-// DESIGN §12's keys show too: a state's on-entry line, one that ends the call, one that cannot
+// the extended flow keys show too: a state's on-entry line, one that ends the call, one that cannot
 // be interrupted, the global tools that lead to it, and an http tool's result branches
 // (`on_tool_result`) as links of their own.
 //

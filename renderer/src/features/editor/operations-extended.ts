@@ -1,5 +1,5 @@
-// Edits of DESIGN §12's flow-wide and http keys, made by the flow panel and the tool card: the
-// flow's settings (model, voice, speech recognition, language, recording, idle reprompts), its
+// Edits of the extended flow-wide and http keys, made by the flow panel and the tool card:
+// the flow's settings (model, voice, speech recognition, language, recording, idle reprompts), its
 // global tools, and a tool's http action and result branches. Same rules as operations.ts: pure,
 // never throw, change only what they must, and write a default as no key at all (an emptied map
 // goes too), so a flow that never used these keys stays as it was written.

@@ -114,7 +114,10 @@ export function renameState(data: FlowData, from: string, to: string): FlowData 
   return next;
 }
 
-/** `settings.global_tools` (DESIGN §12), or an empty map when the flow has none. */
+/**
+ * `settings.global_tools` (docs/flows.md#extended-flow-keys), or an empty map when the flow has
+ * none.
+ */
 function globalTools(data: FlowData): Obj {
   const settings = data.settings;
   return isRecord(settings) && isRecord(settings.global_tools) ? settings.global_tools : {};
@@ -196,10 +199,10 @@ export interface StateEntryPatch {
 }
 
 /**
- * Sets a state's on-entry and listening keys (DESIGN §12). A default is written as no key at
- * all (an empty `say`, `end_session: false`, `interruptible: true`, `respond: true`,
- * `context: keep`, no endpointing), and an `on_enter` left empty goes: a flow that never used
- * these keys stays as it was written.
+ * Sets a state's on-entry and listening keys (docs/flows.md#extended-flow-keys). A default is
+ * written as no key at all (an empty `say`, `end_session: false`, `interruptible: true`, `respond:
+ * true`, `context: keep`, no endpointing), and an `on_enter` left empty goes: a flow that never
+ * used these keys stays as it was written.
  */
 export function setStateEntry(data: FlowData, stateName: string, patch: StateEntryPatch): FlowData {
   const next = draft(data);
@@ -379,7 +382,10 @@ export function setParameter(data: FlowData, stateName: string, tool: string, pa
   return next;
 }
 
-/** What the model is told of a parameter (DESIGN §12); a field left out is kept, '' or null removes it. */
+/**
+ * What the model is told of a parameter (docs/flows.md#extended-flow-keys); a field left out is
+ * kept, '' or null removes it.
+ */
 export interface ParameterDetails {
   description?: string;
   enum?: Array<string | number | boolean> | null;

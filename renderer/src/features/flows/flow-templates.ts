@@ -1,5 +1,5 @@
 /// <reference types="vite/client" />
-// The documents a new flow starts from. The guessing game is the file the README and the tests
+// The documents a new flow starts from. The guessing game is the file the docs and the tests
 // use (imported as text, so the studio creates it byte for byte, comments included); the blank
 // flow is the smallest document that shows the three ideas a designer edits — states, the tools
 // each state offers, and where each tool leads — and validates with no errors and no warnings,

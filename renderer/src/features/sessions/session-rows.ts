@@ -44,8 +44,8 @@ export function flowLabel(session: SessionView, flowNames: ReadonlyMap<string, s
 }
 
 /**
- * Which version of its flow a session ran (DESIGN §13): `v3`, `Draft` for a studio test of
- * unpublished changes, or null (no flow, or a session from before versions were kept).
+ * Which version of its flow a session ran (docs/flows.md#drafts): `v3`, `Draft` for a studio test
+ * of unpublished changes, or null (no flow, or a session from before versions were kept).
  */
 export function flowVersionLabel(session: Pick<SessionView, 'flow_id' | 'flow_version' | 'flow_draft'>): string | null {
   if (session.flow_id === null) return null;

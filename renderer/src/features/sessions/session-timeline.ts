@@ -1,6 +1,6 @@
-// The session view's model (DESIGN §11), pure: one list of what happened, in order (lines
-// spoken, tool calls, state changes, errors), each with its offset from the start, and where the
-// conversation stood at any moment a scrubber points to.
+// The session view's model (docs/api.md#what-a-call-leaves-behind), pure: one list of what
+// happened, in order (lines spoken, tool calls, state changes, errors), each with its offset from
+// the start, and where the conversation stood at any moment a scrubber points to.
 import type { SessionDetail } from '../../lib/api-types.ts';
 import type { TalkMove, TalkOverlay } from '../talk/talk-overlay.ts';
 

@@ -26,7 +26,7 @@ export type KeyState =
   | { kind: 'server' }
   | { kind: 'unavailable' };
 
-/** Whose key serves a part now, which says whether it is charged (DESIGN §3). */
+/** Whose key serves a part now, which says whether it is charged (docs/api.md). */
 export function keyState(view: ProvidersView, kind: ProviderKind): KeyState {
   const masked = view[`${kind}_api_key`];
   const vendor = view[`${kind}_provider`];

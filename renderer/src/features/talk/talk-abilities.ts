@@ -67,7 +67,10 @@ export function talkAbilities(capabilities: Capabilities, providers: ProvidersVi
   };
 }
 
-/** What a flow's `settings` ask of the server (DESIGN §12); '' for what they leave to it. */
+/**
+ * What a flow's `settings` ask of the server (docs/flows.md#extended-flow-keys); '' for what they
+ * leave to it.
+ */
 export interface FlowAsks {
   llmModel: string;
   voiceProvider: string;

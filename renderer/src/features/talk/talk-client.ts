@@ -1,9 +1,9 @@
-// One test-talk connection to the engine router over WebRTC (DESIGN §4), the typed port of the
-// /test page's client (server/transports/webrtc/test-page.html):
-//   GET /ice-servers → RTCPeerConnection (+ the "events" data channel) → POST /offer?mode=flow&
-//   program_id=<flow> with the JWT → answer; our ICE candidates follow with PATCH /offer/<pc_id>.
-// Server events arrive as JSON on the data channel; client messages go back on it. No Svelte
-// here: the panel listens to typed events and folds them with talk-reducer.
+// One test-talk connection to the engine router over WebRTC (docs/api.md#voice-sessions), the typed
+// port of the /test page's client (server/transports/webrtc/test-page.html): GET /ice-servers →
+// RTCPeerConnection (+ the "events" data channel) → POST /offer?mode=flow& program_id=<flow> with
+// the JWT → answer; our ICE candidates follow with PATCH /offer/<pc_id>. Server events arrive as
+// JSON on the data channel; client messages go back on it. No Svelte here: the panel listens to
+// typed events and folds them with talk-reducer.
 import type { ClientMessage } from '../../../../server/protocol/client-messages.ts';
 import type { ServerEvent } from '../../../../server/protocol/events.ts';
 
@@ -21,7 +21,10 @@ export interface TalkClientOptions {
   /** The studio's JWT: with it the session may use simulate_tool. */
   token: string;
   flowId: string;
-  /** Run the flow's saved draft rather than its live version (DESIGN §13; the owner's JWT only). */
+  /**
+   * Run the flow's saved draft rather than its live version (docs/flows.md#drafts; the owner's JWT
+   * only).
+   */
   draft?: boolean;
   /** Sent to the agent; null connects receive-only (typed turns and the simulator still work). The client stops its tracks when it closes. */
   microphone: MediaStream | null;

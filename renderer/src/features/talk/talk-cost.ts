@@ -1,5 +1,5 @@
-// What a test session will cost, said before Talk (issue 13): the most a minute can cost, each
-// part's price with whose key serves it, and when each part starts to be charged, with the
+// What a test session will cost, said before Talk (docs/providers.md): the most a minute can cost,
+// each part's price with whose key serves it, and when each part starts to be charged, with the
 // account's balance and the minutes it pays for. From GET /v1/credits/balance, whose `parts` are
 // the server's own pricing (billing/provider-choice.ts), so the studio never guesses a price.
 //

@@ -1,8 +1,8 @@
 // The test-talk panel's view model, folded from what happens to a session: the server's events
-// (DESIGN §4) and the few things only the client knows (connecting, the transport closing). Pure
-// and immutable — every action returns a new view, and parts that did not change keep their
-// identity — so scripted event sequences can be replayed in tests and the panel can tell the
-// graph about overlay changes by comparing one reference.
+// (docs/api.md#voice-sessions) and the few things only the client knows (connecting, the transport
+// closing). Pure and immutable — every action returns a new view, and parts that did not change
+// keep their identity — so scripted event sequences can be replayed in tests and the panel can tell
+// the graph about overlay changes by comparing one reference.
 import type { ServerEvent } from '../../../../server/protocol/events.ts';
 import { describeSessionError } from './session-messages.ts';
 import { onTranscript } from './talk-transcript.ts';

@@ -28,7 +28,10 @@ export interface ToolCallEntry {
   from: string;
   to: string;
   source: 'model' | 'simulator';
-  /** An `http` tool's request and what came back (DESIGN §12), once its answer is in. */
+  /**
+   * An `http` tool's request and what came back (docs/flows.md#extended-flow-keys), once its answer
+   * is in.
+   */
   http?: HttpToolExchange;
 }
 

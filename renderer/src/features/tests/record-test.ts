@@ -1,10 +1,10 @@
-// Record → replay (DESIGN §14): a conversation that happened — a stored session, or a test-talk
-// that just ended — as a flow test. Each thing the caller said becomes a `user` step and each
-// call made by hand a `simulate` step; the calls accepted in answer become its `tool_called` and
-// the state the flow was in when the next step began its `state`. What the flow's http tools were
-// answered during a step becomes its `tool_results`, so the replay takes the same branches without
-// calling the service (a simulated http call expects the state its answer chose). The designer
-// then trims and names it. Pure, so it is unit-tested without a browser.
+// Record → replay (docs/testing.md#flow-tests): a conversation that happened — a stored session, or
+// a test-talk that just ended — as a flow test. Each thing the caller said becomes a `user` step
+// and each call made by hand a `simulate` step; the calls accepted in answer become its
+// `tool_called` and the state the flow was in when the next step began its `state`. What the flow's
+// http tools were answered during a step becomes its `tool_results`, so the replay takes the same
+// branches without calling the service (a simulated http call expects the state its answer chose).
+// The designer then trims and names it. Pure, so it is unit-tested without a browser.
 import { stringify } from 'yaml';
 
 export interface RecordedConversation {

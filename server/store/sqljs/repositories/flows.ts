@@ -22,7 +22,7 @@ const LISTS_CACHED = 1_000;
 
 export function createFlowsRepository(db: Database): FlowsRepository {
   // The flow list is the studio's and the API's most frequent read, and this process is the
-  // database's only writer (DESIGN §7), so a list stays valid until this repository changes a
+  // database's only writer (the data dir's lock), so a list stays valid until this repository changes a
   // flow of that account. Every write below forgets the account's list inside its transaction.
   const lists = new Map<string, FlowSummary[]>();
   const forgetList = (accountId: string) => lists.delete(accountId);
@@ -79,7 +79,7 @@ export function createFlowsRepository(db: Database): FlowsRepository {
       const updatedAt = db.now();
       return db.write((tx) => {
         forgetList(accountId);
-        // A new text is a new published version (DESIGN §13: the API's writes mean what they did).
+        // A new text is a new published version (the API's writes mean what they did before drafts).
         if (yamlContent !== undefined && tx.get('SELECT 1 AS found FROM flows WHERE id = ? AND account_id = ?', [id, accountId])) {
           insertPublishedVersion(tx, id, { documentVersion: null, createdBy: null, ...version, yamlContent }, updatedAt);
         }

@@ -1,6 +1,6 @@
-// The editor's graph for DESIGN §12's keys, derived from the appointment-booking example: result
-// branches of an http tool drawn as links of their own, and the states that speak on entering,
-// end the call, cannot be interrupted, or are reached by a global tool, marked.
+// The editor's graph for the extended flow keys, derived from the appointment-booking example:
+// result branches of an http tool drawn as links of their own, and the states that speak on
+// entering, end the call, cannot be interrupted, or are reached by a global tool, marked.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';

@@ -1,4 +1,4 @@
-// The editor's operations keep DESIGN §12's references whole: renaming or deleting a state
+// The editor's operations keep the extended keys' references whole: renaming or deleting a state
 // updates the `on_tool_result` lists and the global tools' targets that name it, and renaming or
 // removing a tool takes its result transitions along.
 import { readFileSync } from 'node:fs';

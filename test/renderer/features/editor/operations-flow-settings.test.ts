@@ -1,4 +1,4 @@
-// The inspector's remaining edits of DESIGN §12's keys: renaming a tool that only the flow's
+// The inspector's remaining edits of the extended flow keys: renaming a tool that only the flow's
 // top-level `tools` defines, the flow's own settings and its global tools, and an http tool's
 // action. Each is checked on the appointment-booking example and through the YAML text, which
 // must keep its comments and stay valid.

@@ -1,5 +1,5 @@
-// What the flow panel says when a flow's settings ask for what this server lacks (issue 16 item
-// 3): from /capabilities and the account's own provider keys, in the server's terms.
+// What the flow panel says when a flow's settings ask for what this server lacks (docs/flows.md,
+// the flow panel): from /capabilities and the account's own provider keys, in the server's terms.
 import { describe, expect, it } from 'vitest';
 import { missingForFlow } from '../../../../renderer/src/features/talk/talk-abilities.ts';
 

@@ -1,6 +1,6 @@
-// Test-talk's tool-call log with an http tool (DESIGN §12): the engine sends the call's
-// `tool_call` (accepted, no move yet), then its `tool_result` with the request, the answer and
-// the time, then the `flow_state` of the state the answer chose.
+// Test-talk's tool-call log with an http tool (docs/flows.md#extended-flow-keys): the engine sends
+// the call's `tool_call` (accepted, no move yet), then its `tool_result` with the request, the
+// answer and the time, then the `flow_state` of the state the answer chose.
 import { describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../../../server/protocol/events.ts';
 import { describeEndReason } from '../../../../renderer/src/features/talk/session-messages.ts';
