@@ -193,3 +193,57 @@ describe('carrier credentials on /v1/providers', () => {
     }
   });
 });
+
+describe('phone calls on /v1/sessions', () => {
+  it('lists a call with its numbers masked, and shows the call in full in its detail', async () => {
+    const { jwt, apiKey, email } = await createAccount(server);
+    const { store } = server.app.services;
+    // The carriers' webhooks that make such sessions are another part's: the session is made as they make it.
+    const accountId = (await store.accounts.findByEmail(email))!.id;
+    const call = await store.sessions.create({
+      accountId,
+      flowId: null,
+      tokenHash: randomBytes(16).toString('hex'),
+      tokenPrefix: 'tok',
+      transport: 'telnyx',
+      mode: 'assistant',
+      context: {},
+      metadata: {},
+      expiresAt: Date.now() / 1000 + 60,
+      phone: { direction: 'inbound', from: '+442071234567', to: '+15551234567', carrierCallId: 'v3:call', callStatus: 'answered' },
+    });
+    await store.sessions.setTransferredTo(call.id, '+15559876543');
+
+    const listed = await server.request('GET', '/v1/sessions', { apiKey });
+    expect(listed.body).toEqual([expect.objectContaining({ id: call.id, transport: 'telnyx', from: '+44207•••4567', to: '+1555•••4567' })]);
+    expect(listed.text).not.toContain('2071234567');
+
+    const detail = await server.request('GET', `/v1/sessions/${call.id}`, { jwt });
+    expect(detail.body).toMatchObject({
+      id: call.id,
+      transport: 'telnyx',
+      direction: 'inbound',
+      from: '+442071234567',
+      to: '+15551234567',
+      carrier_call_id: 'v3:call',
+      call_status: 'answered',
+      transferred_to: '+15559876543',
+    });
+  });
+
+  it('shows no phone side for a session that is not a call', async () => {
+    const { apiKey } = await createAccount(server);
+    const created = await server.request('POST', '/v1/sessions', { apiKey, body: {} });
+    expect(created.status).toBe(200);
+    const [listed] = (await server.request('GET', '/v1/sessions', { apiKey })).body;
+    expect(listed).toMatchObject({ from: null, to: null });
+    expect((await server.request('GET', `/v1/sessions/${listed.id}`, { apiKey })).body).toMatchObject({
+      direction: null,
+      from: null,
+      to: null,
+      carrier_call_id: null,
+      call_status: null,
+      transferred_to: null,
+    });
+  });
+});

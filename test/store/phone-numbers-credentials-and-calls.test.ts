@@ -2,6 +2,7 @@
 // flows and unique over the whole server, carrier credentials kept as the API hands them over
 // (sealed or plain), do-not-call lists, and a call's progress on its session.
 import { describe, expect, it } from 'vitest';
+import { WebhookOutbox } from '../../server/outcomes/webhooks/outbox.ts';
 import { CarrierCallTakenError, PhoneNumberTakenError } from '../../server/store/errors.ts';
 import type { NewSession, Store } from '../../server/store/store.ts';
 import { describeEachStore, type OpenTestStore } from './both-stores.ts';
@@ -218,6 +219,45 @@ describeEachStore('phone calls in the store', (open) => {
       // A token that nobody claimed before it expired is no live call.
       expect(await store.sessions.countOutbound(ada.id, t0 + 601)).toEqual({ live: 0, lastMinute: 0 });
       expect(old.direction).toBe('outbound');
+    });
+  });
+
+  describe('call.status webhooks', () => {
+    it('puts call.status in the outbox durably for the endpoints subscribed to it, with the call in full', async () => {
+      const { store } = await storeWithClock(open);
+      const { ada } = await twoAccounts(store);
+      await store.webhooks.create({ id: 'wh-calls', accountId: ada.id, url: 'https://example.com/calls', events: ['call.status'], secretEnc: 'sealed' });
+      await store.webhooks.create({ id: 'wh-ends', accountId: ada.id, url: 'https://example.com/ends', events: ['session.ended'], secretEnc: 'sealed' });
+      const call = await store.sessions.create({
+        ...phoneSession(ada.id, { direction: 'outbound', from: '+15551230001', to: '+15557654321', carrierCallId: 'CA9', callStatus: 'ringing' }),
+        metadata: { ticket: 42 },
+      });
+      let written = 0;
+      const outbox = new WebhookOutbox(store, { error: () => undefined }, () => written++, () => 'https://voxflow.example.com');
+
+      await outbox.callStatus(call, 'ringing', 1_700_000_010);
+      await outbox.close();
+
+      const due = await store.webhooks.due(1_800_000_000, 10);
+      expect(due.map((d) => [d.webhookId, d.eventType, d.sessionId])).toEqual([['wh-calls', 'call.status', call.id]]);
+      expect(JSON.parse(due[0]!.payload)).toEqual({
+        type: 'call.status',
+        timestamp: new Date(1_700_000_010_000).toISOString(),
+        data: {
+          session_id: call.id,
+          flow_id: 'flow-1',
+          transport: 'twilio',
+          direction: 'outbound',
+          from: '+15551230001',
+          to: '+15557654321',
+          carrier_call_id: 'CA9',
+          call_status: 'ringing',
+          transferred_to: null,
+          status: 'ringing',
+          metadata: { ticket: 42 },
+        },
+      });
+      expect(written).toBe(1);
     });
   });
 });
