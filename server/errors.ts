@@ -31,6 +31,7 @@ export const ERRORS = {
   no_draft: { status: 409, message: 'This flow has no unpublished changes: save a draft first.' },
   test_run_in_progress: { status: 409, message: 'A test run of this account is in progress; wait for its result first.' },
   phone_number_taken: { status: 409, message: 'This phone number is already bound on this server; release it there first, or ask your carrier.' },
+  flow_in_use: { status: 409, message: 'Phone numbers still answer with this flow: delete them or bind them to another flow first.' },
   flow_not_published: { status: 409, message: 'This flow has no published version: publish it first (drafts never take real calls).' },
   draft_conflict: { status: 412, message: 'The draft was changed elsewhere since it was opened: reload it, or save again to keep yours.' },
   host_not_allowed: { status: 421, message: 'This server does not answer to that host name; add it to --allowed-hosts.' },

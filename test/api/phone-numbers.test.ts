@@ -2,6 +2,7 @@
 // console; /v1/do-not-call; and the carriers' credentials on /v1/providers, sealed at rest.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { carrierCredentials } from '../../server/security/carrier-credentials.ts';
 import { createAccount, createFlow, startTestServer, storedAtRest, type TestServer } from '../support/server.ts';
 import { expectError } from './error-shape.ts';
 
@@ -41,9 +42,15 @@ describe('/v1/phone-numbers', () => {
       expect((await server.request('GET', '/v1/phone-numbers', credential)).body).toEqual([created.body]);
       expect((await server.request('GET', `/v1/phone-numbers/${created.body.id}`, credential)).body).toEqual(created.body);
     }
+    // The flow cannot go while the number answers with it.
+    const inUse = await server.request('DELETE', `/v1/flows/${flowId}`, { apiKey });
+    expectError(inUse, 409, 'flow_in_use');
+    expect(inUse.body.error.message).toContain(number);
+
     expect((await server.request('DELETE', `/v1/phone-numbers/${created.body.id}`, { jwt })).status).toBe(204);
     expectError(await server.request('GET', `/v1/phone-numbers/${created.body.id}`, { jwt }), 404, 'phone_number_not_found');
     expect((await server.request('GET', '/v1/phone-numbers', { apiKey })).body).toEqual([]);
+    expect((await server.request('DELETE', `/v1/flows/${flowId}`, { apiKey })).status).toBe(204);
   });
 
   it('refuses a number another account holds without saying whose, and frees it once deleted', async () => {
@@ -136,7 +143,7 @@ describe('carrier credentials on /v1/providers', () => {
   const publicKey = randomBytes(32).toString('base64');
 
   it('saves them with a JWT, shows the secrets masked and the rest whole, and clears a field with null', async () => {
-    const { jwt, apiKey } = await createAccount(server);
+    const { jwt, apiKey, email } = await createAccount(server);
     const patched = await server.request('PATCH', '/v1/providers', {
       jwt,
       body: { twilio_account_sid: sid, twilio_auth_token: authToken, telnyx_api_key: telnyxKey, telnyx_public_key: publicKey },
@@ -157,6 +164,12 @@ describe('carrier credentials on /v1/providers', () => {
       expect(read.text).not.toContain(authToken);
       expect(read.text).not.toContain(telnyxKey);
     }
+
+    // What a call reads to speak to the carrier: every field of that carrier, in clear, and nothing else.
+    const accountId = (await server.app.services.store.accounts.findByEmail(email))!.id;
+    expect(await carrierCredentials(server.app.services.store.providers, server.app.services.secrets, accountId, 'twilio')).toEqual({ account_sid: sid, auth_token: authToken });
+    expect(await carrierCredentials(server.app.services.store.providers, server.app.services.secrets, accountId, 'telnyx')).toEqual({ api_key: telnyxKey, public_key: publicKey });
+    expect(await carrierCredentials(server.app.services.store.providers, server.app.services.secrets, accountId, 'plivo')).toEqual({});
 
     const cleared = await server.request('PATCH', '/v1/providers', { jwt, body: { twilio_auth_token: null } });
     expect(cleared.body).toMatchObject({ ...expected, twilio_auth_token: null });
