@@ -240,6 +240,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       secrets,
       engine,
       flowJobs,
+      callStatus: (session, status) => webhooks.callStatus(session, status),
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks told).
