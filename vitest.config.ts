@@ -73,6 +73,7 @@ const BY_FILE: Record<string, Project> = {
   'test/store/webhook-outbox.test.ts': 'integration',
   'test/store/flow-storage-usage.test.ts': 'integration',
   'test/store/flow-tests-and-runs.test.ts': 'integration',
+  'test/store/phone-numbers-credentials-and-calls.test.ts': 'integration',
   'test/store/postgres-database.test.ts': 'integration',
   'test/store/postgres-two-nodes-accounts.test.ts': 'integration',
   'test/store/postgres-two-nodes-ledger.test.ts': 'integration',

@@ -11,6 +11,8 @@ import { creditRoutes } from './api/credits/index.ts';
 import { flowRoutes } from './api/flows/index.ts';
 import { flowTestRoutes } from './api/flow-tests/index.ts';
 import { healthRoutes } from './api/health/index.ts';
+import { doNotCallRoutes } from './api/do-not-call/index.ts';
+import { phoneNumberRoutes } from './api/phone-numbers/index.ts';
 import { providerRoutes } from './api/providers/index.ts';
 import { secretRoutes } from './api/secrets/index.ts';
 import { createToolRequestSender } from './outcomes/tool-requests.ts';
@@ -246,6 +248,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       secrets,
       engine,
       flowJobs,
+      callStatus: (session, status) => webhooks.callStatus(session, status),
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks told).
@@ -295,6 +298,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(creditRoutes);
     await app.register(providerRoutes);
     await app.register(secretRoutes);
+    await app.register(phoneNumberRoutes);
+    await app.register(doNotCallRoutes);
     await app.register(webhookRoutes, { wake: () => webhookDispatcher.wake() });
     await app.register(websocketTransport);
     await app.register(webrtcTransport, options.webrtc ?? {});

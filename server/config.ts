@@ -154,6 +154,13 @@ export const ConfigSchema = z.object({
       idleEndSeconds: z.coerce.number().min(0).default(300),
     })
     .prefault({}),
+  /** Phone calls one account may place: per minute, and at once (counted over every node on PostgreSQL). */
+  outboundCalls: z
+    .object({
+      perMinute: positiveInt.default(10),
+      concurrent: positiveInt.default(5),
+    })
+    .prefault({}),
   ice: z
     .object({
       /** STUN server URLs, e.g. stun:stun.example.com:3478; none needed on one machine or a LAN. */
@@ -278,6 +285,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_SESSIONS_PER_ACCOUNT', 'engine.sessionsPerAccount', '<n>', 'live voice sessions one account may hold at once, 0 for no limit (past it: 429 too_many_sessions)', { shownDefault: '10' }),
   setting('VOXFLOW_MAX_SESSION_SECONDS', 'engine.maxSessionSeconds', '<s>', 'longest a voice session lasts, then it ends with max_duration (0: no limit)', { shownDefault: '3600' }),
   setting('VOXFLOW_IDLE_END_SECONDS', 'engine.idleEndSeconds', '<s>', 'a voice session with no caller speech and no client message this long ends with idle (0: never)', { shownDefault: '300' }),
+  setting('VOXFLOW_OUTBOUND_CALLS_PER_MINUTE', 'outboundCalls.perMinute', '<n>', 'phone calls one account may place per minute, over every node', { shownDefault: '10' }),
+  setting('VOXFLOW_OUTBOUND_CONCURRENT_CALLS', 'outboundCalls.concurrent', '<n>', 'outbound phone calls one account may have live at once, over every node', { shownDefault: '5' }),
   setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),

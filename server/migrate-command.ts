@@ -27,6 +27,7 @@ import { CopyRefusedError, copyEmbeddedToPostgres, type CopyReport, type SealedC
 import { JOURNAL_FILE, SNAPSHOT_FILE, openDatabase, type Database } from './store/sqljs/database.ts';
 import { openPostgres, redactDatabaseUrl, type PgDatabase } from './store/postgres/database.ts';
 import { secretContext } from './store/repositories/secrets.ts';
+import { carrierCredentialContext } from './security/carrier-credentials.ts';
 import { StoreError } from './store/store.ts';
 
 export const MIGRATE_USAGE = `Usage: voxflow migrate-store --from DATA_DIR --to postgres://USER@HOST:PORT/DATABASE [options]
@@ -117,6 +118,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   })),
   { table: 'webhooks', column: 'secret_enc', context: (row) => webhookSecretContext(String(row.id)) },
   { table: 'account_secrets', column: 'value_enc', context: (row) => secretContext(String(row.account_id), String(row.name)) },
+  { table: 'carrier_credentials', column: 'value_enc', context: (row) => carrierCredentialContext(String(row.account_id), String(row.carrier), String(row.field)) },
 ];
 
 async function exists(path: string): Promise<boolean> {

@@ -5,6 +5,7 @@ import type { SessionMeter } from '../billing/metering.ts';
 import type { FlowDocument } from '../flow/types.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import type { SessionProviders } from '../providers/types.ts';
+import type { SessionTransport } from '../store/store.ts';
 import type { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
 import type { SendToolRequest } from './http-tools.ts';
@@ -24,7 +25,7 @@ export interface SessionSetup {
   flow: FlowDocument | null;
   context: Record<string, unknown>;
   metadata: Record<string, unknown>;
-  transport: 'websocket' | 'webrtc';
+  transport: SessionTransport;
   /** The system prompt of assistant mode. */
   assistantPrompt: string;
   /** simulate_tool is for the account owner's studio sessions only. */

@@ -8,7 +8,7 @@ import type { FlowJobs } from '../jobs/flow-jobs.ts';
 import type { AccessTokens } from '../security/access-tokens.ts';
 import type { PasswordHasher } from '../security/passwords.ts';
 import type { SecretBox } from '../security/secret-box.ts';
-import type { Session, Store } from '../store/store.ts';
+import type { CallStatus, Session, Store } from '../store/store.ts';
 
 export interface Services {
   config: Config;
@@ -21,6 +21,8 @@ export interface Services {
   engine: VoiceEngine;
   /** Parses, validates and edits flow documents in worker threads, off the audio thread. */
   flowJobs: FlowJobs;
+  /** A phone call's status changed: `call.status` into the webhook outbox, durably (never throws). */
+  callStatus(session: Session, status: CallStatus): Promise<void>;
 }
 
 /** Who is calling, as established by the auth plugin. */

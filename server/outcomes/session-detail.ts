@@ -103,6 +103,41 @@ export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
     // unpublished draft, null alone for no flow or a session from before versions were kept.
     flow_version: session.flowVersion,
     flow_draft: session.flowDraft,
+    // A list is glanced at by more people than a call's detail: its numbers are masked there.
+    from: maskPhoneNumber(session.fromNumber),
+    to: maskPhoneNumber(session.toNumber),
+  };
+}
+
+/** ITU country codes of one and two digits (E.164); every other one has three. */
+const ONE_DIGIT_COUNTRY = /^[17]/;
+const TWO_DIGIT_COUNTRY = /^(?:2[07]|3[0-469]|4[013-9]|5[1-8]|6[0-6]|8[1246]|9[0-58])/;
+
+/**
+ * "+1555•••4567": a number's country code and the next three digits (the region, enough to tell
+ * calls apart in a list) and its last four; the middle, the part that identifies a person, is
+ * hidden. A number too short to hide anything that way, or a SIP address, shows its last four only.
+ */
+export function maskPhoneNumber(number: string | null): string | null {
+  if (number === null) return null;
+  const digits = /^\+(\d+)$/.exec(number)?.[1];
+  if (digits) {
+    const country = ONE_DIGIT_COUNTRY.test(digits) ? 1 : TWO_DIGIT_COUNTRY.test(digits) ? 2 : 3;
+    const kept = country + 3;
+    if (digits.length >= kept + 4 + 2) return `+${digits.slice(0, kept)}•••${digits.slice(-4)}`;
+  }
+  return number.length > 4 ? `•••${number.slice(-4)}` : '•••';
+}
+
+/** A phone call's side, in full (null for sessions that are not phone calls). */
+export function sessionPhoneDetail(session: Session) {
+  return {
+    direction: session.direction,
+    from: session.fromNumber,
+    to: session.toNumber,
+    carrier_call_id: session.carrierCallId,
+    call_status: session.callStatus,
+    transferred_to: session.transferredTo,
   };
 }
 
@@ -114,6 +149,7 @@ export async function sessionDetail(store: Store, session: Session, publicUrl: s
   const outcome = await sessionOutcome(store, session.id);
   return {
     ...sessionListItem(session),
+    ...sessionPhoneDetail(session),
     metadata: session.metadata,
     ...outcome,
     recording: session.recordingFile ? { url: `${publicUrl}/v1/sessions/${session.id}/recording`, format: recordingFormat(session.recordingFile) } : null,

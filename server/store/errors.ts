@@ -10,7 +10,9 @@ export type StoreErrorCode =
   | 'store_unreachable'
   | 'email_taken'
   | 'idempotency_key_reused'
-  | 'session_cap_reached';
+  | 'session_cap_reached'
+  | 'phone_number_taken'
+  | 'carrier_call_taken';
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;
@@ -120,5 +122,22 @@ export class SessionCapReachedError extends StoreError {
   constructor(limit: number) {
     super('session_cap_reached', `This account already has ${limit} live voice sessions, the most it may hold at once; end one before starting another.`);
     this.limit = limit;
+  }
+}
+
+/** The number is bound already, to this account or another: numbers are unique over the whole server. */
+export class PhoneNumberTakenError extends StoreError {
+  constructor() {
+    super('phone_number_taken', 'This phone number is already bound to a flow on this server.');
+  }
+}
+
+/**
+ * A session of this carrier already holds this call id: a voice webhook the carrier sent again
+ * (it retries one it thinks timed out) must find that session, not make a second one.
+ */
+export class CarrierCallTakenError extends StoreError {
+  constructor() {
+    super('carrier_call_taken', 'A session already holds this carrier call id.');
   }
 }

@@ -12,6 +12,8 @@ import type { FlowStorageRepository } from './repositories/flow-storage.ts';
 import type { FlowTestsRepository } from './repositories/flow-tests.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { NodesRepository } from './repositories/nodes.ts';
+import type { DoNotCallRepository } from './repositories/do-not-call.ts';
+import type { PhoneNumbersRepository } from './repositories/phone-numbers.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
 import type { SecretsRepository } from './repositories/secrets.ts';
 import type { SessionsRepository } from './repositories/sessions.ts';
@@ -28,11 +30,17 @@ export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flo
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
 export type { NodesRepository } from './repositories/nodes.ts';
-export type { ProviderSettings, ProviderSettingsChanges, ProvidersRepository } from './repositories/providers.ts';
+export type { CarrierFieldChange, ProviderSettings, ProviderSettingsChanges, ProvidersRepository, StoredCarrierField } from './repositories/providers.ts';
+export type { DoNotCallEntry, DoNotCallRepository } from './repositories/do-not-call.ts';
+export type { Carrier, NewPhoneNumber, PhoneNumber, PhoneNumbersRepository } from './repositories/phone-numbers.ts';
+export { CARRIERS, numberKey } from './repositories/phone-numbers.ts';
 export type { SecretsRepository, StoredSecret } from './repositories/secrets.ts';
 export type {
+  CallDirection,
+  CallStatus,
   NewConnectedSession,
   NewSession,
+  NewSessionPhone,
   Session,
   SessionEnd,
   SessionMode,
@@ -41,6 +49,7 @@ export type {
   SessionTransport,
   SessionsRepository,
 } from './repositories/sessions.ts';
+export { CALL_STATUSES, callStatusRank } from './repositories/sessions.ts';
 export type { TimelineCounters, TimelineEntry, TimelinesRepository } from './repositories/timelines.ts';
 export type {
   AttemptOutcome,
@@ -82,7 +91,12 @@ export interface Store {
   /** Sessions record the node that connected them; the per-account session cap is held here. */
   sessions: SessionsRepository;
   credits: CreditsRepository;
+  /** Provider choices and keys, and each phone carrier's credentials (sealed where secret). */
   providers: ProvidersRepository;
+  /** Phone numbers bound to flows, unique over the whole server. */
+  phoneNumbers: PhoneNumbersRepository;
+  /** Each account's numbers its outbound calls must not ring. */
+  doNotCall: DoNotCallRepository;
   /** An account's named secrets for flow http tools, sealed (docs/flows.md#extended-flow-keys). */
   secrets: SecretsRepository;
   timelines: TimelinesRepository;

@@ -139,6 +139,11 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
       expect((await source.request('PUT', `/v1/secrets/${name}`, { jwt: ada.jwt, body: { value } })).status).toBe(201);
     }
     expect((await source.request('PATCH', '/v1/providers', { jwt: ada.jwt, body: { llm_api_key: 'sk-own-0123456789abcd' } })).status).toBe(200);
+    // A phone number on the flow, the carrier's credentials (one secret, one plain), a do-not-call entry.
+    expect((await source.request('POST', '/v1/phone-numbers', { jwt: ada.jwt, body: { carrier: 'twilio', number: '+15551230001', flow_id: flowId, label: 'Orders line' } })).status).toBe(201);
+    const twilio = { twilio_account_sid: `AC${'0a'.repeat(16)}`, twilio_auth_token: 'twilio-token-0123456789' };
+    expect((await source.request('PATCH', '/v1/providers', { jwt: ada.jwt, body: twilio })).status).toBe(200);
+    expect((await source.request('POST', '/v1/do-not-call', { jwt: ada.jwt, body: { number: '+15557654321' } })).status).toBe(201);
     const hook = await source.request('POST', '/v1/webhooks', { jwt: ada.jwt, body: { url: receiver.url } });
     expect(hook.status).toBe(201);
     const webhookSecret = hook.body.secret as string;
@@ -166,6 +171,8 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
       bobFlows: (await source.request('GET', '/v1/flows', { apiKey: bob.apiKey })).body,
       bobTests: (await source.request('GET', `/v1/flows/${gameId}/tests`, { apiKey: bob.apiKey })).body,
       bobRun: (await source.request('GET', runPath, { apiKey: bob.apiKey })).body,
+      phoneNumbers: (await source.request('GET', '/v1/phone-numbers', { apiKey: ada.apiKey })).body,
+      doNotCall: (await source.request('GET', '/v1/do-not-call', { apiKey: ada.apiKey })).body,
     };
     expect(before.versions.length ?? before.versions.versions?.length).toBeGreaterThanOrEqual(2);
     expect(before.events.events.length).toBeGreaterThan(0);
@@ -180,8 +187,8 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toContain('Verified');
     expect(migrated.stdout).toMatch(/all 2 accounts' balances equal/);
-    // Four sealed values (the LLM key, the webhook's secret, two account secrets), each sealed again.
-    expect(migrated.stdout).toContain('4 sealed values sealed again under the new key');
+    // Five sealed values (the LLM key, the webhook's secret, two account secrets, the Twilio auth token), each sealed again.
+    expect(migrated.stdout).toContain('5 sealed values sealed again under the new key');
     expect(migrated.stdout).toMatch(/session_events\s+(\d+)\s+\1\n/);
 
     const target = await startTestServer({
@@ -208,6 +215,12 @@ describe('voxflow migrate-store: an embedded data dir into PostgreSQL', () => {
       expect((await target.request('GET', runPath, { apiKey: bob.apiKey })).body).toEqual(before.bobRun);
       // The provider key opens under the new key (an unreadable one would say so).
       expect((await target.request('GET', '/v1/providers', { jwt })).body.llm_api_key).toBe('sk-…abcd');
+      expect((await target.request('GET', '/v1/providers', { jwt })).body).toMatchObject({ twilio_account_sid: twilio.twilio_account_sid, twilio_auth_token: 'twi…6789' });
+      // The same numbers, on the new server's URLs.
+      const withoutUrls = (numbers: Array<Record<string, unknown>>) => numbers.map(({ webhook_url: _w, status_url: _s, ...rest }) => rest);
+      expect(withoutUrls((await target.request('GET', '/v1/phone-numbers', { apiKey: ada.apiKey })).body)).toEqual(withoutUrls(before.phoneNumbers));
+      expect(before.phoneNumbers).toHaveLength(1);
+      expect((await target.request('GET', '/v1/do-not-call', { apiKey: ada.apiKey })).body).toEqual(before.doNotCall);
       expect((await target.request('GET', '/v1/secrets', { jwt })).body.map((s: { name: string }) => s.name)).toEqual(['shop_id', 'tool_signing_secret']);
 
       // A new account's grant goes into the ledger after the copied entries (its sequence moved on).

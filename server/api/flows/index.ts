@@ -110,6 +110,9 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.delete<FlowParams>('/v1/flows/:flow_id', { config }, async (request, reply) => {
+    // A number still bound to the flow would take calls with nothing to answer them.
+    const bound = (await store.phoneNumbers.list(accountOf(request.principal))).filter((n) => n.flowId === request.params.flow_id).map((n) => n.number);
+    if (bound.length > 0) throw new AppError('flow_in_use', `Phone numbers still answer with this flow (${bound.join(', ')}): delete them or bind them to another flow first.`);
     const deleted = await store.flows.delete(accountOf(request.principal), request.params.flow_id);
     if (!deleted) throw new AppError('flow_not_found', `No flow with the id "${request.params.flow_id}".`);
     return reply.status(204).send();

@@ -12,6 +12,7 @@ import type { ProviderSettings, ProviderSettingsChanges } from '../../store/stor
 import type { Config } from '../../config.ts';
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
+import { CARRIER_BODY_FIELDS, carrierChanges, carrierView } from './carriers.ts';
 
 const key = z.string().trim().min(8, 'an API key is at least 8 characters').max(512, 'at most 512 characters').nullable();
 const vendor = (kind: ProviderKind) =>
@@ -39,6 +40,7 @@ const PatchBody = z
     stt_model: model.optional(),
     tts_model: model.optional(),
     llm_model: model.optional(),
+    ...CARRIER_BODY_FIELDS,
   })
   .strict();
 
@@ -81,15 +83,18 @@ export async function providerRoutes(app: FastifyInstance): Promise<void> {
   const { store, secrets, config } = app.services;
 
   app.get('/v1/providers', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
-    return maskedView(config, secrets, await store.providers.get(accountOf(request.principal)));
+    const accountId = accountOf(request.principal);
+    const [settings, carriers] = await Promise.all([store.providers.get(accountId), store.providers.carrierCredentials(accountId)]);
+    return { ...maskedView(config, secrets, settings), ...carrierView(secrets, accountId, carriers) };
   });
 
   app.patch('/v1/providers', { config: { auth: 'jwt' } }, async (request) => {
     const accountId = accountOf(request.principal);
     const body = parseInput(PatchBody, request.body);
     if (Object.keys(body).length === 0) {
-      throw new AppError('invalid_request', 'Send at least one of stt_api_key, tts_api_key, llm_api_key (null clears a key), or a *_provider, *_base_url or *_model.');
+      throw new AppError('invalid_request', 'Send at least one of stt_api_key, tts_api_key, llm_api_key (null clears a key), a *_provider, *_base_url or *_model, or a carrier credential such as twilio_auth_token.');
     }
+    const carrierFieldChanges = carrierChanges(body, accountId, secrets);
     const changes: ProviderSettingsChanges = {};
     for (const kind of PROVIDER_KINDS) {
       const newKey = body[`${kind}_api_key`];
@@ -133,7 +138,9 @@ export async function providerRoutes(app: FastifyInstance): Promise<void> {
       }
       if (!checked.ok) warnings.push(`${kind}: saved, but ${checked.message}`);
     }
-    const view = maskedView(config, secrets, await store.providers.update(accountId, changes));
+    const carriers = carrierFieldChanges.length > 0 ? await store.providers.updateCarrierCredentials(accountId, carrierFieldChanges) : await store.providers.carrierCredentials(accountId);
+    const settings = Object.keys(changes).length > 0 ? await store.providers.update(accountId, changes) : before;
+    const view = { ...maskedView(config, secrets, settings), ...carrierView(secrets, accountId, carriers) };
     return warnings.length > 0 ? { ...view, warnings } : view;
   });
 }

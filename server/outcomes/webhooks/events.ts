@@ -1,10 +1,12 @@
-// What a webhook says (docs/api.md#what-a-call-leaves-behind): the four session events and their
-// payloads. Every body is a Standard Webhooks envelope, `{type, timestamp, data}`, and every `data`
-// carries the session's `metadata` as given at its start, as the spec asks of session hooks.
+// What a webhook says (docs/api.md#what-a-call-leaves-behind): the session events, a phone call's
+// status, and their payloads. Every body is a Standard Webhooks envelope, `{type, timestamp,
+// data}`, and every `data` carries the session's `metadata` as given at its start, as the spec
+// asks of session hooks.
 import type { HookContext, HookEvent } from '../../engine/hooks.ts';
-import type { SessionDetail } from '../session-detail.ts';
+import type { CallStatus, Session } from '../../store/store.ts';
+import { sessionPhoneDetail, type SessionDetail } from '../session-detail.ts';
 
-export const WEBHOOK_EVENT_TYPES = ['session.started', 'session.state_changed', 'session.tool_called', 'session.ended'] as const;
+export const WEBHOOK_EVENT_TYPES = ['session.started', 'session.state_changed', 'session.tool_called', 'session.ended', 'call.status'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export interface WebhookEnvelope {
@@ -59,4 +61,17 @@ export function hookEventEnvelope(event: HookEvent, context: HookContext): Webho
 export function sessionEndedEnvelope(detail: SessionDetail): WebhookEnvelope {
   const at = detail.ended_at ?? Date.now() / 1000;
   return { type: 'session.ended', timestamp: new Date(at * 1000).toISOString(), data: { session_id: detail.id, ...detail } };
+}
+
+/**
+ * call.status: a phone call moved on (queued, ringing, answered, busy, no_answer, failed,
+ * completed), with the call's side of the session in full, as GET /v1/sessions/{id} shows it,
+ * and `status` the one this event reports (the session's may have moved on since).
+ */
+export function callStatusEnvelope(session: Session, status: CallStatus, at: number): WebhookEnvelope {
+  return {
+    type: 'call.status',
+    timestamp: new Date(at * 1000).toISOString(),
+    data: { session_id: session.id, flow_id: session.flowId, transport: session.transport, ...sessionPhoneDetail(session), status, metadata: session.metadata },
+  };
 }

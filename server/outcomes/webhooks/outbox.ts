@@ -7,9 +7,9 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { HookContext, HookEvent, SessionHook } from '../../engine/hooks.ts';
 import { newWebhookMessageId } from '../../security/webhook-signature.ts';
-import type { NewWebhookDelivery, Store, Webhook } from '../../store/store.ts';
+import type { CallStatus, NewWebhookDelivery, Session, Store, Webhook } from '../../store/store.ts';
 import { sessionDetail } from '../session-detail.ts';
-import { hookEventEnvelope, sessionEndedEnvelope, type WebhookEnvelope } from './events.ts';
+import { callStatusEnvelope, hookEventEnvelope, sessionEndedEnvelope, type WebhookEnvelope } from './events.ts';
 
 export const FLUSH_MS = 250;
 
@@ -56,6 +56,22 @@ export class WebhookOutbox implements SessionHook {
   /** The session's timeline is stored: its end goes into the outbox now, after its events. */
   sessionClosed(sessionId: string): Promise<void> {
     return this.track(this.writeEnd(sessionId));
+  }
+
+  /**
+   * A phone call's status changed (the carrier said so): `call.status` goes into the outbox at
+   * once, durably, for the account's endpoints subscribed to it, after the session's events kept
+   * so far. Resolves once written; a failure is logged, never thrown at the call.
+   */
+  callStatus(session: Session, status: CallStatus, at = Date.now() / 1000): Promise<void> {
+    return this.track(
+      (async () => {
+        await this.flush(session.id);
+        const endpoints = await this.store.webhooks.subscribers(session.accountId, 'call.status');
+        if (endpoints.length === 0) return;
+        await this.enqueue(this.deliveriesFor(session.accountId, session.id, callStatusEnvelope(session, status, at), at, endpoints));
+      })(),
+    );
   }
 
   /**

@@ -3,11 +3,21 @@
 // nodes saving different fields at once each keep the other's (a field left out is not written).
 
 import type { ProviderSettingsChanges, ProvidersRepository } from '../repositories/providers.ts';
-import type { PgDatabase } from './database.ts';
-import type { ProviderSettingsRow } from '../rows/providers.ts';
-import { COLUMNS, emptySettings, toProviderSettings } from '../rows/providers.ts';
+import type { PgDatabase, PgQueryable } from './database.ts';
+import type { CarrierFieldRow, ProviderSettingsRow } from '../rows/providers.ts';
+import { COLUMNS, emptySettings, toCarrierField, toProviderSettings } from '../rows/providers.ts';
 
 export function createPgProvidersRepository(db: PgDatabase): ProvidersRepository {
+  const carrierFields = async (q: PgQueryable, accountId: string, carrier?: string) =>
+    (
+      await q.rows<CarrierFieldRow>(
+        // COLLATE "C": byte order, as SQLite's BINARY orders them.
+        `SELECT carrier, field, value_enc, value_plain, updated_at FROM carrier_credentials
+         WHERE account_id = $1${carrier === undefined ? '' : ' AND carrier = $2'} ORDER BY carrier COLLATE "C", field COLLATE "C"`,
+        carrier === undefined ? [accountId] : [accountId, carrier],
+      )
+    ).map(toCarrierField);
+
   return {
     async get(accountId) {
       const row = await db.row<ProviderSettingsRow>('SELECT * FROM provider_settings WHERE account_id = $1', [accountId]);
@@ -33,6 +43,27 @@ export function createPgProvidersRepository(db: PgDatabase): ProvidersRepository
         [accountId, ...values, updatedAt],
       );
       return row ? toProviderSettings(row) : emptySettings(accountId);
+    },
+
+    carrierCredentials: (accountId, carrier) => carrierFields(db, accountId, carrier),
+
+    async updateCarrierCredentials(accountId, changes) {
+      const now = db.now();
+      return db.transaction(async (tx) => {
+        for (const { carrier, field, value } of changes) {
+          if (value === null) {
+            await tx.run('DELETE FROM carrier_credentials WHERE account_id = $1 AND carrier = $2 AND field = $3', [accountId, carrier, field]);
+            continue;
+          }
+          await tx.run(
+            `INSERT INTO carrier_credentials (account_id, carrier, field, value_enc, value_plain, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (account_id, carrier, field) DO UPDATE
+               SET value_enc = excluded.value_enc, value_plain = excluded.value_plain, updated_at = excluded.updated_at`,
+            [accountId, carrier, field, 'sealed' in value ? value.sealed : null, 'plain' in value ? value.plain : null, now],
+          );
+        }
+        return carrierFields(tx, accountId);
+      });
     },
   };
 }

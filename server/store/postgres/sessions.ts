@@ -9,17 +9,22 @@
 // each statement after it sees what the ones before it committed, so the count is never stale.
 // Sessions of a gone node do not count: they are about to be ended (endInterrupted).
 
-import { SessionCapReachedError } from '../errors.ts';
+import { CarrierCallTakenError, SessionCapReachedError } from '../errors.ts';
 import { NODE_GONE_AFTER_SECS } from '../repositories/nodes.ts';
-import type { Session, SessionNode, SessionsRepository } from '../repositories/sessions.ts';
-import type { PgDatabase, PgQueryable } from './database.ts';
+import { callStatusRank, type Session, type SessionNode, type SessionsRepository } from '../repositories/sessions.ts';
+import { isUniqueViolation, type PgDatabase, type PgQueryable } from './database.ts';
 import type { SessionRow } from '../rows/sessions.ts';
-import { connectedSession, createdSession, toSession } from '../rows/sessions.ts';
+import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../rows/sessions.ts';
 
-const INSERT_SQL = `INSERT INTO sessions
-  (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
-   status, created_at, expires_at, started_at, api_key_id, record, flow_version, flow_draft, node_id)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`;
+const INSERT_SQL = `INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
+
+/** callStatusRank in SQL, of the stored call_status. */
+const RANK_SQL = `(CASE call_status WHEN 'queued' THEN 0 WHEN 'ringing' THEN 1 WHEN 'answered' THEN 2 ELSE 3 END)`;
+
+/** The carrier-call unique index: two nodes taking the same retried webhook at once, the second insert loses here. */
+const carrierCallTaken = (error: unknown): never => {
+  throw isUniqueViolation(error, 'sessions_by_carrier_call') ? new CarrierCallTakenError() : error;
+};
 
 /** `sessions s` belongs to a node that is alive at $n (its row was refreshed within NODE_GONE_AFTER_SECS). */
 const onLiveNode = (now: string, goneAfterSecs: number) =>
@@ -53,34 +58,15 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
   };
 
   const insert = async (session: Session, apiKeyId: string | null = null): Promise<Session> => {
-    const params = [
-      session.id,
-      session.accountId,
-      session.flowId,
-      session.tokenHash,
-      session.tokenPrefix,
-      session.transport,
-      session.mode,
-      JSON.stringify(session.context),
-      JSON.stringify(session.metadata),
-      session.status,
-      session.createdAt,
-      session.expiresAt,
-      session.startedAt,
-      apiKeyId,
-      session.record ? 1 : 0,
-      session.flowVersion,
-      session.flowDraft ? 1 : 0,
-      session.status === 'connected' ? node.id : null,
-    ];
+    const params = insertValues(session, apiKeyId, session.status === 'connected' ? node.id : null);
     if (session.status === 'connected' && node.sessionsPerAccount > 0) {
       await db.transaction(async (tx) => {
         await lockAccount(tx, session.accountId);
         await tx.run(INSERT_SQL, params);
         await refuseOverCap(tx, session.accountId, session.createdAt);
-      });
+      }).catch(carrierCallTaken);
     } else {
-      await db.run(INSERT_SQL, params);
+      await db.run(INSERT_SQL, params).catch(carrierCallTaken);
     }
     return session;
   };
@@ -191,6 +177,38 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
 
     async setFlowVersion(id, version, draft) {
       await db.run('UPDATE sessions SET flow_version = $1, flow_draft = $2 WHERE id = $3', [version, draft ? 1 : 0, id]);
+    },
+
+    async findByCarrierCallId(carrier, callId) {
+      const row = await db.row<SessionRow>('SELECT * FROM sessions WHERE transport = $1 AND carrier_call_id = $2', [carrier, callId]);
+      return row ? toSession(row) : null;
+    },
+
+    // One conditional UPDATE: two nodes handed two statuses of one call at once leave the higher.
+    async setCallStatus(id, status) {
+      await db.run(`UPDATE sessions SET call_status = $1 WHERE id = $2 AND (call_status IS NULL OR ${RANK_SQL} < $3::int)`, [status, id, callStatusRank(status)]);
+      return findById(id);
+    },
+
+    async setCarrierCallId(id, callId) {
+      const row = await db.row<SessionRow>('UPDATE sessions SET carrier_call_id = $1 WHERE id = $2 RETURNING *', [callId, id]).catch(carrierCallTaken);
+      return row ? toSession(row) : null;
+    },
+
+    async setTransferredTo(id, target) {
+      const row = await db.row<SessionRow>('UPDATE sessions SET transferred_to = $1 WHERE id = $2 RETURNING *', [target, id]);
+      return row ? toSession(row) : null;
+    },
+
+    async countOutbound(accountId, now) {
+      const row = await db.row<{ live: number; last_minute: number }>(
+        `SELECT
+           (SELECT COUNT(*) FROM sessions WHERE account_id = $1 AND direction = 'outbound' AND status != 'ended'
+              AND (call_status IS NULL OR call_status IN ('queued', 'ringing', 'answered')) AND (status = 'connected' OR expires_at > $2)) AS live,
+           (SELECT COUNT(*) FROM sessions WHERE account_id = $1 AND direction = 'outbound' AND created_at > $3) AS last_minute`,
+        [accountId, now, now - 60],
+      );
+      return { live: Number(row!.live), lastMinute: Number(row!.last_minute) };
     },
   };
 }

@@ -12,6 +12,7 @@ import { createPgFlowTestsRepository } from './flow-tests.ts';
 import { createPgFlowVersionsRepository } from './flow-versions.ts';
 import { createPgFlowsRepository } from './flows.ts';
 import { createPgNodesRepository } from './nodes.ts';
+import { createPgDoNotCallRepository, createPgPhoneNumbersRepository } from './phone-numbers.ts';
 import { createPgProvidersRepository } from './providers.ts';
 import { createPgSecretsRepository } from './secrets.ts';
 import { createPgSessionsRepository } from './sessions.ts';
@@ -56,6 +57,8 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     sessions: createPgSessionsRepository(pg, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0, goneAfterSecs: options.nodeGoneAfterSecs }),
     credits: createPgCreditsRepository(pg),
     providers: createPgProvidersRepository(pg),
+    phoneNumbers: createPgPhoneNumbersRepository(pg),
+    doNotCall: createPgDoNotCallRepository(pg),
     secrets: createPgSecretsRepository(pg),
     timelines: createPgTimelinesRepository(pg),
     webhooks: createPgWebhooksRepository(pg),

@@ -12,7 +12,32 @@ export type SessionStatus = 'created' | 'connected' | 'ended';
 
 export type SessionMode = 'assistant' | 'flow';
 
-export type SessionTransport = 'websocket' | 'webrtc';
+/** A browser or app (websocket, webrtc), or a phone call through a carrier (or SIP). */
+export type SessionTransport = 'websocket' | 'webrtc' | 'twilio' | 'telnyx' | 'plivo' | 'vonage' | 'sip';
+
+export type CallDirection = 'inbound' | 'outbound';
+
+export const CALL_STATUSES = ['queued', 'ringing', 'answered', 'busy', 'no_answer', 'failed', 'completed'] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+
+/**
+ * How far along a call a status is. Carriers' status callbacks can arrive out of order and be
+ * sent again; a status only ever replaces one of a lower rank, so a late `ringing` never
+ * overwrites `answered`, and the first final status (busy, no_answer, failed, completed) stays.
+ */
+export function callStatusRank(status: CallStatus): number {
+  return status === 'queued' ? 0 : status === 'ringing' ? 1 : status === 'answered' ? 2 : 3;
+}
+
+/** A phone call's side of a new session. */
+export interface NewSessionPhone {
+  direction: CallDirection;
+  from: string;
+  to: string;
+  /** The carrier's id of the call; for an outbound call it is known only once placed (setCarrierCallId). */
+  carrierCallId?: string | null;
+  callStatus?: CallStatus | null;
+}
 
 export type JsonObject = Record<string, unknown>;
 
@@ -46,6 +71,14 @@ export interface Session {
   flowVersion: number | null;
   /** It ran the owner's unpublished draft (a studio test). */
   flowDraft: boolean;
+  /** Phone calls only (null for the others): which way, the numbers, the carrier's call id and status. */
+  direction: CallDirection | null;
+  fromNumber: string | null;
+  toNumber: string | null;
+  carrierCallId: string | null;
+  callStatus: CallStatus | null;
+  /** Where a transfer sent the caller (a number or a SIP address). */
+  transferredTo: string | null;
 }
 
 export interface NewSession {
@@ -62,6 +95,8 @@ export interface NewSession {
   apiKeyId?: string | null;
   /** Record the call (docs/api.md#what-a-call-leaves-behind). */
   record?: boolean;
+  /** A phone call: its direction, numbers and carrier call id (the transport names the carrier). */
+  phone?: NewSessionPhone;
 }
 
 export interface NewConnectedSession {
@@ -76,6 +111,7 @@ export interface NewConnectedSession {
   /** Which flow version it runs, or that it runs the draft (docs/flows.md#drafts). */
   flowVersion?: number | null;
   flowDraft?: boolean;
+  phone?: NewSessionPhone;
 }
 
 /** Where sessions are connected: this node, and the cap it applies to each account. */
@@ -140,4 +176,26 @@ export interface SessionsRepository {
   setRecordingFile(id: string, file: string | null): Promise<void>;
   /** Which flow version a claimed session runs, known once its flow is prepared. */
   setFlowVersion(id: string, version: number | null, draft: boolean): Promise<void>;
+  /** The session of a carrier's call (the transport is the carrier); null when none holds it. */
+  findByCarrierCallId(carrier: SessionTransport, callId: string): Promise<Session | null>;
+  /**
+   * Moves a phone call's status on and returns the session (null when unknown). A status of a
+   * lower or equal rank than the stored one changes nothing (callStatusRank): a final status is
+   * never replaced.
+   */
+  setCallStatus(id: string, status: CallStatus): Promise<Session | null>;
+  /**
+   * An outbound call's carrier id, which arrives once the carrier took the call. Throws
+   * CarrierCallTakenError when another session of the carrier holds it.
+   */
+  setCarrierCallId(id: string, callId: string): Promise<Session | null>;
+  /** Where the caller was transferred (a number or a SIP address). */
+  setTransferredTo(id: string, target: string): Promise<Session | null>;
+  /**
+   * An account's outbound calls, for its limits: those still live (not ended, no final call
+   * status, and a token not yet expired or claimed) and those placed in the 60 s before `now`.
+   * On PostgreSQL this counts every node's calls, read without a lock: calls placed at the same
+   * moment on several nodes may each pass a limit they reach together.
+   */
+  countOutbound(accountId: string, now: number): Promise<{ live: number; lastMinute: number }>;
 }

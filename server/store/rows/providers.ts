@@ -1,6 +1,6 @@
 // The providers tables' rows as both stores read them (sql.js and PostgreSQL share the schema), and
 // how a row becomes the repository's object.
-import type { ProviderSettings, ProviderSettingsChanges } from '../repositories/providers.ts';
+import type { ProviderSettings, ProviderSettingsChanges, StoredCarrierField } from '../repositories/providers.ts';
 
 // The only column names that ever reach SQL text; keys of `changes` are matched against it.
 
@@ -72,4 +72,16 @@ export function toProviderSettings(row: ProviderSettingsRow): ProviderSettings {
     ttsModel: row.tts_model,
     updatedAt: row.updated_at,
   };
+}
+
+export interface CarrierFieldRow {
+  carrier: string;
+  field: string;
+  value_enc: string | null;
+  value_plain: string | null;
+  updated_at: number;
+}
+
+export function toCarrierField(row: CarrierFieldRow): StoredCarrierField {
+  return { carrier: row.carrier, field: row.field, valueEnc: row.value_enc, valuePlain: row.value_plain, updatedAt: row.updated_at };
 }

@@ -1,6 +1,6 @@
 // The sessions tables' rows as both stores read them (sql.js and PostgreSQL share the schema), and
 // how a row becomes the repository's object.
-import type { NewSession, SessionStatus, SessionMode, SessionTransport, JsonObject, Session, NewConnectedSession } from '../repositories/sessions.ts';
+import type { CallDirection, CallStatus, NewSession, SessionStatus, SessionMode, SessionTransport, JsonObject, Session, NewConnectedSession } from '../repositories/sessions.ts';
 import { newId } from '../ids.ts';
 
 export interface SessionRow {
@@ -29,6 +29,48 @@ export interface SessionRow {
   flow_version: number | null;
   flow_draft: number;
   node_id: string | null;
+  direction: string | null;
+  from_number: string | null;
+  to_number: string | null;
+  carrier_call_id: string | null;
+  call_status: string | null;
+  transferred_to: string | null;
+}
+
+/** The columns a new session is inserted with, in order: one list for both stores' INSERT. */
+export const INSERT_COLUMNS = [
+  'id', 'account_id', 'flow_id', 'token_hash', 'token_prefix', 'transport', 'mode', 'context_json', 'metadata_json',
+  'status', 'created_at', 'expires_at', 'started_at', 'api_key_id', 'record', 'flow_version', 'flow_draft', 'node_id',
+  'direction', 'from_number', 'to_number', 'carrier_call_id', 'call_status',
+] as const;
+
+/** A new session's values in INSERT_COLUMNS' order. */
+export function insertValues(session: Session, apiKeyId: string | null, nodeId: string | null): Array<string | number | null> {
+  return [
+    session.id,
+    session.accountId,
+    session.flowId,
+    session.tokenHash,
+    session.tokenPrefix,
+    session.transport,
+    session.mode,
+    JSON.stringify(session.context),
+    JSON.stringify(session.metadata),
+    session.status,
+    session.createdAt,
+    session.expiresAt,
+    session.startedAt,
+    apiKeyId,
+    session.record ? 1 : 0,
+    session.flowVersion,
+    session.flowDraft ? 1 : 0,
+    nodeId,
+    session.direction,
+    session.fromNumber,
+    session.toNumber,
+    session.carrierCallId,
+    session.callStatus,
+  ];
 }
 
 export function unstartedSession(
@@ -56,6 +98,12 @@ export function unstartedSession(
     timeline: { events: 0, bytes: 0, dropped: 0 },
     flowVersion: null,
     flowDraft: false,
+    direction: input.phone?.direction ?? null,
+    fromNumber: input.phone?.from ?? null,
+    toNumber: input.phone?.to ?? null,
+    carrierCallId: input.phone?.carrierCallId ?? null,
+    callStatus: input.phone?.callStatus ?? null,
+    transferredTo: null,
   };
 }
 
@@ -83,6 +131,12 @@ export function toSession(row: SessionRow): Session {
     timeline: { events: row.timeline_events, bytes: row.timeline_bytes, dropped: row.timeline_dropped },
     flowVersion: row.flow_version,
     flowDraft: row.flow_draft === 1,
+    direction: row.direction as CallDirection | null,
+    fromNumber: row.from_number,
+    toNumber: row.to_number,
+    carrierCallId: row.carrier_call_id,
+    callStatus: row.call_status as CallStatus | null,
+    transferredTo: row.transferred_to,
   };
 }
 

@@ -283,4 +283,53 @@ export const MIGRATIONS: readonly Migration[] = [
           CREATE INDEX sessions_live_by_account ON sessions(account_id) WHERE status = 'connected';
           CREATE INDEX sessions_live_by_node ON sessions(node_id) WHERE status = 'connected';`,
   },
+  {
+    version: 11,
+    name: 'phone numbers, carrier credentials, do-not-call lists, and the phone side of sessions',
+    // A phone call is a session with a carrier as its transport. number_key is what makes a number
+    // unique over the whole server: a real (E.164) number reaches one carrier at a time, so it is
+    // the number itself, whatever the carrier; a SIP user part is only unique among SIP numbers
+    // ('sip:' + it). Carrier credentials are one row per field, so a carrier with new fields needs
+    // no migration: a secret field is sealed (value_enc), a non-secret one kept plain (value_plain).
+    // A carrier's call id is unique per carrier: a retried voice webhook cannot make a second session.
+    sql: `CREATE TABLE phone_numbers (
+            id               TEXT PRIMARY KEY,
+            account_id       TEXT NOT NULL REFERENCES accounts(id),
+            carrier          TEXT NOT NULL,
+            number           TEXT NOT NULL,
+            number_key       TEXT NOT NULL,
+            flow_id          TEXT NOT NULL,
+            label            TEXT NOT NULL DEFAULT '',
+            created_at       REAL NOT NULL,
+            last_call_at     REAL,
+            last_call_status TEXT
+          );
+          CREATE UNIQUE INDEX phone_numbers_number_key ON phone_numbers(number_key);
+          CREATE INDEX phone_numbers_by_account ON phone_numbers(account_id, created_at);
+          CREATE TABLE carrier_credentials (
+            account_id  TEXT NOT NULL REFERENCES accounts(id),
+            carrier     TEXT NOT NULL,
+            field       TEXT NOT NULL,
+            value_enc   TEXT,
+            value_plain TEXT,
+            updated_at  REAL NOT NULL,
+            PRIMARY KEY (account_id, carrier, field),
+            CHECK ((value_enc IS NULL) <> (value_plain IS NULL))
+          );
+          CREATE TABLE do_not_call (
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            number     TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (account_id, number)
+          );
+          ALTER TABLE sessions ADD COLUMN direction TEXT;
+          ALTER TABLE sessions ADD COLUMN from_number TEXT;
+          ALTER TABLE sessions ADD COLUMN to_number TEXT;
+          ALTER TABLE sessions ADD COLUMN carrier_call_id TEXT;
+          ALTER TABLE sessions ADD COLUMN call_status TEXT;
+          ALTER TABLE sessions ADD COLUMN transferred_to TEXT;
+          CREATE UNIQUE INDEX sessions_by_carrier_call ON sessions(transport, carrier_call_id) WHERE carrier_call_id IS NOT NULL;
+          CREATE INDEX sessions_outbound_by_account ON sessions(account_id, created_at) WHERE direction = 'outbound';
+          CREATE INDEX sessions_outbound_live ON sessions(account_id) WHERE direction = 'outbound' AND status != 'ended';`,
+  },
 ];

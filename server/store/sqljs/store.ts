@@ -13,6 +13,7 @@ import { createFlowStorageRepository } from './repositories/flow-storage.ts';
 import { createFlowTestsRepository } from './repositories/flow-tests.ts';
 import { createFlowVersionsRepository } from './repositories/flow-versions.ts';
 import { createEmbeddedNodesRepository } from './repositories/nodes.ts';
+import { createDoNotCallRepository, createPhoneNumbersRepository } from './repositories/phone-numbers.ts';
 import { createProvidersRepository } from './repositories/providers.ts';
 import { createSecretsRepository } from './repositories/secrets.ts';
 import { createSessionsRepository } from './repositories/sessions.ts';
@@ -44,6 +45,8 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     sessions: createSessionsRepository(db, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
     credits: createCreditsRepository(db),
     providers: createProvidersRepository(db),
+    phoneNumbers: createPhoneNumbersRepository(db),
+    doNotCall: createDoNotCallRepository(db),
     secrets: createSecretsRepository(db),
     timelines: createTimelinesRepository(db),
     webhooks: createWebhooksRepository(db),

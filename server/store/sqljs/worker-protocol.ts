@@ -12,8 +12,10 @@
 
 import type { Store } from '../store.ts';
 import {
+  CarrierCallTakenError,
   EmailTakenError,
   IdempotencyKeyReusedError,
+  PhoneNumberTakenError,
   SessionCapReachedError,
   StoreClosedError,
   StoreCorruptError,
@@ -56,9 +58,16 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
     listRecent: true,
     setRecordingFile: true,
     setFlowVersion: true,
+    findByCarrierCallId: true,
+    setCallStatus: true,
+    setCarrierCallId: true,
+    setTransferredTo: true,
+    countOutbound: true,
   },
   credits: { grant: true, debit: true, balance: true },
-  providers: { get: true, update: true },
+  providers: { get: true, update: true, carrierCredentials: true, updateCarrierCredentials: true },
+  phoneNumbers: { create: true, list: true, get: true, findByCarrierNumber: true, delete: true, recordCall: true },
+  doNotCall: { add: true, list: true, remove: true, isDoNotCall: true },
   secrets: { list: true, sealed: true, put: true, delete: true },
   timelines: { append: true, page: true, purgeBefore: true },
   webhooks: {
@@ -140,6 +149,8 @@ const ERROR_CLASSES: Record<string, { prototype: Error }> = {
   EmailTakenError,
   IdempotencyKeyReusedError,
   SessionCapReachedError,
+  PhoneNumberTakenError,
+  CarrierCallTakenError,
   RangeError,
   TypeError,
   SyntaxError,

@@ -299,6 +299,8 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     sessions: remote('sessions'),
     credits: remote('credits'),
     providers: remote('providers'),
+    phoneNumbers: remote('phoneNumbers'),
+    doNotCall: remote('doNotCall'),
     secrets: remote('secrets'),
     timelines: remote('timelines'),
     webhooks: remote('webhooks'),

@@ -1,15 +1,25 @@
 // The embedded store's (sql.js) sessions repository; its interface and types are in ../../repositories/sessions.ts.
 import type { Database } from '../database.ts';
 import type { WriteTransaction } from '../write-transaction.ts';
-import { SessionCapReachedError } from '../../errors.ts';
-import type { Session, SessionNode, SessionsRepository } from '../../repositories/sessions.ts';
+import { CarrierCallTakenError, SessionCapReachedError } from '../../errors.ts';
+import { callStatusRank, type Session, type SessionNode, type SessionsRepository } from '../../repositories/sessions.ts';
 import type { SessionRow } from '../../rows/sessions.ts';
-import { connectedSession, createdSession, toSession } from '../../rows/sessions.ts';
+import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../../rows/sessions.ts';
 
-const INSERT_SQL = `INSERT INTO sessions
-  (id, account_id, flow_id, token_hash, token_prefix, transport, mode, context_json, metadata_json,
-   status, created_at, expires_at, started_at, api_key_id, record, flow_version, flow_draft, node_id)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_SQL = `INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`;
+
+/** callStatusRank in SQL, of the stored call_status. */
+const RANK_SQL = `(CASE call_status WHEN 'queued' THEN 0 WHEN 'ringing' THEN 1 WHEN 'answered' THEN 2 ELSE 3 END)`;
+
+/**
+ * An account's outbound calls for its limits (repositories/sessions.ts, countOutbound), each
+ * count on a partial index of its own: the live ones (not ended, no final call status, and
+ * connected or with a token still waiting) and the ones placed since a time, ended or not.
+ */
+const OUTBOUND_COUNT_SQL = `SELECT
+    (SELECT COUNT(*) FROM sessions WHERE account_id = ? AND direction = 'outbound' AND status != 'ended'
+       AND (call_status IS NULL OR call_status IN ('queued', 'ringing', 'answered')) AND (status = 'connected' OR expires_at > ?)) AS live,
+    (SELECT COUNT(*) FROM sessions WHERE account_id = ? AND direction = 'outbound' AND created_at > ?) AS last_minute`;
 
 export function createSessionsRepository(db: Database, node: SessionNode): SessionsRepository {
   /**
@@ -22,6 +32,12 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
     if (live > node.sessionsPerAccount) throw new SessionCapReachedError(node.sessionsPerAccount);
   };
 
+  /** A carrier call id another session of the carrier holds: refused before the unique index would fail the write. */
+  const refuseTakenCall = (tx: WriteTransaction, transport: string, callId: string | null, ownId: string): void => {
+    if (callId === null) return;
+    if (tx.get('SELECT 1 FROM sessions WHERE transport = ? AND carrier_call_id = ? AND id != ?', [transport, callId, ownId])) throw new CarrierCallTakenError();
+  };
+
   const findById = (id: string): Session | null => {
     const row = db.get<SessionRow>('SELECT * FROM sessions WHERE id = ?', [id]);
     return row ? toSession(row) : null;
@@ -29,26 +45,8 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
 
   const insert = (session: Session, apiKeyId: string | null = null): Promise<Session> =>
     db.write((tx) => {
-      tx.run(INSERT_SQL, [
-        session.id,
-        session.accountId,
-        session.flowId,
-        session.tokenHash,
-        session.tokenPrefix,
-        session.transport,
-        session.mode,
-        JSON.stringify(session.context),
-        JSON.stringify(session.metadata),
-        session.status,
-        session.createdAt,
-        session.expiresAt,
-        session.startedAt,
-        apiKeyId,
-        session.record ? 1 : 0,
-        session.flowVersion,
-        session.flowDraft ? 1 : 0,
-        session.status === 'connected' ? node.id : null,
-      ]);
+      refuseTakenCall(tx, session.transport, session.carrierCallId, session.id);
+      tx.run(INSERT_SQL, insertValues(session, apiKeyId, session.status === 'connected' ? node.id : null));
       if (session.status === 'connected') refuseOverCap(tx, session.accountId);
       return session;
     });
@@ -145,6 +143,40 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
 
     async setFlowVersion(id, version, draft) {
       await db.write((tx) => tx.run('UPDATE sessions SET flow_version = ?, flow_draft = ? WHERE id = ?', [version, draft ? 1 : 0, id]));
+    },
+
+    async findByCarrierCallId(carrier, callId) {
+      const row = db.get<SessionRow>('SELECT * FROM sessions WHERE transport = ? AND carrier_call_id = ?', [carrier, callId]);
+      return row ? toSession(row) : null;
+    },
+
+    setCallStatus(id, status) {
+      return db.write((tx) => {
+        tx.run(`UPDATE sessions SET call_status = ? WHERE id = ? AND (call_status IS NULL OR ${RANK_SQL} < ?)`, [status, id, callStatusRank(status)]);
+        return findById(id);
+      });
+    },
+
+    setCarrierCallId(id, callId) {
+      return db.write((tx) => {
+        const session = findById(id);
+        if (!session) return null;
+        refuseTakenCall(tx, session.transport, callId, id);
+        tx.run('UPDATE sessions SET carrier_call_id = ? WHERE id = ?', [callId, id]);
+        return findById(id);
+      });
+    },
+
+    setTransferredTo(id, target) {
+      return db.write((tx) => {
+        tx.run('UPDATE sessions SET transferred_to = ? WHERE id = ?', [target, id]);
+        return findById(id);
+      });
+    },
+
+    async countOutbound(accountId, now) {
+      const row = db.get<{ live: number; last_minute: number }>(OUTBOUND_COUNT_SQL, [accountId, now, accountId, now - 60])!;
+      return { live: row.live, lastMinute: row.last_minute };
     },
   };
 }
