@@ -61,6 +61,11 @@ export interface VoiceWebhook {
   direction: 'inbound' | 'outbound';
   status: CallStatus;
   answeredBy?: AnsweredBy;
+  /**
+   * The id placeCall returned, where the carrier names the call differently once it exists
+   * (Plivo: RequestUUID; its CallUUID is `callId`).
+   */
+  placementId?: string;
 }
 
 export type ParsedWebhook = { ok: true; call: VoiceWebhook } | { ok: false; reason: string };
@@ -146,7 +151,11 @@ export interface Carrier<Name extends CarrierName = CarrierName> {
   verifyVoiceWebhook(request: WebhookRequest, credentials: CredentialsByCarrier[Name], now?: Date): WebhookVerdict;
   /** Form params (Twilio, Plivo, Telnyx TeXML) or a JSON body (Telnyx Call Control events). */
   parseVoiceWebhook(body: Record<string, string> | unknown): ParsedWebhook;
-  answerWithStream(streamUrl: string, options: { token: string }): Markup;
+  /**
+   * Opens the bidirectional stream; the token comes back in the start message's customParameters.
+   * Tokens must be [A-Za-z0-9] only (Plivo's extraHeaders accept nothing else).
+   */
+  answerWithStream(streamUrl: string, options: { token: string; encoding?: G711Law }): Markup;
   notInService(): Markup;
   sayAndHangUp(text: string): Markup;
   /** The markup a cold transfer runs (dial the target, then end). */
