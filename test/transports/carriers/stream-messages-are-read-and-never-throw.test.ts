@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { encodeMulaw } from '../../../server/audio/g711.ts';
 import type { CarrierName, StreamMessage } from '../../../server/transports/carriers/carrier.ts';
 import { CARRIERS } from '../../../server/transports/carriers/index.ts';
+import { scaledRuns } from '../../support/property-runs.ts';
 import { MAX_MEDIA_PAYLOAD_BASE64 } from '../../../server/transports/carriers/stream-json.ts';
 import { carrierMessages } from '../../fakes/carriers/stream-messages.ts';
 
@@ -68,7 +69,7 @@ describe.each(NAMES)('%s stream messages', (name) => {
         const parsed: StreamMessage = carrier.parseStreamMessage(text);
         expect(['connected', 'start', 'media', 'dtmf', 'mark', 'stop', 'malformed', 'ignored']).toContain(parsed.type);
       }),
-      { numRuns: 400 },
+      { numRuns: scaledRuns(400) },
     );
     expect(() => carrier.parseStreamMessage(undefined as unknown as string)).not.toThrow();
   });

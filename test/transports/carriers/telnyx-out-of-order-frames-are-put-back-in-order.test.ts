@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { ReorderWindow } from '../../../server/transports/carriers/reorder-window.ts';
+import { scaledRuns } from '../../support/property-runs.ts';
 
 const feed = (window: ReorderWindow<number>, sequences: number[]) => sequences.flatMap((sequence) => window.push(sequence, sequence));
 
@@ -55,6 +56,6 @@ test('frames shuffled within blocks of three all come out, in order, from the fi
       expect(out).toEqual(Array.from({ length: count - first + 1 }, (_, i) => first + i));
       expect(window.lost).toBe(0);
     }),
-    { numRuns: 300 },
+    { numRuns: scaledRuns(300) },
   );
 });

@@ -8,7 +8,7 @@ import { telnyxSigningKey } from '../../fakes/carriers/signing.ts';
 const URL_AS_CONFIGURED = 'https://voice.example.com/telephony/twilio/voice?node=a';
 const params = { CallSid: 'CA1234', From: '+15550100001', To: '+15550100002', CallStatus: 'ringing', Direction: 'inbound' };
 
-function request(headers: Record<string, string>, body: string, url = URL_AS_CONFIGURED, fields = params): WebhookRequest {
+function request(headers: Record<string, string>, body: string, url = URL_AS_CONFIGURED, fields: Record<string, string> = params): WebhookRequest {
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   return { url, headers: lower, rawBody: body, params: fields };
 }
