@@ -149,8 +149,8 @@ export interface CarrierCalls {
 export interface Carrier<Name extends CarrierName = CarrierName> {
   name: Name;
   verifyVoiceWebhook(request: WebhookRequest, credentials: CredentialsByCarrier[Name], now?: Date): WebhookVerdict;
-  /** Form params (Twilio, Plivo, Telnyx TeXML) or a JSON body (Telnyx Call Control events). */
-  parseVoiceWebhook(body: Record<string, string> | unknown): ParsedWebhook;
+  /** Form fields (Twilio, Plivo, Telnyx TeXML) or a parsed JSON body (Telnyx Call Control events). */
+  parseVoiceWebhook(body: unknown): ParsedWebhook;
   /**
    * Opens the bidirectional stream; the token comes back in the start message's customParameters.
    * Tokens must be [A-Za-z0-9] only (Plivo's extraHeaders accept nothing else).

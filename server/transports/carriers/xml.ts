@@ -8,7 +8,6 @@ export const XML_CONTENT_TYPE = 'text/xml; charset=utf-8';
 /** Escapes text for an element's content or an attribute value in double quotes. */
 export function escapeXml(value: string): string {
   // Characters XML 1.0 forbids outright are dropped: no escape makes them legal.
-  // eslint-disable-next-line no-control-regex
   const allowed = value.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '');
   return allowed.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 }

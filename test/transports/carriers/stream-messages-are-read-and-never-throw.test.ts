@@ -99,3 +99,12 @@ test('Telnyx Call Control custom parameters, a list of name and value, are read 
 test("Plivo's clearedAudio confirmation is ignored rather than taken for a mark", () => {
   expect(CARRIERS.plivo.parseStreamMessage(JSON.stringify({ event: 'clearedAudio', sequenceNumber: 4, streamId: 's' }))).toEqual({ type: 'ignored', event: 'clearedAudio' });
 });
+
+test('a Twilio or Plivo start announcing audio other than 8 kHz μ-law is malformed, so the call is not fed noise', () => {
+  const twilioStart = carrierMessages('twilio').start({ sequence: 1, streamId: 'MZ1', callId: 'CA1', from: '', to: '', customParameters: {}, encoding: 'mulaw' }) as { start: { mediaFormat: { encoding: string } } };
+  twilioStart.start.mediaFormat.encoding = 'audio/x-l16';
+  expect(CARRIERS.twilio.parseStreamMessage(JSON.stringify(twilioStart))).toMatchObject({ type: 'malformed', reason: expect.stringMatching(/x-l16/) });
+  const plivoStart = carrierMessages('plivo').start({ sequence: 1, streamId: 's', callId: 'c', from: '', to: '', customParameters: {}, encoding: 'mulaw' }) as { start: { mediaFormat: { encoding: string } } };
+  plivoStart.start.mediaFormat.encoding = 'audio/x-l16';
+  expect(CARRIERS.plivo.parseStreamMessage(JSON.stringify(plivoStart)).type).toBe('malformed');
+});
