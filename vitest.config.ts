@@ -96,6 +96,9 @@ const BY_FILE: Record<string, Project> = {
   'test/providers/turn-silero-detectors-keep-their-own-state.test.ts': 'unit',
   // The settings table, --help and the README: pure.
   'test/server/settings-table.test.ts': 'unit',
+  // The carriers' REST calls and media streams against their fakes on loopback.
+  'test/transports/carriers/rest-calls-reach-each-carrier-api.test.ts': 'integration',
+  'test/transports/carriers/fake-carriers-speak-to-a-stream-server.test.ts': 'integration',
   // Offers from werift in Node over HTTP: no browser.
   'test/e2e/webrtc-offer-errors.test.ts': 'integration',
   'test/e2e/webrtc-pc-id-is-not-a-credential.test.ts': 'integration',

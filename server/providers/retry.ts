@@ -8,6 +8,11 @@ export interface RetryOptions {
   timeoutMs: number;
   /** Retries after the first attempt; 1 by default. */
   retries?: number;
+  /**
+   * Wait before retry n (counted from 0) of backoffMs × 2^n; none by default. A carrier's REST
+   * API that failed once is asked again a moment later, not at once, so a blip can pass.
+   */
+  backoffMs?: number;
   signal: AbortSignal;
 }
 
@@ -30,8 +35,24 @@ export async function withRetry<T>(attempt: (signal: AbortSignal) => Promise<T>,
         ? new ProviderError(options.provider, 'timeout', `${options.provider} did not answer within ${options.timeoutMs} ms`, true, { cause: error })
         : toProviderError(options.provider, error);
       if (!failure.retryable || round >= retries) throw failure;
+      if (options.backoffMs) await backoff(options.backoffMs * 2 ** round, options.signal);
     }
   }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+function backoff(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** Maps SDK and HTTP errors onto ProviderError kinds (status codes where there is one). */

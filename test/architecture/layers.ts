@@ -35,7 +35,8 @@ export const RULES: Record<Layer, Rule> = {
   testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio'], types: ['config', 'store'] },
   http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes', 'jobs'] },
   api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs'], types: ['config', 'engine', 'providers'] },
-  transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog'], types: ['config', 'store', 'providers'] },
+  /** Carriers' REST calls (hang-up, transfer) share the providers' one retry loop. */
+  transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog', 'providers'], types: ['config', 'store'] },
   /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, migrate-command.ts: they put the server (or a CLI command) together. */
   composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'security', 'store', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
   /** The studio imports only the pure modules (one validator, one protocol, one vendor list). */

@@ -11,6 +11,8 @@ test.each([
   [16_000, 48_000],
   [24_000, 16_000],
   [8_000, 16_000],
+  // Agent speech going out to a phone line.
+  [16_000, 8_000],
 ])('a 1 kHz tone keeps its level within 0.5 dB going %i → %i Hz in odd-sized chunks', (from, to) => {
   const input = tone(1000, from, from); // one second
   const resampler = new StreamingResampler(from, to);

@@ -1,0 +1,22 @@
+import type { Carrier } from '../carrier.ts';
+import { parseTwilioStyleWebhook } from '../form-webhook.ts';
+import { twilioCalls } from './calls.ts';
+import { twilioAnswerWithStream, twilioNotInService, twilioSayAndHangUp, twilioTransferMarkup } from './markup.ts';
+import { parseTwilioStreamMessage, twilioClearMessage, twilioMarkMessage, twilioMediaMessage } from './stream.ts';
+import { verifyTwilioWebhook } from './webhook.ts';
+
+export const twilio: Carrier<'twilio'> = {
+  name: 'twilio',
+  verifyVoiceWebhook: verifyTwilioWebhook,
+  parseVoiceWebhook: (body) => parseTwilioStyleWebhook(body),
+  answerWithStream: twilioAnswerWithStream,
+  notInService: twilioNotInService,
+  sayAndHangUp: twilioSayAndHangUp,
+  transferMarkup: twilioTransferMarkup,
+  parseStreamMessage: parseTwilioStreamMessage,
+  // Twilio streams μ-law only.
+  mediaMessage: (streamId, bytes) => twilioMediaMessage(streamId, bytes),
+  markMessage: twilioMarkMessage,
+  clearMessage: twilioClearMessage,
+  calls: twilioCalls,
+};

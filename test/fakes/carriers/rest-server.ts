@@ -1,0 +1,215 @@
+// Each carrier's REST API on loopback: the endpoints CarrierCalls uses (hang-up, transfer,
+// outbound calls, keypad tones), with the carrier's authentication and error bodies. It records
+// every request, fails (5xx) or hangs on demand, and plays a placed call's progress back to us as
+// the carrier would: the signed answer-URL fetch, status callbacks, answering-machine verdicts.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CarrierName } from '../../../server/transports/carriers/carrier.ts';
+import { faultFor, listen, pause, readBody, record, sendJson, type CountedFault, type RecordedRequest } from '../fake-http.ts';
+import { sendVoiceWebhook, type SentWebhook, type WebhookSigner } from './voice-webhook.ts';
+
+export type FakeCarrierAuth =
+  | { carrier: 'twilio'; accountSid: string; authToken: string }
+  | { carrier: 'telnyx'; apiKey: string; accountSid: string }
+  | { carrier: 'plivo'; authId: string; authToken: string };
+
+export interface FakeCall {
+  callId: string;
+  from: string;
+  to: string;
+  status: 'queued' | 'in-progress' | 'completed';
+  answerUrl?: string;
+  statusUrl?: string;
+  machineDetection?: boolean;
+  /** Plivo names a placed call by its request_uuid first. */
+  requestUuid?: string;
+  /** Markup that replaced the call's (a transfer), or the URL it was pointed at (Plivo). */
+  redirectedTo?: string;
+  digitsSent: string[];
+}
+
+export interface FakeCarrierApi {
+  baseUrl: string;
+  requests: RecordedRequest[];
+  calls: Map<string, FakeCall>;
+  /** Requests from now on misbehave (the first `times` of them when set). */
+  setFault(fault: CountedFault | undefined): void;
+  /** A call the carrier is carrying (an inbound call, as its webhook announced it). */
+  addLiveCall(callId: string, call?: Partial<FakeCall>): FakeCall;
+  /** The carrier fetches the placed call's answer URL once it is answered; returns our markup. */
+  answerPlacedCall(callId: string, signer: WebhookSigner): Promise<SentWebhook>;
+  /** Posts a signed status callback (or AMD verdict) for a placed call to its status URL. */
+  sendStatus(callId: string, signer: WebhookSigner, status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | { answeredBy: 'human' | 'machine_end_beep' | 'machine_start' }): Promise<SentWebhook>;
+  close(): Promise<void>;
+}
+
+export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCarrierApi> {
+  const requests: RecordedRequest[] = [];
+  const calls = new Map<string, FakeCall>();
+  let fault: CountedFault | undefined;
+  let faulted = 0;
+
+  const handler = async (req: IncomingMessage, res: ServerResponse) => {
+    const raw = (await readBody(req)).toString('utf8');
+    const body = parseBody(req.headers['content-type'], raw);
+    const recorded = record(req, res, body, requests);
+    const active = faultFor(fault, ++faulted);
+    if (active?.hangMs !== undefined) {
+      await pause(active.hangMs, res);
+      if (!res.destroyed) res.destroy();
+      return;
+    }
+    if (active?.status) return errorReply(auth.carrier, res, active.status, 'Service unavailable');
+    if (!authorized(auth, req.headers.authorization)) return errorReply(auth.carrier, res, 401, 'Authentication failed');
+    const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, string>;
+    route(auth, req.method ?? 'GET', recorded.path, fields, calls, res);
+  };
+
+  const listening = await listen(handler);
+  const baseUrl = `http://127.0.0.1:${listening.port}`;
+
+  return {
+    baseUrl,
+    requests,
+    calls,
+    setFault(next) {
+      fault = next;
+      faulted = 0;
+    },
+    addLiveCall(callId, call = {}) {
+      const live: FakeCall = { callId, from: '+15550100001', to: '+15550100002', status: 'in-progress', digitsSent: [], ...call };
+      calls.set(callId, live);
+      return live;
+    },
+    async answerPlacedCall(callId, signer) {
+      const call = calls.get(callId);
+      if (!call?.answerUrl) throw new Error(`no placed call ${callId}`);
+      call.status = 'in-progress';
+      return sendVoiceWebhook(signer, call.answerUrl, progressParams(auth.carrier, call, 'in-progress'));
+    },
+    async sendStatus(callId, signer, status) {
+      const call = calls.get(callId);
+      if (!call?.statusUrl) throw new Error(`no placed call ${callId}`);
+      if (typeof status === 'object') {
+        const params: Record<string, string> = auth.carrier === 'plivo' ? { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', Machine: status.answeredBy === 'human' ? 'false' : 'true', From: call.from, To: call.to, Direction: 'outbound' } : { ...progressParams(auth.carrier, call, 'in-progress'), AnsweredBy: status.answeredBy, MachineDetectionDuration: '2310' };
+        return sendVoiceWebhook(signer, call.statusUrl, params);
+      }
+      const wire = status === 'answered' ? 'in-progress' : status;
+      if (wire === 'completed' || wire === 'busy' || wire === 'no-answer' || wire === 'failed') call.status = 'completed';
+      return sendVoiceWebhook(signer, call.statusUrl, progressParams(auth.carrier, call, auth.carrier === 'plivo' && wire === 'no-answer' ? 'timeout' : wire));
+    },
+    close: listening.close,
+  };
+}
+
+function parseBody(contentType: string | undefined, raw: string): unknown {
+  if (raw.length === 0) return {};
+  if (contentType?.startsWith('application/json')) {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      return raw;
+    }
+  }
+  if (contentType?.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(raw));
+  return raw;
+}
+
+function authorized(auth: FakeCarrierAuth, header: string | undefined): boolean {
+  if (auth.carrier === 'telnyx') return header === `Bearer ${auth.apiKey}`;
+  const [user, password] = auth.carrier === 'twilio' ? [auth.accountSid, auth.authToken] : [auth.authId, auth.authToken];
+  return header === `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+/** Each carrier's error body. */
+function errorReply(carrier: CarrierName, res: ServerResponse, status: number, message: string): void {
+  if (carrier === 'twilio') return sendJson(res, status, { code: status === 404 ? 20404 : status === 401 ? 20003 : 20500, message, more_info: 'https://www.twilio.com/docs/errors', status });
+  if (carrier === 'telnyx') return sendJson(res, status, { errors: [{ code: String(status === 401 ? 10009 : status === 404 ? 10005 : 10007), title: message, detail: message }] });
+  return sendJson(res, status, { api_id: randomUUID(), error: message });
+}
+
+function route(auth: FakeCarrierAuth, method: string, path: string, fields: Record<string, string>, calls: Map<string, FakeCall>, res: ServerResponse): void {
+  const liveCall = (id: string) => {
+    const call = calls.get(decodeURIComponent(id));
+    return call && call.status !== 'completed' ? call : undefined;
+  };
+  if (auth.carrier === 'twilio') {
+    const prefix = `/2010-04-01/Accounts/${auth.accountSid}/Calls`;
+    if (method === 'POST' && path === `${prefix}.json`) {
+      if (!fields.To || !fields.From || !(fields.Url || fields.Twiml)) return errorReply('twilio', res, 400, 'To, From and Url or Twiml are required');
+      const call: FakeCall = { callId: `CA${randomUUID().replace(/-/g, '')}`, from: fields.From, to: fields.To, status: 'queued', answerUrl: fields.Url, statusUrl: fields.StatusCallback, machineDetection: fields.MachineDetection !== undefined, digitsSent: [] };
+      calls.set(call.callId, call);
+      return sendJson(res, 201, { sid: call.callId, status: 'queued', from: call.from, to: call.to, account_sid: auth.accountSid });
+    }
+    const update = new RegExp(`^${prefix}/([^/]+)\\.json$`).exec(path);
+    if (method === 'POST' && update) {
+      const call = liveCall(update[1]!);
+      if (!call) return errorReply('twilio', res, 404, 'The requested resource was not found');
+      if (fields.Status === 'completed') call.status = 'completed';
+      else if (fields.Twiml) call.redirectedTo = fields.Twiml;
+      else return errorReply('twilio', res, 400, 'Status or Twiml is required');
+      return sendJson(res, 200, { sid: call.callId, status: call.status });
+    }
+  } else if (auth.carrier === 'telnyx') {
+    const prefix = `/v2/texml/Accounts/${auth.accountSid}/Calls`;
+    if (method === 'POST' && path === prefix) {
+      if (!fields.ApplicationSid || !fields.To || !fields.From) return errorReply('telnyx', res, 422, 'ApplicationSid, To and From are required');
+      const call: FakeCall = { callId: `v3:${randomUUID()}`, from: fields.From, to: fields.To, status: 'queued', answerUrl: fields.Url, statusUrl: fields.StatusCallback, machineDetection: fields.MachineDetection !== undefined, digitsSent: [] };
+      calls.set(call.callId, call);
+      return sendJson(res, 200, { from: call.from, to: call.to, status: 'queued', call_sid: call.callId });
+    }
+    const update = new RegExp(`^${prefix}/([^/]+)$`).exec(path);
+    if (method === 'POST' && update) {
+      const call = liveCall(update[1]!);
+      if (!call) return errorReply('telnyx', res, 404, 'Resource not found');
+      if (fields.Status === 'completed') call.status = 'completed';
+      else if (fields.Texml) call.redirectedTo = fields.Texml;
+      else return errorReply('telnyx', res, 422, 'Status, Url or Texml is required');
+      return sendJson(res, 200, { account_sid: auth.accountSid, sid: call.callId, status: call.status });
+    }
+    const dtmf = /^\/v2\/calls\/([^/]+)\/actions\/send_dtmf$/.exec(path);
+    if (method === 'POST' && dtmf) {
+      const call = liveCall(dtmf[1]!);
+      if (!call) return errorReply('telnyx', res, 422, 'Call has already ended');
+      call.digitsSent.push(fields.digits ?? '');
+      return sendJson(res, 200, { data: { result: 'ok' } });
+    }
+  } else {
+    const prefix = `/v1/Account/${auth.authId}/Call/`;
+    if (method === 'POST' && path === prefix) {
+      if (!fields.from || !fields.to || !fields.answer_url) return errorReply('plivo', res, 400, 'from, to and answer_url are required');
+      const requestUuid = randomUUID();
+      const call: FakeCall = { callId: randomUUID(), requestUuid, from: fields.from, to: fields.to, status: 'queued', answerUrl: fields.answer_url, statusUrl: fields.hangup_url, machineDetection: fields.machine_detection !== undefined, digitsSent: [] };
+      calls.set(requestUuid, call);
+      return sendJson(res, 201, { api_id: randomUUID(), message: 'call fired', request_uuid: requestUuid });
+    }
+    const dtmf = new RegExp(`^${prefix}([^/]+)/DTMF/$`).exec(path);
+    if (method === 'POST' && dtmf) {
+      const call = liveCall(dtmf[1]!);
+      if (!call) return errorReply('plivo', res, 404, 'not found');
+      call.digitsSent.push(fields.digits ?? '');
+      return sendJson(res, 202, { api_id: randomUUID(), message: 'digits sent' });
+    }
+    const one = new RegExp(`^${prefix}([^/]+)/$`).exec(path);
+    if (one) {
+      const call = liveCall(one[1]!);
+      if (!call) return errorReply('plivo', res, 404, 'not found');
+      if (method === 'DELETE') {
+        call.status = 'completed';
+        res.writeHead(204).end();
+        return;
+      }
+      if (method === 'POST' && fields.aleg_url) {
+        call.redirectedTo = fields.aleg_url;
+        return sendJson(res, 202, { api_id: randomUUID(), message: 'call transferred' });
+      }
+    }
+  }
+  errorReply(auth.carrier, res, 404, `no ${method} ${path}`);
+}
+
+/** A placed call's progress as the carrier posts it. */
+function progressParams(carrier: CarrierName, call: FakeCall, status: string): Record<string, string> {
+  if (carrier === 'plivo') return { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', CallStatus: status, Direction: 'outbound', From: call.from, To: call.to };
+  return { CallSid: call.callId, CallStatus: status, Direction: carrier === 'twilio' ? 'outbound-api' : 'outbound', From: call.from, To: call.to, AccountSid: 'AC00000000000000000000000000000000' };
+}
