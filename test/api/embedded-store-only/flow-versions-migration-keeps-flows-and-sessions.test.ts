@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newApiKey, newSessionToken } from '../../../server/security/opaque-tokens.ts';
 import { MIGRATIONS } from '../../../server/store/sqljs/migrations.ts';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import { GUESSING_GAME_YAML, startTestServer, type TestServer } from '../../support/server.ts';
 import { connectVoice } from '../../support/voice-client.ts';
 

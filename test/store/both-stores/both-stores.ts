@@ -10,8 +10,9 @@
 import { describe } from 'vitest';
 import { openPostgresStore } from '../../../server/store/postgres/store.ts';
 import type { PostgresStore } from '../../../server/store/postgres/store.ts';
-import { openStore } from '../../../server/store/store.ts';
-import type { EmbeddedStore, Store } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
+import type { Store } from '../../../server/store/store.ts';
+import type { EmbeddedStore } from '../../../server/store/sqljs/store.ts';
 import { sharedPostgresForThisFile } from '../../support/shared-postgres.ts';
 import { closeAfterTest, tempDataDir } from '../helpers.ts';
 

@@ -5,7 +5,7 @@
 // promise and stays sql.js-only below; two nodes publishing at once is
 // postgres-two-nodes-publish.test.ts.
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import type { Store } from '../../../server/store/store.ts';
 import { describeEachStore } from './both-stores.ts';
 import { closeAfterTest, tempDataDir } from '../helpers.ts';

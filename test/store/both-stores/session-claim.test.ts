@@ -2,7 +2,7 @@
 // surviving a crash is the sql.js journal's promise and stays sql.js-only below. A token claimed
 // by exactly one of two nodes is in postgres-two-nodes-claim.test.ts.
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import type { Store } from '../../../server/store/store.ts';
 import { describeEachStore } from './both-stores.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from '../helpers.ts';

@@ -8,7 +8,7 @@
 // the tests below ask for each delivery once per attempt, as the dispatcher does, so they hold
 // for both stores.
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import type { NewWebhookDelivery, Store } from '../../../server/store/store.ts';
 import { describeEachStore } from './both-stores.ts';
 import { closeAfterTest, tempDataDir } from '../helpers.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SNAPSHOT_FILE } from '../../../server/store/sqljs/database.ts';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import { integrityOfFile, tempDataDir } from '../helpers.ts';
 
 // The bench raises this for a longer crash loop, e.g. VOXFLOW_CRASH_ROUNDS=1000.

@@ -6,7 +6,7 @@
 //   debit <idempotency key> a one-cent debit was charged
 // stdout is a pipe, and on Linux pipe writes are synchronous, so nothing printed is lost in a buffer.
 
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: crash-writer.ts <data dir>');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreLockedError } from '../../../server/store/errors.ts';
 import { LOCK_FILE, readOwner } from '../../../server/store/sqljs/lockfile.ts';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import { closeAfterTest, tempDataDir } from '../helpers.ts';
 
 const LINUX = process.platform === 'linux';

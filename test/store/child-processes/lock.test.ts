@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreLockedError } from '../../../server/store/errors.ts';
 import { LOCK_FILE } from '../../../server/store/sqljs/lockfile.ts';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import { closeAfterTest, tempDataDir } from '../helpers.ts';
 
 /** The pid of a process that has already exited (and been reaped). */

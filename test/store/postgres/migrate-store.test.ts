@@ -15,7 +15,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMigrateStoreCommand } from '../../../server/migrate-command.ts';
 import { openPostgresStore } from '../../../server/store/postgres/store.ts';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import { startAvailabilityService, type AvailabilityService } from '../../support/availability-service.ts';
 import { sharedPostgresForThisFile } from '../../support/shared-postgres.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../../support/server.ts';

@@ -13,7 +13,7 @@ import { MIGRATIONS } from '../../../server/store/sqljs/migrations.ts';
 import { openPostgres } from '../../../server/store/postgres/database.ts';
 import type { PgDatabase } from '../../../server/store/postgres/database.ts';
 import { PG_MIGRATIONS } from '../../../server/store/postgres/migrations.ts';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import { startPostgres } from '../../support/postgres.ts';
 import { closeAfterTest, tempDataDir } from '../helpers.ts';
 import { postgresNodesForThisFile } from './postgres-nodes.ts';

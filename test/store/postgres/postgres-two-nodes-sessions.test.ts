@@ -10,7 +10,7 @@ import { startNodePresence, SWEEP_SECS } from '../../../server/outcomes/node-pre
 import { SessionCapReachedError } from '../../../server/store/errors.ts';
 import { NODE_GONE_AFTER_SECS, NODE_HEARTBEAT_SECS } from '../../../server/store/repositories/nodes.ts';
 import { openPostgresStore, type PostgresStore } from '../../../server/store/postgres/store.ts';
-import { openStore } from '../../../server/store/store.ts';
+import { openStore } from '../../../server/store/sqljs/store.ts';
 import { closeAfterTest, tempDataDir } from '../helpers.ts';
 import { postgresNodesForThisFile } from './postgres-nodes.ts';
 
