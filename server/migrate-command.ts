@@ -25,7 +25,7 @@ import { SecretBox } from './security/secret-box.ts';
 import { CopyRefusedError, copyEmbeddedToPostgres, type CopyReport, type SealedColumn } from './store/copy-to-postgres.ts';
 import { JOURNAL_FILE, SNAPSHOT_FILE, openDatabase, type Database } from './store/sqljs/database.ts';
 import { openPostgres, redactDatabaseUrl, type PgDatabase } from './store/postgres/database.ts';
-import { secretContext } from './store/repositories/secrets.ts';
+import { secretContext } from './security/secret-box.ts';
 import { StoreError } from './store/store.ts';
 
 export const MIGRATE_USAGE = `Usage: voxflow migrate-store --from DATA_DIR --to postgres://USER@HOST:PORT/DATABASE [options]

@@ -6,7 +6,7 @@
 // node's presence (server/outcomes/node-presence.ts) beats and sweeps on its timers. The clock is
 // injected (and the presence's intervals faked): a minute of silence takes no minute here.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startNodePresence, SWEEP_SECS } from '../../../server/outcomes/node-presence.ts';
+import { startNodePresence, SWEEP_SECS } from '../../../server/cluster/node-presence.ts';
 import { SessionCapReachedError } from '../../../server/store/errors.ts';
 import { NODE_GONE_AFTER_SECS, NODE_HEARTBEAT_SECS } from '../../../server/store/repositories/nodes.ts';
 import { openPostgresStore, type PostgresStore } from '../../../server/store/postgres/store.ts';

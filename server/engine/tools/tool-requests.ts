@@ -1,19 +1,18 @@
 // The requests of flows' `http` tools (DESIGN §12), sent for the engine: the account's secrets
 // named in the headers are opened for this request only, the body is signed like a webhook
 // (Standard Webhooks, with the account's `tool_signing_secret`), and the answer must be JSON
-// within the tool's timeout. It sits beside the webhook sender because it is the same kind of
-// request — one an account points the server at — and connects through the same private-network
-// guard (--allow-private-webhooks covers both). No redirect is followed; the answer is bounded.
+// within the tool's timeout. It is the same kind of request as a webhook — one an account points
+// the server at — and connects through the same private-network guard (security/outbound-target.ts;
+// --allow-private-webhooks covers both). No redirect is followed; the answer is bounded.
 import { request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { TOOL_SIGNING_SECRET, fillSecretReferences, secretReferences } from '../flow/secret-references.ts';
-import type { SendToolRequest, ToolRequestInput, ToolRequestResult } from '../engine/http-tools.ts';
-import { isPrivateAddress } from '../security/outbound-target.ts';
-import type { SecretBox } from '../security/secret-box.ts';
-import { newWebhookMessageId, signWebhook } from '../security/webhook-signature.ts';
-import { secretContext, type SecretsRepository } from '../store/repositories/secrets.ts';
-import { guardedLookup } from './webhooks/sender.ts';
+import { TOOL_SIGNING_SECRET, fillSecretReferences, secretReferences } from '../../flow/secret-references.ts';
+import type { SendToolRequest, ToolRequestInput, ToolRequestResult } from '../http-tools.ts';
+import { guardedLookup, isPrivateAddress } from '../../security/outbound-target.ts';
+import { secretContext, type SecretBox } from '../../security/secret-box.ts';
+import { newWebhookMessageId, signWebhook } from '../../security/webhook-signature.ts';
+import type { SecretsRepository } from '../../store/repositories/secrets.ts';
 
 export interface ToolRequestOptions {
   secrets: SecretsRepository;
