@@ -3,7 +3,7 @@
 // ended by whichever node sweeps first (once, server_restarted, charged what the ledger holds),
 // a node that stopped cleanly at once; a live node's sessions are never touched. The cap counts
 // every node's connected sessions, so connects racing on both nodes never overshoot it. A running
-// node's presence (server/outcomes/node-presence.ts) beats and sweeps on its timers. The clock is
+// node's presence (server/cluster/node-presence.ts) beats and sweeps on its timers. The clock is
 // injected (and the presence's intervals faked): a minute of silence takes no minute here.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startNodePresence, SWEEP_SECS } from '../../../server/cluster/node-presence.ts';
