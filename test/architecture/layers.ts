@@ -38,7 +38,8 @@ export const RULES: Record<Layer, Rule> = {
   outcomes: { value: ['store', 'protocol', 'flow', 'audio', 'security', 'errors'], types: ['config', 'engine'] },
   testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio'], types: ['config', 'store'] },
   http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes', 'jobs'] },
-  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs', 'concurrency'], types: ['config', 'engine', 'providers'] },
+  /** providers/ at run time for the vendor table's key check; the vendors' SDKs load only when a provider is made. */
+  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs', 'concurrency', 'providers'], types: ['config', 'engine'] },
   transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog'], types: ['config', 'store', 'providers'] },
   /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, migrate-command.ts: they put the server (or a CLI command) together. */
   composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'concurrency', 'security', 'store', 'cluster', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
