@@ -26,7 +26,7 @@ import { SecretBox } from './security/secret-box.ts';
 import { CopyRefusedError, copyEmbeddedToPostgres, type CopyReport, type SealedColumn } from './store/copy-to-postgres.ts';
 import { JOURNAL_FILE, SNAPSHOT_FILE, openDatabase, type Database } from './store/sqljs/database.ts';
 import { openPostgres, redactDatabaseUrl, type PgDatabase } from './store/postgres/database.ts';
-import { secretContext } from './store/repositories/secrets.ts';
+import { secretContext } from './security/secret-box.ts';
 import { carrierCredentialContext } from './security/carrier-credentials.ts';
 import { StoreError } from './store/store.ts';
 

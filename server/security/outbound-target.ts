@@ -1,6 +1,7 @@
 // Where the server may be sent by an account: a URL an account gives (its own model server's base
 // URL) must not point the server at its own network (SSRF: cloud metadata at 169.254.169.254, an
 // admin port on 127.0.0.1, a database on 10.x). Names are resolved and every address checked.
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
@@ -33,4 +34,25 @@ export async function privateTargetProblem(url: string): Promise<string | null> 
   }
   const inside = addresses.find(isPrivateAddress);
   return inside ? `${host} is an address of the server's own network (${inside})` : null;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A DNS lookup that refuses the server's own network unless allowed, for the connection's own
+ * lookup: a name that resolved to a public address when it was saved may resolve to 127.0.0.1
+ * later (DNS rebinding). Webhook deliveries and flow http tools connect through it.
+ */
+export function guardedLookup(allowPrivate: boolean) {
+  return (hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '');
+      const inside = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
+      if (inside) return callback(Object.assign(new Error(`${hostname} resolves to an address of the server's own network (${inside.address})`), { code: 'EPRIVATE' }), '');
+      if ((options as LookupAllOptions).all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+      callback(null, first.address, first.family);
+    });
+  };
 }

@@ -2,7 +2,7 @@
 // hash). Hashing runs on libuv's pool, off the event loop, and through a WorkQueue so only a
 // bounded number of 128 MiB, CPU-heavy hashes run at once.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { WorkQueue } from './work-queue.ts';
+import { WorkQueue } from '../concurrency/work-queue.ts';
 
 const KEY_LENGTH = 32;
 

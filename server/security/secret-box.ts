@@ -28,6 +28,11 @@ export class SecretBox {
   }
 }
 
+/** What a secret is sealed for (SecretBox context): this account and name only, so a copied row does not open. */
+export function secretContext(accountId: string, name: string): string {
+  return `secret:${accountId}:${name}`;
+}
+
 /** `sk-…abcd`: enough to recognise a key, never enough to use it. */
 export function maskSecret(secret: string): string {
   if (secret.length < 12) return '…';

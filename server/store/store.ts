@@ -1,9 +1,10 @@
 // The store as the rest of the server sees it: one repository per table, no SQL outside, every
 // method async. Two implementations (docs/hosting.md): the embedded sql.js store in
 // sqljs/ (the default: the desktop app and one server), and PostgreSQL in postgres/ (several
-// nodes on one database). repositories/ holds each repository's interface and types.
+// nodes on one database). repositories/ holds each repository's interface and types. Callers open
+// an implementation from its own folder (sqljs/store.ts, sqljs/worker-store.ts, postgres/store.ts):
+// this file loads neither, so code that only uses a Store never pulls in sql.js or pg.
 
-import type { Database } from './sqljs/database.ts';
 import type { AccountsRepository } from './repositories/accounts.ts';
 import type { ApiKeysRepository } from './repositories/api-keys.ts';
 import type { CreditsRepository } from './repositories/credits.ts';
@@ -21,7 +22,6 @@ import type { TimelinesRepository } from './repositories/timelines.ts';
 import type { WebhooksRepository } from './repositories/webhooks.ts';
 
 export * from './errors.ts';
-export type { Database, DatabaseStats, OpenDatabaseOptions, RecoveryReport, WriteTransaction } from './sqljs/database.ts';
 export type { Account, AccountsRepository, NewAccount } from './repositories/accounts.ts';
 export type { ApiKey, ApiKeysRepository, NewApiKey } from './repositories/api-keys.ts';
 export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from './repositories/credits.ts';
@@ -62,10 +62,6 @@ export type {
   WebhooksRepository,
 } from './repositories/webhooks.ts';
 export { newWebhookId } from './repositories/webhooks.ts';
-export { openStore } from './sqljs/store.ts';
-export type { OpenStoreOptions } from './sqljs/store.ts';
-export { openWorkerStore, StoreWorkerLostError } from './sqljs/worker-store.ts';
-export type { WorkerEmbeddedStore, WorkerStoreOptions } from './sqljs/worker-store.ts';
 
 
 /**
@@ -103,14 +99,4 @@ export interface Store {
   webhooks: WebhooksRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
   close(): Promise<void>;
-}
-
-/**
- * The embedded store opened in the calling thread (openStore): sql.js, journal and snapshots in
- * the data folder. The server serves it from a worker thread instead (openWorkerStore).
- */
-export interface EmbeddedStore extends Store {
-  readonly kind: 'sqljs';
-  /** The engine underneath, for stats and measuring durable write latency. */
-  db: Database;
 }

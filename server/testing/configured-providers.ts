@@ -1,51 +1,36 @@
 // The providers a run uses outside the server (the CLI): the server's own settings (VOXFLOW_*
-// variables and flags), without accounts. Vendor SDKs are loaded only for the mode that needs
-// them, so a scripted run in CI starts in well under a second.
+// variables and flags), without accounts, made through the vendor table (providers/vendors.ts).
+// Vendor SDKs are loaded only for the mode that needs them, so a scripted run in CI starts in
+// well under a second.
 import type { Config } from '../config.ts';
 import { meteredLanguageModel, meteredSpeechToText, meteredTextToSpeech } from '../engine/metered-providers.ts';
 import { createFliteTts, FLITE_VOICES, type FliteVoice } from '../providers/tts/flite.ts';
 import { createSileroVad } from '../providers/turn/silero.ts';
-import type { LanguageModel, SpeechToText, TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
+import type { ProviderKind } from '../providers/catalog.ts';
+import type { TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
+import { createHostedProvider, type VendorConnection } from '../providers/vendors.ts';
 import type { RunnerProviders } from './run-tests.ts';
 import type { TestMode } from './results.ts';
 
 type Providers = Config['providers'];
 
-async function languageModel(p: Providers['llm']): Promise<LanguageModel | null> {
-  if (p.provider !== 'openai') return null;
-  const { createOpenAILanguageModel } = await import('../providers/llm/openai.ts');
-  return createOpenAILanguageModel({ apiKey: p.apiKey, baseUrl: p.baseUrl, model: p.model, timeoutMs: p.timeoutMs });
-}
-
-async function speechToText(p: Providers['stt']): Promise<SpeechToText | null> {
-  switch (p.provider) {
-    case 'deepgram':
-      return (await import('../providers/stt/deepgram.ts')).createDeepgramSpeechToText({ apiKey: p.apiKey ?? '', baseUrl: p.baseUrl, model: p.model, timeoutMs: p.timeoutMs });
-    case 'openai':
-      return (await import('../providers/stt/openai.ts')).createOpenAISpeechToText({ apiKey: p.apiKey, baseUrl: p.baseUrl, model: p.model, timeoutMs: p.timeoutMs });
-    default:
-      return null;
-  }
+/** The server's settings for one kind, as the vendor table takes them. */
+function connection(p: Providers[ProviderKind]): VendorConnection {
+  return { apiKey: p.apiKey, baseUrl: p.baseUrl, model: p.model, timeoutMs: p.timeoutMs };
 }
 
 async function textToSpeech(p: Providers['tts']): Promise<TextToSpeech> {
-  switch (p.provider) {
-    case 'openai':
-      return (await import('../providers/tts/openai.ts')).createOpenAITextToSpeech({ apiKey: p.apiKey, baseUrl: p.baseUrl, model: p.model, voice: p.voice, timeoutMs: p.timeoutMs });
-    case 'deepgram':
-      return (await import('../providers/tts/deepgram.ts')).createDeepgramTextToSpeech({ apiKey: p.apiKey ?? '', baseUrl: p.baseUrl, model: p.model, timeoutMs: p.timeoutMs });
-    default:
-      return createFliteTts({ voice: FLITE_VOICES.includes(p.voice as FliteVoice) ? (p.voice as FliteVoice) : undefined });
-  }
+  const hosted = await createHostedProvider('tts', p.provider, { ...connection(p), voice: p.voice });
+  return hosted ?? createFliteTts({ voice: FLITE_VOICES.includes(p.voice as FliteVoice) ? (p.voice as FliteVoice) : undefined });
 }
 
 /** What `mode` needs of the configured providers; the embedded voice and VAD are loaded here. */
 export async function configuredProviders(providers: Providers, mode: TestMode): Promise<RunnerProviders> {
   if (mode === 'scripted') return {};
-  if (mode === 'model') return { llm: await languageModel(providers.llm) };
+  if (mode === 'model') return { llm: await createHostedProvider('llm', providers.llm.provider, connection(providers.llm)) };
   const vad = createSileroVad();
   await vad.load();
-  return { stt: await speechToText(providers.stt), tts: await textToSpeech(providers.tts), vad };
+  return { stt: await createHostedProvider('stt', providers.stt.provider, connection(providers.stt)), tts: await textToSpeech(providers.tts), vad };
 }
 
 /** The embedded voice activity model (Silero, the worker the server's sessions share), loaded. */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { withFlowStorageLeft } from '../../server/api/flows/storage-quota.ts';
 import type { Services } from '../../server/http/services.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, tempDataDir } from '../store/helpers.ts';
 
 describe('the flow quota holds for writes sent at once', () => {

@@ -62,4 +62,10 @@ describe('the layers of docs/architecture.md', () => {
     const planted = importsOf('server/engine/planted.ts', "import { startFakeOpenAI } from '../../test/fakes/openai-server.ts';\n");
     expect(findViolations(planted).map((v) => v.reason)).toEqual(['engine may not import test: server/engine/planted.ts → test/fakes/openai-server.ts']);
   });
+
+  it('keep store/store.ts the interface only: it loads neither the sql.js nor the PostgreSQL store', () => {
+    const fromInterface = edges.filter((e) => e.from === 'server/store/store.ts').map((e) => e.to);
+    expect(fromInterface.length).toBeGreaterThan(5);
+    expect(fromInterface.filter((to) => /^server\/store\/(sqljs|postgres)\//.test(to))).toEqual([]);
+  });
 });

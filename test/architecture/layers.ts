@@ -5,7 +5,7 @@
 import { importsOf, type ImportEdge } from './import-graph.ts';
 
 export type Layer =
-  | 'errors' | 'config' | 'catalog' | 'flow' | 'protocol' | 'audio' | 'security' | 'store' | 'providers' | 'billing'
+  | 'errors' | 'config' | 'catalog' | 'flow' | 'protocol' | 'audio' | 'concurrency' | 'security' | 'store' | 'cluster' | 'providers' | 'billing'
   | 'jobs' | 'engine' | 'outcomes' | 'testing' | 'http' | 'api' | 'transports' | 'composition' | 'renderer' | 'electron' | 'resources' | 'test';
 
 interface Rule {
@@ -24,21 +24,27 @@ export const RULES: Record<Layer, Rule> = {
   flow: { value: [], pure: true },
   protocol: { value: [], types: ['flow'], pure: true },
   audio: { value: [] },
-  security: { value: [] },
+  /** Bounds on work at once (the queue in front of password hashing): used by security/ and api/. */
+  concurrency: { value: [] },
+  security: { value: ['concurrency'] },
   store: { value: ['security', 'errors'] },
+  /** This process as one node among several sharing the store: its heartbeat and the sweep of gone nodes' sessions. */
+  cluster: { value: ['store'] },
   providers: { value: ['audio', 'catalog'], types: ['flow', 'config', 'store', 'security'] },
   billing: { value: ['catalog'], types: ['store', 'config', 'providers'] },
   /** The flow-job pool: the flow model in worker threads, off the thread that paces audio. */
   jobs: { value: ['flow', 'errors'] },
-  engine: { value: ['providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'jobs'], types: ['store', 'config', 'security'] },
+  /** engine/tools/ sends flows' http tool requests: signed, secrets opened, through the private-network guard. */
+  engine: { value: ['providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'jobs', 'security'], types: ['store', 'config'] },
   outcomes: { value: ['store', 'protocol', 'flow', 'audio', 'security', 'errors'], types: ['config', 'engine'] },
   testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio'], types: ['config', 'store'] },
   http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes', 'jobs'] },
-  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs'], types: ['config', 'engine', 'providers'] },
+  /** providers/ at run time for the vendor table's key check; the vendors' SDKs load only when a provider is made. */
+  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs', 'concurrency', 'providers'], types: ['config', 'engine'] },
   /** Carriers' REST calls (hang-up, transfer) share the providers' one retry loop. */
   transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog', 'providers'], types: ['config', 'store'] },
   /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, migrate-command.ts: they put the server (or a CLI command) together. */
-  composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'security', 'store', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
+  composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'concurrency', 'security', 'store', 'cluster', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
   /** The studio imports only the pure modules (one validator, one protocol, one vendor list). */
   renderer: { value: ['flow', 'protocol', 'catalog', 'resources'], types: ['electron'] },
   /** The desktop app embeds the whole server. */

@@ -7,7 +7,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TimelineRecorder } from '../../server/outcomes/timeline.ts';
 import type { ServerEvent } from '../../server/protocol/events.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import type { BenchRow } from './bench-kit.ts';
 
 const EVENTS: ServerEvent[] = [

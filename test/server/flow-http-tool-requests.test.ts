@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createToolRequestSender } from '../../server/outcomes/tool-requests.ts';
+import { createToolRequestSender } from '../../server/engine/tools/tool-requests.ts';
 import type { ToolRequestInput } from '../../server/engine/http-tools.ts';
 import { verifyWebhook } from '../../server/security/webhook-signature.ts';
-import { secretContext } from '../../server/store/repositories/secrets.ts';
+import { secretContext } from '../../server/security/secret-box.ts';
 import { startAvailabilityService, type AvailabilityService } from '../support/availability-service.ts';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 

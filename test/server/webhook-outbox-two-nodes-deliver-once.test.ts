@@ -9,7 +9,7 @@ import { webhookSecretContext } from '../../server/outcomes/webhooks/events.ts';
 import { WebhookDispatcher } from '../../server/outcomes/webhooks/dispatcher.ts';
 import { SecretBox } from '../../server/security/secret-box.ts';
 import type { NewWebhookDelivery } from '../../server/store/store.ts';
-import { postgresNodesForThisFile } from '../store/postgres-nodes.ts';
+import { postgresNodesForThisFile } from '../store/postgres/postgres-nodes.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const nodes = postgresNodesForThisFile();

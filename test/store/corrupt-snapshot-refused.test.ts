@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
 import { StoreCorruptError } from '../../server/store/errors.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { tempDataDir } from './helpers.ts';
 
 async function closedDirWithData(): Promise<string> {

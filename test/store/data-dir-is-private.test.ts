@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JOURNAL_FILE, SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
 import { LOCK_FILE } from '../../server/store/sqljs/lockfile.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { StoreCorruptError } from '../../server/store/errors.ts';
 import { RECORD_HEADER_BYTES, encodeRecord, scanJournal } from '../../server/store/sqljs/journal.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 
 // A statement's long strings (a flow's text) go into the journal as raw UTF-8 blobs rather than

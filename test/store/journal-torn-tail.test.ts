@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { StoreCorruptError } from '../../server/store/errors.ts';
 import { encodeRecord, RECORD_HEADER_BYTES } from '../../server/store/sqljs/journal.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 
 /** A crashed data dir whose journal holds an account and five flows, one record each. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { StoreFailedError } from '../../server/store/errors.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 
 // /dev/full accepts an open and fails every write with ENOSPC: a full disk, for real.

@@ -4,7 +4,8 @@
 // that window took back what the client had been shown (a webhook delivery's attempt log, seen
 // in a loaded run of webhook-delivery-survives-sigkill).
 import { describe, expect, it } from 'vitest';
-import { openStore, openWorkerStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
+import { openWorkerStore } from '../../server/store/sqljs/worker-store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 
 const PASSWORD_HASH = 'scrypt$not-a-real-hash';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../server/store/store.ts';
-import type { EmbeddedStore as Store } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
+import type { EmbeddedStore as Store } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 
 async function writeOneOfEverything(store: Store) {

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JOURNAL_FILE, SNAPSHOT_FILE } from '../../server/store/sqljs/database.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, copyAsIfCrashed, integrityOfFile, tempDataDir } from './helpers.ts';
 
 describe('snapshot rotation', () => {

@@ -6,19 +6,9 @@
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  EmailTakenError,
-  IdempotencyKeyReusedError,
-  SessionCapReachedError,
-  StoreClosedError,
-  StoreError,
-  StoreFailedError,
-  StoreLockedError,
-  StoreWorkerLostError,
-  openStore,
-  openWorkerStore,
-  type Store,
-} from '../../server/store/store.ts';
+import { EmailTakenError, IdempotencyKeyReusedError, SessionCapReachedError, StoreClosedError, StoreError, StoreFailedError, StoreLockedError, type Store } from '../../server/store/store.ts';
+import { StoreWorkerLostError, openWorkerStore } from '../../server/store/sqljs/worker-store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { JOURNAL_FILE } from '../../server/store/sqljs/database.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 

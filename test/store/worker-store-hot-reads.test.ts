@@ -1,7 +1,7 @@
 // The server's side of the store worker keeps the two reads nearly every request makes (the API
 // key, the flow list: worker-store-cache.ts); what it keeps must never outlive a write.
 import { describe, expect, it } from 'vitest';
-import { openWorkerStore } from '../../server/store/store.ts';
+import { openWorkerStore } from '../../server/store/sqljs/worker-store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
 
 const HASH = 'a'.repeat(64);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreClosedError } from '../../server/store/errors.ts';
-import { openStore } from '../../server/store/store.ts';
+import { openStore } from '../../server/store/sqljs/store.ts';
 import { closeAfterTest, copyAsIfCrashed, tempDataDir } from './helpers.ts';
 
 async function openWithAccount() {

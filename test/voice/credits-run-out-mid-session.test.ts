@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount, createFlow } from '../support/server.ts';
 import { useVoiceRig } from '../support/voice-server.ts';
-import type { WorkerEmbeddedStore } from '../../server/store/store.ts';
+import type { WorkerEmbeddedStore } from '../../server/store/sqljs/worker-store.ts';
 import { connectVoice, wsUrl, type VoiceClient } from '../support/voice-client.ts';
 
 /** A billed "minute" of 300 ms, so running out takes a second, not minutes. */

@@ -3,7 +3,7 @@
 // 503 store_unavailable and /health says so, while the server itself keeps answering what needs
 // no store, and a call in progress carries on until it needs the store (its next minute's charge).
 import { describe, expect, it } from 'vitest';
-import type { WorkerEmbeddedStore } from '../../server/store/store.ts';
+import type { WorkerEmbeddedStore } from '../../server/store/sqljs/worker-store.ts';
 import { useVoiceRig } from '../support/voice-server.ts';
 
 describe('the store worker dies in the middle of a call', () => {

@@ -5,7 +5,7 @@ import { AppError } from '../../errors.ts';
 import { SIGNUP_CREDIT_CENTS } from '../../billing/prices.ts';
 import { passwordProblem } from '../../security/password-policy.ts';
 import { REFRESH_TOKEN_TTL_SECONDS } from '../../security/access-tokens.ts';
-import { QueueFullError } from '../../security/work-queue.ts';
+import { QueueFullError } from '../../concurrency/work-queue.ts';
 import { EmailTakenError } from '../../store/store.ts';
 import { parseInput } from '../../http/validation.ts';
 

@@ -7,7 +7,7 @@ import { keyContext, resolveProviders } from '../../billing/provider-choice.ts';
 import { PROVIDER_KINDS, VENDORS, type ProviderKind } from '../../providers/catalog.ts';
 import { maskSecret, type SecretBox } from '../../security/secret-box.ts';
 import { privateTargetProblem } from '../../security/outbound-target.ts';
-import { checkProviderKey } from '../../security/provider-key-check.ts';
+import { checkProviderKey } from '../../providers/vendors.ts';
 import type { ProviderSettings, ProviderSettingsChanges } from '../../store/store.ts';
 import type { Config } from '../../config.ts';
 import { accountOf } from '../../http/services.ts';

@@ -9,7 +9,7 @@ import { SECRET_NAME_PATTERN, TOOL_SIGNING_SECRET } from '../../flow/secret-refe
 import { accountOf } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
 import { WEBHOOK_SECRET_PREFIX } from '../../security/webhook-signature.ts';
-import { secretContext } from '../../store/repositories/secrets.ts';
+import { secretContext } from '../../security/secret-box.ts';
 
 export const MAX_SECRETS_PER_ACCOUNT = 100;
 

@@ -6,11 +6,10 @@
 // The private-network check happens where the socket connects, on every attempt: a name that
 // resolved to a public address when the endpoint was saved may resolve to 127.0.0.1 later (DNS
 // rebinding), so the addresses are checked in the connection's own lookup.
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { isPrivateAddress } from '../../security/outbound-target.ts';
+import { guardedLookup, isPrivateAddress } from '../../security/outbound-target.ts';
 
 export interface AttemptResult {
   delivered: boolean;
@@ -28,23 +27,6 @@ export interface SendOptions {
 
 const USER_AGENT = 'Voxflow-Webhooks/1';
 const KEPT_BODY_BYTES = 200;
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A DNS lookup that refuses the server's own network unless allowed; flow http tools connect through it too. */
-export function guardedLookup(allowPrivate: boolean) {
-  return (hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '');
-      const inside = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
-      if (inside) return callback(Object.assign(new Error(`${hostname} resolves to an address of the server's own network (${inside.address})`), { code: 'EPRIVATE' }), '');
-      if ((options as LookupAllOptions).all) return callback(null, addresses);
-      const first = addresses[0];
-      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
-      callback(null, first.address, first.family);
-    });
-  };
-}
 
 function describe(error: unknown, timeoutMs: number, timedOut: boolean): string {
   if (timedOut) return `no answer within ${timeoutMs / 1000} s`;

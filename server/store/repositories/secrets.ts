@@ -2,11 +2,6 @@
 // Values arrive here sealed (SecretBox, in the API layer) and leave sealed: the store never sees
 // a secret in clear, and nothing here can return one to a client.
 
-/** What a secret is sealed for (SecretBox context): this account and name only, so a copied row does not open. */
-export function secretContext(accountId: string, name: string): string {
-  return `secret:${accountId}:${name}`;
-}
-
 export interface StoredSecret {
   name: string;
   /** Sealed with the server's secret key, bound to the account and the name. */

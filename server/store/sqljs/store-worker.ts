@@ -13,7 +13,8 @@
 // account waits on it (a session's start, its per-minute debits), and each call is short.
 import { writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import type { EmbeddedStore, Store } from '../store.ts';
+import type { Store } from '../store.ts';
+import type { EmbeddedStore } from './store.ts';
 import { StoreClosedError } from '../errors.ts';
 import { openStore } from './store.ts';
 import { isRemoteMethod, serializeError, type FromWorker, type Probe, type ToWorker } from './worker-protocol.ts';

@@ -1,9 +1,9 @@
 // The embedded store assembled: sql.js in this process (./database.ts: journal, fsync, snapshots)
 // and its repositories (./repositories/), behind the Store interface of ../store.ts.
 
-import type { EmbeddedStore } from '../store.ts';
+import type { Store } from '../store.ts';
 import { openDatabase } from './database.ts';
-import type { OpenDatabaseOptions } from './database.ts';
+import type { Database, OpenDatabaseOptions } from './database.ts';
 import { newNodeId } from '../repositories/nodes.ts';
 import { createAccountsRepository } from './repositories/accounts.ts';
 import { createApiKeysRepository } from './repositories/api-keys.ts';
@@ -19,6 +19,16 @@ import { createSecretsRepository } from './repositories/secrets.ts';
 import { createSessionsRepository } from './repositories/sessions.ts';
 import { createTimelinesRepository } from './repositories/timelines.ts';
 import { createWebhooksRepository } from './repositories/webhooks.ts';
+
+/**
+ * The embedded store opened in the calling thread (openStore): sql.js, journal and snapshots in
+ * the data folder. The server serves it from a worker thread instead (openWorkerStore).
+ */
+export interface EmbeddedStore extends Store {
+  readonly kind: 'sqljs';
+  /** The engine underneath, for stats and measuring durable write latency. */
+  db: Database;
+}
 
 export interface OpenStoreOptions extends OpenDatabaseOptions {
   /** This server process's node id (default: a new one, repositories/nodes.ts). */

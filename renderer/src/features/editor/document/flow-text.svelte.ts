@@ -1,0 +1,292 @@
+// The flow being edited, as text: one source of truth, the YAML, and everything derived from it,
+// with one history for the text and the positions. flow-editor.svelte.ts adds the server's side
+// (load, save, publish, drafts) on top.
+//
+// - YAML typing sets the text; the text is analysed (parse + validate, flow-worker.ts) and the
+//   graph follows the analysis. Analyses can come back out of order or late; each carries the
+//   version of the text it was made from and an older one never replaces a newer one.
+// - Graph and inspector edits are pure operations on the text's data (operations.ts), written
+//   back with applyJsonToYaml so comments survive; the graph follows at once from the edited
+//   data (no need to wait for the parse), and the diagnostics follow when the analysis is back.
+// - When the text is not readable YAML the graph keeps the last data that was, marked stale,
+//   and refuses graph edits until the text reads again.
+// - Positions are part of the same undo step as the text (EditHistory).
+import type { Diagnostic, FlowDocument } from '../../../../../server/flow/types.ts';
+import { analyzeFlowText, type Analysis } from './analyze.ts';
+import type { FlowData } from './flow-data.ts';
+import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from '../graph/graph.ts';
+import { EditHistory } from './history.ts';
+import { placeMissing, renamedStates, samePositions, type Positions } from '../graph/layout.ts';
+import { applyEditToText, type FlowEdit } from './operations.ts';
+import type { EdgeRoutes, LaidOut } from '../graph/laid-out.ts';
+import { startFlowWorker, type FlowWorker } from './worker-client.ts';
+
+interface Snapshot {
+  yaml: string;
+  positions: Positions;
+}
+
+export interface EditOptions {
+  /** Changes with the same key in quick succession undo as one step (typing in a field). */
+  key?: string;
+  /** Positions after the edit (a new state's, a renamed state's); others are placed. */
+  positions?: (current: Positions) => Positions;
+  /** The state to select afterwards. */
+  select?: string | null;
+}
+
+/** Below this size a text is analysed on the page at once (< 10 ms): the graph follows typing. */
+const ANALYZE_IN_PAGE_BELOW = 24 * 1024;
+
+export class FlowText {
+  /** The source of truth. */
+  yaml = $state('');
+  diagnostics = $state.raw<Diagnostic[]>([]);
+  /** The text the diagnostics were made from (CodeMirror shows them only on that text). */
+  diagnosedText = $state('');
+  /** The validated document (null while the text has errors), for test-talk. */
+  document = $state.raw<FlowDocument | null>(null);
+  /** The data the graph and the inspector show; the last readable one when `stale`. */
+  data = $state.raw<FlowData | null>(null);
+  stale = $state(false);
+  graph = $state.raw<FlowGraph>(EMPTY_GRAPH);
+  positions = $state.raw<Positions>({});
+  stateLines = $state.raw<Record<string, number>>({});
+  selected = $state<string | null>(null);
+  canUndo = $state(false);
+  canRedo = $state(false);
+  /** Something went wrong applying an edit (the text could not take it). */
+  editError = $state<string | null>(null);
+  laidOut = $state(false);
+  /** Where the edges run, as the flow worker routed them with its last layout (see laid-out.ts). */
+  routes = $state.raw<EdgeRoutes | null>(null);
+
+  private history = new EditHistory<Snapshot>({ yaml: '', positions: {} }, {}, (a, b) => a.yaml === b.yaml && samePositions(a.positions, b.positions));
+  protected worker: FlowWorker | null = null;
+  private version = 0;
+  private appliedVersion = -1;
+  private analysing = false;
+
+  /** Starts the flow worker (or takes one spawnFlowWorker() started); the text is analysed and laid out there. */
+  protected startWorker(started?: Worker | null): void {
+    this.worker = startFlowWorker(started);
+  }
+
+  /**
+   * Shows a text as opened (nothing to undo): analysed, its states placed where `saved` says
+   * (dagre lays out a flow never laid out; a flow laid out before keeps every position and only
+   * places states added since). Resolves to the positions, or null when the editor was closed.
+   */
+  protected async openText(text: string, saved: Positions): Promise<Positions | null> {
+    this.yaml = text;
+    // A big text is analysed and (never laid out) laid out in one job of the flow worker; a small
+    // one is analysed here at once, and goes to the worker only to be laid out.
+    const opened = text.length < ANALYZE_IN_PAGE_BELOW || !this.worker ? null : await this.worker.open(text, saved);
+    const analysis = opened?.analysis ?? (await this.analyze(text));
+    if (!this.worker) return null;
+    this.applyAnalysis(analysis, this.version, opened?.graph);
+    const names = this.graph.cards.map((c) => c.name);
+    const known: Positions = {};
+    for (const name of names) if (saved[name]) known[name] = saved[name]!;
+    const laidOut = opened?.laidOut;
+    if (laidOut) this.routes = { cards: this.graph.cards, links: this.graph.links, positions: laidOut.positions, paths: laidOut.paths };
+    const positions = laidOut
+      ? laidOut.positions
+      : Object.keys(known).length === 0 && names.length > 0
+        ? await this.layOut().catch(() => null)
+        : placeMissing(known, this.graph.cards, this.graph.links);
+    if (!positions) return null;
+    this.positions = positions;
+    this.history.reset({ yaml: this.yaml, positions: this.positions });
+    this.syncHistoryFlags();
+    this.laidOut = true;
+    return positions;
+  }
+
+  close(): void {
+    this.worker?.dispose();
+    this.worker = null;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Changes
+
+  /**
+   * The designer typed in the YAML, on `line`: typing on one line undoes as one step, an edit
+   * on another line (even a moment later) as a step of its own.
+   */
+  setYaml(text: string, line?: number): void {
+    if (text === this.yaml) return;
+    this.yaml = text;
+    this.version++;
+    this.record(line === undefined ? 'yaml' : `yaml:${line}`);
+    void this.requestAnalysis();
+  }
+
+  /** A graph or inspector edit. False when it changed nothing (or the text is unreadable). */
+  edit(change: FlowEdit, options: EditOptions = {}): boolean {
+    if (this.stale || !this.data) return false;
+    let result: { text: string; data: FlowData } | null;
+    try {
+      const data = this.appliedVersion === this.version ? this.data : analyzeFlowText(this.yaml).data;
+      if (!data) return false;
+      result = applyEditToText(this.yaml, data, change);
+    } catch (error) {
+      this.editError = `That change could not be written into the YAML: ${error instanceof Error ? error.message : String(error)}`;
+      return false;
+    }
+    if (!result) return false;
+    this.editError = null;
+    this.yaml = result.text;
+    this.version++;
+    this.appliedVersion = this.version;
+    this.data = result.data;
+    const before = this.graph.cards.map((c) => c.name);
+    this.graph = deriveGraph(result.data, this.diagnostics, this.graph);
+    const positions = options.positions ? options.positions(this.positions) : this.positions;
+    this.positions = this.reconciled(positions, before);
+    if (options.select !== undefined) this.selected = options.select;
+    this.record(options.key ?? null);
+    void this.requestAnalysis();
+    return true;
+  }
+
+  /** Nodes dragged (or moved with the arrow keys) on the canvas. */
+  move(updates: Positions): void {
+    const changed = Object.entries(updates).some(([name, p]) => this.positions[name]?.x !== p.x || this.positions[name]?.y !== p.y);
+    if (!changed) return;
+    this.positions = { ...this.positions, ...updates };
+    this.record(null);
+  }
+
+  async autoLayout(): Promise<void> {
+    if (!this.worker) return;
+    this.positions = await this.layOut();
+    this.record(null);
+  }
+
+  /** dagre's layout of the graph as it is now, in the flow worker; its edge routes are kept beside it. */
+  private async layOut(): Promise<Positions> {
+    const { cards, links, initial } = this.graph;
+    const laidOut: LaidOut = await this.worker!.layout(cards, links, initial);
+    this.routes = { cards, links, positions: laidOut.positions, paths: laidOut.paths };
+    return laidOut.positions;
+  }
+
+  select(name: string | null): void {
+    this.selected = name;
+  }
+
+  undo(): void {
+    this.restore(this.history.undo());
+  }
+
+  redo(): void {
+    this.restore(this.history.redo());
+  }
+
+  /** Opens a text (an old version, a file) as unsaved changes of the draft: one undo step. */
+  replaceText(text: string): void {
+    if (text === this.yaml) return;
+    this.yaml = text;
+    this.version++;
+    this.record(null);
+    void this.requestAnalysis();
+  }
+
+  /** The text or the positions changed (an edit, undo or redo). */
+  protected changed(): void {}
+
+  // ------------------------------------------------------------------------------------------
+  // Internals
+
+  private record(key: string | null): void {
+    this.history.record({ yaml: this.yaml, positions: this.positions }, key);
+    this.syncHistoryFlags();
+    this.changed();
+  }
+
+  private restore(snapshot: Snapshot | null): void {
+    if (!snapshot) return;
+    this.changed();
+    this.yaml = snapshot.yaml;
+    this.positions = snapshot.positions;
+    this.version++;
+    this.syncHistoryFlags();
+    void this.requestAnalysis();
+  }
+
+  private syncHistoryFlags(): void {
+    this.canUndo = this.history.canUndo;
+    this.canRedo = this.history.canRedo;
+  }
+
+  protected analyze(text: string): Promise<Analysis> {
+    if (text.length < ANALYZE_IN_PAGE_BELOW || !this.worker) return Promise.resolve(analyzeFlowText(text));
+    return this.worker.analyze(text);
+  }
+
+  /**
+   * One analysis at a time: while one runs, typing only moves the version on, and the text as
+   * it is when the analysis comes back is analysed next. A big flow is re-analysed as fast as
+   * the worker can, never queued behind every keystroke.
+   */
+  private async requestAnalysis(): Promise<void> {
+    if (this.analysing) return;
+    this.analysing = true;
+    try {
+      while (this.appliedVersion < this.version || this.diagnosedText !== this.yaml) {
+        const version = this.version;
+        const text = this.yaml;
+        const analysis = await this.analyze(text);
+        if (version >= this.appliedVersion) this.applyAnalysis(analysis, version);
+        if (version === this.version) break;
+      }
+    } finally {
+      this.analysing = false;
+    }
+  }
+
+  /** `graph`: the analysis's graph, when the flow worker derived it already (opening a flow). */
+  private applyAnalysis(analysis: Analysis, version: number, graph?: FlowGraph): void {
+    this.appliedVersion = version;
+    this.diagnostics = analysis.diagnostics;
+    this.diagnosedText = analysis.text;
+    this.document = analysis.document;
+    this.stale = analysis.data === null;
+    if (analysis.data) {
+      this.data = analysis.data;
+      this.stateLines = analysis.stateLines;
+    }
+    const before = this.graph.cards.map((c) => c.name);
+    this.graph = graph ?? deriveGraph(this.data, this.diagnostics, this.graph);
+    if (!this.laidOut) return;
+    if (Object.keys(this.positions).length === 0 && this.graph.cards.length > 0) {
+      // The flow opened unreadable and just became readable: lay it all out, as on a first open.
+      if (!this.worker) return;
+      void this.layOut().then((positions) => {
+        this.positions = positions;
+        this.history.amend({ yaml: this.yaml, positions });
+      });
+      return;
+    }
+    const positions = this.reconciled(this.positions, before);
+    if (positions !== this.positions) {
+      this.positions = positions;
+      // Placing a state the YAML added belongs to the edit that added it.
+      this.history.amend({ yaml: this.yaml, positions });
+    }
+    if (this.selected !== null && !this.graph.cards.some((c) => c.name === this.selected)) {
+      const renamed = renamedStates(before, this.graph.cards.map((c) => c.name));
+      this.selected = Object.entries(renamed).find(([, old]) => old === this.selected)?.[0] ?? null;
+    }
+  }
+
+  /** Positions for exactly the graph's states: new ones placed, removed ones dropped. */
+  private reconciled(positions: Positions, namesBefore: string[]): Positions {
+    const names = this.graph.cards.map((c) => c.name);
+    const complete = names.every((n) => positions[n]) && Object.keys(positions).length === names.length;
+    if (complete) return positions;
+    return placeMissing(positions, this.graph.cards, this.graph.links, renamedStates(namesBefore, names));
+  }
+}

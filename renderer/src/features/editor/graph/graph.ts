@@ -1,0 +1,316 @@
+// The graph the editor draws, derived from the flow's data (STYLE: the document is the source of
+// truth, graph nodes and edges are derived from it). One card per state, one link per
+// transition labelled with its tool, and a self-loop for every listed tool that stays.
+//
+// the extended flow keys show too: a state's on-entry line, one that ends the call, one that cannot
+// be interrupted, the global tools that lead to it, and an http tool's result branches
+// (`on_tool_result`) as links of their own.
+//
+// Derivation runs after every edit and every re-parse of the YAML; on a 200-state flow most
+// states did not change, so cards and links equal to the previous derivation are handed back as
+// the same objects. The graph component then keeps its xyflow node objects for them, and xyflow
+// skips re-measuring and re-rendering what is unchanged.
+import type { Diagnostic } from '../../../../../server/flow/types.ts';
+import type { TalkOverlay } from '../../talk/talk-overlay.ts';
+import { initialStateOf, readStates, type FlowData } from '../document/flow-data.ts';
+
+export type ToolChipKind =
+  /** Listed, with a transition to another state. */
+  | 'move'
+  /** Listed, no transition (or one back to its own state): the session stays. */
+  | 'stay'
+  /** A transition to a state that does not exist. */
+  | 'dangling'
+  /** Defined or given a transition but not listed: the model cannot call it here. */
+  | 'unlisted';
+
+export interface ToolChip {
+  name: string;
+  kind: ToolChipKind;
+  target: string | null;
+}
+
+export interface StateCard {
+  name: string;
+  initial: boolean;
+  /** The card prompt (`ui.prompt`) the user sees, shortened for the node. */
+  excerpt: string;
+  tools: ToolChip[];
+  errors: number;
+  warnings: number;
+  /** `on_enter.say`: the state says a fixed line on entering. */
+  says: boolean;
+  /** `on_enter.end_session`: entering it ends the call. */
+  endsCall: boolean;
+  /** `interruptible: false`: what it says on entering cannot be cut. */
+  uninterruptible: boolean;
+  /** Global tools whose target this state is: reached from every state. */
+  globalTools: string[];
+}
+
+export interface TransitionLink {
+  /** Unique: a tool belongs to one state, so source + tool names one transition. */
+  id: string;
+  source: string;
+  target: string;
+  tool: string;
+  selfLoop: boolean;
+  /** Among the self-loops of one state (they are drawn nested), or among parallel links. */
+  index: number;
+  count: number;
+  /** One of the states an http tool's answer may choose (`on_tool_result`), not a call's move. */
+  branch?: boolean;
+}
+
+export interface FlowGraph {
+  cards: StateCard[];
+  links: TransitionLink[];
+  initial: string | null;
+}
+
+export const EMPTY_GRAPH: FlowGraph = { cards: [], links: [], initial: null };
+
+const EXCERPT_LENGTH = 110;
+
+export function excerpt(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > EXCERPT_LENGTH ? `${flat.slice(0, EXCERPT_LENGTH - 1).trimEnd()}…` : flat;
+}
+
+export function linkId(source: string, tool: string): string {
+  return `${source}→${tool}`;
+}
+
+/** A result branch: one tool of one state may lead to several states by its answer. */
+export function branchLinkId(source: string, tool: string, target: string): string {
+  return `${source}→${tool}⇢${target}`;
+}
+
+type Obj = Record<string, unknown>;
+const asObj = (value: unknown): Obj => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Obj) : {});
+
+/** Global tool names by the state they lead to. */
+function globalTargets(data: FlowData | null): Map<string, string[]> {
+  const byTarget = new Map<string, string[]>();
+  for (const [tool, entry] of Object.entries(asObj(asObj(asObj(data).settings).global_tools))) {
+    const target = asObj(entry).target;
+    if (typeof target === 'string') byTarget.set(target, [...(byTarget.get(target) ?? []), tool]);
+  }
+  return byTarget;
+}
+
+/** The state a diagnostic points into, if any. */
+export function stateOfDiagnostic(diagnostic: Pick<Diagnostic, 'path'>): string | null {
+  const [root, state] = diagnostic.path;
+  return root === 'states' && typeof state === 'string' ? state : null;
+}
+
+export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Diagnostic>, previous: FlowGraph = EMPTY_GRAPH): FlowGraph {
+  const states = readStates(data);
+  const names = new Set(states.map((s) => s.name));
+  const initial = initialStateOf(data);
+  const counts = new Map<string, { errors: number; warnings: number }>();
+  for (const diagnostic of diagnostics) {
+    const state = stateOfDiagnostic(diagnostic);
+    if (state === null) continue;
+    const count = counts.get(state) ?? { errors: 0, warnings: 0 };
+    if (diagnostic.severity === 'error') count.errors++;
+    else count.warnings++;
+    counts.set(state, count);
+  }
+
+  const globals = globalTargets(data);
+  const rawStates = asObj(asObj(data).states);
+  const oldCards = new Map(previous.cards.map((c) => [c.name, c]));
+  const oldLinks = new Map(previous.links.map((l) => [l.id, l]));
+  const cards: StateCard[] = [];
+  const links: TransitionLink[] = [];
+
+  for (const state of states) {
+    const tools: ToolChip[] = state.tools.map((tool) => {
+      const kind: ToolChipKind = !tool.listed
+        ? 'unlisted'
+        : tool.target === null || tool.target === state.name
+          ? 'stay'
+          : names.has(tool.target)
+            ? 'move'
+            : 'dangling';
+      return { name: tool.name, kind, target: tool.target };
+    });
+    const raw = Object.hasOwn(rawStates, state.name) ? asObj(rawStates[state.name]) : {};
+    const onEnter = asObj(raw.on_enter);
+    const card: StateCard = {
+      name: state.name,
+      initial: state.name === initial,
+      excerpt: excerpt(state.uiPrompt),
+      tools,
+      errors: counts.get(state.name)?.errors ?? 0,
+      warnings: counts.get(state.name)?.warnings ?? 0,
+      says: typeof onEnter.say === 'string' && onEnter.say.trim() !== '',
+      endsCall: onEnter.end_session === true,
+      uninterruptible: raw.interruptible === false,
+      globalTools: globals.get(state.name) ?? [],
+    };
+    const old = oldCards.get(state.name);
+    cards.push(old && sameCard(old, card) ? old : card);
+
+    // A transition from a tool that is not listed never fires; drawing it would mislead, and the
+    // chip and the diagnostic already say so.
+    const moving = tools.filter((t) => t.kind === 'move');
+    const staying = tools.filter((t) => t.kind === 'stay');
+    // Result branches of listed tools to other existing states (a branch back here is the stay loop).
+    const listedNames = new Set(tools.filter((t) => t.kind !== 'unlisted').map((t) => t.name));
+    const branches: Array<{ tool: string; target: string }> = [];
+    for (const [tool, choices] of Object.entries(asObj(asObj(raw.transitions).on_tool_result))) {
+      if (!listedNames.has(tool) || !Array.isArray(choices)) continue;
+      for (const target of new Set(choices)) {
+        if (typeof target === 'string' && target !== state.name && names.has(target)) branches.push({ tool, target });
+      }
+    }
+    // Moves and branches to one state bow apart together.
+    const outgoing = [...moving.map((t) => ({ tool: t.name, target: t.target!, branch: false })), ...branches.map((b) => ({ ...b, branch: true }))];
+    const byTarget = new Map<string, typeof outgoing>();
+    for (const link of outgoing) byTarget.set(link.target, [...(byTarget.get(link.target) ?? []), link]);
+    for (const link of outgoing) {
+      const siblings = byTarget.get(link.target)!;
+      pushLink(links, oldLinks, {
+        id: link.branch ? branchLinkId(state.name, link.tool, link.target) : linkId(state.name, link.tool),
+        source: state.name,
+        target: link.target,
+        tool: link.tool,
+        selfLoop: false,
+        index: siblings.indexOf(link),
+        count: siblings.length,
+        ...(link.branch ? { branch: true } : {}),
+      });
+    }
+    staying.forEach((tool, index) =>
+      pushLink(links, oldLinks, {
+        id: linkId(state.name, tool.name),
+        source: state.name,
+        target: state.name,
+        tool: tool.name,
+        selfLoop: true,
+        index,
+        count: staying.length,
+      }),
+    );
+  }
+
+  const reused = cards.length === previous.cards.length && cards.every((c, i) => c === previous.cards[i]);
+  const linksReused = links.length === previous.links.length && links.every((l, i) => l === previous.links[i]);
+  if (reused && linksReused && initial === previous.initial) return previous;
+  return { cards, links, initial };
+}
+
+function pushLink(links: TransitionLink[], old: Map<string, TransitionLink>, link: TransitionLink): void {
+  const before = old.get(link.id);
+  const same =
+    before &&
+    before.source === link.source &&
+    before.target === link.target &&
+    before.tool === link.tool &&
+    before.selfLoop === link.selfLoop &&
+    before.index === link.index &&
+    before.count === link.count &&
+    before.branch === link.branch;
+  links.push(same ? before : link);
+}
+
+function sameCard(a: StateCard, b: StateCard): boolean {
+  return (
+    a.initial === b.initial &&
+    a.excerpt === b.excerpt &&
+    a.errors === b.errors &&
+    a.warnings === b.warnings &&
+    a.says === b.says &&
+    a.endsCall === b.endsCall &&
+    a.uninterruptible === b.uninterruptible &&
+    a.globalTools.join() === b.globalTools.join() &&
+    a.tools.length === b.tools.length &&
+    a.tools.every((t, i) => t.name === b.tools[i]!.name && t.kind === b.tools[i]!.kind && t.target === b.tools[i]!.target)
+  );
+}
+
+/**
+ * The states in the order a reader follows the flow: the start state, then breadth-first along
+ * its transitions (in the order its tools are listed), then any state not reached from it, in
+ * the YAML's order. The canvas's Tab order.
+ */
+export function readingOrder(graph: Pick<FlowGraph, 'cards' | 'links' | 'initial'>): string[] {
+  const names = new Set(graph.cards.map((c) => c.name));
+  const next = new Map<string, string[]>();
+  for (const link of graph.links) if (!link.selfLoop) next.set(link.source, [...(next.get(link.source) ?? []), link.target]);
+  const seen = new Set<string>();
+  const order: string[] = [];
+  const visit = (root: string) => {
+    if (seen.has(root)) return;
+    seen.add(root);
+    order.push(root);
+    for (let i = order.length - 1; i < order.length; i++) {
+      for (const target of next.get(order[i]!) ?? []) {
+        if (seen.has(target) || !names.has(target)) continue;
+        seen.add(target);
+        order.push(target);
+      }
+    }
+  };
+  if (graph.initial !== null && names.has(graph.initial)) visit(graph.initial);
+  for (const name of names) visit(name);
+  return order;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test-talk overlay
+
+export interface TalkMarks {
+  active: string | null;
+  /** A session is running; false for the trace of one that ended (or for no trace at all). */
+  live: boolean;
+  /** 1-based step numbers at which each state was entered (the initial state is step 1). */
+  visits: Map<string, number[]>;
+  /** Link id → step numbers at which the move along it was taken (the move into step n). */
+  taken: Map<string, number[]>;
+  /** Self-loop link id → how many times its staying tool was called. */
+  loops: Map<string, number>;
+  /** The link of the latest call (a move or a stay), animated on the graph while live. */
+  lastLink: string | null;
+  /**
+   * What no flow test reaches, from the Tests tab's last run: painted apart from the talk's path
+   * (teal) and from errors (red), so a designer sees where the tests have gaps.
+   */
+  untested?: { states: ReadonlySet<string>; links: ReadonlySet<string> } | null;
+}
+
+/**
+ * Where the talk overlay lights the graph. Moves are matched to the accepted calls that made
+ * them, so the edge of the tool actually called is lit even when several tools connect the same
+ * two states; a move the server made without a call is drawn on the first link between them.
+ * Staying calls light their self-loop and count.
+ */
+export function talkMarks(overlay: TalkOverlay, links: ReadonlyArray<TransitionLink>): TalkMarks {
+  const visits = new Map<string, number[]>();
+  const taken = new Map<string, number[]>();
+  const loops = new Map<string, number>();
+  overlay.trail.forEach((state, i) => visits.set(state, [...(visits.get(state) ?? []), i + 1]));
+  const byTool = (from: string, tool: string) => links.find((l) => l.source === from && l.tool === tool);
+  const goes = overlay.moves.filter((m) => m.from !== m.to);
+  let next = 0;
+  for (let i = 1; i < overlay.trail.length; i++) {
+    const from = overlay.trail[i - 1]!;
+    const to = overlay.trail[i]!;
+    // The next call that moved from → to, if the trail's step was made by one.
+    const call = goes.findIndex((m, k) => k >= next && m.from === from && m.to === to);
+    if (call >= 0) next = call + 1;
+    const link = (call >= 0 ? byTool(from, goes[call]!.tool) : undefined) ?? links.find((l) => l.source === from && l.target === to && !l.selfLoop);
+    if (link) taken.set(link.id, [...(taken.get(link.id) ?? []), i + 1]);
+  }
+  for (const move of overlay.moves) {
+    if (move.from !== move.to) continue;
+    const link = byTool(move.from, move.tool);
+    if (link?.selfLoop) loops.set(link.id, (loops.get(link.id) ?? 0) + 1);
+  }
+  const last = overlay.live && overlay.lastMove ? overlay.lastMove : null;
+  const lastLink = last ? (byTool(last.from, last.tool)?.id ?? null) : null;
+  return { active: overlay.activeState, live: overlay.live, visits, taken, loops, lastLink };
+}

@@ -1,0 +1,55 @@
+// The flow worker's layout and open jobs (also run on the page where there is no worker): dagre's
+// positions and where each edge runs on them. Routing every edge of a big flow costs tens of ms,
+// so at open and on Auto-layout it is done in the worker beside the layout, not on the page while
+// the canvas is drawn (FlowGraph uses these routes while the graph and positions are the ones they
+// were made for). Opening a big flow is one job: analysis, graph and layout without a trip
+// through the page between them.
+import type { Analysis } from '../document/analyze.ts';
+import { routeEdges, type EdgePath } from './edge-routes.ts';
+import { deriveGraph, type FlowGraph, type StateCard, type TransitionLink } from './graph.ts';
+import { autoLayout, type Positions } from './layout.ts';
+
+export interface LaidOut {
+  positions: Positions;
+  /** Edge id → its route, for exactly these positions. */
+  paths: Map<string, EdgePath>;
+}
+
+export function layOut(cards: ReadonlyArray<StateCard>, links: ReadonlyArray<TransitionLink>, initial: string | null): LaidOut {
+  const positions = autoLayout(cards, links, initial);
+  return { positions, paths: routeEdges(cards, links, positions) };
+}
+
+export interface Opened {
+  analysis: Analysis;
+  /** The graph of the analysis, as the page derives it for a flow it opens. */
+  graph: FlowGraph;
+  /** dagre's layout for a flow never laid out (none of its states has a saved position); else null. */
+  laidOut: LaidOut | null;
+}
+
+/** The open job, after the text's analysis: its graph, and its layout when `saved` places none of its states. */
+export function openAnalysed(analysis: Analysis, saved: Positions): Opened {
+  const graph = deriveGraph(analysis.data, analysis.diagnostics);
+  const fresh = graph.cards.length > 0 && !graph.cards.some((card) => saved[card.name]);
+  return { analysis, graph, laidOut: fresh ? layOut(graph.cards, graph.links, graph.initial) : null };
+}
+
+/** Edge routes made elsewhere (with a layout, in the flow worker), for exactly this graph and these positions. */
+export interface EdgeRoutes {
+  cards: ReadonlyArray<StateCard>;
+  links: ReadonlyArray<TransitionLink>;
+  positions: Positions;
+  paths: Map<string, EdgePath>;
+}
+
+/** Where the edges run: the routes made with the layout while they are for this graph and these positions, else routed here. */
+export function edgePaths(
+  cards: ReadonlyArray<StateCard>,
+  links: ReadonlyArray<TransitionLink>,
+  positions: Positions,
+  made: EdgeRoutes | null,
+): Map<string, EdgePath> {
+  if (made && made.cards === cards && made.links === links && made.positions === positions) return made.paths;
+  return routeEdges(cards, links, positions);
+}
