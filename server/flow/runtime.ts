@@ -9,13 +9,13 @@
 // This file is the machine's state (where the session is, the path, the turn's rounds) and the
 // order of each step; what a step decides lives beside it, by idea: whether a call may be
 // applied (tool-call-rules.ts), what entering a state does (state-entry.ts), an http tool's
-// request and answer (http-tool-calls.ts), the variables (runtime-variables.ts), and what the
+// request and answer (http-tool-calls.ts), what a keypad key does (keypad.ts), the variables (runtime-variables.ts), and what the
 // document says about a state's tools (document-lookups.ts).
 
 import { MAX_TOOL_ROUNDS_PER_TURN } from './types.ts';
 import type { FlowDocument, FlowState, ToolDefinition } from './types.ts';
 import { renderTemplate } from './template.ts';
-import { ownValue } from './own-keys.ts';
+import { ownValue, setOwn } from './own-keys.ts';
 import { parseArguments, type ToolArguments } from './tool-arguments.ts';
 import type { VariableValue } from './template.ts';
 import { toolSchema, type OpenAITool } from './tool-schemas.ts';
@@ -24,8 +24,12 @@ import { answerTarget, httpRequest, storedFields } from './http-tool-calls.ts';
 import { FlowVariables } from './runtime-variables.ts';
 import { enterState } from './state-entry.ts';
 import { checkToolCall } from './tool-call-rules.ts';
+import { DEFAULT_COLLECT_TIMEOUT_MS, TRANSFER_FAILED_MOVE, collectMoveName, decideKey } from './keypad.ts';
 import type {
   FlowRuntimeOptions,
+  KeyPress,
+  KeypadOutcome,
+  RuntimeMove,
   FlowSnapshot,
   HttpToolRequest,
   HttpToolResponse,
@@ -41,6 +45,10 @@ export { DEFAULT_HTTP_TIMEOUT_MS, NEXT_STATE_FIELD } from './runtime-types.ts';
 export type {
   AcceptedToolCall,
   FlowRuntimeOptions,
+  KeyPress,
+  KeypadOutcome,
+  RuntimeMove,
+  TransferAction,
   FlowSnapshot,
   HttpToolRequest,
   HttpToolResponse,
@@ -73,6 +81,8 @@ export class FlowRuntime {
   /** Http calls waiting for their answer: the state they were made in, and how many moves there were then. */
   readonly #pendingHttp = new Map<number, { state: string; moves: number }>();
   readonly #initialEntry: StateEntry;
+  /** The digits of a number the caller has begun in this state (`dtmf.collect`); cleared by every move. */
+  #collected = '';
 
   constructor(document: FlowDocument, options: FlowRuntimeOptions = {}) {
     this.#document = document;
@@ -199,6 +209,7 @@ export class FlowRuntime {
     const rendered = cue === undefined ? '' : renderTemplate(cue, this.variables);
     const speechCue = rendered.trim() === '' ? null : rendered;
 
+    const sendDtmf = definition?.send_dtmf !== undefined ? { sendDtmf: definition.send_dtmf } : {};
     if (definition?.http) {
       // The move waits for the answer: the result may choose it (on_tool_result).
       const callNumber = ++this.#callNumber;
@@ -227,7 +238,89 @@ export class FlowRuntime {
       speechCue,
       result: speechCue === null ? { ok: true, state: this.#state } : { ok: true, state: this.#state, spoken: speechCue },
       ...(entered ? { entered } : {}),
+      ...sendDtmf,
     };
+  }
+
+  /**
+   * Keys the caller pressed (0-9, * and #), applied one after the other: a key of the state's
+   * `dtmf.keys` moves at once, the digits of `dtmf.collect` are gathered until the number is
+   * complete (stored, then the move to `then`), and a key the state does not take is ignored.
+   * After a move the next keys count in the state entered. Committed at once, like a tool call:
+   * an interruption never undoes it, and a model response under way when the keys moved the
+   * state has its later calls rejected (the state changed). The keys are the caller's turn:
+   * `beginUserTurn` before the model answers it. `keypadTurns` (keypad.ts) gives the caller turns to add to
+   * the model's history.
+   */
+  pressKeys(digits: string): KeypadOutcome {
+    const fromState = this.#state;
+    const presses: KeyPress[] = [];
+    const moves: RuntimeMove[] = [];
+    const stored: Record<string, VariableValue> = {};
+    for (const key of digits) {
+      const state = this.#state;
+      const decision = decideKey(this.#currentState().dtmf, this.#collected, key);
+      switch (decision.kind) {
+        case 'move':
+          moves.push(this.#keypadMove(decision.target, decision.via));
+          presses.push({ outcome: 'key', key, fromState: state, toState: this.#state, via: decision.via });
+          break;
+        case 'collect':
+          this.#collected = decision.collected;
+          presses.push({ outcome: 'collecting', key, collected: decision.collected });
+          break;
+        case 'finish':
+          presses.push(this.#finishNumber(key, decision, moves, stored));
+          break;
+        case 'ignore':
+          presses.push({ outcome: 'ignored', key, state, reason: decision.reason });
+          break;
+      }
+    }
+    return { presses, fromState, toState: this.#state, moves, stored, collectTimeoutMs: this.collectTimeoutMs() };
+  }
+
+  /**
+   * The engine's timer ran out after the caller's last key (`collectTimeoutMs`): a number with at
+   * least one digit is complete, as if the finish key had been pressed. Null when no number was
+   * begun (nothing to finish; the caller may still speak or press).
+   */
+  collectTimedOut(): KeypadOutcome | null {
+    const collect = this.#currentState().dtmf?.collect;
+    if (!collect || this.#collected === '') return null;
+    const fromState = this.#state;
+    const moves: RuntimeMove[] = [];
+    const stored: Record<string, VariableValue> = {};
+    const decision = { variable: collect.into, value: this.#collected, target: collect.then, via: collectMoveName(collect.into) };
+    const press = this.#finishNumber(null, decision, moves, stored);
+    return { presses: [press], fromState, toState: this.#state, moves, stored, collectTimeoutMs: this.collectTimeoutMs() };
+  }
+
+  /** How long to wait for the caller's next key before `collectTimedOut()`: only while a number is begun, else null. */
+  collectTimeoutMs(): number | null {
+    if (this.#collected === '') return null;
+    return this.#currentState().dtmf?.collect?.timeout_ms ?? DEFAULT_COLLECT_TIMEOUT_MS;
+  }
+
+  /**
+   * The current state's transfer failed (nobody answered, busy, the carrier refused): the session
+   * moves to its `on_failed` state. Null when the state has no transfer or no `on_failed` (the
+   * engine ends the call then).
+   */
+  transferFailed(): RuntimeMove | null {
+    const onFailed = this.#currentState().on_enter?.transfer?.on_failed;
+    if (onFailed === undefined) return null;
+    const fromState = this.#state;
+    const entered = this.#moveTo(onFailed);
+    return { fromState, toState: this.#state, via: TRANSFER_FAILED_MOVE, entered };
+  }
+
+  /** `settings.voicemail` with its message rendered now; null when the flow sets none. */
+  voicemail(): { detect: boolean; message: string | null } | null {
+    const voicemail = this.#document.settings?.voicemail;
+    if (!voicemail) return null;
+    const message = voicemail.message === undefined ? '' : renderTemplate(voicemail.message, this.variables);
+    return { detect: voicemail.detect, message: message.trim() === '' ? null : message };
   }
 
   /**
@@ -284,10 +377,32 @@ export class FlowRuntime {
   #moveTo(target: string | undefined): StateEntry | null {
     // A transition back to the same state is a stay: same prompt, same tools, nothing to re-enter.
     if (target === undefined || target === this.#state) return null;
+    this.#collected = '';
     this.#state = target;
     this.#path.push(target);
     this.#movedToInResponse = target;
     return enterState(this.#document, target, this.#variables);
+  }
+
+  #keypadMove(target: string, via: string): RuntimeMove {
+    const fromState = this.#state;
+    const entered = this.#moveTo(target);
+    // A key leading back to its own state is a stay; a number begun there starts over.
+    this.#collected = '';
+    return { fromState, toState: this.#state, via, entered };
+  }
+
+  #finishNumber(
+    key: string | null,
+    decision: { variable: string; value: string; target: string; via: string },
+    moves: RuntimeMove[],
+    stored: Record<string, VariableValue>,
+  ): KeyPress {
+    const fromState = this.#state;
+    this.#variables.set(decision.variable, decision.value);
+    setOwn(stored, decision.variable, decision.value);
+    moves.push(this.#keypadMove(decision.target, decision.via));
+    return { outcome: 'collected', key, variable: decision.variable, value: decision.value, fromState, toState: this.#state, via: decision.via };
   }
 
   #currentState(): FlowState {
