@@ -9,6 +9,9 @@
 import type { KeyPress, KeypadOutcome } from './runtime-types.ts';
 import type { StateDtmf } from './types.ts';
 
+/** Keys a caller presses at once, in a flow test's `dtmf` step as in a client's `dtmf` message. */
+export const KEYPAD_RUN_PATTERN = /^[0-9*#]{1,32}$/;
+
 /** A collect with no `timeout_ms`: the silence after a key that finishes the number. */
 export const DEFAULT_COLLECT_TIMEOUT_MS = 5_000;
 
@@ -25,7 +28,7 @@ export function collectMoveName(variable: string): string {
 /** The move to `on_enter.transfer.on_failed` when a transfer fails. */
 export const TRANSFER_FAILED_MOVE = 'transfer failed';
 
-/** Every keypad move a state declares, in document order: its keys, then its collect. */
+/** Every keypad move a state declares: its keys (digits ascending, then * and # as written), then its collect. */
 export function keypadMoves(dtmf: StateDtmf | undefined): Array<{ via: string; to: string }> {
   const moves = Object.entries(dtmf?.keys ?? {}).map(([key, to]) => ({ via: keyMoveName(key), to }));
   if (dtmf?.collect) moves.push({ via: collectMoveName(dtmf.collect.into), to: dtmf.collect.then });

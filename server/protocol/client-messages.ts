@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 const MAX_TEXT = 4_000;
 
-/** Keys a client presses for the caller, as a phone keypad has them; a run of up to 32 at once. */
+/** Keys a client presses for the caller, as a phone keypad has them; a run of up to 32 at once (a flow test's dtmf step takes the same). */
 export const CLIENT_DTMF_PATTERN = /^[0-9*#]{1,32}$/;
 
 export const ClientMessage = z.discriminatedUnion('type', [
