@@ -29,7 +29,7 @@ export function collectMoveName(variable: string): string {
 export const TRANSFER_FAILED_MOVE = 'transfer failed';
 
 /** Every keypad move a state declares: its keys (digits ascending, then * and # as written), then its collect. */
-export function keypadMoves(dtmf: StateDtmf | undefined): Array<{ via: string; to: string }> {
+export function keypadMoves(dtmf: { keys?: Readonly<Record<string, string>>; collect?: { into: string; then: string } } | undefined): Array<{ via: string; to: string }> {
   const moves = Object.entries(dtmf?.keys ?? {}).map(([key, to]) => ({ via: keyMoveName(key), to }));
   if (dtmf?.collect) moves.push({ via: collectMoveName(dtmf.collect.into), to: dtmf.collect.then });
   return moves;
