@@ -6,7 +6,13 @@
 // while nothing has been collected; once the caller has begun a number, every key is part of it
 // (a "1" inside an account number is not the menu's 1), until the finish key, max_digits, or the
 // timeout with at least one digit.
-import type { KeyPress, KeypadOutcome } from './runtime-types.ts';
+//
+// The runtime holds one KeypadInput (the number begun so far) and lends it the session through
+// KeypadSession: the current state, storing a variable, and the move, which also forgets the
+// number (a number belongs to the state it was begun in).
+import { setOwn } from './own-keys.ts';
+import type { KeyPress, KeypadOutcome, RuntimeMove, StateEntry } from './runtime-types.ts';
+import type { VariableValue } from './template.ts';
 import type { StateDtmf } from './types.ts';
 
 /** Keys a caller presses at once, in a flow test's `dtmf` step as in a client's `dtmf` message. */
@@ -55,6 +61,86 @@ export function decideKey(dtmf: StateDtmf | undefined, collected: string, key: s
   return next.length >= collect.max_digits ? finish(next) : { kind: 'collect', collected: next };
 }
 
+/** What the keypad reads and changes of the runtime's session. */
+export interface KeypadSession {
+  state(): string;
+  dtmf(): StateDtmf | undefined;
+  store(variable: string, value: string): void;
+  /** Moves and enters `target`; null for a stay. The runtime's move calls `forget()`. */
+  move(target: string): StateEntry | null;
+}
+
+/** The number the caller has begun typing in the current state. */
+export class KeypadInput {
+  #collected = '';
+
+  forget(): void {
+    this.#collected = '';
+  }
+
+  press(session: KeypadSession, digits: string): KeypadOutcome {
+    const run = this.#run(session);
+    for (const key of digits) {
+      const state = session.state();
+      const decision = decideKey(session.dtmf(), this.#collected, key);
+      switch (decision.kind) {
+        case 'move':
+          run.move(decision.target, decision.via);
+          run.presses.push({ outcome: 'key', key, fromState: state, toState: session.state(), via: decision.via });
+          break;
+        case 'collect':
+          this.#collected = decision.collected;
+          run.presses.push({ outcome: 'collecting', key, collected: decision.collected });
+          break;
+        case 'finish':
+          run.finish(key, decision);
+          break;
+        case 'ignore':
+          run.presses.push({ outcome: 'ignored', key, state, reason: decision.reason });
+          break;
+      }
+    }
+    return run.outcome();
+  }
+
+  timedOut(session: KeypadSession): KeypadOutcome | null {
+    const collect = session.dtmf()?.collect;
+    if (!collect || this.#collected === '') return null;
+    const run = this.#run(session);
+    run.finish(null, { variable: collect.into, value: this.#collected, target: collect.then, via: collectMoveName(collect.into) });
+    return run.outcome();
+  }
+
+  timeoutMs(dtmf: StateDtmf | undefined): number | null {
+    if (this.#collected === '') return null;
+    return dtmf?.collect?.timeout_ms ?? DEFAULT_COLLECT_TIMEOUT_MS;
+  }
+
+  /** One run of keys: what each did, the moves and the stored number, reported together. */
+  #run(session: KeypadSession) {
+    const fromState = session.state();
+    const presses: KeyPress[] = [];
+    const moves: RuntimeMove[] = [];
+    const stored: Record<string, VariableValue> = {};
+    const move = (target: string, via: string) => {
+      const from = session.state();
+      const entered = session.move(target);
+      // A key leading back to its own state is a stay; a number begun there starts over.
+      this.forget();
+      moves.push({ fromState: from, toState: session.state(), via, entered });
+    };
+    const finish = (key: string | null, done: { variable: string; value: string; target: string; via: string }) => {
+      const from = session.state();
+      session.store(done.variable, done.value);
+      setOwn(stored, done.variable, done.value);
+      move(done.target, done.via);
+      presses.push({ outcome: 'collected', key, variable: done.variable, value: done.value, fromState: from, toState: session.state(), via: done.via });
+    };
+    const outcome = (): KeypadOutcome => ({ presses, fromState, toState: session.state(), moves, stored, collectTimeoutMs: this.timeoutMs(session.dtmf()) });
+    return { presses, move, finish, outcome };
+  }
+}
+
 function listed(keys: string[]): string {
   return keys.length === 1 ? keys[0]! : `${keys.slice(0, -1).join(', ')} and ${keys[keys.length - 1]!}`;
 }
@@ -83,4 +169,3 @@ export function keypadTurns(outcome: Pick<KeypadOutcome, 'presses'>): string[] {
   return turns;
 }
 
-export type { KeyPress, KeypadOutcome };

@@ -15,7 +15,7 @@
 import { MAX_TOOL_ROUNDS_PER_TURN } from './types.ts';
 import type { FlowDocument, FlowState, ToolDefinition } from './types.ts';
 import { renderTemplate } from './template.ts';
-import { ownValue, setOwn } from './own-keys.ts';
+import { ownValue } from './own-keys.ts';
 import { parseArguments, type ToolArguments } from './tool-arguments.ts';
 import type { VariableValue } from './template.ts';
 import { toolSchema, type OpenAITool } from './tool-schemas.ts';
@@ -24,10 +24,9 @@ import { answerTarget, httpRequest, storedFields } from './http-tool-calls.ts';
 import { FlowVariables } from './runtime-variables.ts';
 import { enterState } from './state-entry.ts';
 import { checkToolCall } from './tool-call-rules.ts';
-import { DEFAULT_COLLECT_TIMEOUT_MS, TRANSFER_FAILED_MOVE, collectMoveName, decideKey } from './keypad.ts';
+import { KeypadInput, TRANSFER_FAILED_MOVE, type KeypadSession } from './keypad.ts';
 import type {
   FlowRuntimeOptions,
-  KeyPress,
   KeypadOutcome,
   RuntimeMove,
   FlowSnapshot,
@@ -81,8 +80,15 @@ export class FlowRuntime {
   /** Http calls waiting for their answer: the state they were made in, and how many moves there were then. */
   readonly #pendingHttp = new Map<number, { state: string; moves: number }>();
   readonly #initialEntry: StateEntry;
-  /** The digits of a number the caller has begun in this state (`dtmf.collect`); cleared by every move. */
-  #collected = '';
+  /** The number the caller has begun typing in this state; every move forgets it. */
+  readonly #keypad = new KeypadInput();
+  /** What the keypad reads and changes of the session. */
+  readonly #keypadSession: KeypadSession = {
+    state: () => this.#state,
+    dtmf: () => this.#currentState().dtmf,
+    store: (variable, value) => this.#variables.set(variable, value),
+    move: (target) => this.#moveTo(target),
+  };
 
   constructor(document: FlowDocument, options: FlowRuntimeOptions = {}) {
     this.#document = document;
@@ -253,31 +259,7 @@ export class FlowRuntime {
    * the model's history.
    */
   pressKeys(digits: string): KeypadOutcome {
-    const fromState = this.#state;
-    const presses: KeyPress[] = [];
-    const moves: RuntimeMove[] = [];
-    const stored: Record<string, VariableValue> = {};
-    for (const key of digits) {
-      const state = this.#state;
-      const decision = decideKey(this.#currentState().dtmf, this.#collected, key);
-      switch (decision.kind) {
-        case 'move':
-          moves.push(this.#keypadMove(decision.target, decision.via));
-          presses.push({ outcome: 'key', key, fromState: state, toState: this.#state, via: decision.via });
-          break;
-        case 'collect':
-          this.#collected = decision.collected;
-          presses.push({ outcome: 'collecting', key, collected: decision.collected });
-          break;
-        case 'finish':
-          presses.push(this.#finishNumber(key, decision, moves, stored));
-          break;
-        case 'ignore':
-          presses.push({ outcome: 'ignored', key, state, reason: decision.reason });
-          break;
-      }
-    }
-    return { presses, fromState, toState: this.#state, moves, stored, collectTimeoutMs: this.collectTimeoutMs() };
+    return this.#keypad.press(this.#keypadSession, digits);
   }
 
   /**
@@ -286,20 +268,12 @@ export class FlowRuntime {
    * begun (nothing to finish; the caller may still speak or press).
    */
   collectTimedOut(): KeypadOutcome | null {
-    const collect = this.#currentState().dtmf?.collect;
-    if (!collect || this.#collected === '') return null;
-    const fromState = this.#state;
-    const moves: RuntimeMove[] = [];
-    const stored: Record<string, VariableValue> = {};
-    const decision = { variable: collect.into, value: this.#collected, target: collect.then, via: collectMoveName(collect.into) };
-    const press = this.#finishNumber(null, decision, moves, stored);
-    return { presses: [press], fromState, toState: this.#state, moves, stored, collectTimeoutMs: this.collectTimeoutMs() };
+    return this.#keypad.timedOut(this.#keypadSession);
   }
 
   /** How long to wait for the caller's next key before `collectTimedOut()`: only while a number is begun, else null. */
   collectTimeoutMs(): number | null {
-    if (this.#collected === '') return null;
-    return this.#currentState().dtmf?.collect?.timeout_ms ?? DEFAULT_COLLECT_TIMEOUT_MS;
+    return this.#keypad.timeoutMs(this.#currentState().dtmf);
   }
 
   /**
@@ -377,32 +351,11 @@ export class FlowRuntime {
   #moveTo(target: string | undefined): StateEntry | null {
     // A transition back to the same state is a stay: same prompt, same tools, nothing to re-enter.
     if (target === undefined || target === this.#state) return null;
-    this.#collected = '';
+    this.#keypad.forget();
     this.#state = target;
     this.#path.push(target);
     this.#movedToInResponse = target;
     return enterState(this.#document, target, this.#variables);
-  }
-
-  #keypadMove(target: string, via: string): RuntimeMove {
-    const fromState = this.#state;
-    const entered = this.#moveTo(target);
-    // A key leading back to its own state is a stay; a number begun there starts over.
-    this.#collected = '';
-    return { fromState, toState: this.#state, via, entered };
-  }
-
-  #finishNumber(
-    key: string | null,
-    decision: { variable: string; value: string; target: string; via: string },
-    moves: RuntimeMove[],
-    stored: Record<string, VariableValue>,
-  ): KeyPress {
-    const fromState = this.#state;
-    this.#variables.set(decision.variable, decision.value);
-    setOwn(stored, decision.variable, decision.value);
-    moves.push(this.#keypadMove(decision.target, decision.via));
-    return { outcome: 'collected', key, variable: decision.variable, value: decision.value, fromState, toState: this.#state, via: decision.via };
   }
 
   #currentState(): FlowState {

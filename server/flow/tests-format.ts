@@ -23,6 +23,7 @@ import { describePath, describeValue } from './structure.ts';
 import { KEYPAD_RUN_PATTERN } from './keypad.ts';
 import { transferTargetProblem } from './semantics-phone.ts';
 import { ToolAnswer, ToolAnswers, checkToolAnswers } from './tests-tool-answers.ts';
+import { patternProblem } from './tests-patterns.ts';
 import { MAX_DOCUMENT_BYTES, MAX_YAML_ALIASES, type DocPath, type FlowDocument, type Severity } from './types.ts';
 
 /** Every code a test document can be diagnosed with, and its severity. */
@@ -46,6 +47,8 @@ export const TEST_DIAGNOSTIC_CODES = {
   unused_answer: 'warning',
 } as const satisfies Record<string, Severity>;
 export type TestDiagnosticCode = keyof typeof TEST_DIAGNOSTIC_CODES;
+
+export { matchesPattern, sameValue } from './tests-patterns.ts';
 
 export interface TestDiagnostic {
   severity: Severity;
@@ -349,35 +352,6 @@ function checkStep(raw: unknown, path: Array<string | number>, flow: FlowDocumen
     }
   }
   return out;
-}
-
-// ── Text patterns ───────────────────────────────────────────────────────────────────────────
-
-const REGEX_LITERAL = /^\/(.*)\/([a-z]*)$/s;
-
-function patternProblem(text: string): string | null {
-  const literal = REGEX_LITERAL.exec(text);
-  if (!literal) return null;
-  try {
-    new RegExp(literal[1]!, literal[2]);
-    return null;
-  } catch (error) {
-    return `${text} is not a valid regular expression (${error instanceof Error ? error.message : String(error)})`;
-  }
-}
-
-/** Whether `actual` matches a `says`-style pattern: `/regex/flags`, or text found case-insensitively. */
-export function matchesPattern(pattern: string, actual: string): boolean {
-  const literal = REGEX_LITERAL.exec(pattern);
-  if (literal) return new RegExp(literal[1]!, literal[2]).test(actual);
-  return actual.toLowerCase().includes(pattern.toLowerCase());
-}
-
-/** Values compare as text (see the top of this file). */
-export function sameValue(expected: unknown, actual: unknown): boolean {
-  if (actual === undefined || actual === null) return false;
-  const text = (v: unknown) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
-  return text(expected) === text(actual);
 }
 
 // ── Files ───────────────────────────────────────────────────────────────────────────────────
