@@ -60,6 +60,9 @@ export function checkPhoneRules(doc: Obj, states: Obj, out: SemanticProblem[]): 
     }
 
     const transfer = asObject(asObject(state.on_enter)?.transfer);
+    if (transfer && asObject(state.on_enter)?.end_session === true) {
+      out.push({ code: 'invalid_value', message: `state "${stateName}" both ends the call and transfers it: keep one`, path: [...path, 'on_enter', 'end_session'], atKey: true });
+    }
     if (transfer) checkTransfer(transfer, [...path, 'on_enter', 'transfer'], stateName, out, (target) => knownState(target, [...path, 'on_enter', 'transfer', 'on_failed'], `the failed transfer in state "${stateName}"`, from));
   }
 

@@ -162,6 +162,15 @@ export const PHONE_CASES: ExtendedCase[] = [
     mentions: 'warm transfer only',
   },
   {
+    code: 'invalid_value',
+    severity: 'error',
+    yaml: editPhone('      say: "Connecting you to the front desk."\n', '      say: "Connecting you to the front desk."\n      end_session: true\n'),
+    line: 26,
+    column: 7,
+    path: ['states', 'human', 'on_enter', 'end_session'],
+    mentions: 'both ends the call and transfers it',
+  },
+  {
     code: 'wrong_type',
     severity: 'error',
     yaml: editPhone('detect: true', 'detect: "yes"'),

@@ -1,8 +1,10 @@
 // The editor's graph of a phone menu: each key of a state's keypad, and its collected number, is
-// a link labelled as coverage names it, so the studio can paint the keys no flow test presses.
+// a link labelled as coverage names it, so the studio can paint the keys no flow test presses;
+// renaming or deleting a state keeps the keys that lead there pointing right.
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { deriveGraph } from '../../../../renderer/src/features/editor/graph.ts';
+import { deleteState, renameState } from '../../../../renderer/src/features/editor/operations.ts';
 import { untestedOnGraph } from '../../../../renderer/src/features/tests/test-results.ts';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 import { flowCoverage } from '../../../../server/flow/tests-coverage.ts';
@@ -35,5 +37,25 @@ describe('the graph of a flow with a keypad', () => {
     const untested = untestedOnGraph(coverage, graph.links);
     const menuLinks = graph.links.filter((l) => l.source === 'menu');
     expect(menuLinks.filter((l) => untested.links.has(l.id)).map((l) => l.tool)).toEqual(['key 1', 'key #', 'collect account_number', 'key *']);
+  });
+});
+
+describe('renaming and deleting a state a phone key leads to', () => {
+  it('renames the keys, the collected number and the failed transfer that lead there', () => {
+    const renamed = renameState(parse(PHONE_VALID), 'menu', 'main_menu');
+    const result = parseFlow(stringify(renamed));
+    expect(result.diagnostics).toEqual([]);
+    expect(result.document?.states.main_menu?.dtmf?.keys?.['*']).toBe('main_menu');
+    expect(result.document?.states.human?.on_enter?.transfer?.on_failed).toBe('main_menu');
+    const verify = parseFlow(stringify(renameState(parse(PHONE_VALID), 'verify', 'check')));
+    expect(verify.document?.states.menu?.dtmf?.collect?.then).toBe('check');
+  });
+
+  it('removes the keys into a deleted state, and a failed transfer to it', () => {
+    const deleted = deleteState(parse(PHONE_VALID), 'book');
+    expect(deleted.states).toMatchObject({ menu: { dtmf: { keys: { '0': 'human', '*': 'menu' } } } });
+    expect(Object.keys((deleted.states as Record<string, { dtmf: { keys: object } }>).menu!.dtmf.keys)).toEqual(['0', '*']);
+    const withoutMenu = deleteState(parse(PHONE_VALID), 'menu');
+    expect((withoutMenu.states as Record<string, { on_enter: object }>).human!.on_enter).toEqual({ say: 'Connecting you to the front desk.', transfer: { to: '+15551234567', mode: 'warm', summary: true } });
   });
 });
