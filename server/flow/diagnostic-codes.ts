@@ -27,6 +27,9 @@ export const DIAGNOSTIC_CODES = {
   invalid_http_url: 'error',
   invalid_enum: 'error',
   undefined_global_tool: 'error',
+  invalid_dtmf_key: 'error',
+  invalid_dtmf_digits: 'error',
+  invalid_transfer_target: 'error',
   // warnings: accepted, shown in the studio
   unreachable_state: 'warning',
   dead_end_state: 'warning',

@@ -16,6 +16,53 @@ export interface StateEntry {
   resetContext: boolean;
   /** false: what is said on entering (the `say` and the first reply) cannot be interrupted. */
   interruptible: boolean;
+  /** `on_enter.transfer`: hand the call on once `say` has been spoken; absent when the state does not. */
+  transfer?: TransferAction;
+}
+
+/** A transfer for the engine to make through the carrier (the model is not run on entering). */
+export interface TransferAction {
+  /** E.164 number or SIP address. */
+  to: string;
+  mode: 'cold' | 'warm';
+  /** Warm only: tell the person a summary of the call before joining them. */
+  summary: boolean;
+  /** The state to go to when the transfer fails (`transferFailed()`); null: the call ends. */
+  onFailed: string | null;
+}
+
+/** A move the keypad or a failed transfer made, as a tool call's move is reported. */
+export interface RuntimeMove {
+  fromState: string;
+  toState: string;
+  /** What made it, as the graph and coverage name it: `key 1`, `collect account_number`, `transfer failed`. */
+  via: string;
+  /** The state entered; null when the move led back to the state it was made in (a stay). */
+  entered: StateEntry | null;
+}
+
+/** What one key the caller pressed did (`key` is null for a number the timeout finished). */
+export type KeyPress =
+  /** A key of the state's `dtmf.keys`: the session moved (or stayed, for a key leading to its own state). */
+  | { outcome: 'key'; key: string; fromState: string; toState: string; via: string }
+  /** Part of a number being collected; `collected` is the number so far. */
+  | { outcome: 'collecting'; key: string; collected: string }
+  /** The number is complete: stored in `variable`, and the session moved to `collect.then`. */
+  | { outcome: 'collected'; key: string | null; variable: string; value: string; fromState: string; toState: string; via: string }
+  /** The state takes no keypad input, or not this key. */
+  | { outcome: 'ignored'; key: string; state: string; reason: string };
+
+/** What a run of keys did, committed at once like a tool call. */
+export interface KeypadOutcome {
+  presses: KeyPress[];
+  fromState: string;
+  toState: string;
+  /** Each move, in order, with the state it entered; empty when the keys moved nothing. */
+  moves: RuntimeMove[];
+  /** Variables stored by a finished number. */
+  stored: Record<string, VariableValue>;
+  /** When digits are being collected after these keys: how long the engine waits before `collectTimedOut()`. */
+  collectTimeoutMs: number | null;
 }
 
 /** An `http` tool's request, for the engine to send; its answer goes back through `applyToolResult`. */
@@ -78,6 +125,8 @@ export interface AcceptedToolCall {
   entered?: StateEntry;
   /** An http tool's request: the move, if any, waits for its answer (`applyToolResult`). */
   http?: HttpToolRequest;
+  /** A `send_dtmf` tool: the keys for the engine to press on the line (`w`: half a second's pause). */
+  sendDtmf?: string;
 }
 
 export interface RejectedToolCall {

@@ -9,7 +9,7 @@
 // This file is the machine's state (where the session is, the path, the turn's rounds) and the
 // order of each step; what a step decides lives beside it, by idea: whether a call may be
 // applied (tool-call-rules.ts), what entering a state does (state-entry.ts), an http tool's
-// request and answer (http-tool-calls.ts), the variables (runtime-variables.ts), and what the
+// request and answer (http-tool-calls.ts), what a keypad key does (keypad.ts), the variables (runtime-variables.ts), and what the
 // document says about a state's tools (document-lookups.ts).
 
 import { MAX_TOOL_ROUNDS_PER_TURN } from './types.ts';
@@ -24,8 +24,11 @@ import { answerTarget, httpRequest, storedFields } from './http-tool-calls.ts';
 import { FlowVariables } from './runtime-variables.ts';
 import { enterState } from './state-entry.ts';
 import { checkToolCall } from './tool-call-rules.ts';
+import { KeypadInput, TRANSFER_FAILED_MOVE, type KeypadSession } from './keypad.ts';
 import type {
   FlowRuntimeOptions,
+  KeypadOutcome,
+  RuntimeMove,
   FlowSnapshot,
   HttpToolRequest,
   HttpToolResponse,
@@ -41,6 +44,10 @@ export { DEFAULT_HTTP_TIMEOUT_MS, NEXT_STATE_FIELD } from './runtime-types.ts';
 export type {
   AcceptedToolCall,
   FlowRuntimeOptions,
+  KeyPress,
+  KeypadOutcome,
+  RuntimeMove,
+  TransferAction,
   FlowSnapshot,
   HttpToolRequest,
   HttpToolResponse,
@@ -73,6 +80,15 @@ export class FlowRuntime {
   /** Http calls waiting for their answer: the state they were made in, and how many moves there were then. */
   readonly #pendingHttp = new Map<number, { state: string; moves: number }>();
   readonly #initialEntry: StateEntry;
+  /** The number the caller has begun typing in this state; every move forgets it. */
+  readonly #keypad = new KeypadInput();
+  /** What the keypad reads and changes of the session. */
+  readonly #keypadSession: KeypadSession = {
+    state: () => this.#state,
+    dtmf: () => this.#currentState().dtmf,
+    store: (variable, value) => this.#variables.set(variable, value),
+    move: (target) => this.#moveTo(target),
+  };
 
   constructor(document: FlowDocument, options: FlowRuntimeOptions = {}) {
     this.#document = document;
@@ -199,6 +215,7 @@ export class FlowRuntime {
     const rendered = cue === undefined ? '' : renderTemplate(cue, this.variables);
     const speechCue = rendered.trim() === '' ? null : rendered;
 
+    const sendDtmf = definition?.send_dtmf !== undefined ? { sendDtmf: definition.send_dtmf } : {};
     if (definition?.http) {
       // The move waits for the answer: the result may choose it (on_tool_result).
       const callNumber = ++this.#callNumber;
@@ -227,7 +244,57 @@ export class FlowRuntime {
       speechCue,
       result: speechCue === null ? { ok: true, state: this.#state } : { ok: true, state: this.#state, spoken: speechCue },
       ...(entered ? { entered } : {}),
+      ...sendDtmf,
     };
+  }
+
+  /**
+   * Keys the caller pressed (0-9, * and #), applied one after the other: a key of the state's
+   * `dtmf.keys` moves at once, the digits of `dtmf.collect` are gathered until the number is
+   * complete (stored, then the move to `then`), and a key the state does not take is ignored.
+   * After a move the next keys count in the state entered. Committed at once, like a tool call:
+   * an interruption never undoes it, and a model response under way when the keys moved the
+   * state has its later calls rejected (the state changed). The keys are the caller's turn:
+   * `beginUserTurn` before the model answers it. `keypadTurns` (keypad.ts) gives the caller turns to add to
+   * the model's history.
+   */
+  pressKeys(digits: string): KeypadOutcome {
+    return this.#keypad.press(this.#keypadSession, digits);
+  }
+
+  /**
+   * The engine's timer ran out after the caller's last key (`collectTimeoutMs`): a number with at
+   * least one digit is complete, as if the finish key had been pressed. Null when no number was
+   * begun (nothing to finish; the caller may still speak or press).
+   */
+  collectTimedOut(): KeypadOutcome | null {
+    return this.#keypad.timedOut(this.#keypadSession);
+  }
+
+  /** How long to wait for the caller's next key before `collectTimedOut()`: only while a number is begun, else null. */
+  collectTimeoutMs(): number | null {
+    return this.#keypad.timeoutMs(this.#currentState().dtmf);
+  }
+
+  /**
+   * The current state's transfer failed (nobody answered, busy, the carrier refused): the session
+   * moves to its `on_failed` state. Null when the state has no transfer or no `on_failed` (the
+   * engine ends the call then).
+   */
+  transferFailed(): RuntimeMove | null {
+    const onFailed = this.#currentState().on_enter?.transfer?.on_failed;
+    if (onFailed === undefined) return null;
+    const fromState = this.#state;
+    const entered = this.#moveTo(onFailed);
+    return { fromState, toState: this.#state, via: TRANSFER_FAILED_MOVE, entered };
+  }
+
+  /** `settings.voicemail` with its message rendered now; null when the flow sets none. */
+  voicemail(): { detect: boolean; message: string | null } | null {
+    const voicemail = this.#document.settings?.voicemail;
+    if (!voicemail) return null;
+    const message = voicemail.message === undefined ? '' : renderTemplate(voicemail.message, this.variables);
+    return { detect: voicemail.detect, message: message.trim() === '' ? null : message };
   }
 
   /**
@@ -284,6 +351,7 @@ export class FlowRuntime {
   #moveTo(target: string | undefined): StateEntry | null {
     // A transition back to the same state is a stay: same prompt, same tools, nothing to re-enter.
     if (target === undefined || target === this.#state) return null;
+    this.#keypad.forget();
     this.#state = target;
     this.#path.push(target);
     this.#movedToInResponse = target;

@@ -108,6 +108,11 @@ export const ToolDefinition = z.strictObject({
   /** Spoken at once when the tool is called; may contain `{variable}` placeholders. */
   speech_cue: z.string().optional(),
   http: HttpAction.optional(),
+  /**
+   * Keys the agent presses on the phone line when the model calls the tool (an IVR on the other
+   * side): 0-9, *, #, A-D, and w for half a second's pause (checked in semantics-local.ts).
+   */
+  send_dtmf: z.string().optional(),
 });
 export type ToolDefinition = z.infer<typeof ToolDefinition>;
 
@@ -127,6 +132,52 @@ export const StateAgent = z.strictObject({
 });
 export type StateAgent = z.infer<typeof StateAgent>;
 
+/** The keys a phone keypad has: what `dtmf.keys` may map and a caller may press. */
+export const DTMF_KEY_PATTERN = /^[0-9*#]$/;
+
+const DtmfKey = nameKey(DTMF_KEY_PATTERN, 'invalid_dtmf_key', 'a keypad key is one of 0-9, * or # (quote it: "1", "*", "#")');
+
+export const FinishKey = z.enum(['#', '*']).register(enumRules, { code: 'invalid_value', what: 'finish key' });
+
+/** The caller's keypad in a state: keys that move at once, and a number collected into a variable. */
+export const StateDtmf = z.strictObject({
+  /** A key to the state it moves to, as a declared transition. */
+  keys: z.record(DtmfKey, z.string()).optional(),
+  collect: z
+    .strictObject({
+      /** The variable the digits are stored in, as text (leading zeros kept). */
+      into: z.string(),
+      /** Collecting finishes when this many digits were pressed. */
+      max_digits: boundedNumber(1, 64, true, 'digits'),
+      /** Pressing this key finishes collecting; it is not stored. */
+      finish_on: FinishKey.optional(),
+      /** Silence after a digit that finishes collecting; absent means 5000. */
+      timeout_ms: boundedNumber(500, 60_000, true, 'milliseconds').optional(),
+      /** The state the session moves to once the number is collected. */
+      then: z.string(),
+    })
+    .optional(),
+});
+export type StateDtmf = z.infer<typeof StateDtmf>;
+
+export const TransferMode = z.enum(['cold', 'warm']).register(enumRules, { code: 'invalid_value', what: 'transfer mode' });
+
+/**
+ * Hands the caller to a person: a phone number (E.164) or a SIP address. `cold` passes the call
+ * on; `warm` first calls the person, tells them what the call was about (with `summary`), then
+ * joins them. The address is checked in semantics-local.ts.
+ */
+export const Transfer = z.strictObject({
+  to: z.string(),
+  /** Absent means cold. */
+  mode: TransferMode.optional(),
+  /** Warm only: tell the person a summary of the call before joining them. */
+  summary: z.boolean().optional(),
+  /** Where the caller goes when the transfer fails (no answer, busy); required for warm. */
+  on_failed: z.string().optional(),
+});
+export type Transfer = z.infer<typeof Transfer>;
+
 /** What happens on entering a state, before and without the model: set, then say, then end. */
 export const OnEnter = z.strictObject({
   /** Variables to set; text values may contain `{variable}` placeholders. */
@@ -135,6 +186,8 @@ export const OnEnter = z.strictObject({
   say: z.string().optional(),
   /** End the session once what was said has been spoken; the model is not run. */
   end_session: z.boolean().optional(),
+  /** Transfer the call once what was said has been spoken; the model is not run. */
+  transfer: Transfer.optional(),
 });
 export type OnEnter = z.infer<typeof OnEnter>;
 
@@ -161,6 +214,8 @@ export const FlowState = z.strictObject({
   endpointing_ms: boundedNumber(100, 5_000, true, 'milliseconds').optional(),
   /** reset: the model remembers nothing said before entering. Absent means keep. */
   context: ContextMode.optional(),
+  /** What the caller's phone keypad does in this state; absent: a key pressed here moves nothing. */
+  dtmf: StateDtmf.optional(),
 });
 export type FlowState = z.infer<typeof FlowState>;
 
@@ -187,6 +242,11 @@ export const FlowSettings = z.strictObject({
     .optional(),
   /** Names of top-level `tools` offered in every state. */
   global_tools: z.record(z.string(), GlobalTool).optional(),
+  /**
+   * Outbound phone calls: when an answering machine picks up, leave `message` (placeholders
+   * rendered) after the beep and hang up.
+   */
+  voicemail: z.strictObject({ detect: z.boolean(), message: z.string().optional() }).optional(),
 });
 export type FlowSettings = z.infer<typeof FlowSettings>;
 

@@ -11,7 +11,7 @@ function asObject(value: unknown): Obj | null {
 }
 
 /** Every tool definition of the document with its path: the top-level ones and each state's. */
-function toolsWithPaths(doc: Obj): Array<{ path: Array<string | number>; tool: Obj }> {
+export function toolsWithPaths(doc: Obj): Array<{ path: Array<string | number>; tool: Obj }> {
   const found: Array<{ path: Array<string | number>; tool: Obj }> = [];
   for (const [name, tool] of Object.entries(asObject(doc.tools) ?? {})) {
     const definition = asObject(tool);
@@ -26,7 +26,7 @@ function toolsWithPaths(doc: Obj): Array<{ path: Array<string | number>; tool: O
   return found;
 }
 
-/** Every variable something in the document can set: parameters, on_enter.set, http.store. */
+/** Every variable something in the document can set: parameters, on_enter.set, http.store, dtmf.collect.into. */
 export function settableByDocument(doc: Obj): Set<string> {
   const settable = new Set<string>();
   for (const { tool } of toolsWithPaths(doc)) {
@@ -35,6 +35,8 @@ export function settableByDocument(doc: Obj): Set<string> {
   }
   for (const state of Object.values(asObject(doc.states) ?? {})) {
     for (const name of Object.keys(asObject(asObject(asObject(state)?.on_enter)?.set) ?? {})) settable.add(name);
+    const into = asObject(asObject(asObject(state)?.dtmf)?.collect)?.into;
+    if (typeof into === 'string') settable.add(into);
   }
   return settable;
 }

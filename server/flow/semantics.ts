@@ -4,10 +4,12 @@
 //
 // The extended keys (docs/flows.md) that refer to states and tools (top-level and global tools,
 // `on_tool_result`, `on_enter.end_session`) take part here; the checks of one tool or one state on
-// its own (http actions, enums, on-entry speech) are in semantics-local.ts.
+// its own (http actions, enums, on-entry speech) are in semantics-local.ts; the keys of a phone
+// call (keypad, transfer, send_dtmf) in semantics-phone.ts, whose moves count here as transitions.
 import { findPlaceholders } from './template.ts';
 import type { DiagnosticCode } from './diagnostic-codes.ts';
 import { checkLocalRules, settableByDocument } from './semantics-local.ts';
+import { checkPhoneRules } from './semantics-phone.ts';
 
 /** Its severity is its code's, from DIAGNOSTIC_CODES. */
 export interface SemanticProblem {
@@ -76,12 +78,14 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
   const edges = new Map<string, Set<string>>();
   const sharedTools = asObject(doc.tools) ?? {};
   const globalTargets = checkGlobalTools(doc, states, sharedTools, out);
+  const phoneTargets = checkPhoneRules(doc, states, out);
   // A shared tool is "listed" when it is global or some state lists it.
   const sharedUsed = new Set<string>(Object.keys(asObject(asObject(doc.settings)?.global_tools) ?? {}));
 
   for (const stateName of stateNames) {
     const state = asObject(states[stateName]);
-    const targets = new Set<string>();
+    // A key, a collected number or a failed transfer leads on as a tool's move does.
+    const targets = new Set<string>(phoneTargets.get(stateName));
     edges.set(stateName, targets);
     if (!state) continue;
     const statePath = ['states', stateName];
@@ -234,8 +238,9 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
   for (const stateName of stateNames) {
     const leavesTo = [...(edges.get(stateName) ?? [])].filter((target) => target !== stateName);
     const state = asObject(states[stateName]);
-    // A state that ends the session is final by design: nothing to say about it.
-    const endsSession = asObject(state?.on_enter)?.end_session === true;
+    // A state that ends the session, or hands the call to a person, is final by design: nothing to say about it.
+    const onEnter = asObject(state?.on_enter);
+    const endsSession = onEnter?.end_session === true || asObject(onEnter?.transfer) !== null;
     if (leavesTo.length === 0 && state && !endsSession) {
       out.push({
         code: 'dead_end_state',
@@ -307,6 +312,7 @@ function checkPlaceholders(doc: Obj, states: Obj, settable: Set<string>, out: Se
     texts.push({ path: ['tools', toolName, 'speech_cue'], text: asObject(tool)?.speech_cue });
   }
   texts.push({ path: ['settings', 'idle', 'reprompt'], text: asObject(asObject(doc.settings)?.idle)?.reprompt });
+  texts.push({ path: ['settings', 'voicemail', 'message'], text: asObject(asObject(doc.settings)?.voicemail)?.message });
   for (const { path, text } of texts) {
     if (typeof text !== 'string') continue;
     const seen = new Map<string, number>();

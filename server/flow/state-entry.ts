@@ -1,7 +1,7 @@
 // What entering a state does without the model (the on-entry actions, docs/flows.md): its
 // `on_enter.set` is applied to the variables, and the rest is described for the engine to do —
-// the line to say, ending the call, whether the model answers, forgetting the conversation,
-// barge-in off while the entry is spoken.
+// the line to say, ending the call, handing it to a person, whether the model answers,
+// forgetting the conversation, barge-in off while the entry is spoken.
 import { ownValue } from './own-keys.ts';
 import type { StateEntry } from './runtime-types.ts';
 import type { FlowVariables } from './runtime-variables.ts';
@@ -20,12 +20,17 @@ export function enterState(document: FlowDocument, stateName: string, variables:
   }
   const say = onEnter?.say === undefined ? '' : renderTemplate(onEnter.say, variables.current);
   const endSession = onEnter?.end_session === true;
+  const transfer = onEnter?.transfer;
   return {
     state: stateName,
     say: say.trim() === '' ? null : say,
     endSession,
-    respond: state?.respond !== false && !endSession,
+    // The call is leaving the flow: the model has nothing more to say to the caller.
+    respond: state?.respond !== false && !endSession && transfer === undefined,
     resetContext: state?.context === 'reset',
     interruptible: state?.interruptible !== false,
+    ...(transfer
+      ? { transfer: { to: transfer.to, mode: transfer.mode ?? 'cold', summary: transfer.mode === 'warm' && transfer.summary === true, onFailed: transfer.on_failed ?? null } }
+      : {}),
   };
 }

@@ -7,8 +7,12 @@
 // shows the other branches, and the failure path, untested. A transition is (from, tool, to).
 // A global tool (settings.global_tools, offered in every state) counts as a tool, once, not as a
 // transition of every state: otherwise one "start over" would weigh as much as the whole flow.
+// A state's keypad (`dtmf`) has one transition per key and one for its collected number, named
+// as the graph names them (`key 1`, `collect account_number`: never a tool's name); they are
+// transitions, not tools.
 // Pure, so the studio paints what no test reaches from the same lists the API returns.
-import type { FlowDocument } from './types.ts';
+import { keypadMoves } from './keypad.ts';
+import type { FlowDocument, FlowState } from './types.ts';
 
 export interface Transition {
   from: string;
@@ -20,7 +24,7 @@ export interface Transition {
 /** What one run (or several, merged) was seen to do. */
 export interface Exercised {
   states: string[];
-  /** Accepted tool calls: the state they were made in, and the state they led to. */
+  /** Accepted tool calls and keypad moves: the state they were made in, and the state they led to. */
   transitions: Transition[];
 }
 
@@ -39,18 +43,24 @@ export interface FlowCoverage {
 
 /**
  * Every transition the flow has, in document order: each listed tool of each state, once per
- * state it may lead to (the call's target, then the states `on_tool_result` lists for it).
+ * state it may lead to (the call's target, then the states `on_tool_result` lists for it), then
+ * the state's keypad moves.
  */
 export function flowTransitions(flow: FlowDocument): Transition[] {
+  return Object.entries(flow.states).flatMap(([from, state]) => [
+    ...stateToolTransitions(from, state),
+    ...keypadMoves(state.dtmf).map(({ via, to }) => ({ from, tool: via, to })),
+  ]);
+}
+
+function stateToolTransitions(from: string, state: FlowState): Transition[] {
   const out: Transition[] = [];
-  for (const [from, state] of Object.entries(flow.states)) {
-    for (const tool of new Set(state.agent.tools ?? [])) {
-      const onCall = state.transitions?.on_tool_call;
-      const onResult = state.transitions?.on_tool_result;
-      const choices = onResult && Object.hasOwn(onResult, tool) ? onResult[tool]! : [];
-      const targets = new Set([onCall && Object.hasOwn(onCall, tool) ? onCall[tool]! : from, ...choices]);
-      for (const to of targets) out.push({ from, tool, to });
-    }
+  for (const tool of new Set(state.agent.tools ?? [])) {
+    const onCall = state.transitions?.on_tool_call;
+    const onResult = state.transitions?.on_tool_result;
+    const choices = onResult && Object.hasOwn(onResult, tool) ? onResult[tool]! : [];
+    const targets = new Set([onCall && Object.hasOwn(onCall, tool) ? onCall[tool]! : from, ...choices]);
+    for (const to of targets) out.push({ from, tool, to });
   }
   return out;
 }
@@ -80,7 +90,7 @@ export function flowCoverage(flow: FlowDocument, exercised: Exercised): FlowCove
   const seenTransitions = new Set(exercised.transitions.map(transitionKey));
   const states = Object.keys(flow.states);
   const transitions = flowTransitions(flow);
-  const tools = [...new Set([...transitions.map((t) => t.tool), ...Object.keys(flow.settings?.global_tools ?? {})])];
+  const tools = [...new Set([...Object.entries(flow.states).flatMap(([from, state]) => stateToolTransitions(from, state).map((t) => t.tool)), ...Object.keys(flow.settings?.global_tools ?? {})])];
   const seenTools = new Set(exercised.transitions.map((t) => t.tool));
   return {
     states: fraction(

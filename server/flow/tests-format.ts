@@ -4,8 +4,9 @@
 //
 // A file holds one test (`name`, `context`, `steps`) or a suite (`flow`, `tests: [...]`); the API
 // stores one test per resource and imports/exports suites. A step does one thing — `user` (a turn
-// the user says or types), `simulate` (a tool call made by hand, no model) or nothing (only checks,
-// e.g. of the greeting) — and `expect`s what the user would notice by the end of it. Where no
+// the user says or types), `simulate` (a tool call made by hand, no model), `dtmf` (keys the caller
+// presses) or nothing (only checks, e.g. of the greeting) — and `expect`s what the user would
+// notice by the end of it. Where no
 // model plays the agent (scripted and audio modes), the agent makes the calls `tool_called` names
 // and says the step's `reply`; in model mode the configured model must find them itself.
 //
@@ -19,7 +20,10 @@ import { z } from 'zod';
 import { DocumentLocator } from './locate.ts';
 import { parseYaml } from './parse-yaml.ts';
 import { describePath, describeValue } from './structure.ts';
+import { KEYPAD_RUN_PATTERN } from './keypad.ts';
+import { transferTargetProblem } from './semantics-phone.ts';
 import { ToolAnswer, ToolAnswers, checkToolAnswers } from './tests-tool-answers.ts';
+import { patternProblem } from './tests-patterns.ts';
 import { MAX_DOCUMENT_BYTES, MAX_YAML_ALIASES, type DocPath, type FlowDocument, type Severity } from './types.ts';
 
 /** Every code a test document can be diagnosed with, and its severity. */
@@ -34,13 +38,17 @@ export const TEST_DIAGNOSTIC_CODES = {
   two_actions: 'error',
   nothing_to_check: 'error',
   conflicting_answer: 'error',
+  invalid_transfer_target: 'error',
   // A test may be written before the state or tool it names exists in the flow.
   unknown_state: 'warning',
   unknown_tool: 'warning',
+  unknown_transfer_target: 'warning',
   // An http tool's answer (tool_results) that nothing in the step or the flow would use.
   unused_answer: 'warning',
 } as const satisfies Record<string, Severity>;
 export type TestDiagnosticCode = keyof typeof TEST_DIAGNOSTIC_CODES;
+
+export { matchesPattern, sameValue } from './tests-patterns.ts';
 
 export interface TestDiagnostic {
   severity: Severity;
@@ -82,12 +90,16 @@ export const StepExpectation = z.strictObject({
   interrupted: z.boolean().optional(),
   /** Whether the session ended during the step (a state's `on_enter: end_session`). */
   ended: z.boolean().optional(),
+  /** The number or SIP address the call was handed to during the step (`on_enter.transfer`), and the transfer did not fail. */
+  transferred_to: z.string().optional(),
 });
 export type StepExpectation = z.infer<typeof StepExpectation>;
 
 export const TestStep = z.strictObject({
   user: z.string().optional(),
   simulate: z.strictObject({ tool: z.string(), arguments: z.record(z.string(), Value).optional() }).optional(),
+  /** Keys the caller presses on the phone's keypad, one after the other, e.g. "1234#". */
+  dtmf: z.string().regex(KEYPAD_RUN_PATTERN, 'must be 1 to 32 of the keypad keys 0-9, * and #').optional(),
   /**
    * Do this step this long after the agent began to speak its previous reply, cutting it off,
    * instead of after it has finished (the default).
@@ -288,20 +300,33 @@ function asObject(value: unknown): Record<string, unknown> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
 
+const ACTION_WORDS = { user: 'speaks (user)', simulate: 'simulates a tool', dtmf: 'presses keys (dtmf)' } as const;
+
 function checkStep(raw: unknown, path: Array<string | number>, flow: FlowDocument | null, place: Place): TestDiagnostic[] {
   const step = asObject(raw);
   if (!step) return [];
   const out: TestDiagnostic[] = [];
-  if (step.user !== undefined && step.simulate !== undefined) {
-    out.push(at('two_actions', `${describePath(path)} both speaks (user) and simulates a tool: a step does one thing; split it in two`, [...path, 'simulate'], place([...path, 'simulate'], true)));
+  const actions = (['user', 'simulate', 'dtmf'] as const).filter((action) => step[action] !== undefined);
+  if (actions.length > 1) {
+    const second = actions[1]!;
+    out.push(at('two_actions', `${describePath(path)} both ${actions.map((a) => ACTION_WORDS[a]).join(' and ')}: a step does one thing; split it in two`, [...path, second], place([...path, second], true)));
   }
   const expect = asObject(step.expect);
-  const acts = step.user !== undefined || step.simulate !== undefined;
+  const acts = actions.length > 0;
   if (!acts && step.barge_in_after_ms === undefined && (!expect || Object.keys(expect).length === 0)) {
-    out.push(at('nothing_to_check', `${describePath(path)} neither acts (user, simulate) nor expects anything`, path, place(path)));
+    out.push(at('nothing_to_check', `${describePath(path)} neither acts (user, simulate, dtmf) nor expects anything`, path, place(path)));
   }
   if (!acts && step.barge_in_after_ms !== undefined) {
     out.push(at('nothing_to_check', `${describePath(path)} has barge_in_after_ms but nothing to barge in with: add user`, [...path, 'barge_in_after_ms'], place([...path, 'barge_in_after_ms'], true)));
+  }
+  const transferredTo = expect?.transferred_to;
+  const transferPath = [...path, 'expect', 'transferred_to'];
+  if (typeof transferredTo === 'string') {
+    const problem = transferTargetProblem(transferredTo);
+    if (problem) out.push(at('invalid_transfer_target', `${describePath(transferPath)}: ${problem}`, transferPath, place(transferPath)));
+    else if (flow && !Object.values(flow.states).some((state) => state.on_enter?.transfer?.to === transferredTo)) {
+      out.push(at('unknown_transfer_target', `no state of the flow transfers to ${transferredTo}`, transferPath, place(transferPath)));
+    }
   }
   for (const key of ['says', 'not_says', 'card', 'prompt'] as const) {
     const value = expect?.[key];
@@ -327,35 +352,6 @@ function checkStep(raw: unknown, path: Array<string | number>, flow: FlowDocumen
     }
   }
   return out;
-}
-
-// ── Text patterns ───────────────────────────────────────────────────────────────────────────
-
-const REGEX_LITERAL = /^\/(.*)\/([a-z]*)$/s;
-
-function patternProblem(text: string): string | null {
-  const literal = REGEX_LITERAL.exec(text);
-  if (!literal) return null;
-  try {
-    new RegExp(literal[1]!, literal[2]);
-    return null;
-  } catch (error) {
-    return `${text} is not a valid regular expression (${error instanceof Error ? error.message : String(error)})`;
-  }
-}
-
-/** Whether `actual` matches a `says`-style pattern: `/regex/flags`, or text found case-insensitively. */
-export function matchesPattern(pattern: string, actual: string): boolean {
-  const literal = REGEX_LITERAL.exec(pattern);
-  if (literal) return new RegExp(literal[1]!, literal[2]).test(actual);
-  return actual.toLowerCase().includes(pattern.toLowerCase());
-}
-
-/** Values compare as text (see the top of this file). */
-export function sameValue(expected: unknown, actual: unknown): boolean {
-  if (actual === undefined || actual === null) return false;
-  const text = (v: unknown) => (typeof v === 'object' ? JSON.stringify(v) : String(v));
-  return text(expected) === text(actual);
 }
 
 // ── Files ───────────────────────────────────────────────────────────────────────────────────

@@ -16,9 +16,11 @@ export type {
   OnEnter,
   ParameterType,
   StateAgent,
+  StateDtmf,
   StateUi,
   ToolDefinition,
   ToolParameter,
+  Transfer,
 } from './schema.ts';
 export type { DiagnosticCode, Severity } from './diagnostic-codes.ts';
 

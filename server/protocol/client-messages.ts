@@ -5,6 +5,9 @@ import { z } from 'zod';
 
 const MAX_TEXT = 4_000;
 
+/** Keys a client presses for the caller, as a phone keypad has them; a run of up to 32 at once (a flow test's dtmf step takes the same). */
+export const CLIENT_DTMF_PATTERN = /^[0-9*#]{1,32}$/;
+
 export const ClientMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string().trim().min(1, 'text must not be empty').max(MAX_TEXT, `text is at most ${MAX_TEXT} characters`) }),
   z.object({ type: z.literal('interrupt') }),
@@ -15,6 +18,8 @@ export const ClientMessage = z.discriminatedUnion('type', [
     name: z.string().min(1).max(64),
     arguments: z.record(z.string(), z.unknown()).optional(),
   }),
+  // The caller's keypad: WebSocket, WebRTC and studio clients press keys as a phone caller does.
+  z.object({ type: z.literal('dtmf'), digits: z.string().regex(CLIENT_DTMF_PATTERN, 'digits are 1 to 32 of 0-9, * and #') }),
 ]);
 export type ClientMessage = z.infer<typeof ClientMessage>;
 export type ClientMessageType = ClientMessage['type'];

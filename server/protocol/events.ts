@@ -17,6 +17,13 @@ export interface TurnMetrics {
 
 export type ToolCallSource = 'model' | 'simulator';
 
+/** A move the caller's keys made: a key of the state's keypad (`key 1`) or a number collected (`collect account_number`). */
+export interface KeypadMoveEvent {
+  from_state: string;
+  to_state: string;
+  via: string;
+}
+
 export type ServerEvent =
   | { type: 'session_started'; session_id: string; mode: 'assistant' | 'flow'; flow_id: string | null; sample_rate: number }
   | { type: 'flow_state'; state: string; prompt: string; artifact_type: string; variables: Record<string, VariableValue>; tools: string[] }
@@ -56,6 +63,30 @@ export type ServerEvent =
       from_state: string;
       to_state: string;
       source: ToolCallSource;
+    }
+  | {
+      /**
+       * Keys pressed on the line: by the caller (a phone's keypad, or a client's `dtmf` message),
+       * or by the agent (a `send_dtmf` tool). `moves` are the states the caller's keys led to, in
+       * order (empty when they moved nothing, and for the agent's keys), as a tool_call's
+       * from_state and to_state say it for a call.
+       */
+      type: 'dtmf';
+      digits: string;
+      source: 'caller' | 'agent';
+      moves: KeypadMoveEvent[];
+    }
+  | {
+      /**
+       * A transfer of the call to a person (`on_enter.transfer`): `started` when the carrier is
+       * asked, then `completed` (the caller is with the person, and the flow's part is over) or
+       * `failed` with its reason (the caller goes to the state's `on_failed`).
+       */
+      type: 'transfer';
+      to: string;
+      mode: 'cold' | 'warm';
+      status: 'started' | 'completed' | 'failed';
+      reason?: string;
     }
   | { type: 'agent_started_speaking' }
   | { type: 'agent_stopped_speaking' }

@@ -18,6 +18,7 @@ type ToolCallEvent = ServerEventOf<'tool_call'>;
 export function describeAction(step: TestStep): string {
   if (step.user !== undefined) return `user: ${step.user}`;
   if (step.simulate) return `simulate: ${step.simulate.tool}`;
+  if (step.dtmf !== undefined) return `dtmf: ${step.dtmf}`;
   return 'check';
 }
 
@@ -64,7 +65,8 @@ export function pathOf(events: readonly ServerEvent[], startState: string | null
 }
 
 /**
- * States entered and accepted calls, each with the state it led to, for coverage. An http tool's
+ * States entered, and accepted calls and keypad moves, each with the state it led to, for
+ * coverage (a keypad move is named as the graph names it: `key 1`, `collect account_number`). An http tool's
  * call moves nothing itself (its tool_call event stays); its tool_result event, later, says where
  * the answer led. So a result is paired with the earliest call of that tool, from that state,
  * that stayed and is not yet paired; a result that came after the session moved on (from another
@@ -80,6 +82,8 @@ export function exercisedBy(events: readonly ServerEvent[]): Exercised {
       if (!call) continue;
       call.waiting = false;
       call.to = e.to_state;
+    } else if (e.type === 'dtmf') {
+      for (const move of e.moves) calls.push({ from: move.from_state, tool: move.via, to: move.to_state, waiting: false });
     }
   }
   return {
@@ -135,6 +139,26 @@ function textCheck(check: 'says' | 'not_says' | 'card' | 'prompt', pattern: stri
       : negate
         ? `${what} said ${pattern}: "${actual}"`
         : `${what} did not match ${pattern}: "${actual}"`,
+  };
+}
+
+/** The call was handed to `to` during the step: a transfer to it started (or completed) and did not fail. */
+function checkTransfer(to: string, stepEvents: readonly ServerEvent[]): CheckResult {
+  const transfers = stepEvents.filter((e): e is ServerEventOf<'transfer'> => e.type === 'transfer');
+  const toTarget = transfers.filter((e) => e.to === to);
+  const failed = toTarget.find((e) => e.status === 'failed');
+  const passed = toTarget.length > 0 && !failed;
+  const seen = [...new Set(transfers.map((e) => `${e.to} (${e.status}${e.reason ? `: ${e.reason}` : ''})`))];
+  return {
+    check: 'transferred_to',
+    passed,
+    expected: to,
+    actual: transfers.map((e) => ({ to: e.to, mode: e.mode, status: e.status, ...(e.reason ? { reason: e.reason } : {}) })),
+    message: passed
+      ? `transferred to ${to}`
+      : failed
+        ? `the transfer to ${to} failed${failed.reason ? `: ${failed.reason}` : ''}`
+        : `expected a transfer to ${to}; saw ${seen.length > 0 ? seen.join(', ') : 'no transfer'}`,
   };
 }
 
@@ -202,6 +226,7 @@ export function checkStep(index: number, step: TestStep, stepEvents: readonly Se
       message: ended ? `the session ended (${ended.reason})` : 'the session went on',
     });
   }
+  if (expect.transferred_to !== undefined) checks.push(checkTransfer(expect.transferred_to, stepEvents));
   const before = allEvents.slice(0, allEvents.length - stepEvents.length);
   return {
     index,

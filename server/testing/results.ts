@@ -6,7 +6,7 @@ import type { Exercised, FlowCoverage } from '../flow/tests-coverage.ts';
 
 export type TestMode = 'scripted' | 'model' | 'audio';
 
-export type CheckName = 'state' | 'tool_called' | 'variables' | 'says' | 'not_says' | 'card' | 'prompt' | 'interrupted' | 'ended' | 'errors' | 'finished';
+export type CheckName = 'state' | 'tool_called' | 'variables' | 'says' | 'not_says' | 'card' | 'prompt' | 'interrupted' | 'ended' | 'transferred_to' | 'errors' | 'finished';
 
 export interface CheckResult {
   check: CheckName;
@@ -36,7 +36,7 @@ export interface ToolCallSeen {
 
 export interface StepResult {
   index: number;
-  /** What the step did: `user: …`, `simulate: tool`, or `check`. */
+  /** What the step did: `user: …`, `simulate: tool`, `dtmf: 12#`, or `check`. */
   action: string;
   passed: boolean;
   checks: CheckResult[];

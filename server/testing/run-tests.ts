@@ -2,6 +2,8 @@
 // session (server/engine) as a client would and checks what a client sees; the modes differ only
 // in who plays the agent and how the user's turns arrive:
 //
+// A step's keys (`dtmf`) reach the session as a phone's keypad would press them, in every mode.
+//
 //   mode      user's turns                                agent                 agent's voice, clock
 //   scripted  typed                                       the test's script     silent, stepped (instant)
 //   model     typed                                       the configured model  silent, stepped
@@ -114,7 +116,7 @@ export async function runTest(flow: FlowDocument, test: FlowTest, options: RunOp
 
 /** The step after `index` acts this long into the agent's reply (a barge-in), if it says so. */
 function bargeInOf(step: TestStep | undefined): number | undefined {
-  if (!step || (step.user === undefined && !step.simulate)) return undefined;
+  if (!step || (step.user === undefined && !step.simulate && step.dtmf === undefined)) return undefined;
   return step.barge_in_after_ms;
 }
 
@@ -148,7 +150,7 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
     for (const [index, step] of test.steps.entries()) {
       signal.throwIfAborted();
       // A first step that only checks checks the greeting: what was said and shown on connecting.
-      const from = index === 0 && step.user === undefined && !step.simulate ? 0 : session.events.length;
+      const from = index === 0 && step.user === undefined && !step.simulate && step.dtmf === undefined ? 0 : session.events.length;
       current = step;
       script?.plan(expectedCalls(step.expect), step.reply);
       if (step.user !== undefined) {
@@ -156,6 +158,8 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
         else session.type(step.user);
       } else if (step.simulate) {
         session.simulate(step.simulate.tool, step.simulate.arguments ?? {});
+      } else if (step.dtmf !== undefined) {
+        session.pressKeys(step.dtmf);
       }
       settled = await session.settle({ fromEvent: from, spoke: audio && step.user !== undefined, bargeInAfterMs: bargeInOf(test.steps[index + 1]), timeoutMs });
       const all = session.events.map((e) => e.event);

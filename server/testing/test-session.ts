@@ -109,6 +109,11 @@ export class TestSession {
     this.caller.say(pcm);
   }
 
+  /** Keys the caller presses on the phone's keypad. */
+  pressKeys(digits: string): void {
+    this.session.pushDigits(digits);
+  }
+
   simulate(tool: string, args: Record<string, unknown>): void {
     this.session.handleMessage({ type: 'simulate_tool', name: tool, arguments: args });
   }
@@ -217,5 +222,15 @@ export class TestSession {
         };
       },
     };
+  }
+}
+
+// The engine's keypad entry, which a phone carrier's digits and a client's dtmf message reach too.
+// Declared here so the runner type-checks against it before the engine defines it; remove this
+// block once VoiceSession has the method.
+declare module '../engine/session.ts' {
+  interface VoiceSession {
+    /** Keys the caller pressed (0-9, * and #), applied through the flow's keypad (`FlowRuntime.pressKeys`). */
+    pushDigits(digits: string): void;
   }
 }

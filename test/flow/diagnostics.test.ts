@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { DIAGNOSTIC_CODES, type DiagnosticCode, type Severity } from '../../server/flow/diagnostic-codes.ts';
 import { EXTENDED_CASES } from './extended-diagnostic-cases.ts';
+import { PHONE_CASES } from './phone-diagnostic-cases.ts';
 
 /** A valid two-state flow; each case below breaks one thing in it. Line numbers matter. */
 const VALID = `id: demo
@@ -266,8 +267,8 @@ describe('flow diagnostics', () => {
   });
 
   it('covers every diagnostic code the validator can report', () => {
-    // The codes of the extended flow keys have their cases in extended-diagnostic-cases.ts.
-    const covered = new Set([...cases, ...EXTENDED_CASES].map((c) => c.code));
+    // The extended keys' codes have their cases in extended-diagnostic-cases.ts, the phone keys' in phone-diagnostic-cases.ts.
+    const covered = new Set([...cases, ...EXTENDED_CASES, ...PHONE_CASES].map((c) => c.code));
     covered.add('document_too_large').add('too_many_aliases');
     // The Pipecat converter's codes are not the validator's: pipecat-import.test.ts covers them.
     const validatorCodes = Object.keys(DIAGNOSTIC_CODES).filter((code) => !code.startsWith('pipecat_'));

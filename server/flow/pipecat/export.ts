@@ -62,7 +62,9 @@ export function exportPipecatFlow(flow: FlowDocument): PipecatExport {
 
   const settings = flow.settings ?? {};
   for (const key of Object.keys(settings)) {
-    if (key !== 'base_system_prompt' && key !== 'global_tools') {
+    if (key === 'voicemail') {
+      report('pipecat_no_equivalent', 'settings.voicemail has no FlowConfig equivalent (answering-machine detection is the telephony transport\'s, in code): it is left out', ['settings', key]);
+    } else if (key !== 'base_system_prompt' && key !== 'global_tools') {
       report('pipecat_no_equivalent', `settings.${key} has no FlowConfig equivalent (Pipecat sets it on its services, in code)`, ['settings', key]);
     }
   }
@@ -105,6 +107,8 @@ export function exportPipecatFlow(flow: FlowDocument): PipecatExport {
     if (state.ui !== undefined) report('pipecat_no_equivalent', 'the card (ui) has no FlowConfig equivalent: a Pipecat client draws its own', [...path, 'ui']);
     if (state.interruptible === false) report('pipecat_no_equivalent', '`interruptible: false` has no FlowConfig equivalent (Pipecat sets interruptions on the pipeline)', [...path, 'interruptible']);
     if (state.endpointing_ms !== undefined) report('pipecat_no_equivalent', '`endpointing_ms` has no FlowConfig equivalent (Pipecat sets it on its turn analyzer)', [...path, 'endpointing_ms']);
+    // The caller's keypad and a transfer are the telephony transport's in Pipecat, in code.
+    if (state.dtmf !== undefined) report('pipecat_no_equivalent', '`dtmf` (the caller\'s keypad) has no FlowConfig equivalent: its keys and collected number are left out', [...path, 'dtmf']);
     setOwn(nodes, stateName, node);
   }
   return { flowConfig: { initial_node: flow.initial_state, nodes }, diagnostics };
@@ -124,6 +128,7 @@ function functionOf(name: string, tool: ToolDefinition, target: string | undefin
   if (target !== undefined) fn.transition_to = target;
   if (tool.speech_cue !== undefined) report('pipecat_no_equivalent', `the speech cue of "${name}" has no FlowConfig equivalent (a handler would say it): it is left out`, [...path, 'speech_cue']);
   if (tool.http !== undefined) report('pipecat_no_equivalent', `the http action of "${name}" has no FlowConfig equivalent (a Pipecat handler would make the call, in code): it is left out`, [...path, 'http']);
+  if (tool.send_dtmf !== undefined) report('pipecat_no_equivalent', `the send_dtmf keys of "${name}" have no FlowConfig equivalent (a handler would press them, in code): they are left out`, [...path, 'send_dtmf']);
   return { type: 'function', function: fn };
 }
 
@@ -135,6 +140,7 @@ function preActionsOf(state: FlowState, path: Path, text: (template: string, pat
   // Voxflow ends on entering, after what on_enter says and without the model: Pipecat's
   // pre-action end_conversation does the same (it ends before the model would run).
   if (onEnter?.end_session === true) pre.push({ type: 'end_conversation' });
+  if (onEnter?.transfer !== undefined) report('pipecat_no_equivalent', '`on_enter.transfer` has no FlowConfig equivalent (a handler would transfer the call through the carrier, in code): it is left out', [...path, 'on_enter', 'transfer']);
   return pre;
 }
 

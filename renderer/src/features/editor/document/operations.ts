@@ -9,8 +9,10 @@
 // the data unchanged, which the editor treats as "nothing to do". The flow's settings, global
 // tools and a tool's http action are edited in operations-extended.ts, with the helpers exported here.
 // Over 400 lines on purpose: the state, tool and parameter edits stay together because each
-// keeps the references the others make (a rename reaches transitions, result lists, globals).
+// keeps the references the others make (a rename reaches transitions, result lists, globals,
+// and the phone keys' targets: phone-targets.ts).
 import { applyJsonToYaml } from '../../../../../server/flow/yaml-edit/index.ts';
+import { retargetPhoneMoves } from '../../../../../server/flow/phone-targets.ts';
 import { isRecord, listedTools, statesOf, type FlowData } from './flow-data.ts';
 
 export type FlowEdit = (data: FlowData) => FlowData;
@@ -103,6 +105,7 @@ export function renameState(data: FlowData, from: string, to: string): FlowData 
   next.states = renameKey(statesOf(next), from, to);
   if (next.initial_state === from) next.initial_state = to;
   for (const state of Object.values(statesOf(next))) {
+    retargetPhoneMoves(state, (target) => (target === from ? to : target));
     if (!isRecord(state) || !isRecord(state.transitions)) continue;
     if (isRecord(state.transitions.on_tool_call)) {
       const calls = state.transitions.on_tool_call;
@@ -147,6 +150,7 @@ export function deleteState(data: FlowData, name: string): FlowData {
   const states = statesOf(next);
   delete states[name];
   for (const state of Object.values(states)) {
+    retargetPhoneMoves(state, (target) => (target === name ? null : target));
     if (!isRecord(state) || !isRecord(state.transitions)) continue;
     if (isRecord(state.transitions.on_tool_call)) {
       const calls = state.transitions.on_tool_call;

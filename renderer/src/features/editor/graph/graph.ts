@@ -6,12 +6,16 @@
 // be interrupted, the global tools that lead to it, and an http tool's result branches
 // (`on_tool_result`) as links of their own.
 //
+// A phone keypad's moves (a state's `dtmf`) are links too, labelled as coverage names them
+// ("key 1", "collect account_number"), so a key no flow test presses is painted like a tool.
+//
 // Derivation runs after every edit and every re-parse of the YAML; on a 200-state flow most
 // states did not change, so cards and links equal to the previous derivation are handed back as
 // the same objects. The graph component then keeps its xyflow node objects for them, and xyflow
 // skips re-measuring and re-rendering what is unchanged.
 import type { Diagnostic } from '../../../../../server/flow/types.ts';
 import type { TalkOverlay } from '../../talk/talk-overlay.ts';
+import { keypadMoves } from '../../../../../server/flow/keypad.ts';
 import { initialStateOf, readStates, type FlowData } from '../document/flow-data.ts';
 
 export type ToolChipKind =
@@ -167,8 +171,15 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
         if (typeof target === 'string' && target !== state.name && names.has(target)) branches.push({ tool, target });
       }
     }
-    // Moves and branches to one state bow apart together.
-    const outgoing = [...moving.map((t) => ({ tool: t.name, target: t.target!, branch: false })), ...branches.map((b) => ({ ...b, branch: true }))];
+    // The keypad's moves to existing states; a key that leads back here stays, as a tool does.
+    const keypad = keypadLinks(raw.dtmf).filter((k) => names.has(k.target));
+    const keypadStays = keypad.filter((k) => k.target === state.name).map((k) => ({ name: k.tool }));
+    // Moves, branches and keys to one state bow apart together.
+    const outgoing = [
+      ...moving.map((t) => ({ tool: t.name, target: t.target!, branch: false })),
+      ...branches.map((b) => ({ ...b, branch: true })),
+      ...keypad.filter((k) => k.target !== state.name).map((k) => ({ ...k, branch: false })),
+    ];
     const byTarget = new Map<string, typeof outgoing>();
     for (const link of outgoing) byTarget.set(link.target, [...(byTarget.get(link.target) ?? []), link]);
     for (const link of outgoing) {
@@ -184,7 +195,8 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
         ...(link.branch ? { branch: true } : {}),
       });
     }
-    staying.forEach((tool, index) =>
+    const loops = [...staying, ...keypadStays];
+    loops.forEach((tool, index) =>
       pushLink(links, oldLinks, {
         id: linkId(state.name, tool.name),
         source: state.name,
@@ -192,7 +204,7 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
         tool: tool.name,
         selfLoop: true,
         index,
-        count: staying.length,
+        count: loops.length,
       }),
     );
   }
@@ -201,6 +213,16 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
   const linksReused = links.length === previous.links.length && links.every((l, i) => l === previous.links[i]);
   if (reused && linksReused && initial === previous.initial) return previous;
   return { cards, links, initial };
+}
+
+/** The keypad's moves as the document has them so far (the studio draws a draft with errors too). */
+function keypadLinks(dtmf: unknown): Array<{ tool: string; target: string }> {
+  const keypad = asObj(dtmf);
+  const keys = Object.entries(asObj(keypad.keys)).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+  const collect = asObj(keypad.collect);
+  const { into, then } = collect;
+  const moves = keypadMoves({ keys: Object.fromEntries(keys), ...(typeof into === 'string' && typeof then === 'string' ? { collect: { into, then } } : {}) });
+  return moves.map((m) => ({ tool: m.via, target: m.to }));
 }
 
 function pushLink(links: TransitionLink[], old: Map<string, TransitionLink>, link: TransitionLink): void {
