@@ -3,12 +3,12 @@
 // renaming or deleting a state keeps the keys that lead there pointing right.
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { deriveGraph } from '../../../../renderer/src/features/editor/graph.ts';
-import { deleteState, renameState } from '../../../../renderer/src/features/editor/operations.ts';
-import { untestedOnGraph } from '../../../../renderer/src/features/tests/test-results.ts';
-import { parseFlow } from '../../../../server/flow/parse.ts';
-import { flowCoverage } from '../../../../server/flow/tests-coverage.ts';
-import { PHONE_VALID } from '../../../flow/phone-diagnostic-cases.ts';
+import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
+import { deleteState, renameState } from '../../../../../renderer/src/features/editor/document/operations.ts';
+import { untestedOnGraph } from '../../../../../renderer/src/features/tests/test-results.ts';
+import { parseFlow } from '../../../../../server/flow/parse.ts';
+import { flowCoverage } from '../../../../../server/flow/tests-coverage.ts';
+import { PHONE_VALID } from '../../../../flow/phone-diagnostic-cases.ts';
 
 describe('the graph of a flow with a keypad', () => {
   const graph = deriveGraph(parse(PHONE_VALID), parseFlow(PHONE_VALID).diagnostics);
