@@ -21,7 +21,8 @@ export const RULES: Record<Layer, Rule> = {
   catalog: { value: [], pure: true },
   config: { value: ['catalog'] },
   flow: { value: [], pure: true },
-  protocol: { value: [], types: ['flow'], pure: true },
+  /** The session protocol and the API's response schemas; a diagnostic's codes are the flow model's. */
+  protocol: { value: ['flow'], pure: true },
   audio: { value: [] },
   security: { value: [] },
   store: { value: ['security', 'errors'] },
@@ -31,8 +32,9 @@ export const RULES: Record<Layer, Rule> = {
   jobs: { value: ['flow', 'errors'] },
   engine: { value: ['providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'jobs'], types: ['store', 'config', 'security'] },
   outcomes: { value: ['store', 'protocol', 'flow', 'audio', 'security', 'errors'], types: ['config', 'engine'] },
-  testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio'], types: ['config', 'store'] },
-  http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes', 'jobs'] },
+  /** The flow-test runner, and runs of stored tests admitted and metered like sessions (errors are the API's codes). */
+  testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'errors'], types: ['config', 'store', 'jobs'] },
+  http: { value: ['errors', 'security', 'store', 'protocol'], types: ['config', 'engine', 'outcomes', 'jobs'] },
   api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs'], types: ['config', 'engine', 'providers'] },
   transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog'], types: ['config', 'store', 'providers'] },
   /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, migrate-command.ts: they put the server (or a CLI command) together. */
