@@ -141,7 +141,9 @@ export const apiContractPlugin = fp(
           },
         },
       },
-      transform: jsonSchemaTransform,
+      // @fastify/websocket hides its routes from documents, but the voice WebSockets are part of
+      // the API: their refusals are the API's HTTP errors, before any upgrade.
+      transform: (route) => jsonSchemaTransform(route.route.websocket && route.schema ? { ...route, schema: { ...route.schema, hide: false } } : route),
       transformObject: jsonSchemaTransformObject,
     });
   },
