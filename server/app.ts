@@ -18,6 +18,7 @@ import { secretRoutes } from './api/secrets/index.ts';
 import { createToolRequestSender } from './engine/tools/tool-requests.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
 import { webhookRoutes } from './api/webhooks/index.ts';
+import { apiContractPlugin, openApiRoutes } from './http/api-contract.ts';
 import { authPlugin } from './http/auth.ts';
 import { errorHandlerPlugin, frameworkErrors } from './http/error-handler.ts';
 import { hostAndOriginPlugin } from './http/host-and-origin.ts';
@@ -63,6 +64,8 @@ export interface BuildOptions {
   voiceInput?: VoiceInputFactory;
   /** Start the embedded voice and the configured vendors' SDKs once listening (default true). */
   warmUpVoice?: boolean;
+  /** Check every answer against its route's response schema, a mismatch a 500 (tests; costs a parse per answer). */
+  checkResponses?: boolean;
 }
 
 /** How long a close waits for a voice model load in progress (a load that hangs is cut off). */
@@ -290,6 +293,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(hostAndOriginPlugin);
     await app.register(rateLimitsPlugin);
     await app.register(authPlugin);
+    // Before any route: it validates, serializes and documents every route registered after it.
+    await app.register(apiContractPlugin, { checkResponses: options.checkResponses ?? false });
+    await app.register(openApiRoutes);
     await app.register(healthRoutes);
     await app.register(authRoutes);
     await app.register(apiKeyRoutes);

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { mediaBody } from './http/api-contract.ts';
 
 /** Paths the studio's router understands (renderer/src/lib/router.svelte.ts). */
 export const STUDIO_PAGES = ['/', '/flow-editor', '/sessions', '/session', '/settings', '/sign-in'] as const;
@@ -70,7 +71,9 @@ export async function studioRoutes(app: FastifyInstance, options: { dir?: string
     if (!page) return reply.status(503).headers(PAGE_HEADERS).send(NOT_BUILT_PAGE);
     return reply.headers(PAGE_HEADERS).send(page);
   };
-  for (const path of STUDIO_PAGES) app.get(path, async (_request, reply) => sendPage(reply));
+  const page200 = mediaBody('The studio (a single-page app: every studio path is the same page)', ['text/html']);
+  const page503 = mediaBody('The studio is not built: a page saying how to build it', ['text/html']);
+  for (const path of STUDIO_PAGES) app.get(path, { schema: { response: { 200: page200, 503: page503 } } }, async (_request, reply) => sendPage(reply));
 
   if (!dir || !existsSync(join(dir, 'assets'))) return;
   // RFC 9239: JavaScript is text/javascript (the mime table still says application/javascript,

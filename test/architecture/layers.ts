@@ -22,7 +22,8 @@ export const RULES: Record<Layer, Rule> = {
   catalog: { value: [], pure: true },
   config: { value: ['catalog'] },
   flow: { value: [], pure: true },
-  protocol: { value: [], types: ['flow'], pure: true },
+  /** The session protocol and the API's response schemas; a diagnostic's codes are the flow model's. */
+  protocol: { value: ['flow'], pure: true },
   audio: { value: [] },
   /** Bounds on work at once (the queue in front of password hashing): used by security/ and api/. */
   concurrency: { value: [] },
@@ -37,8 +38,9 @@ export const RULES: Record<Layer, Rule> = {
   /** engine/tools/ sends flows' http tool requests: signed, secrets opened, through the private-network guard. */
   engine: { value: ['providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'jobs', 'security'], types: ['store', 'config'] },
   outcomes: { value: ['store', 'protocol', 'flow', 'audio', 'security', 'errors'], types: ['config', 'engine'] },
-  testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio'], types: ['config', 'store'] },
-  http: { value: ['errors', 'security', 'store'], types: ['config', 'engine', 'outcomes', 'jobs'] },
+  /** The flow-test runner, and runs of stored tests admitted and metered like sessions (errors are the API's codes). */
+  testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'errors'], types: ['config', 'store', 'jobs'] },
+  http: { value: ['errors', 'security', 'store', 'protocol'], types: ['config', 'engine', 'outcomes', 'jobs'] },
   /** providers/ at run time for the vendor table's key check; the vendors' SDKs load only when a provider is made. */
   api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs', 'concurrency', 'providers'], types: ['config', 'engine'] },
   /** Carriers' REST calls (hang-up, transfer) share the providers' one retry loop. */

@@ -105,6 +105,8 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     minuteMs: options.minuteMs,
     webrtc: options.webrtc,
     studioDir: options.studioDir,
+    // Every answer of every test over this server is checked against its route's response schema.
+    checkResponses: true,
     ...(options.voice ? {} : { voiceInput: noVoiceInput, warmUpVoice: false }),
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

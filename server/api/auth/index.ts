@@ -1,5 +1,6 @@
 // POST /auth/signup and POST /auth/login: an email and a password in, an access token out.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { SIGNUP_CREDIT_CENTS } from '../../billing/prices.ts';
@@ -7,7 +8,8 @@ import { passwordProblem } from '../../security/password-policy.ts';
 import { REFRESH_TOKEN_TTL_SECONDS } from '../../security/access-tokens.ts';
 import { QueueFullError } from '../../concurrency/work-queue.ts';
 import { EmailTakenError } from '../../store/store.ts';
-import { parseInput } from '../../http/validation.ts';
+import { noBody } from '../../http/api-contract.ts';
+import { SignedIn } from '../../protocol/api/accounts.ts';
 
 const Credentials = z.object({
   email: z.string().trim().max(254, 'at most 254 characters').pipe(z.email('must be an email address')),
@@ -54,7 +56,8 @@ function refreshTokenOf(cookieHeader: string | undefined): string | null {
   return null;
 }
 
-export async function authRoutes(app: FastifyInstance): Promise<void> {
+export async function authRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, passwords, accessTokens } = app.services;
   const routeConfig = { auth: 'none' as const, authAttempt: true, carriesSecret: true };
   const secureCookies = () => app.services.publicUrl().startsWith('https:');
@@ -62,11 +65,11 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   /** The answer to a sign-in: an access token, and the refresh cookie beside it. */
   const signedIn = async (reply: FastifyReply, accountId: string, email: string) => {
     reply.header('set-cookie', refreshCookie(await accessTokens.issueRefresh(accountId), REFRESH_TOKEN_TTL_SECONDS, secureCookies()));
-    return { access_token: await accessTokens.issue(accountId), token_type: 'bearer', email };
+    return { access_token: await accessTokens.issue(accountId), token_type: 'bearer' as const, email };
   };
 
-  app.post('/auth/signup', { config: routeConfig }, async (request, reply) => {
-    const { email, password } = parseInput(Credentials, request.body);
+  app.post('/auth/signup', { config: routeConfig, schema: { body: Credentials, response: { 200: SignedIn } } }, async (request, reply) => {
+    const { email, password } = request.body;
     if (await store.accounts.findByEmail(email)) throw new AppError('email_taken');
     const passwordHash = await hashingBounded(() => passwords.hash(password));
     try {
@@ -79,8 +82,8 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post('/auth/login', { config: routeConfig }, async (request, reply) => {
-    const { email, password } = parseInput(LoginCredentials, request.body);
+  app.post('/auth/login', { config: routeConfig, schema: { body: LoginCredentials, response: { 200: SignedIn } } }, async (request, reply) => {
+    const { email, password } = request.body;
     const account = await store.accounts.findByEmail(email);
     // The same work and the same answer whether or not the email exists.
     const ok = await hashingBounded(() => (account ? passwords.verify(password, account.passwordHash) : passwords.verifyAgainstDecoy(password)));
@@ -89,7 +92,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // A new access token for the studio's refresh cookie (a new tab, a reload, an expired token).
-  app.post('/auth/refresh', { config: routeConfig }, async (request, reply) => {
+  app.post('/auth/refresh', { config: routeConfig, schema: { response: { 200: SignedIn } } }, async (request, reply) => {
     const token = refreshTokenOf(request.headers.cookie);
     if (!token) throw new AppError('missing_credentials', 'Not signed in in this browser: sign in with your email and password.');
     const verified = await accessTokens.verifyRefresh(token);
@@ -101,7 +104,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     return signedIn(reply, account.id, account.email);
   });
 
-  app.post('/auth/logout', { config: { auth: 'none' as const } }, async (_request, reply) => {
+  app.post('/auth/logout', { config: { auth: 'none' as const }, schema: { response: { 204: noBody('Signed out: the refresh cookie is cleared') } } }, async (_request, reply) => {
     reply.header('set-cookie', refreshCookie('', 0, secureCookies()));
     return reply.status(204).send();
   });

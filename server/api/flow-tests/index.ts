@@ -2,16 +2,18 @@
 // files, and run as jobs (runs.ts). Another account's flow is a 404, as everywhere. Tests are
 // parsed and checked against the flow in the flow-job workers, never on this thread.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { suiteText, splitSuite, type TestDiagnostic } from '../../flow/tests-format.ts';
 import { accountOf } from '../../http/services.ts';
-import { parseInput } from '../../http/validation.ts';
+import { mediaBody, noBody } from '../../http/api-contract.ts';
+import { FlowTestView, ImportedTests } from '../../protocol/api/flow-tests.ts';
 import type { Flow, FlowTestRecord } from '../../store/store.ts';
 import { flowTestRunRoutes } from './runs.ts';
 
-type FlowParams = { Params: { flow_id: string } };
-type TestParams = { Params: { flow_id: string; test_id: string } };
+export const FlowParams = z.object({ flow_id: z.string() });
+const TestParams = z.object({ flow_id: z.string(), test_id: z.string() });
 
 /** A test is a short script: 32 KiB holds hundreds of steps. */
 export const MAX_TEST_BYTES = 32 * 1024;
@@ -44,7 +46,8 @@ function refuse(diagnostics: TestDiagnostic[]): never {
   );
 }
 
-export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
+export async function flowTestRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
 
@@ -71,14 +74,14 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
     }
   };
 
-  app.get<FlowParams>('/v1/flows/:flow_id/tests', { config }, async (request) => {
+  app.get('/v1/flows/:flow_id/tests', { config, schema: { params: FlowParams, response: { 200: z.array(FlowTestView) } } }, async (request) => {
     const accountId = accountOf(request.principal);
     await ownFlow(accountId, request.params.flow_id);
     return (await store.flowTests.list(accountId, request.params.flow_id)).map((test) => testView(test));
   });
 
-  app.post<FlowParams>('/v1/flows/:flow_id/tests', { config }, async (request, reply) => {
-    const body = parseInput(TestBody, request.body);
+  app.post('/v1/flows/:flow_id/tests', { config, schema: { params: FlowParams, body: TestBody, response: { 201: FlowTestView } } }, async (request, reply) => {
+    const { body } = request;
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
     const result = await parsed(accountId, flow, body.yaml_content);
@@ -89,8 +92,8 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
   });
 
   /** A suite file (or one test): each test becomes a stored test, in the file's order. */
-  app.post<FlowParams>('/v1/flows/:flow_id/tests/import', { config }, async (request, reply) => {
-    const body = parseInput(ImportBody, request.body);
+  app.post('/v1/flows/:flow_id/tests/import', { config, schema: { params: FlowParams, body: ImportBody, response: { 201: ImportedTests } } }, async (request, reply) => {
+    const { body } = request;
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
     const result = await parsed(accountId, flow, body.yaml_content);
@@ -107,7 +110,8 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
   });
 
   /** Every test of the flow as one suite file, to keep beside the flow's YAML or run with the CLI. */
-  app.get<FlowParams>('/v1/flows/:flow_id/tests/export', { config }, async (request, reply) => {
+  const suiteFile = { 200: mediaBody('Every test of the flow as one suite file', ['application/yaml']) };
+  app.get('/v1/flows/:flow_id/tests/export', { config, schema: { params: FlowParams, response: suiteFile } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
     const tests = await store.flowTests.list(accountId, flow.id);
@@ -118,14 +122,14 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
       .send(tests.length === 0 ? 'tests: []\n' : suiteText(tests.map((t) => ({ yaml: t.yamlContent }))));
   });
 
-  app.get<TestParams>('/v1/flows/:flow_id/tests/:test_id', { config }, async (request) => {
+  app.get('/v1/flows/:flow_id/tests/:test_id', { config, schema: { params: TestParams, response: { 200: FlowTestView } } }, async (request) => {
     const accountId = accountOf(request.principal);
     await ownFlow(accountId, request.params.flow_id);
     return testView(await ownTest(accountId, request.params.flow_id, request.params.test_id));
   });
 
-  app.put<TestParams>('/v1/flows/:flow_id/tests/:test_id', { config }, async (request) => {
-    const body = parseInput(TestBody, request.body);
+  app.put('/v1/flows/:flow_id/tests/:test_id', { config, schema: { params: TestParams, body: TestBody, response: { 200: FlowTestView } } }, async (request) => {
+    const { body } = request;
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
     await ownTest(accountId, flow.id, request.params.test_id);
@@ -136,7 +140,7 @@ export async function flowTestRoutes(app: FastifyInstance): Promise<void> {
     return testView(test, result.diagnostics);
   });
 
-  app.delete<TestParams>('/v1/flows/:flow_id/tests/:test_id', { config }, async (request, reply) => {
+  app.delete('/v1/flows/:flow_id/tests/:test_id', { config, schema: { params: TestParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     await ownFlow(accountId, request.params.flow_id);
     if (!(await store.flowTests.remove(accountId, request.params.flow_id, request.params.test_id))) throw new AppError('flow_test_not_found');

@@ -3,18 +3,21 @@
 // The spec's writes keep their meaning (docs/flows.md#drafts): a new text is published at once as the
 // next version. The studio's drafts, publishing and history are in versions.ts.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { hasErrors, type Diagnostic } from '../../flow/types.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
-import { parseInput } from '../../http/validation.ts';
+import { mediaBody, noBody } from '../../http/api-contract.ts';
+import { FlowJson, FlowRecord, FlowSummary } from '../../protocol/api/flows.ts';
 import { requireJsonBodyText } from '../../http/json-body.ts';
 import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 import { assertFlowStorageLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import { flowPipecatRoutes } from './pipecat.ts';
 import { authorOf, flowVersionRoutes } from './versions.ts';
 
-type FlowParams = { Params: { flow_id: string } };
+export const FlowParams = z.object({ flow_id: z.string() });
 
 /** The validator's answer for storing: a 422 with every diagnostic, or the warnings to return. */
 function refuseErrors(diagnostics: Diagnostic[]): Diagnostic[] {
@@ -54,7 +57,8 @@ function fullView(flow: Flow, diagnostics?: Diagnostic[]) {
   };
 }
 
-export async function flowRoutes(app: FastifyInstance): Promise<void> {
+export async function flowRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
   /** Refused with 422 when it has errors; else its warnings and the document's own version string. */
@@ -69,8 +73,8 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     return flow;
   };
 
-  app.post('/v1/flows', { config }, async (request, reply) => {
-    const body = parseInput(CreateFlowBody, request.body);
+  app.post('/v1/flows', { config, schema: { body: CreateFlowBody, response: { 201: FlowRecord } } }, async (request, reply) => {
+    const { body } = request;
     const accountId = accountOf(request.principal);
     const adding = { flows: 1, bytes: textBytes(body.yaml_content) };
     // Early, so that a full account's uploads cost no flow job; again right before the write.
@@ -83,19 +87,19 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     return reply.status(201).send(fullView(flow, warnings));
   });
 
-  app.get('/v1/flows', { config }, async (request) => {
+  app.get('/v1/flows', { config, schema: { response: { 200: z.array(FlowSummary) } } }, async (request) => {
     return (await store.flows.list(accountOf(request.principal))).map((f) => ({ id: f.id, name: f.name, created_at: f.createdAt, updated_at: f.updatedAt }));
   });
 
-  app.get<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
+  app.get('/v1/flows/:flow_id', { config, schema: { params: FlowParams, response: { 200: FlowRecord } } }, async (request) => {
     return fullView(await ownFlow(accountOf(request.principal), request.params.flow_id));
   });
 
   // Added to the spec's endpoints (docs/flows.md): the YAML editor saves text with its comments.
-  app.put<FlowParams>('/v1/flows/:flow_id', { config }, async (request) => {
+  app.put('/v1/flows/:flow_id', { config, schema: { params: FlowParams, body: UpdateFlowBody, response: { 200: FlowRecord } } }, async (request) => {
     const accountId = accountOf(request.principal);
     const stored = await ownFlow(accountId, request.params.flow_id);
-    const body = parseInput(UpdateFlowBody, request.body);
+    const { body } = request;
     const checked = body.yaml_content !== undefined ? await validated(accountId, body.yaml_content) : undefined;
     const layout = body.layout === undefined ? undefined : body.layout === null ? null : JSON.stringify(body.layout);
     // The live text sent again unchanged is no new version (a client that saves what it read).
@@ -109,7 +113,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
     return fullView(flow, warnings);
   });
 
-  app.delete<FlowParams>('/v1/flows/:flow_id', { config }, async (request, reply) => {
+  app.delete('/v1/flows/:flow_id', { config, schema: { params: FlowParams, response: { 204: noBody('Deleted, with its versions and tests') } } }, async (request, reply) => {
     // A number still bound to the flow would take calls with nothing to answer them.
     const bound = (await store.phoneNumbers.list(accountOf(request.principal))).filter((n) => n.flowId === request.params.flow_id).map((n) => n.number);
     if (bound.length > 0) throw new AppError('flow_in_use', `Phone numbers still answer with this flow (${bound.join(', ')}): delete them or bind them to another flow first.`);
@@ -120,7 +124,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
 
   // The document itself as JSON, for the visual editor.
   // Made as text in the worker and sent as it is: no object tree copied back to this thread.
-  app.get<FlowParams>('/v1/flows/:flow_id/json', { config }, async (request, reply) => {
+  app.get('/v1/flows/:flow_id/json', { config, schema: { params: FlowParams, response: { 200: mediaBody('The published document as JSON', ['application/json'], FlowJson) } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const text = await flowJobs.toJsonText(accountId, (await ownFlow(accountId, request.params.flow_id)).yamlContent);
     return reply.type('application/json; charset=utf-8').send(text);
@@ -128,7 +132,7 @@ export async function flowRoutes(app: FastifyInstance): Promise<void> {
 
   // The JSON is applied onto the stored YAML, keeping comments and key order where content is unchanged.
   // The body stays text until the worker parses it (http/json-body.ts): up to 512 KiB of objects.
-  app.put<FlowParams>('/v1/flows/:flow_id/json', { config: { ...config, jsonBodyAsText: true } }, async (request) => {
+  app.put('/v1/flows/:flow_id/json', { config: { ...config, jsonBodyAsText: true }, schema: { params: FlowParams, description: 'The body is the flow document as a JSON object (checked by the flow validator in a worker).', response: { 200: FlowRecord } } }, async (request) => {
     const accountId = accountOf(request.principal);
     const stored = await ownFlow(accountId, request.params.flow_id);
     const body = requireJsonBodyText(request.body);

@@ -13,22 +13,25 @@
 // - Export is of the published version, what sessions run: `{flow_config, diagnostics}`, or with
 //   `?format=yaml` the FlowConfig as YAML, headed by what did not carry over as comments.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { requireJsonBodyText } from '../../http/json-body.ts';
-import { parseInput } from '../../http/validation.ts';
+import { PipecatExport, PipecatImport } from '../../protocol/api/flows.ts';
 
-type FlowParams = { Params: { flow_id: string } };
+const FlowParams = z.object({ flow_id: z.string() });
 
 const ExportQuery = z.object({ format: z.enum(['json', 'yaml'], { error: 'must be json or yaml' }).optional() });
 
-export async function flowPipecatRoutes(app: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Promise<Flow> }): Promise<void> {
+export async function flowPipecatRoutes(server: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Promise<Flow> }): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
 
-  app.post('/v1/flows/import/pipecat', { config: { ...config, jsonBodyAsText: true } }, async (request) => {
+  const importDescription = 'The body is a Pipecat FlowConfig as JSON, or {"text": "..."} holding a FlowConfig file as it is (JSON or YAML).';
+  app.post('/v1/flows/import/pipecat', { config: { ...config, jsonBodyAsText: true }, schema: { description: importDescription, response: { 200: PipecatImport } } }, async (request) => {
     const accountId = accountOf(request.principal);
     const body = requireJsonBodyText(request.body);
     const { yaml, diagnostics } = await flowJobs.importPipecat(accountId, body.text, body.maxDepth);
@@ -38,10 +41,16 @@ export async function flowPipecatRoutes(app: FastifyInstance, { ownFlow }: { own
     return { yaml_content: yaml, diagnostics };
   });
 
-  app.get<FlowParams>('/v1/flows/:flow_id/export/pipecat', { config }, async (request, reply) => {
+  const exported = {
+    200: {
+      description: 'The published version as a Pipecat FlowConfig: JSON with what did not carry over, or with ?format=yaml the YAML headed by those as comments',
+      content: { 'application/json': { schema: PipecatExport }, 'application/yaml': { schema: z.string() } },
+    },
+  };
+  app.get('/v1/flows/:flow_id/export/pipecat', { config, schema: { params: FlowParams, querystring: ExportQuery, response: exported } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
-    const { format = 'json' } = parseInput(ExportQuery, request.query, 'query');
+    const { format = 'json' } = request.query;
     const exported = await flowJobs.exportPipecat(accountId, flow.yamlContent);
     // A published version always validates; this is a stored flow from before a rule was added.
     if (!exported.ok) throw new AppError('invalid_flow', 'The published version of this flow has errors, so it cannot be exported; fix and publish it first.', exported.diagnostics);

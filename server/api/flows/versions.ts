@@ -8,22 +8,25 @@
 // a client can reload or deliberately overwrite ("keep mine") with it. A write without If-Match
 // is last-writer-wins, as in HTTP (scripts that do not care).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import type { Diagnostic } from '../../flow/types.ts';
 import type { Principal } from '../../http/services.ts';
 import { accountOf } from '../../http/services.ts';
-import { parseInput } from '../../http/validation.ts';
+import { noBody } from '../../http/api-contract.ts';
+import { optionalBody } from '../../http/validation.ts';
+import { DraftRecord, FlowRecord, FlowVersionRecord, FlowVersionSummary as FlowVersionSummaryView, PublishedVersion } from '../../protocol/api/flows.ts';
 import { textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import type { Flow, FlowDraft, FlowVersion, FlowVersionSummary, VersionAuthor } from '../../store/store.ts';
 
-type FlowParams = { Params: { flow_id: string } };
-type VersionParams = { Params: { flow_id: string; number: string } };
 
 const yamlContent = z.string({ error: 'must be the YAML document as a string' });
 const DraftBody = z.object({ yaml_content: yamlContent });
-const PublishBody = z.object({ note: z.string({ error: 'note must be text' }).trim().max(500, 'at most 500 characters').optional() });
+const PublishBody = optionalBody(z.object({ note: z.string({ error: 'note must be text' }).trim().max(500, 'at most 500 characters').optional() }));
 const VersionNumber = z.coerce.number({ error: 'must be a version number' }).int('must be a whole number').min(1, 'versions start at 1');
+const FlowParams = z.object({ flow_id: z.string() });
+const VersionParams = z.object({ flow_id: z.string(), number: VersionNumber });
 
 /** Who is writing: the studio signs in with a JWT; a backend uses an API key. */
 export function authorOf(principal: Principal | null): VersionAuthor | null {
@@ -73,12 +76,13 @@ function conflict(currentEtag: string, draft: FlowDraft | null): AppError {
 
 interface FlowHelpers {
   ownFlow(accountId: string, id: string): Promise<Flow>;
-  fullView(flow: Flow, diagnostics?: Diagnostic[]): unknown;
+  fullView(flow: Flow, diagnostics?: Diagnostic[]): z.infer<typeof FlowRecord>;
   /** A 422 with every diagnostic when there are errors; else the warnings. */
   refuseErrors(diagnostics: Diagnostic[]): Diagnostic[];
 }
 
-export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullView, refuseErrors }: FlowHelpers): Promise<void> {
+export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, fullView, refuseErrors }: FlowHelpers): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
 
@@ -100,18 +104,19 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
 
   const sendDraft = (reply: FastifyReply, view: ReturnType<typeof draftView>) => reply.header('etag', quoted(view.etag)).header('cache-control', 'no-store').send(view);
 
-  app.get<FlowParams>('/v1/flows/:flow_id/draft', { config }, async (request, reply) => {
+  const draftResponse = { 200: DraftRecord.describe('The draft, its ETag also in the ETag header') };
+  app.get('/v1/flows/:flow_id/draft', { config, schema: { params: FlowParams, response: draftResponse } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
     return sendDraft(reply, draftView(flow, await store.flowVersions.getDraft(accountId, flow.id)));
   });
 
   // Saved with errors too (it is a draft): the diagnostics come back, Publish refuses them.
-  app.put<FlowParams>('/v1/flows/:flow_id/draft', { config }, async (request, reply) => {
+  app.put('/v1/flows/:flow_id/draft', { config, schema: { params: FlowParams, body: DraftBody, response: draftResponse } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flowId = request.params.flow_id;
     await ownFlow(accountId, flowId);
-    const body = parseInput(DraftBody, request.body);
+    const { body } = request;
     // Checked before the flow job too, not only in the write: a conflict costs no job.
     const current = await store.flowVersions.currentEtag(accountId, flowId);
     const ifMatch = ifMatchOf(request, current);
@@ -127,7 +132,7 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
   });
 
   // Discards the unpublished changes; the published version is untouched. Idempotent.
-  app.delete<FlowParams>('/v1/flows/:flow_id/draft', { config }, async (request, reply) => {
+  app.delete('/v1/flows/:flow_id/draft', { config, schema: { params: FlowParams, response: { 204: noBody('Discarded (or there was none)') } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flowId = request.params.flow_id;
     await ownFlow(accountId, flowId);
@@ -140,11 +145,11 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
   });
 
   // The draft becomes version n+1 and is live at once; the draft is gone (nothing unpublished).
-  app.post<FlowParams>('/v1/flows/:flow_id/publish', { config }, async (request, reply) => {
+  app.post('/v1/flows/:flow_id/publish', { config, schema: { params: FlowParams, body: PublishBody, response: { 201: PublishedVersion } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flowId = request.params.flow_id;
     await ownFlow(accountId, flowId);
-    const body = parseInput(PublishBody, request.body ?? {});
+    const { body } = request;
     const draft = await store.flowVersions.getDraft(accountId, flowId);
     // If-Match: publish exactly the draft this window shows, not one saved over it elsewhere.
     const current = (await store.flowVersions.currentEtag(accountId, flowId))!;
@@ -163,33 +168,33 @@ export async function flowVersionRoutes(app: FastifyInstance, { ownFlow, fullVie
     return reply.status(201).send(await publishedView(accountId, flowId, published, warnings));
   });
 
-  app.get<FlowParams>('/v1/flows/:flow_id/versions', { config }, async (request) => {
+  app.get('/v1/flows/:flow_id/versions', { config, schema: { params: FlowParams, response: { 200: z.array(FlowVersionSummaryView) } } }, async (request) => {
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
     const versions = await store.flowVersions.list(accountId, flow.id) ?? [];
     return versions.map((version) => versionSummaryView(version, flow.publishedVersion));
   });
 
-  const ownVersion = async (request: FastifyRequest<VersionParams>): Promise<{ flow: Flow; version: FlowVersion }> => {
+  const ownVersion = async (request: FastifyRequest & { params: z.infer<typeof VersionParams> }): Promise<{ flow: Flow; version: FlowVersion }> => {
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
-    const number = parseInput(z.object({ number: VersionNumber }), request.params, 'path').number;
+    const { number } = request.params;
     const version = await store.flowVersions.get(accountId, flow.id, number);
     if (!version) throw new AppError('flow_version_not_found', `This flow has no version ${number}; GET /v1/flows/${flow.id}/versions lists them.`);
     return { flow, version };
   };
 
-  app.get<VersionParams>('/v1/flows/:flow_id/versions/:number', { config }, async (request) => {
+  app.get('/v1/flows/:flow_id/versions/:number', { config, schema: { params: VersionParams, response: { 200: FlowVersionRecord } } }, async (request) => {
     const { flow, version } = await ownVersion(request);
     return versionView(version, flow.publishedVersion);
   });
 
   // Rollback: an old version published again becomes the newest version (a copy), so the
   // history says it happened. The draft, if any, is kept: it is someone's unfinished work.
-  app.post<VersionParams>('/v1/flows/:flow_id/versions/:number/publish', { config }, async (request, reply) => {
+  app.post('/v1/flows/:flow_id/versions/:number/publish', { config, schema: { params: VersionParams, body: PublishBody, response: { 201: PublishedVersion } } }, async (request, reply) => {
     const { flow, version } = await ownVersion(request);
     const accountId = flow.accountId;
-    const body = parseInput(PublishBody, request.body ?? {});
+    const { body } = request;
     const note = body.note || `Published again from version ${version.number}`;
     // A rollback keeps a copy of the old text; publishing a draft only moves it (no quota check).
     const published = await withFlowStorageLeft(app.services, accountId, { bytes: textBytes(version.yamlContent) }, () =>

@@ -2,6 +2,8 @@
 // API's status and service, and the engine router's provider report. GET /capabilities says
 // which providers and transports this server offers. Both are open: no credential needed.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { Capabilities, Health } from '../../protocol/api/engine-router.ts';
 import { EMBEDDED_VENDORS, TURN_PROVIDER, defaultModel } from '../../providers/catalog.ts';
 
 interface ProviderConfig {
@@ -15,7 +17,8 @@ function isConfigured(p: ProviderConfig): boolean {
   return p.provider !== 'none' && (EMBEDDED_VENDORS.has(p.provider) || Boolean(p.apiKey) || Boolean(p.baseUrl));
 }
 
-export async function healthRoutes(app: FastifyInstance): Promise<void> {
+export async function healthRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { config, engine } = app.services;
   const { stt, llm, tts } = config.providers;
   // Known once every route is registered; not looked up on each request.
@@ -26,11 +29,11 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
 
   // A store that refuses writes (a full disk, a failed journal) makes the node unhealthy: 503,
   // so a load balancer stops sending it calls that would all fail.
-  app.get('/health', { config: { auth: 'none' } }, async (_request, reply) => {
+  app.get('/health', { config: { auth: 'none' }, schema: { response: { 200: Health, 503: Health.describe('The store refuses writes') } } }, async (_request, reply) => {
     const storeWritable = app.services.store.writable();
     if (!storeWritable) void reply.status(503);
     return {
-      status: storeWritable ? 'ok' : 'degraded',
+      status: storeWritable ? ('ok' as const) : ('degraded' as const),
       store_writable: storeWritable,
       service: 'voxflow',
       transport: webrtc ? 'webrtc+websocket' : 'websocket',
@@ -46,7 +49,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
-  app.get('/capabilities', { config: { auth: 'none' } }, async () => ({
+  app.get('/capabilities', { config: { auth: 'none' }, schema: { response: { 200: Capabilities } } }, async () => ({
     stt: { provider: stt.provider },
     tts: { provider: tts.provider },
     llm: { provider: llm.provider, model: llm.provider === 'none' ? null : (llm.model ?? defaultModel('llm', llm.provider)) },

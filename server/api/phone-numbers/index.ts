@@ -2,10 +2,12 @@
 // published version. A number belongs to one account on the whole server; the answer says the
 // exact URLs to paste into the carrier's console for its voice and status webhooks.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { accountOf } from '../../http/services.ts';
-import { parseInput } from '../../http/validation.ts';
+import { noBody } from '../../http/api-contract.ts';
+import { PhoneNumberView } from '../../protocol/api/phone.ts';
 import { CARRIERS, PhoneNumberTakenError, type PhoneNumber } from '../../store/store.ts';
 
 export const MAX_PHONE_NUMBERS_PER_ACCOUNT = 500;
@@ -35,7 +37,10 @@ function webhookUrls(publicUrl: string, number: PhoneNumber) {
   return { webhook_url: `${publicUrl}/telephony/${number.carrier}/voice`, status_url: `${publicUrl}/telephony/${number.carrier}/status` };
 }
 
-export async function phoneNumberRoutes(app: FastifyInstance): Promise<void> {
+const NumberParams = z.object({ id: z.string() });
+
+export async function phoneNumberRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store } = app.services;
   const view = (number: PhoneNumber) => ({
     id: number.id,
@@ -49,9 +54,9 @@ export async function phoneNumberRoutes(app: FastifyInstance): Promise<void> {
     last_call_status: number.lastCallStatus,
   });
 
-  app.post('/v1/phone-numbers', { config: { auth: 'jwt' } }, async (request, reply) => {
+  app.post('/v1/phone-numbers', { config: { auth: 'jwt' }, schema: { body: CreateBody, response: { 201: PhoneNumberView } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const body = parseInput(CreateBody, request.body);
+    const { body } = request;
     const flow = await store.flows.get(accountId, body.flow_id);
     if (!flow) throw new AppError('flow_not_found', `No flow with the id "${body.flow_id}".`);
     if (!(flow.publishedVersion >= 1)) throw new AppError('flow_not_published', `The flow "${flow.name}" has no published version: publish it first (drafts never take real calls).`);
@@ -68,17 +73,17 @@ export async function phoneNumberRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.get('/v1/phone-numbers', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+  app.get('/v1/phone-numbers', { config: { auth: 'jwt_or_api_key' }, schema: { response: { 200: z.array(PhoneNumberView) } } }, async (request) => {
     return (await store.phoneNumbers.list(accountOf(request.principal))).map(view);
   });
 
-  app.get<{ Params: { id: string } }>('/v1/phone-numbers/:id', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+  app.get('/v1/phone-numbers/:id', { config: { auth: 'jwt_or_api_key' }, schema: { params: NumberParams, response: { 200: PhoneNumberView } } }, async (request) => {
     const number = await store.phoneNumbers.get(accountOf(request.principal), request.params.id);
     if (!number) throw new AppError('phone_number_not_found', `No phone number with the id "${request.params.id}".`);
     return view(number);
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/phone-numbers/:id', { config: { auth: 'jwt' } }, async (request, reply) => {
+  app.delete('/v1/phone-numbers/:id', { config: { auth: 'jwt' }, schema: { params: NumberParams, response: { 204: noBody('Released: the number takes no more calls') } } }, async (request, reply) => {
     if (!(await store.phoneNumbers.delete(accountOf(request.principal), request.params.id))) {
       throw new AppError('phone_number_not_found', `No phone number with the id "${request.params.id}".`);
     }

@@ -1,6 +1,7 @@
 // Per-account provider keys: read masked by either credential, changed with a JWT only, sealed
 // at rest with AES-256-GCM and never returned in full.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { keyContext, resolveProviders } from '../../billing/provider-choice.ts';
@@ -11,8 +12,8 @@ import { checkProviderKey } from '../../providers/vendors.ts';
 import type { ProviderSettings, ProviderSettingsChanges } from '../../store/store.ts';
 import type { Config } from '../../config.ts';
 import { accountOf } from '../../http/services.ts';
-import { parseInput } from '../../http/validation.ts';
 import { CARRIER_BODY_FIELDS, carrierChanges, carrierView } from './carriers.ts';
+import { ProvidersView } from '../../protocol/api/accounts.ts';
 
 const key = z.string().trim().min(8, 'an API key is at least 8 characters').max(512, 'at most 512 characters').nullable();
 const vendor = (kind: ProviderKind) =>
@@ -57,9 +58,9 @@ function sealedKeyOf(settings: ProviderSettings, kind: ProviderKind): string | n
   return kind === 'stt' ? settings.sttKeyEnc : kind === 'llm' ? settings.llmKeyEnc : settings.ttsKeyEnc;
 }
 
-function maskedView(config: Config, secrets: SecretBox, settings: ProviderSettings) {
+function maskedView(config: Config, secrets: SecretBox, settings: ProviderSettings): ProvidersView {
   const resolved = resolveProviders(config, settings);
-  const view: Record<string, string | null> = {};
+  const view = {} as ProvidersView;
   for (const kind of PROVIDER_KINDS) {
     const sealed = sealedKeyOf(settings, kind);
     let masked: string | null = null;
@@ -79,18 +80,21 @@ function maskedView(config: Config, secrets: SecretBox, settings: ProviderSettin
   return view;
 }
 
-export async function providerRoutes(app: FastifyInstance): Promise<void> {
+type ProvidersView = import('zod').z.infer<typeof ProvidersView>;
+
+export async function providerRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, secrets, config } = app.services;
 
-  app.get('/v1/providers', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+  app.get('/v1/providers', { config: { auth: 'jwt_or_api_key' }, schema: { response: { 200: ProvidersView } } }, async (request) => {
     const accountId = accountOf(request.principal);
     const [settings, carriers] = await Promise.all([store.providers.get(accountId), store.providers.carrierCredentials(accountId)]);
     return { ...maskedView(config, secrets, settings), ...carrierView(secrets, accountId, carriers) };
   });
 
-  app.patch('/v1/providers', { config: { auth: 'jwt' } }, async (request) => {
+  app.patch('/v1/providers', { config: { auth: 'jwt' }, schema: { body: PatchBody, response: { 200: ProvidersView } } }, async (request) => {
     const accountId = accountOf(request.principal);
-    const body = parseInput(PatchBody, request.body);
+    const { body } = request;
     if (Object.keys(body).length === 0) {
       throw new AppError('invalid_request', 'Send at least one of stt_api_key, tts_api_key, llm_api_key (null clears a key), a *_provider, *_base_url or *_model, or a carrier credential such as twilio_auth_token.');
     }

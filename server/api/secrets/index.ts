@@ -3,11 +3,14 @@
 // like provider keys (AES-256-GCM, bound to the account and the name) and is never returned,
 // not even masked: a secret is re-set, not read back.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { SECRET_NAME_PATTERN, TOOL_SIGNING_SECRET } from '../../flow/secret-references.ts';
 import { accountOf } from '../../http/services.ts';
+import { noBody } from '../../http/api-contract.ts';
 import { parseInput } from '../../http/validation.ts';
+import { SecretView } from '../../protocol/api/accounts.ts';
 import { WEBHOOK_SECRET_PREFIX } from '../../security/webhook-signature.ts';
 import { secretContext } from '../../security/secret-box.ts';
 
@@ -30,7 +33,10 @@ function signingSecretProblem(value: string): string | null {
   return isBase64 && Buffer.from(encoded, 'base64').length >= 16 ? null : `${TOOL_SIGNING_SECRET} is whsec_ followed by the base64 of at least 16 random bytes`;
 }
 
-export async function secretRoutes(app: FastifyInstance): Promise<void> {
+const NameParams = z.object({ name: z.string() });
+
+export async function secretRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, secrets } = app.services;
 
   const checkName = (name: string) => {
@@ -39,11 +45,12 @@ export async function secretRoutes(app: FastifyInstance): Promise<void> {
     }
   };
 
-  app.get('/v1/secrets', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+  app.get('/v1/secrets', { config: { auth: 'jwt_or_api_key' }, schema: { response: { 200: z.array(SecretView) } } }, async (request) => {
     return (await store.secrets.list(accountOf(request.principal))).map(secretView);
   });
 
-  app.put<{ Params: { name: string } }>('/v1/secrets/:name', { config: { auth: 'jwt', carriesSecret: true } }, async (request, reply) => {
+  // The body is checked after the name, in the handler: a bad name is the error told first.
+  app.put('/v1/secrets/:name', { config: { auth: 'jwt', carriesSecret: true }, schema: { params: NameParams, response: { 200: SecretView.describe('Replaced'), 201: SecretView.describe('Created') } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const { name } = request.params;
     checkName(name);
@@ -60,7 +67,7 @@ export async function secretRoutes(app: FastifyInstance): Promise<void> {
     return reply.status(created ? 201 : 200).send(secretView(secret));
   });
 
-  app.delete<{ Params: { name: string } }>('/v1/secrets/:name', { config: { auth: 'jwt' } }, async (request, reply) => {
+  app.delete('/v1/secrets/:name', { config: { auth: 'jwt' }, schema: { params: NameParams, response: { 204: noBody('Deleted') } } }, async (request, reply) => {
     const { name } = request.params;
     if (!(await store.secrets.delete(accountOf(request.principal), name))) {
       throw new AppError('secret_not_found', `This account has no secret named "${name}".`);

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { checkFirstMinute } from '../../billing/admission.ts';
@@ -11,7 +12,9 @@ import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
 import { newSessionToken } from '../../security/opaque-tokens.ts';
 import type { Session } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
-import { parseInput } from '../../http/validation.ts';
+import { mediaBody, noBody } from '../../http/api-contract.ts';
+import { optionalBody } from '../../http/validation.ts';
+import { CreatedSession, SessionDetail, SessionEventsPage, SessionView } from '../../protocol/api/sessions.ts';
 import { recordingsDir } from '../../outcomes/retention.ts';
 import { recordingFormat, sessionDetail, sessionListItem } from '../../outcomes/session-detail.ts';
 
@@ -24,32 +27,33 @@ const smallObject = (what: string) =>
     .record(z.string(), z.unknown(), { error: `${what} must be a JSON object` })
     .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_OBJECT_BYTES, { message: `${what} must be at most 16 KiB as JSON` });
 
-const CreateSessionBody = z.object({
+const CreateSessionBody = optionalBody(z.object({
   flow_id: z.string().min(1).max(200).nullish(),
   context: smallObject('context').optional(),
   metadata: smallObject('metadata').optional(),
   /** Record the call, caller left and agent right (docs/api.md#what-a-call-leaves-behind). */
   record: z.boolean({ error: 'record must be true or false' }).optional(),
-});
+}));
 
 const EventsQuery = z.object({
   after: z.coerce.number({ error: 'after must be a number' }).int().min(0).default(0),
   limit: z.coerce.number({ error: 'limit must be a number' }).int().min(1).max(500, 'limit is at most 500').default(100),
 });
 
-type SessionParams = { Params: { session_id: string } };
+const SessionParams = z.object({ session_id: z.string() });
 
 /** `wss://` behind TLS: the scheme follows the configured public URL. */
 export function webSocketUrl(publicUrl: string, path: string): string {
   return publicUrl.replace(/^http(s?):/i, 'ws$1:') + path;
 }
 
-export async function sessionRoutes(app: FastifyInstance): Promise<void> {
+export async function sessionRoutes(server: FastifyInstance): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, config } = app.services;
 
-  app.post('/v1/sessions', { config: { auth: 'api_key' } }, async (request) => {
+  app.post('/v1/sessions', { config: { auth: 'api_key' }, schema: { body: CreateSessionBody, response: { 200: CreatedSession } } }, async (request) => {
     const accountId = accountOf(request.principal);
-    const body = parseInput(CreateSessionBody, request.body ?? {});
+    const { body } = request;
     const flowId = body.flow_id ?? null;
     // The three reads at once: on PostgreSQL each is a round trip, and this request is every
     // call's first. The flow's absence is still the error told first.
@@ -81,12 +85,12 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     return {
       session_token: token,
       ws_url: webSocketUrl(app.services.publicUrl(), `/v1/ws/${token}`),
-      transport: 'websocket',
+      transport: 'websocket' as const,
       credits_remaining: balance,
     };
   });
 
-  app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+  app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' }, schema: { response: { 200: z.array(SessionView) } } }, async (request) => {
     return (await store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed)).map((session) => sessionListItem(session));
   });
 
@@ -98,13 +102,19 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   };
 
   // What the call produced (docs/api.md#what-a-call-leaves-behind), from its stored timeline.
-  app.get<SessionParams>('/v1/sessions/:session_id', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+  app.get('/v1/sessions/:session_id', { config: { auth: 'jwt_or_api_key' }, schema: { params: SessionParams, response: { 200: SessionDetail } } }, async (request) => {
     const session = await ownSession(accountOf(request.principal), request.params.session_id);
     return sessionDetail(store, session, app.services.publicUrl());
   });
 
   // The recording, with range requests so a player can seek (one range per request).
-  app.get<SessionParams>('/v1/sessions/:session_id/recording', { config: { auth: 'jwt_or_api_key' } }, async (request, reply) => {
+  const recording = ['audio/wav', 'audio/ogg; codecs=opus'];
+  const recordingResponses = {
+    200: mediaBody('The whole recording: caller left, agent right', recording, z.string().meta({ format: 'binary' })),
+    206: mediaBody('The range asked for', recording, z.string().meta({ format: 'binary' })),
+    416: noBody('The range is outside the recording (Content-Range says its size)'),
+  };
+  app.get('/v1/sessions/:session_id/recording', { config: { auth: 'jwt_or_api_key' }, schema: { params: SessionParams, response: recordingResponses } }, async (request, reply) => {
     const session = await ownSession(accountOf(request.principal), request.params.session_id);
     if (!session.recordingFile || /[/\\]/.test(session.recordingFile)) throw new AppError('recording_not_found');
     const path = join(recordingsDir(config.dataDir), session.recordingFile);
@@ -129,9 +139,9 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // The raw timeline, a page at a time: `after` is the last seq the caller has.
-  app.get<SessionParams>('/v1/sessions/:session_id/events', { config: { auth: 'jwt_or_api_key' } }, async (request) => {
+  app.get('/v1/sessions/:session_id/events', { config: { auth: 'jwt_or_api_key' }, schema: { params: SessionParams, querystring: EventsQuery, response: { 200: SessionEventsPage } } }, async (request) => {
     const session = await ownSession(accountOf(request.principal), request.params.session_id);
-    const query = parseInput(EventsQuery, request.query, 'query');
+    const { query } = request;
     const page = await store.timelines.page(session.id, query.after, query.limit);
     return {
       events: page.map((entry) => ({ seq: entry.seq, at: entry.at, type: entry.type, event: JSON.parse(entry.data) as unknown })),

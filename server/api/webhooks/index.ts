@@ -6,14 +6,16 @@
 // a backend that sets up its own receiver at deploy time holds only its API key, as with Vapi's
 // and Retell's server URLs; secrets are still shown only once, to whoever created the endpoint.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
-import { WEBHOOK_EVENT_TYPES, webhookSecretContext } from '../../outcomes/webhooks/events.ts';
+import { WEBHOOK_EVENT_TYPES, webhookSecretContext, type WebhookEventType } from '../../outcomes/webhooks/events.ts';
 import { privateTargetProblem } from '../../security/outbound-target.ts';
 import { newWebhookSecret } from '../../security/webhook-signature.ts';
 import { newWebhookId, type Webhook, type WebhookAttempt, type WebhookDelivery } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
-import { parseInput } from '../../http/validation.ts';
+import { noBody } from '../../http/api-contract.ts';
+import { CreatedWebhook, RetriedDelivery, WebhookDeliveryView, WebhookView } from '../../protocol/api/webhooks.ts';
 
 /** Endpoints one account may have: enough for every environment, few enough that a fan-out stays small. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
@@ -43,16 +45,17 @@ const DeliveriesQuery = z.object({
   limit: z.coerce.number({ error: 'limit must be a number' }).int().min(1).max(100, 'limit is at most 100').default(50),
 });
 
-type WebhookParams = { Params: { webhook_id: string } };
-type DeliveryParams = { Params: { webhook_id: string; delivery_id: string } };
+const WebhookParams = z.object({ webhook_id: z.string() });
+const DeliveryParams = z.object({ webhook_id: z.string(), delivery_id: z.string() });
 
 export interface WebhookRouteOptions {
   /** Tells the dispatcher a delivery was made due (retry now). */
   wake(): void;
 }
 
+// The store keeps event types as text; only the API's own (validated) ones are ever written.
 function endpointView(webhook: Webhook) {
-  return { id: webhook.id, url: webhook.url, events: webhook.events, created_at: webhook.createdAt };
+  return { id: webhook.id, url: webhook.url, events: webhook.events as WebhookEventType[], created_at: webhook.createdAt };
 }
 
 function attemptView(attempt: WebhookAttempt) {
@@ -62,7 +65,7 @@ function attemptView(attempt: WebhookAttempt) {
 function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }) {
   return {
     id: delivery.id,
-    event_type: delivery.eventType,
+    event_type: delivery.eventType as WebhookEventType,
     session_id: delivery.sessionId,
     status: delivery.status,
     attempts: delivery.attempts,
@@ -74,7 +77,8 @@ function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[]
   };
 }
 
-export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
+export async function webhookRoutes(server: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
+  const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, config, secrets } = app.services;
   const auth = { auth: 'jwt_or_api_key' as const };
 
@@ -84,9 +88,9 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     return webhook;
   };
 
-  app.post('/v1/webhooks', { config: { ...auth, carriesSecret: true } }, async (request, reply) => {
+  app.post('/v1/webhooks', { config: { ...auth, carriesSecret: true }, schema: { body: CreateBody, response: { 201: CreatedWebhook } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const body = parseInput(CreateBody, request.body);
+    const { body } = request;
     if ((await store.webhooks.listByAccount(accountId)).length >= MAX_WEBHOOKS_PER_ACCOUNT) {
       throw new AppError('invalid_request', `An account has at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints; delete one first.`);
     }
@@ -106,30 +110,30 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     return reply.status(201).send({ ...endpointView(webhook), secret });
   });
 
-  app.get('/v1/webhooks', { config: auth }, async (request) => {
+  app.get('/v1/webhooks', { config: auth, schema: { response: { 200: z.array(WebhookView) } } }, async (request) => {
     return (await store.webhooks.listByAccount(accountOf(request.principal))).map(endpointView);
   });
 
-  app.delete<WebhookParams>('/v1/webhooks/:webhook_id', { config: auth }, async (request, reply) => {
+  app.delete('/v1/webhooks/:webhook_id', { config: auth, schema: { params: WebhookParams, response: { 204: noBody('Deleted, with its deliveries') } } }, async (request, reply) => {
     const removed = await store.webhooks.remove(accountOf(request.principal), request.params.webhook_id);
     if (!removed) throw new AppError('webhook_not_found', `No webhook endpoint with the id "${request.params.webhook_id}".`);
     return reply.status(204).send();
   });
 
-  app.get<WebhookParams>('/v1/webhooks/:webhook_id/deliveries', { config: auth }, async (request) => {
+  app.get('/v1/webhooks/:webhook_id/deliveries', { config: auth, schema: { params: WebhookParams, querystring: DeliveriesQuery, response: { 200: z.array(WebhookDeliveryView) } } }, async (request) => {
     const webhook = await ownEndpoint(accountOf(request.principal), request.params.webhook_id);
-    const { limit } = parseInput(DeliveriesQuery, request.query, 'query');
+    const { limit } = request.query;
     return (await store.webhooks.listDeliveries(webhook.id, limit)).map(deliveryView);
   });
 
   // "Retry now": due at once, whatever its state (a given-up delivery gets one more attempt; a
   // delivered one is sent again with its webhook-id, which a receiver that dedupes ignores).
-  app.post<DeliveryParams>('/v1/webhooks/:webhook_id/deliveries/:delivery_id/retry', { config: auth }, async (request, reply) => {
+  app.post('/v1/webhooks/:webhook_id/deliveries/:delivery_id/retry', { config: auth, schema: { params: DeliveryParams, response: { 202: RetriedDelivery } } }, async (request, reply) => {
     const webhook = await ownEndpoint(accountOf(request.principal), request.params.webhook_id);
     const made = await store.webhooks.retryNow(webhook.id, request.params.delivery_id, Date.now() / 1000);
     if (!made) throw new AppError('webhook_delivery_not_found', `No delivery "${request.params.delivery_id}" for this webhook endpoint.`);
     options.wake();
     const delivery = (await store.webhooks.listDeliveries(webhook.id, 100)).find((d) => d.id === request.params.delivery_id);
-    return reply.status(202).send(delivery ? deliveryView(delivery) : { id: request.params.delivery_id, status: 'pending' });
+    return reply.status(202).send(delivery ? deliveryView(delivery) : { id: request.params.delivery_id, status: 'pending' as const });
   });
 }

@@ -19,6 +19,8 @@ import { authenticateRequest } from '../../http/auth.ts';
 import { RateLimiter } from '../../http/rate-limiter.ts';
 import { accountOf, type Principal } from '../../http/services.ts';
 import { parseInput } from '../../http/validation.ts';
+import { noBody } from '../../http/api-contract.ts';
+import { CandidatesAdded, IceConfiguration, OfferAnswer } from '../../protocol/api/engine-router.ts';
 import { AppError } from '../../errors.ts';
 import { digest } from '../../security/opaque-tokens.ts';
 import { admitEngineSession, decorateAdmittedSession } from '../session-admission.ts';
@@ -120,7 +122,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   };
 
   // Authenticated in the handler: a renegotiation or restart is checked against the peer's owner.
-  app.post('/offer', { config: { auth: 'engine', startsSession: true, authInHandler: true } }, async (request: FastifyRequest) => {
+  app.post('/offer', { config: { auth: 'engine', startsSession: true, authInHandler: true }, schema: { response: { 200: OfferAnswer } } }, async (request: FastifyRequest) => {
     const body = parseInput(OfferBody, request.body);
     const offered = checkOfferBounds(body.sdp);
     const existing = body.pc_id ? peers.get(body.pc_id) : undefined;
@@ -212,8 +214,10 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     return { status: 'success' };
   };
 
-  app.patch<{ Params: { pc_id: string } }>('/offer/:pc_id', { config: { auth: 'none' } }, async (request) => addCandidates(request.params.pc_id, request.body));
-  app.patch('/offer', { config: { auth: 'none' } }, async (request) => addCandidates((request.body as { pc_id?: string } | undefined)?.pc_id, request.body));
+  // Open: knowing the pc_id (handed only to the peer's owner) is the credential.
+  const candidates = { 200: CandidatesAdded, 204: noBody('Unused: every PATCH answers 200') };
+  app.patch<{ Params: { pc_id: string } }>('/offer/:pc_id', { config: { auth: 'none' }, schema: { response: candidates } }, async (request) => addCandidates(request.params.pc_id, request.body));
+  app.patch('/offer', { config: { auth: 'none' }, schema: { response: candidates } }, async (request) => addCandidates((request.body as { pc_id?: string } | undefined)?.pc_id, request.body));
 
-  app.get('/ice-servers', { config: { auth: 'engine' } }, async (request) => iceConfiguration(config.ice, accountOf(request.principal)));
+  app.get('/ice-servers', { config: { auth: 'engine' }, schema: { response: { 200: IceConfiguration } } }, async (request) => iceConfiguration(config.ice, accountOf(request.principal)));
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { mediaBody } from '../../http/api-contract.ts';
 
 const PAGE_FILE = new URL('./test-page.html', import.meta.url);
 
@@ -33,5 +34,5 @@ export async function testPageRoute(app: FastifyInstance): Promise<void> {
       "frame-ancestors 'none'",
     ].join('; '),
   };
-  app.get('/test', { config: { auth: 'none' } }, async (_request, reply) => reply.headers(headers).send(html));
+  app.get('/test', { config: { auth: 'none' }, schema: { response: { 200: mediaBody('The WebRTC test page', ['text/html']) } } }, async (_request, reply) => reply.headers(headers).send(html));
 }

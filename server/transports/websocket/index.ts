@@ -8,11 +8,15 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../errors.ts';
+import { noBody } from '../../http/api-contract.ts';
 import { digest } from '../../security/opaque-tokens.ts';
 import { admitClaimedSession, admitEngineSession, decorateAdmittedSession, type AdmittedSession } from '../session-admission.ts';
 
 /** Largest frame accepted; larger ones close the socket with 1009 (message too big). */
 export const MAX_FRAME_BYTES = 64 * 1024;
+
+/** A voice session's WebSocket: binary PCM16 both ways, JSON events as text frames; refusals are the API's errors. */
+const upgraded = { 101: noBody('Switched to the WebSocket protocol: the voice session is live') };
 
 export async function websocketTransport(app: FastifyInstance): Promise<void> {
   const { store } = app.services;
@@ -32,6 +36,7 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
     {
       websocket: true,
       config: { auth: 'none' },
+      schema: { description: 'The session token in the path is the only credential.', response: upgraded },
       preValidation: async (request) => {
         const record = await store.sessions.claim(digest(request.params.token), Date.now() / 1000);
         if (!record) throw new AppError('session_token_invalid');
@@ -47,6 +52,7 @@ export async function websocketTransport(app: FastifyInstance): Promise<void> {
     {
       websocket: true,
       config: { auth: 'engine', startsSession: true },
+      schema: { response: upgraded },
       preValidation: async (request: FastifyRequest, _reply: FastifyReply) => {
         request.admittedSession = refusedIfNeverAttached(request, await admitEngineSession(app, request, 'websocket'));
       },

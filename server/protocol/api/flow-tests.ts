@@ -1,0 +1,92 @@
+// What the flow-test endpoints answer: stored tests, and runs with their report (per test and
+// step, expected against actual, the transcript, the path, and the flow's coverage).
+import { z } from 'zod';
+import { UnixSeconds } from './accounts.ts';
+import { Severity } from './flows.ts';
+
+export const TestDiagnostic = z.object({
+  severity: Severity,
+  code: z.string(),
+  message: z.string(),
+  path: z.array(z.union([z.string(), z.number()])),
+  line: z.number(),
+  column: z.number(),
+});
+
+export const FlowTestView = z.object({
+  id: z.string(),
+  flow_id: z.string(),
+  name: z.string(),
+  yaml_content: z.string(),
+  created_at: UnixSeconds,
+  updated_at: UnixSeconds,
+  /** The test's warnings, in the answer to a write. */
+  diagnostics: z.array(TestDiagnostic).optional(),
+});
+export const ImportedTests = z.object({ tests: z.array(FlowTestView), diagnostics: z.array(TestDiagnostic) });
+
+const Transition = z.object({ from: z.string(), tool: z.string(), to: z.string() });
+const fraction = <T extends z.ZodType>(item: T) => z.object({ covered: z.array(item), uncovered: z.array(item), fraction: z.number() });
+export const FlowCoverage = z.object({ states: fraction(z.string()), transitions: fraction(Transition), tools: fraction(z.string()) });
+
+const TranscriptLine = z.object({ role: z.enum(['user', 'agent']), text: z.string(), interrupted: z.boolean().optional() });
+export const TestCheckView = z.object({ check: z.string(), passed: z.boolean(), expected: z.unknown(), actual: z.unknown(), message: z.string() });
+export const TestStepView = z.object({
+  index: z.number(),
+  /** `user: …`, `simulate: tool`, or `check`. */
+  action: z.string(),
+  passed: z.boolean(),
+  checks: z.array(TestCheckView),
+  transcript: z.array(TranscriptLine),
+  /** An http tool's call carries its answer and the state the answer chose. */
+  tool_calls: z.array(
+    z.object({
+      name: z.string(),
+      arguments: z.unknown(),
+      status: z.enum(['accepted', 'rejected']),
+      reason: z.string().nullable(),
+      from_state: z.string(),
+      to_state: z.string(),
+      answer: z.object({ ok: z.boolean(), http_status: z.number().nullable(), error: z.string().nullable() }).optional(),
+    }),
+  ),
+  path: z.array(z.string()),
+  /** The state when the step was over. */
+  state: z.string(),
+});
+export const TestRunOnceView = z.object({
+  passed: z.boolean(),
+  steps: z.array(TestStepView),
+  transcript: z.array(TranscriptLine),
+  path: z.array(z.string()),
+  exercised: z.object({ states: z.array(z.string()), transitions: z.array(Transition) }),
+  duration_ms: z.number(),
+  error: z.string().nullable(),
+});
+export const TestResultView = z.object({
+  /** The stored test this result is of (null for a test deleted since). */
+  test_id: z.string().nullable(),
+  name: z.string(),
+  passed: z.boolean(),
+  pass_rate: z.number(),
+  runs: z.array(TestRunOnceView),
+  coverage: FlowCoverage,
+});
+export const TestMode = z.enum(['scripted', 'model', 'audio']);
+export const FlowTestRunView = z.object({
+  id: z.string(),
+  flow_id: z.string(),
+  mode: TestMode,
+  draft: z.boolean(),
+  flow_version: z.number().nullable(),
+  test_ids: z.array(z.string()),
+  status: z.enum(['running', 'passed', 'failed', 'error']),
+  error: z.string().nullable(),
+  created_at: UnixSeconds,
+  finished_at: UnixSeconds.nullable(),
+  /** The report, once the run is over (null when it ended in an error); the list of runs leaves it out. */
+  result: z
+    .object({ mode: TestMode, passed: z.boolean(), tests: z.array(TestResultView), coverage: FlowCoverage, duration_ms: z.number() })
+    .nullable()
+    .optional(),
+});

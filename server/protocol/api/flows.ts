@@ -1,0 +1,69 @@
+// What the flow endpoints answer: flows, the studio's draft, the published versions, and the
+// Pipecat Flows conversions. Diagnostics are the flow validator's, as server/flow reports them.
+import { z } from 'zod';
+import { DIAGNOSTIC_CODES, type DiagnosticCode } from '../../flow/diagnostic-codes.ts';
+import { UnixSeconds } from './accounts.ts';
+
+export const Severity = z.enum(['error', 'warning']);
+const location = {
+  message: z.string(),
+  /** Where in the document, as keys from the root. */
+  path: z.array(z.union([z.string(), z.number()])),
+  /** 1-based line and column in the YAML text. */
+  line: z.number(),
+  column: z.number(),
+};
+export const Diagnostic = z
+  .object({ severity: Severity, code: z.enum(Object.keys(DIAGNOSTIC_CODES) as [DiagnosticCode, ...DiagnosticCode[]]), ...location })
+  .meta({ id: 'Diagnostic' });
+
+export const FlowSummary = z.object({ id: z.string(), name: z.string(), created_at: UnixSeconds, updated_at: UnixSeconds });
+/** Where the studio draws each state; kept beside the YAML by the server, never inside it. */
+export const FlowLayout = z.object({ positions: z.record(z.string(), z.object({ x: z.number(), y: z.number() })) });
+export const FlowRecord = FlowSummary.extend({
+  /** The published version's text: what sessions started by a backend run. */
+  yaml_content: z.string(),
+  layout: FlowLayout.nullable(),
+  published_version: z.number(),
+  has_draft: z.boolean(),
+  /** The document's warnings, in the answer to a write. */
+  diagnostics: z.array(Diagnostic).optional(),
+});
+
+/** What the studio edits: the draft, or the published text while there is none. */
+export const DraftRecord = z.object({
+  flow_id: z.string(),
+  yaml_content: z.string(),
+  is_draft: z.boolean(),
+  based_on_version: z.number(),
+  published_version: z.number(),
+  updated_at: UnixSeconds,
+  /** Sent back as If-Match, so a save over someone else's newer draft is refused (412). */
+  etag: z.string(),
+  diagnostics: z.array(Diagnostic).optional(),
+});
+
+export const VersionAuthor = z.union([z.object({ kind: z.literal('studio') }), z.object({ kind: z.literal('api_key'), api_key_id: z.string() })]);
+export const FlowVersionSummary = z.object({
+  number: z.number(),
+  /** The document's own `version` string. */
+  document_version: z.string().nullable(),
+  note: z.string(),
+  created_at: UnixSeconds,
+  created_by: VersionAuthor.nullable(),
+  /** The version sessions run now. */
+  published: z.boolean(),
+});
+export const FlowVersionRecord = FlowVersionSummary.extend({ yaml_content: z.string() });
+export const PublishedVersion = z.object({ version: FlowVersionRecord, flow: FlowRecord });
+
+/** A flow document as JSON (the visual editor's form); its content is the flow validator's to check. */
+export const FlowJson = z.record(z.string(), z.unknown());
+
+/** A Pipecat FlowConfig converted: the Voxflow YAML and what did not map. */
+export const PipecatImport = z.object({ yaml_content: z.string(), diagnostics: z.array(Diagnostic) });
+/** What the export could not carry over, said per part of the flow (no line: it is about the flow, not a text). */
+export const PipecatExportDiagnostic = z.object({ severity: z.literal('warning'), code: z.string(), message: z.string(), path: z.array(z.union([z.string(), z.number()])) });
+/** A Pipecat Flows FlowConfig: the node the flow starts at, and its nodes by name. */
+export const PipecatFlowConfig = z.object({ initial_node: z.string(), nodes: z.record(z.string(), z.unknown()) });
+export const PipecatExport = z.object({ flow_config: PipecatFlowConfig, diagnostics: z.array(PipecatExportDiagnostic) });

@@ -1,0 +1,90 @@
+// What the session endpoints answer: a started session's token, the list, and what a call
+// produced (the `session.ended` webhook carries the same detail).
+import { z } from 'zod';
+import { UnixSeconds } from './accounts.ts';
+import { CallStatusView } from './phone.ts';
+
+export const CreatedSession = z.object({
+  /** Good for one connection, shortly; hand only it (in ws_url) to the browser. */
+  session_token: z.string(),
+  ws_url: z.string(),
+  transport: z.literal('websocket'),
+  credits_remaining: z.number(),
+});
+
+const ToolCallSource = z.enum(['model', 'simulator']);
+export const SessionView = z.object({
+  id: z.string(),
+  /** Null for a session the studio started (it has no token to show). */
+  token_prefix: z.string().nullable(),
+  flow_id: z.string().nullable(),
+  mode: z.enum(['assistant', 'flow']),
+  transport: z.string().nullable(),
+  /** created, connected, ended, or expired (a token that can no longer connect). */
+  status: z.string(),
+  created_at: UnixSeconds,
+  /** When an unclaimed token stops working; null once claimed. */
+  expires_at: UnixSeconds.nullable(),
+  started_at: UnixSeconds.nullable(),
+  ended_at: UnixSeconds.nullable(),
+  duration_secs: z.number().nullable(),
+  end_reason: z.string().nullable(),
+  credits_charged_usd_cents: z.number(),
+  /** The flow version it ran; null with flow_draft for an unpublished draft (a studio test). */
+  flow_version: z.number().nullable(),
+  flow_draft: z.boolean(),
+  /** A phone call's numbers, masked in lists (+1555•••4567); null for other sessions. */
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+});
+
+const inFlow = { from_state: z.string(), to_state: z.string(), source: ToolCallSource, at: UnixSeconds };
+/** The per-turn latencies of a voice session, as its `metrics` events carry them. */
+export const TurnMetricsView = z.object({
+  turn: z.number(),
+  endpointing_ms: z.number().nullable(),
+  stt_ms: z.number().nullable(),
+  llm_ttft_ms: z.number().nullable(),
+  tts_ttfb_ms: z.number().nullable(),
+  voice_to_voice_ms: z.number().nullable(),
+  server_ms: z.number().nullable(),
+  at: UnixSeconds,
+});
+/** GET /v1/sessions/{id}: what a call produced, from its stored timeline. */
+export const SessionDetail = SessionView.extend({
+  /** A phone call's side, whole (null for other sessions): which way, the carrier's id and status, a transfer's target. */
+  direction: z.enum(['inbound', 'outbound']).nullable(),
+  carrier_call_id: z.string().nullable(),
+  call_status: CallStatusView.nullable(),
+  transferred_to: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  variables: z.record(z.string(), z.unknown()),
+  path: z.array(z.object({ state: z.string(), at: UnixSeconds })),
+  transcript: z.array(z.object({ role: z.enum(['user', 'agent']), text: z.string(), at: UnixSeconds, interrupted: z.boolean() })),
+  tool_calls: z.array(z.object({ name: z.string(), arguments: z.unknown(), status: z.enum(['accepted', 'rejected']), reason: z.string().nullable(), ...inFlow })),
+  /** The http tools' answers: what came back, or why nothing did. */
+  tool_results: z.array(
+    z.object({
+      name: z.string(),
+      url: z.string(),
+      method: z.string(),
+      arguments: z.unknown(),
+      ok: z.boolean(),
+      http_status: z.number().nullable(),
+      duration_ms: z.number(),
+      result: z.unknown(),
+      error: z.string().nullable(),
+      ...inFlow,
+    }),
+  ),
+  metrics: z.array(TurnMetricsView),
+  errors: z.array(z.object({ code: z.string(), message: z.string(), fatal: z.boolean(), at: UnixSeconds })),
+  recording: z.object({ url: z.string(), format: z.string() }).nullable(),
+  timeline: z.object({ events: z.number(), bytes: z.number(), dropped_events: z.number(), cap: z.object({ events: z.number(), bytes: z.number() }) }),
+});
+
+/** The raw timeline a page at a time: `next_after` is the `after` of the next page, null at the end. */
+export const SessionEventsPage = z.object({
+  events: z.array(z.object({ seq: z.number(), at: UnixSeconds, type: z.string(), event: z.unknown() })),
+  next_after: z.number().nullable(),
+});
