@@ -32,6 +32,10 @@ export const CARRIER_FIELDS = {
   telnyx: {
     api_key: { secret: true, problem: opaque },
     public_key: { secret: false, problem: ed25519PublicKey },
+    // TeXML's REST paths name the account and the TeXML application that places calls; a call
+    // that is only answered needs neither.
+    account_sid: { secret: false, problem: matching(/^[A-Za-z0-9-]{8,64}$/, 'the TeXML account id (Telnyx portal: Call Control, TeXML)') },
+    application_sid: { secret: false, problem: matching(/^[A-Za-z0-9-]{4,64}$/, 'the id of the TeXML application that places calls') },
   },
   plivo: {
     auth_id: { secret: false, problem: matching(/^[MS]A[A-Z0-9]{18}$/, 'MA or SA followed by 18 capital letters or digits (Plivo console: Overview)') },
