@@ -45,6 +45,12 @@ export interface CallerTurnFrame {
   timing: TurnTiming;
 }
 
+/** A turn the client typed: it interrupts the agent like speech does, then is answered. */
+export interface TypedTurnFrame {
+  type: 'typed_turn';
+  text: string;
+}
+
 /**
  * Words the caller said that get no answer of their own (they went on talking before the
  * transcript came): the model remembers them, and the next turn answers both.
@@ -57,7 +63,7 @@ export interface CallerWordsFrame {
 /** What the VAD stage emits, and what a filter between it and the STT stage (a backchannel filter) takes and gives. */
 export type CallerSpeechFrames = SpeechStartedFrame | CallerSpeechFrame | TurnEndedFrame;
 
-export type DataFrame = CallerAudioFrame | CallerSpeechFrames | CallerTurnFrame | CallerWordsFrame;
+export type DataFrame = CallerAudioFrame | CallerSpeechFrames | TypedTurnFrame | CallerTurnFrame | CallerWordsFrame;
 
 // ── Control ────────────────────────────────────────────────────────────────────────────────
 

@@ -30,7 +30,7 @@ import { interruptAgent, type BargeInTarget } from './barge-in.ts';
 import { CallerSpeechGate } from './caller-speech-gate.ts';
 import { ConversationHistory } from './conversation-history.ts';
 import { FlowSpeechRules } from './flow-speech-rules.ts';
-import type { CallerAudioFrame, ControlFrame, ErrorFrame, InterruptFrame } from './frames.ts';
+import type { CallerAudioFrame, ControlFrame, ErrorFrame, InterruptFrame, TypedTurnFrame } from './frames.ts';
 import type { HookEvent } from './hooks.ts';
 import { runHttpTool } from './http-tools.ts';
 import type { SessionSetup } from './session-setup.ts';
@@ -50,7 +50,7 @@ export interface PipelineHost {
 }
 
 /** What enters the pipeline from outside: the caller's audio, a typed turn, the client's interrupt. */
-export type PipelineInput = CallerAudioFrame | { type: 'typed_turn'; text: string } | InterruptFrame;
+export type PipelineInput = CallerAudioFrame | TypedTurnFrame | InterruptFrame;
 
 export class SessionPipeline {
   readonly history = new ConversationHistory();
