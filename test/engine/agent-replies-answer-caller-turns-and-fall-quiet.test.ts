@@ -10,6 +10,10 @@ import { scriptedModel, scriptedVoice, type ScriptedReply } from '../fakes/scrip
 // The agent stage alone: caller turns in → the client's events, the agent's audio and the
 // frames it hands on (agent_quiet, errors, warnings) out, on the fake clock.
 afterEach(() => void vi.useRealTimers());
+/** Each test's audio clock is stopped after it. */
+const cleanups: Array<() => void> = [];
+const onEnd = (cleanup: () => void) => void cleanups.push(cleanup);
+afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
 
 function agentStage(replies: ScriptedReply[] | null) {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] });
@@ -47,10 +51,6 @@ function agentStage(replies: ScriptedReply[] | null) {
   onEnd(() => clock.remove(audioOut));
   return { stage, out, events, history, model, audioOut, asks, run, frames: () => audioFrames };
 }
-
-const cleanups: Array<() => void> = [];
-const onEnd = (cleanup: () => void) => void cleanups.push(cleanup);
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
 
 it('answers a caller turn in speech, shows both sides, and falls quiet once the reply is synthesized', async () => {
   const a = agentStage([{ text: 'A dog is an animal.', firstChunkAfterMs: 300 }]);
