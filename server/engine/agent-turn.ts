@@ -13,13 +13,12 @@
 import type { FlowRuntime, StateEntry, ToolCallOutcome, ToolResultOutcome } from '../flow/runtime.ts';
 import type { ServerEvent, ToolCallSource } from '../protocol/events.ts';
 import { isAbortError } from '../providers/retry.ts';
-import type { ChatToolCall, LanguageModel, TextToSpeech } from '../providers/types.ts';
-import type { AudioOut } from './audio-out.ts';
+import type { ChatToolCall, LanguageModel } from '../providers/types.ts';
 import type { ConversationHistory } from './conversation-history.ts';
 import type { HookEvent } from './hooks.ts';
 import type { HttpToolRun } from './http-tools.ts';
 import { SentenceSplitter } from './sentence-splitter.ts';
-import { SpeechQueue } from './speech-queue.ts';
+import type { SpeechQueue } from './speech-queue.ts';
 import type { TurnTiming } from './turn-timing.ts';
 
 /** Where a committed call is told: the client's events and the session hooks. */
@@ -48,12 +47,10 @@ const pendingResults = new WeakMap<ToolCallOutcome, (result: unknown) => void>()
 
 export interface AgentTurnDeps extends CommitTarget {
   readonly llm: LanguageModel;
-  readonly tts: TextToSpeech;
-  readonly audioOut: AudioOut;
   /** The system prompt of assistant mode (a flow brings its own, per state). */
   readonly assistantPrompt: string;
-  /** A sentence could not be synthesized; the turn goes on without it. */
-  speechFailed(error: unknown): void;
+  /** The speech stage for this turn's reply, cancelled with `signal`. */
+  openSpeech(signal: AbortSignal, timing: TurnTiming): SpeechQueue;
 }
 
 /** `flow_state` and `artifact` for the runtime's current state (none in assistant mode). */
@@ -184,7 +181,7 @@ export class AgentTurn {
     const { llm, runtime, history } = this.deps;
     const timing = this.timing;
     const signal = this.controller.signal;
-    const speech = new SpeechQueue(this.deps.tts, this.deps.audioOut, signal, timing, (error) => this.deps.speechFailed(error));
+    const speech = this.deps.openSpeech(signal, timing);
     runtime?.beginUserTurn();
     let toolFailed = false;
     try {

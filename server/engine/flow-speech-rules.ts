@@ -1,8 +1,8 @@
 // What a flow's states and settings ask of a session's speech (docs/flows.md), beside the session
 // that hosts them: the line a state says on entering, barge-in off while an `interruptible:
 // false` state's entry plays, hanging up after a state that ends the call has been heard, and
-// `settings.idle` reprompts. The session tells it what happens (entries, caller speech,
-// activity, the agent falling silent); it asks the session to speak and to end.
+// `settings.idle` reprompts. The assembly (session-pipeline.ts) tells it what happens (entries,
+// activity, the agent falling silent); it asks for speech and for the end.
 import type { FlowRuntime, StateEntry } from '../flow/runtime.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { rememberEntries } from './agent-turn.ts';
@@ -27,8 +27,6 @@ export interface FlowSpeechHost {
 export class FlowSpeechRules {
   /** A state with `interruptible: false` is speaking what it says on entering: barge-in is off. */
   #protectedSpeech = false;
-  /** The caller's speech that began while barge-in was off: not heard, and no turn of its own. */
-  #ignoringSpeech = false;
   /** A state with `on_enter.end_session` was entered: the call ends once its speech has played. */
   #endAfterSpeech = false;
   /** Reprompts said since the caller last did anything (`settings.idle`). */
@@ -75,26 +73,11 @@ export class FlowSpeechRules {
   }
 
   /**
-   * The caller began to speak; false when it is not to be heard. Barge-in is off while a state's
-   * `interruptible: false` line plays: what the caller says over it is not heard (as in Pipecat
-   * and Vapi), rather than answered after it.
+   * While a state's `interruptible: false` line plays, barge-in is off: the caller speech gate
+   * (caller-speech-gate.ts) does not let a turn begun now through.
    */
-  callerStartedSpeaking(): boolean {
-    if (!this.#protectedSpeech) return true;
-    this.#ignoringSpeech = true;
-    return false;
-  }
-
-  /** Whether the caller's audio now is to be transcribed. */
-  get hearsCaller(): boolean {
-    return !this.#ignoringSpeech;
-  }
-
-  /** The caller's turn ended; false when it was one not heard (it then gets no answer). */
-  callerTurnEnded(): boolean {
-    if (!this.#ignoringSpeech) return true;
-    this.#ignoringSpeech = false;
-    return false;
+  get guardsCallerSpeech(): boolean {
+    return this.#protectedSpeech;
   }
 
   /** The caller (or the client) did something: the reprompts start over. */

@@ -1,16 +1,13 @@
-// The caller's spoken turns, between the VAD's turn boundaries (user-input.ts) and the agent:
-// speech starting stops the agent (barge-in) and feeds the speech recognizer, from the pre-roll
-// on; the turn's end flushes it, and a transcript with words in it becomes the agent's next turn.
-// The flow's speech rules (flow-speech-rules.ts) may say the caller is not heard right now.
+// The STT stage: the caller's speech in (past the VAD and any filter after it), their turns out.
+// Speech starting interrupts the agent (barge-in) and feeds the speech recognizer, from the
+// pre-roll on; the turn's end flushes it, and a transcript with words in it becomes a caller turn
+// for the agent to answer.
 import { sessionError } from '../protocol/session-errors.ts';
-import type { ServerEvent } from '../protocol/events.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/types.ts';
-import type { ConversationHistory } from './conversation-history.ts';
-import type { FlowSpeechRules } from './flow-speech-rules.ts';
+import type { CallerSpeechFrames, CallerTurnFrame, CallerWordsFrame, ErrorFrame, InterruptFrame, StageOutput } from './frames.ts';
 import { TurnTiming } from './turn-timing.ts';
-import type { TurnListener } from './user-input.ts';
 
-export interface SpokenTurnsHost {
+export interface SpokenTurnsOptions {
   readonly stt: SpeechToText | null;
   /** What the recognizer is opened with: the session's language, the flow's own model. */
   readonly sttOptions: { language: string; model?: string };
@@ -18,51 +15,42 @@ export interface SpokenTurnsHost {
   readonly sttFlushTimeoutMs: number;
   /** Aborted when the session ends. */
   readonly signal: AbortSignal;
-  readonly history: ConversationHistory;
-  readonly flowSpeech: FlowSpeechRules;
-  isEnded(): boolean;
-  /** The caller did something: the session is not idle. */
-  noteActivity(): void;
-  /** The agent is thinking or has a reply left to say: speech over it is a barge-in. */
-  agentBusy(): boolean;
-  interrupt(): void;
-  send(event: ServerEvent): void;
-  sttFailed(error: unknown): void;
-  /** The session's next turn number. */
+  /** The session's next turn number (typed and spoken turns share the count). */
   nextTurnNumber(): number;
-  /** The agent answers the caller's words. */
-  answer(text: string, timing: TurnTiming): Promise<void>;
 }
 
-export class SpokenTurns implements Omit<TurnListener, 'onError'> {
+export type SpokenTurnsOutput = InterruptFrame | CallerTurnFrame | CallerWordsFrame | ErrorFrame;
+
+export class SpokenTurns {
   private stt: TranscriptionStream | null = null;
   private userSpeaking = false;
 
-  constructor(private readonly host: SpokenTurnsHost) {}
+  constructor(
+    private readonly options: SpokenTurnsOptions,
+    private readonly out: StageOutput<SpokenTurnsOutput>,
+  ) {}
 
-  onSpeechStarted(preRoll: Int16Array): void {
-    const host = this.host;
-    if (host.isEnded()) return;
-    host.noteActivity();
-    if (!host.flowSpeech.callerStartedSpeaking()) return;
-    this.userSpeaking = true;
-    host.send({ type: 'user_started_speaking' });
-    // Barge-in: the user talking over the agent (or over its thinking) stops it at once.
-    if (host.agentBusy()) host.interrupt();
-    if (host.stt) {
-      this.stt ??= host.stt.open(host.sttOptions);
-      this.stt.write(preRoll);
+  push(frame: CallerSpeechFrames): void {
+    if (this.options.signal.aborted) return;
+    switch (frame.type) {
+      case 'speech_started':
+        this.userSpeaking = true;
+        this.out.send({ type: 'user_started_speaking' });
+        // Barge-in: the caller talking over the agent (or over its thinking) stops it at once;
+        // an agent with nothing in flight takes no notice.
+        this.out.push({ type: 'interrupt' });
+        if (this.options.stt) {
+          this.stt ??= this.options.stt.open(this.options.sttOptions);
+          this.stt.write(frame.preRoll);
+        }
+        return;
+      case 'caller_speech':
+        this.stt?.write(frame.pcm);
+        return;
+      case 'turn_ended':
+        void this.transcribeTurn(frame.lastVoicedAt);
+        return;
     }
-  }
-
-  onSpeech(pcm: Int16Array): void {
-    this.host.noteActivity();
-    if (this.host.flowSpeech.hearsCaller) this.stt?.write(pcm);
-  }
-
-  onTurnEnded(lastVoicedAt: number): void {
-    this.host.noteActivity();
-    if (this.host.flowSpeech.callerTurnEnded()) void this.answerTurn(lastVoicedAt);
   }
 
   /** The session ended: the recognizer's stream is closed. */
@@ -70,34 +58,30 @@ export class SpokenTurns implements Omit<TurnListener, 'onError'> {
     this.stt?.close();
   }
 
-  private async answerTurn(lastVoicedAt: number): Promise<void> {
-    const host = this.host;
-    if (host.isEnded() || !this.userSpeaking) return;
+  private async transcribeTurn(lastVoicedAt: number): Promise<void> {
+    const { signal } = this.options;
+    if (!this.userSpeaking) return;
     this.userSpeaking = false;
-    const timing = new TurnTiming(host.nextTurnNumber(), 'voice');
+    const timing = new TurnTiming(this.options.nextTurnNumber(), 'voice');
     timing.userTurnEnded(lastVoicedAt);
-    host.send({ type: 'user_stopped_speaking' });
+    this.out.send({ type: 'user_stopped_speaking' });
     if (!this.stt) {
-      host.send(sessionError('stt_unavailable'));
+      this.out.send(sessionError('stt_unavailable'));
       return;
     }
     let text: string;
     try {
-      const timeout = AbortSignal.timeout(host.sttFlushTimeoutMs);
-      text = (await this.stt.flush(AbortSignal.any([host.signal, timeout]))).trim();
+      const timeout = AbortSignal.timeout(this.options.sttFlushTimeoutMs);
+      text = (await this.stt.flush(AbortSignal.any([signal, timeout]))).trim();
     } catch (error) {
-      if (host.isEnded()) return;
-      host.sttFailed(error);
+      if (!signal.aborted) this.out.push({ type: 'error', code: 'stt_failed', error });
       return;
     }
     timing.transcribed();
-    if (host.isEnded() || !text || this.userSpeaking) {
-      // Nothing recognised (a cough, noise), or the user went on talking: that next turn answers.
-      if (text && !host.isEnded()) host.history.addUser(text);
-      return;
-    }
-    host.send({ type: 'transcript', role: 'user', text, final: true });
-    host.history.addUser(text);
-    await host.answer(text, timing);
+    if (signal.aborted) return;
+    // Nothing recognised (a cough, noise), or the caller went on talking: that next turn answers.
+    if (!text) return;
+    if (this.userSpeaking) this.out.push({ type: 'caller_words', text });
+    else this.out.push({ type: 'caller_turn', text, timing });
   }
 }

@@ -5,7 +5,7 @@
 //   tts_ttfb_ms       first speech request → its first audio
 //   voice_to_voice_ms last voiced frame (typed: the text's arrival) → first agent audio frame out
 //   server_ms         voice_to_voice − the four parts above: what our own code adds
-import type { TurnMetrics } from '../protocol/events.ts';
+import type { ServerEvent, TurnMetrics } from '../protocol/events.ts';
 
 export type TurnKind = 'greeting' | 'voice' | 'typed' | 'simulated';
 
@@ -90,4 +90,9 @@ export class TurnTiming {
       server_ms: round(server),
     };
   }
+}
+
+/** The turn's `metrics` event, the first time it is asked for (a turn reports once); null after. */
+export function metricsReport(timing: TurnTiming): ServerEvent | null {
+  return timing.claimReport() ? { type: 'metrics', ...timing.metrics() } : null;
 }

@@ -1,0 +1,263 @@
+// The voice pipeline of one session, assembled in this one place. Each stage takes frames
+// (frames.ts) and gives frames and client events through its own output, and knows nothing of
+// the stages around it; the wires below say where each output goes.
+//
+//   caller audio ─► VadStage ─► CallerSpeechGate ─► SpokenTurns ─► AgentReplies ─► SpeechQueue ─► AudioOut ─► transport
+//                   VAD, end      interruptible:      STT             LLM + flow      TTS, one        paced 20 ms
+//                   of turn       false lines                         runtime         sentence ahead  frames
+//
+// Control frames (interrupt, end, error, warning, agent_quiet) are acted on in control() the
+// moment a stage pushes one, ahead of any data in flight: an interrupt cancels the agent's turn
+// and drops its queued speech, and the history keeps only what the caller heard.
+//
+// Adding a stage touches this file (and frames.ts for a new kind of frame), no other stage:
+// - A backchannel filter ("mm-hm" is no barge-in) takes and gives CallerSpeechFrames: build it
+//   here and wire the VAD's output to it, and its output to the gate.
+// - A phone keypad: VoiceSession.pushDigits(digits) (from a phone transport, or a `{type:"dtmf"}`
+//   client message) pushes a `dtmf` frame into push() below; a keypad stage turns the digits into
+//   a caller_turn for AgentReplies or into a tool call on the flow runtime, the way
+//   AgentReplies.simulateToolCall applies one.
+// - Call control (hang up, transfer, send DTMF): optional members of SessionOutput
+//   (session-setup.ts) that a phone transport implements; a stage pushes a control frame for each,
+//   and control() calls the transport's member.
+import type { FlowRuntime, StateEntry } from '../flow/runtime.ts';
+import type { ServerEvent } from '../protocol/events.ts';
+import { sessionError, type SessionErrorCode } from '../protocol/session-errors.ts';
+import { ProviderError } from '../providers/types.ts';
+import { AgentReplies } from './agent-replies.ts';
+import { AudioOut } from './audio-out.ts';
+import { interruptAgent, type BargeInTarget } from './barge-in.ts';
+import { CallerSpeechGate } from './caller-speech-gate.ts';
+import { ConversationHistory } from './conversation-history.ts';
+import { FlowSpeechRules } from './flow-speech-rules.ts';
+import type { CallerAudioFrame, ControlFrame, ErrorFrame, InterruptFrame, TypedTurnFrame } from './frames.ts';
+import type { HookEvent } from './hooks.ts';
+import { runHttpTool } from './http-tools.ts';
+import type { SessionSetup } from './session-setup.ts';
+import { SessionLimits } from './session-limits.ts';
+import { SpokenTurns } from './spoken-turns.ts';
+import { metricsReport, TurnTiming } from './turn-timing.ts';
+import { VadStage } from './vad-stage.ts';
+
+/** What the session gives its pipeline: its lifetime, the transport's two directions, its hooks, its end. */
+export interface PipelineHost {
+  /** Aborted when the session ends. */
+  readonly signal: AbortSignal;
+  send(event: ServerEvent): void;
+  sendAudio(frame: Int16Array): void;
+  hook(event: HookEvent): void;
+  end(reason: string): void;
+}
+
+/** What enters the pipeline from outside: the caller's audio, a typed turn, the client's interrupt. */
+export type PipelineInput = CallerAudioFrame | TypedTurnFrame | InterruptFrame;
+
+export class SessionPipeline {
+  readonly history = new ConversationHistory();
+  readonly limits: SessionLimits;
+  private readonly audioOut: AudioOut;
+  private readonly flowSpeech: FlowSpeechRules;
+  private readonly vad: VadStage | null;
+  private readonly gate: CallerSpeechGate;
+  private readonly spoken: SpokenTurns;
+  private readonly agent: AgentReplies;
+  private readonly bargeIn: BargeInTarget;
+  private readonly warned = new Set<SessionErrorCode>();
+  private turnCount = 0;
+
+  constructor(
+    private readonly setup: SessionSetup,
+    private readonly runtime: FlowRuntime | null,
+    private readonly host: PipelineHost,
+  ) {
+    const { signal } = host;
+    const send = (event: ServerEvent) => host.send(event);
+    const nextTurnNumber = () => ++this.turnCount;
+    this.limits = new SessionLimits(setup, () => signal.aborted, (reason) => this.control({ type: 'end', reason }));
+
+    this.audioOut = new AudioOut(
+      {
+        sendFrame: (frame) => {
+          host.sendAudio(frame);
+          const timing = this.agent.currentTiming;
+          if (timing?.markFirstAudioOut()) this.sendMetrics(timing);
+        },
+        onStarted: () => send({ type: 'agent_started_speaking' }),
+        onFinished: () => {
+          send({ type: 'agent_stopped_speaking' });
+          this.control({ type: 'agent_quiet' });
+        },
+      },
+      setup.audioNow,
+    );
+    this.bargeIn = { audioOut: this.audioOut, history: this.history, send, sendMetrics: (timing) => this.sendMetrics(timing) };
+
+    this.agent = new AgentReplies(
+      {
+        llm: setup.providers.llm,
+        tts: setup.providers.tts,
+        assistantPrompt: setup.assistantPrompt,
+        audioOut: this.audioOut,
+        signal,
+        nextTurnNumber,
+        commit: {
+          runtime,
+          history: this.history,
+          send,
+          hook: (event) => host.hook(event),
+          callHttpTool: (request) =>
+            runHttpTool(setup.sendToolRequest ?? null, request, { accountId: setup.accountId, sessionId: setup.id, metadata: setup.metadata, signal }),
+          entered: (entry, speech) => {
+            this.flowSpeech.entered(entry, speech);
+            this.followStateEndpointing();
+          },
+        },
+      },
+      { push: (frame) => this.control(frame), send },
+    );
+
+    this.flowSpeech = new FlowSpeechRules(
+      {
+        audioOut: this.audioOut,
+        history: this.history,
+        send,
+        lineSpeech: () => this.agent.openSpeech(signal, null),
+        turnInFlight: () => this.agent.turnInFlight,
+        isEnded: () => signal.aborted,
+        end: (reason) => this.control({ type: 'end', reason }),
+        lastActivityAt: () => this.limits.lastActivityAt,
+      },
+      runtime,
+    );
+
+    const sttModel = setup.flow?.settings?.stt?.model;
+    this.spoken = new SpokenTurns(
+      {
+        stt: setup.providers.stt,
+        sttOptions: { language: setup.language, ...(sttModel ? { model: sttModel } : {}) },
+        sttFlushTimeoutMs: setup.sttFlushTimeoutMs ?? 8_000,
+        signal,
+        nextTurnNumber,
+      },
+      { push: (frame) => (frame.type === 'caller_turn' || frame.type === 'caller_words' ? this.agent.push(frame) : this.control(frame)), send },
+    );
+    this.gate = new CallerSpeechGate(() => this.flowSpeech.guardsCallerSpeech, { push: (frame) => this.spoken.push(frame) });
+    this.vad = setup.userInput
+      ? new VadStage(setup.userInput, {
+          push: (frame) => {
+            if (frame.type === 'warning') return this.control(frame);
+            // The caller is there, whether the gate lets their speech through or not.
+            if (!signal.aborted) this.noteActivity();
+            this.gate.push(frame);
+          },
+        })
+      : null;
+  }
+
+  /** No agent turn in flight and nothing of a reply left to say: the session waits for the caller. */
+  get isIdle(): boolean {
+    return !this.agent.turnInFlight && !this.audioOut.isBusy;
+  }
+
+  /** The session has started: its limits and the flow's idle reprompts run, its audio is paced. */
+  start(): void {
+    this.noteActivity();
+    this.limits.watch();
+    this.flowSpeech.watchIdle();
+    this.setup.clock.add(this.audioOut);
+  }
+
+  /** The flow's initial state, before the agent's first words. */
+  enterInitialState(entry: StateEntry): void {
+    this.followStateEndpointing();
+    this.flowSpeech.enterInitialState(entry);
+  }
+
+  greet(): void {
+    this.agent.greet();
+  }
+
+  push(frame: PipelineInput): void {
+    switch (frame.type) {
+      case 'caller_audio':
+        if (this.vad) this.vad.push(frame);
+        else this.control({ type: 'warning', code: 'vad_unavailable' });
+        return;
+      case 'typed_turn':
+        this.control({ type: 'interrupt' });
+        this.agent.push({ type: 'caller_turn', text: frame.text, timing: new TurnTiming(++this.turnCount, 'typed') });
+        return;
+      case 'interrupt':
+        this.control(frame);
+        return;
+    }
+  }
+
+  /** The flow's owner applies a tool call from the studio (the session checked they may). */
+  simulateToolCall(runtime: FlowRuntime, name: string, args: Record<string, unknown>): void {
+    this.control({ type: 'interrupt' });
+    this.agent.simulateToolCall(runtime, name, args);
+  }
+
+  /** The caller spoke or the client sent a message: the session is not idle, the reprompts start over. */
+  noteActivity(): void {
+    this.limits.noteActivity();
+    this.flowSpeech.noteActivity();
+  }
+
+  /** The session begins to end: no limit or reprompt fires any more. */
+  stopTimers(): void {
+    this.limits.stop();
+    this.flowSpeech.stop();
+  }
+
+  /** The session has ended (its signal is aborted): audio stops, the VAD and the recognizer close. */
+  close(): void {
+    this.setup.clock.remove(this.audioOut);
+    this.vad?.close();
+    this.spoken.close();
+  }
+
+  /** Control frames do not queue behind data: each is acted on as it is pushed. */
+  control(frame: ControlFrame): void {
+    switch (frame.type) {
+      case 'interrupt':
+        interruptAgent(this.bargeIn, this.agent.takeTurn());
+        return;
+      case 'end':
+        this.host.end(frame.reason);
+        return;
+      case 'agent_quiet':
+        this.flowSpeech.afterAgentSpoke();
+        return;
+      case 'error':
+        this.providerFailed(frame);
+        return;
+      case 'warning':
+        if (this.warned.has(frame.code)) return;
+        this.warned.add(frame.code);
+        this.host.send(sessionError(frame.code, frame.message));
+        return;
+    }
+  }
+
+  private providerFailed({ code, error }: ErrorFrame): void {
+    if (this.host.signal.aborted) return;
+    const provider = error instanceof ProviderError ? error.provider : 'provider';
+    const message = error instanceof ProviderError ? error.message : `${provider} failed`;
+    this.setup.log.warn({ err: error, session: this.setup.id, code }, 'provider failure in session');
+    this.host.send(sessionError(code, message));
+    // A sentence that could not be synthesized is skipped; a turn that failed altogether gets a line.
+    if (code !== 'tts_failed') this.agent.sayFallback();
+  }
+
+  /** The flow state's `endpointing_ms`, or the server's when it has none. */
+  private followStateEndpointing(): void {
+    this.vad?.setEndpointingMs(this.runtime?.stateOptions().endpointingMs ?? null);
+  }
+
+  private sendMetrics(timing: TurnTiming): void {
+    const report = metricsReport(timing);
+    if (report) this.host.send(report);
+  }
+}
