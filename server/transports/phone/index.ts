@@ -18,6 +18,7 @@ import type { WebSocket } from 'ws';
 import { checkFirstMinute } from '../../billing/admission.ts';
 import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
 import { EngineRefusal } from '../../engine/voice-engine.ts';
+import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
 import { digest, newSessionToken } from '../../security/opaque-tokens.ts';
 import type { Carrier, CarrierName, Markup } from '../carriers/carrier.ts';
@@ -34,10 +35,6 @@ export const NOT_RUNNING_LINE = 'Sorry, this number is not taking calls right no
 
 const MAX_WEBHOOK_BYTES = 64 * 1024;
 
-function sendMarkup(markup: Markup) {
-  return { contentType: markup.contentType, body: markup.body };
-}
-
 /** The URL the carrier requested, as it signed it: our public base and the path with its query. */
 export function signedUrl(publicUrl: string, request: FastifyRequest): string {
   return publicUrl + request.url;
@@ -53,6 +50,11 @@ export async function phoneTransport(app: FastifyInstance): Promise<void> {
     done(null, body);
   });
   for (const carrier of Object.values(CARRIERS)) registerCarrier(app, carrier as Carrier);
+}
+
+/** The carrier's REST API: the configured one (a regional edge, a test's fake), else the carrier's own. */
+export function carrierApiUrl(config: Config, carrier: CarrierName): string | undefined {
+  return carrier === 'twilio' ? config.carriers.twilioApiUrl : carrier === 'telnyx' ? config.carriers.telnyxApiUrl : config.carriers.plivoApiUrl;
 }
 
 function formParams(body: unknown): Record<string, string> {
@@ -128,5 +130,3 @@ function registerCarrier(app: FastifyInstance, carrier: Carrier): void {
     },
   );
 }
-
-export { sendMarkup };

@@ -16,6 +16,7 @@ import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
+import { carrierApiUrl } from './index.ts';
 import { PhoneMediaBridge } from './media-bridge.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
@@ -176,7 +177,7 @@ async function hangUp(app: FastifyInstance, carrier: Carrier, record: Session, l
     const credentials = await openCarrierCredentials(app.services, record.accountId, carrier.name);
     if (!credentials) return;
     await carrier.calls(credentials as never).hangUp(record.carrierCallId, {
-      baseUrl: app.services.config.carriers?.[carrier.name]?.apiBaseUrl,
+      baseUrl: carrierApiUrl(app.services.config, carrier.name),
       signal: AbortSignal.timeout(HANG_UP_TIMEOUT_MS * (HANG_UP_RETRIES + 1) * 2),
       timeoutMs: HANG_UP_TIMEOUT_MS,
       retries: HANG_UP_RETRIES,
