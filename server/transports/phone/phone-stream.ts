@@ -16,8 +16,8 @@ import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
-import { carrierApiUrl } from './index.ts';
 import { PhoneMediaBridge } from './media-bridge.ts';
+import { carrierApiUrl } from './carrier-api.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
 const START_TIMEOUT_MS = 10_000;
@@ -27,11 +27,8 @@ const HANG_UP_TIMEOUT_MS = 5_000;
 
 export const POLICY_VIOLATION = 1008;
 
-type Phase = 'claiming' | 'waiting_for_start' | 'running' | 'closed';
-
 export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, socket: WebSocket, tokenHash: string, log: FastifyBaseLogger): Promise<void> {
   const { store } = app.services;
-  let phase: Phase = 'claiming';
   const early: string[] = [];
   let onMessage: (text: string) => void = (text) => {
     if (early.length < 8) early.push(text);
@@ -44,7 +41,6 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   let callerGone = false;
   socket.on('close', () => {
     callerGone = true;
-    phase = 'closed';
     if (session) void session.end('caller_hung_up');
   });
   socket.on('error', (error) => log.warn({ err: error }, 'phone stream error'));
@@ -68,13 +64,12 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     return;
   }
   const claimed = record;
-  if (phase === 'closed') {
+  if (callerGone) {
     await store.sessions.end(claimed.id, { endedAt: Date.now() / 1000, reason: 'caller_hung_up', creditsChargedCents: 0 });
     return;
   }
 
   // The carrier's `start` names the call and the stream; nothing runs before it.
-  phase = 'waiting_for_start';
   const start = await new Promise<Extract<StreamMessage, { type: 'start' }> | null>((resolve) => {
     const timer = setTimeout(() => resolve(null), START_TIMEOUT_MS);
     const take = (text: string) => {
@@ -129,7 +124,6 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     if (socket.readyState === socket.OPEN) socket.send(text);
   });
   let malformedLogged = false;
-  phase = 'running';
   session = admitted.start({
     sendEvent: (event) => bridge.event(event),
     sendAudio: (frame) => bridge.agentAudio(frame),
