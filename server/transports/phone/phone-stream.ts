@@ -124,12 +124,38 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     if (socket.readyState === socket.OPEN) socket.send(text);
   });
   let malformedLogged = false;
+  // A transferred call is the carrier's to carry on: the stream ends, the phone call does not.
+  let transferred = false;
+  const rest = async () => {
+    const credentials = await openCarrierCredentials(app.services, claimed.accountId, carrier.name);
+    return credentials ? carrier.calls(credentials as never) : null;
+  };
+  const restOptions = (retries: number) => ({ baseUrl: carrierApiUrl(app.services.config, carrier.name), signal: AbortSignal.timeout(30_000), timeoutMs: 10_000, retries });
   session = admitted.start({
     sendEvent: (event) => bridge.event(event),
     sendAudio: (frame) => bridge.agentAudio(frame),
     close: () => {
-      if (!callerGone) void hangUp(app, carrier, claimed, log);
+      if (!callerGone && !transferred) void hangUp(app, carrier, claimed, log);
       if (socket.readyState === socket.OPEN) socket.close(1000, 'call ended');
+    },
+    transfer: async (action) => {
+      const calls = await rest();
+      if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
+      try {
+        // The caller sees the business's number, not the transferring line's own.
+        await calls.transfer(claimed.carrierCallId, { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) }, restOptions(2));
+      } catch (error) {
+        return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
+      }
+      transferred = true;
+      await store.sessions.setTransferredTo(claimed.id, action.to);
+      return { ok: true };
+    },
+    sendDigits: async (digits: string) => {
+      const calls = await rest();
+      // Twilio takes no keypad tones into a call that streams media (new TwiML would end the stream).
+      if (!calls?.sendDigits) throw new Error(`${carrier.name} cannot play keypad tones into a streaming call`);
+      if (claimed.carrierCallId) await calls.sendDigits(claimed.carrierCallId, digits, restOptions(1));
     },
   });
   const live = session;
