@@ -45,7 +45,8 @@ import { startRetention } from './outcomes/retention.ts';
 import { TimelineRecorder } from './outcomes/timeline.ts';
 import { WebhookDispatcher } from './outcomes/webhooks/dispatcher.ts';
 import { WebhookOutbox } from './outcomes/webhooks/outbox.ts';
-import { websocketTransport } from './transports/websocket/index.ts';
+import { webSocketServerPlugin, websocketTransport } from './transports/websocket/index.ts';
+import { phoneTransport } from './transports/phone/index.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
 import { studioRoutes } from './studio.ts';
 
@@ -308,7 +309,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(phoneNumberRoutes);
     await app.register(doNotCallRoutes);
     await app.register(webhookRoutes, { wake: () => webhookDispatcher.wake() });
+    await app.register(webSocketServerPlugin);
     await app.register(websocketTransport);
+    await app.register(phoneTransport);
     await app.register(webrtcTransport, options.webrtc ?? {});
     await app.register(studioRoutes, { dir: options.studioDir });
     await app.ready();

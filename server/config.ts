@@ -161,6 +161,18 @@ export const ConfigSchema = z.object({
       concurrent: positiveInt.default(5),
     })
     .prefault({}),
+  /**
+   * Where each carrier's REST API is (hang-up, transfer, outbound calls); unset: the carrier's own.
+   * An operator's setting, so a loopback or private address is allowed here (a carrier's
+   * regional edge, or a test's fake on this machine).
+   */
+  carriers: z
+    .object({
+      twilioApiUrl: url.optional(),
+      telnyxApiUrl: url.optional(),
+      plivoApiUrl: url.optional(),
+    })
+    .prefault({}),
   ice: z
     .object({
       /** STUN server URLs, e.g. stun:stun.example.com:3478; none needed on one machine or a LAN. */
@@ -287,6 +299,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_IDLE_END_SECONDS', 'engine.idleEndSeconds', '<s>', 'a voice session with no caller speech and no client message this long ends with idle (0: never)', { shownDefault: '300' }),
   setting('VOXFLOW_OUTBOUND_CALLS_PER_MINUTE', 'outboundCalls.perMinute', '<n>', 'phone calls one account may place per minute, over every node', { shownDefault: '10' }),
   setting('VOXFLOW_OUTBOUND_CONCURRENT_CALLS', 'outboundCalls.concurrent', '<n>', 'outbound phone calls one account may have live at once, over every node', { shownDefault: '5' }),
+  setting('VOXFLOW_TWILIO_API_URL', 'carriers.twilioApiUrl', '<url>', "Twilio's REST API (hang-up, transfer, outbound calls)", { shownDefault: 'https://api.twilio.com' }),
+  setting('VOXFLOW_TELNYX_API_URL', 'carriers.telnyxApiUrl', '<url>', "Telnyx's REST API", { shownDefault: 'https://api.telnyx.com' }),
+  setting('VOXFLOW_PLIVO_API_URL', 'carriers.plivoApiUrl', '<url>', "Plivo's REST API", { shownDefault: 'https://api.plivo.com' }),
   setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),

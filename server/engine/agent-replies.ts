@@ -6,9 +6,9 @@
 // audio out knows when the agent has fallen silent.
 import type { FlowRuntime } from '../flow/runtime.ts';
 import type { ChatToolCall, LanguageModel, TextToSpeech } from '../providers/types.ts';
-import { AgentTurn, type CommitTarget } from './agent-turn.ts';
+import { AgentTurn, rememberEntries, type CommitTarget } from './agent-turn.ts';
 import type { AudioOut } from './audio-out.ts';
-import type { AgentQuietFrame, CallerTurnFrame, CallerWordsFrame, ErrorFrame, StageOutput, WarningFrame } from './frames.ts';
+import type { AgentQuietFrame, CallerTurnFrame, CallerWordsFrame, ErrorFrame, KeypadAnswerFrame, StageOutput, WarningFrame } from './frames.ts';
 import { applySimulatedToolCall } from './simulated-tool-call.ts';
 import { SpeechQueue } from './speech-queue.ts';
 import { metricsReport, TurnTiming } from './turn-timing.ts';
@@ -90,6 +90,29 @@ export class AgentReplies {
     void applySimulatedToolCall(this.options.commit, runtime, call, speech).finally(() => {
       audioOut.endReply();
       this.out.push({ type: 'agent_quiet' });
+    });
+  }
+
+  /**
+   * The caller's keys moved the flow (or were keys the state does not take): the entered states'
+   * lines are said, in order, then the model answers when the frame says so. The keys are in the
+   * history already ("The caller pressed 1"), so the model answers them as it answers words.
+   */
+  answerKeypad(frame: KeypadAnswerFrame): void {
+    const { audioOut, signal, commit } = this.options;
+    if (signal.aborted) return;
+    if (frame.entries.length === 0) {
+      if (frame.respond) void this.run(null, new TurnTiming(this.options.nextTurnNumber(), 'typed'));
+      return;
+    }
+    const speech = this.openSpeech(signal, null);
+    audioOut.beginReply();
+    for (const entry of frame.entries) commit.entered?.(entry, speech);
+    rememberEntries(commit.history, frame.entries);
+    void speech.finished().finally(() => {
+      audioOut.endReply();
+      if (frame.respond && !signal.aborted && !this.#turn) void this.run(null, new TurnTiming(this.options.nextTurnNumber(), 'typed'));
+      else this.out.push({ type: 'agent_quiet' });
     });
   }
 

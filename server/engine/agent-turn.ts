@@ -31,6 +31,8 @@ export interface CommitTarget {
   readonly callHttpTool?: (request: NonNullable<Extract<ToolCallOutcome, { status: 'accepted' }>['http']>) => Promise<HttpToolRun>;
   /** The flow entered a state: the session speaks its line, guards it, ends the call after it. */
   entered?(entry: StateEntry, speech: SpeechQueue | null): void;
+  /** An accepted `send_dtmf` tool's keys, for the line. */
+  sendDigits?(digits: string): void;
 }
 
 /**
@@ -104,6 +106,7 @@ export function commitToolCall(target: CommitTarget, call: ChatToolCall, source:
       speech.say(outcome.speechCue, null);
       target.send({ type: 'transcript', role: 'agent', text: outcome.speechCue, final: true });
     }
+    if (outcome.sendDtmf) target.sendDigits?.(outcome.sendDtmf);
     // A stay still changes variables, which the UI card may show.
     for (const event of flowStateEvents(runtime)) target.send(event);
     if (outcome.moved) target.hook({ type: 'state_changed', from: outcome.fromState, to: outcome.toState, tool: outcome.name });

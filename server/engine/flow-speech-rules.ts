@@ -3,7 +3,7 @@
 // false` state's entry plays, hanging up after a state that ends the call has been heard, and
 // `settings.idle` reprompts. The assembly (session-pipeline.ts) tells it what happens (entries,
 // activity, the agent falling silent); it asks for speech and for the end.
-import type { FlowRuntime, StateEntry } from '../flow/runtime.ts';
+import type { FlowRuntime, StateEntry, TransferAction } from '../flow/runtime.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { rememberEntries } from './agent-turn.ts';
 import type { AudioOut } from './audio-out.ts';
@@ -20,6 +20,8 @@ export interface FlowSpeechHost {
   turnInFlight(): boolean;
   isEnded(): boolean;
   end(reason: string): void;
+  /** A state's `on_enter.transfer`, once its line has been heard. */
+  transfer(action: TransferAction): void;
   /** When the caller last spoke or the client last sent a message (performance.now). */
   lastActivityAt(): number;
 }
@@ -29,6 +31,8 @@ export class FlowSpeechRules {
   #protectedSpeech = false;
   /** A state with `on_enter.end_session` was entered: the call ends once its speech has played. */
   #endAfterSpeech = false;
+  /** A state with `on_enter.transfer` was entered: the caller is handed on once its line has played. */
+  #transferAfterSpeech: TransferAction | null = null;
   /** Reprompts said since the caller last did anything (`settings.idle`). */
   #reprompts = 0;
   #repromptTimer: NodeJS.Timeout | null = null;
@@ -63,13 +67,17 @@ export class FlowSpeechRules {
       this.host.send({ type: 'transcript', role: 'agent', text: entry.say, final: true });
     }
     if (entry.endSession) this.#endAfterSpeech = true;
+    if (entry.transfer) this.#transferAfterSpeech = entry.transfer;
   }
 
   /** Call when a turn ends or the agent falls silent: once nothing thinks or plays, barge-in comes back and a call the flow ended ends. */
   afterAgentSpoke(): void {
     if (this.host.isEnded() || this.host.turnInFlight() || this.host.audioOut.isBusy) return;
     this.#protectedSpeech = false;
-    if (this.#endAfterSpeech) this.host.end('flow_ended');
+    const transfer = this.#transferAfterSpeech;
+    this.#transferAfterSpeech = null;
+    if (transfer) this.host.transfer(transfer);
+    else if (this.#endAfterSpeech) this.host.end('flow_ended');
   }
 
   /**

@@ -9,6 +9,7 @@
 //
 // Frames are plain objects passed synchronously from stage to stage: a 20 ms audio frame costs
 // one small object and no promise, so the audio path keeps the latency and capacity it had.
+import type { StateEntry, TransferAction } from '../flow/runtime-types.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import type { TurnTiming } from './turn-timing.ts';
 
@@ -60,10 +61,27 @@ export interface CallerWordsFrame {
   text: string;
 }
 
+/** Keys the caller pressed: a phone's keypad, or a client's `dtmf` message. */
+export interface KeypadFrame {
+  type: 'dtmf';
+  digits: string;
+}
+
+/**
+ * What the caller's keys did, for the agent stage to voice: the lines of the states they entered,
+ * in order, then an answer from the model when `respond` (the state asks the model to speak on
+ * entering, or the keys were not ones the state takes and the model should say so).
+ */
+export interface KeypadAnswerFrame {
+  type: 'keypad_answer';
+  entries: StateEntry[];
+  respond: boolean;
+}
+
 /** What the VAD stage emits, and what a filter between it and the STT stage (a backchannel filter) takes and gives. */
 export type CallerSpeechFrames = SpeechStartedFrame | CallerSpeechFrame | TurnEndedFrame;
 
-export type DataFrame = CallerAudioFrame | CallerSpeechFrames | TypedTurnFrame | CallerTurnFrame | CallerWordsFrame;
+export type DataFrame = CallerAudioFrame | CallerSpeechFrames | TypedTurnFrame | CallerTurnFrame | CallerWordsFrame | KeypadFrame | KeypadAnswerFrame;
 
 // ── Control ────────────────────────────────────────────────────────────────────────────────
 
@@ -103,7 +121,13 @@ export interface WarningFrame {
   message?: string;
 }
 
-export type ControlFrame = InterruptFrame | EndFrame | AgentQuietFrame | ErrorFrame | WarningFrame;
+/** Hand the caller to a person (a state's `on_enter.transfer`), once the state's line was heard. */
+export interface TransferFrame {
+  type: 'transfer';
+  action: TransferAction;
+}
+
+export type ControlFrame = InterruptFrame | EndFrame | AgentQuietFrame | ErrorFrame | WarningFrame | TransferFrame;
 
 export type Frame = DataFrame | ControlFrame;
 

@@ -30,10 +30,13 @@ import { interruptAgent, type BargeInTarget } from './barge-in.ts';
 import { CallerSpeechGate } from './caller-speech-gate.ts';
 import { ConversationHistory } from './conversation-history.ts';
 import { FlowSpeechRules } from './flow-speech-rules.ts';
-import type { CallerAudioFrame, ControlFrame, ErrorFrame, InterruptFrame, TypedTurnFrame } from './frames.ts';
+import type { CallerAudioFrame, ControlFrame, ErrorFrame, InterruptFrame, KeypadFrame, TypedTurnFrame } from './frames.ts';
+import { KeypadStage } from './keypad-stage.ts';
+import { flowStateEvents } from './agent-turn.ts';
+import type { TransferAction } from '../flow/runtime.ts';
 import type { HookEvent } from './hooks.ts';
 import { runHttpTool } from './http-tools.ts';
-import type { SessionSetup } from './session-setup.ts';
+import type { SessionOutput, SessionSetup } from './session-setup.ts';
 import { SessionLimits } from './session-limits.ts';
 import { SpokenTurns } from './spoken-turns.ts';
 import { metricsReport, TurnTiming } from './turn-timing.ts';
@@ -47,10 +50,13 @@ export interface PipelineHost {
   sendAudio(frame: Int16Array): void;
   hook(event: HookEvent): void;
   end(reason: string): void;
+  /** Call control of a phone call's transport (absent for browsers and apps). */
+  transfer?: SessionOutput['transfer'];
+  sendDigits?: SessionOutput['sendDigits'];
 }
 
-/** What enters the pipeline from outside: the caller's audio, a typed turn, the client's interrupt. */
-export type PipelineInput = CallerAudioFrame | TypedTurnFrame | InterruptFrame;
+/** What enters the pipeline from outside: the caller's audio and keys, a typed turn, the client's interrupt. */
+export type PipelineInput = CallerAudioFrame | TypedTurnFrame | InterruptFrame | KeypadFrame;
 
 export class SessionPipeline {
   readonly history = new ConversationHistory();
@@ -61,6 +67,7 @@ export class SessionPipeline {
   private readonly gate: CallerSpeechGate;
   private readonly spoken: SpokenTurns;
   private readonly agent: AgentReplies;
+  private readonly keypad: KeypadStage;
   private readonly bargeIn: BargeInTarget;
   private readonly warned = new Set<SessionErrorCode>();
   private turnCount = 0;
@@ -111,6 +118,7 @@ export class SessionPipeline {
             this.flowSpeech.entered(entry, speech);
             this.followStateEndpointing();
           },
+          sendDigits: (digits) => this.sendDigits(digits),
         },
       },
       { push: (frame) => this.control(frame), send },
@@ -125,10 +133,16 @@ export class SessionPipeline {
         turnInFlight: () => this.agent.turnInFlight,
         isEnded: () => signal.aborted,
         end: (reason) => this.control({ type: 'end', reason }),
+        transfer: (action) => this.control({ type: 'transfer', action }),
         lastActivityAt: () => this.limits.lastActivityAt,
       },
       runtime,
     );
+
+    this.keypad = new KeypadStage(runtime, this.history, (event) => host.hook(event), {
+      push: (frame) => (frame.type === 'keypad_answer' ? this.agent.answerKeypad(frame) : this.control(frame)),
+      send,
+    });
 
     const sttModel = setup.flow?.settings?.stt?.model;
     this.spoken = new SpokenTurns(
@@ -190,6 +204,10 @@ export class SessionPipeline {
       case 'interrupt':
         this.control(frame);
         return;
+      case 'dtmf':
+        this.noteActivity();
+        this.keypad.push(frame);
+        return;
     }
   }
 
@@ -216,6 +234,7 @@ export class SessionPipeline {
     this.setup.clock.remove(this.audioOut);
     this.vad?.close();
     this.spoken.close();
+    this.keypad.close();
   }
 
   /** Control frames do not queue behind data: each is acted on as it is pushed. */
@@ -233,12 +252,59 @@ export class SessionPipeline {
       case 'error':
         this.providerFailed(frame);
         return;
+      case 'transfer':
+        void this.transfer(frame.action);
+        return;
       case 'warning':
         if (this.warned.has(frame.code)) return;
         this.warned.add(frame.code);
         this.host.send(sessionError(frame.code, frame.message));
         return;
     }
+  }
+
+  /**
+   * Hands the caller on through the transport. Done: the flow's part of the call is over. Not
+   * done (the target did not answer, the carrier refused, a browser session has no line): the
+   * caller stays, the model hears why, and the state's `on_failed` takes over, or the call ends
+   * when it has none.
+   */
+  private async transfer(action: TransferAction): Promise<void> {
+    const { host } = this;
+    host.send({ type: 'transfer', to: action.to, mode: action.mode, status: 'started' });
+    let result: { ok: true } | { ok: false; reason: string };
+    if (!host.transfer) result = { ok: false, reason: 'this session is not a phone call: there is no line to hand on' };
+    else if (action.mode === 'warm') result = { ok: false, reason: 'warm transfers are not made by this server yet; use mode: cold' };
+    else {
+      try {
+        result = await host.transfer(action);
+      } catch (error) {
+        result = { ok: false, reason: error instanceof Error ? error.message : String(error) };
+      }
+    }
+    if (host.signal.aborted) return;
+    if (result.ok) {
+      host.send({ type: 'transfer', to: action.to, mode: action.mode, status: 'completed' });
+      host.end('transferred');
+      return;
+    }
+    host.send({ type: 'transfer', to: action.to, mode: action.mode, status: 'failed', reason: result.reason });
+    this.history.addUser(`The transfer to ${action.to} did not go through (${result.reason}).`);
+    const move = this.runtime?.transferFailed() ?? null;
+    if (!move) {
+      host.end('transfer_failed');
+      return;
+    }
+    host.hook({ type: 'state_changed', from: move.fromState, to: move.toState, tool: move.via });
+    for (const event of flowStateEvents(this.runtime)) host.send(event);
+    this.agent.answerKeypad({ type: 'keypad_answer', entries: move.entered ? [move.entered] : [], respond: move.entered?.respond ?? true });
+  }
+
+  /** A `send_dtmf` tool: the keys go down the line where the transport can play them. */
+  private sendDigits(digits: string): void {
+    this.host.send({ type: 'dtmf', digits, source: 'agent', moves: [] });
+    if (!this.host.sendDigits) return;
+    this.host.sendDigits(digits).catch((error: unknown) => this.setup.log.warn({ err: error, session: this.setup.id }, 'could not send keypad tones'));
   }
 
   private providerFailed({ code, error }: ErrorFrame): void {

@@ -3,6 +3,7 @@
 // events and audio, and the end as the session measured it.
 import type { SessionMeter } from '../billing/metering.ts';
 import type { FlowDocument } from '../flow/types.ts';
+import type { TransferAction } from '../flow/runtime.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import type { SessionProviders } from '../providers/types.ts';
 import type { SessionTransport } from '../store/store.ts';
@@ -78,4 +79,12 @@ export interface SessionOutput {
   sendEvent(event: ServerEvent): void;
   sendAudio(frame: Int16Array): void;
   close(code: number, reason: string): void;
+  /**
+   * Phone calls only (absent elsewhere: a browser has no line to hand on): moves the caller to a
+   * number or SIP address through the carrier, resolving once the carrier took the transfer, or
+   * with why it could not.
+   */
+  transfer?(action: TransferAction): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /** Phone calls only: plays keypad tones to the other party (a flow's `send_dtmf` tool). */
+  sendDigits?(digits: string): Promise<void>;
 }

@@ -45,6 +45,8 @@ export class VoiceSession {
       sendAudio: (frame) => this.output.sendAudio(frame),
       hook: (event) => this.hook(event),
       end: (reason) => void this.end(reason),
+      ...(output.transfer ? { transfer: (action) => output.transfer!(action) } : {}),
+      ...(output.sendDigits ? { sendDigits: (digits) => output.sendDigits!(digits) } : {}),
     });
   }
 
@@ -88,6 +90,12 @@ export class VoiceSession {
     this.pipeline.push({ type: 'caller_audio', pcm });
   }
 
+  /** Keys the caller pressed (a phone's DTMF): committed on the flow as its keypad says. */
+  pushDigits(digits: string): void {
+    if (this.ended || digits.length === 0) return;
+    this.pipeline.push({ type: 'dtmf', digits });
+  }
+
   /** A text frame from the client. */
   handleTextFrame(text: string): void {
     if (this.ended) return;
@@ -118,6 +126,14 @@ export class VoiceSession {
           return;
         }
         this.pipeline.push({ type: 'typed_turn', text: message.text });
+        return;
+      case 'dtmf':
+        // A client's keys may start a model turn, as a typed turn does: the same budget.
+        if (!this.setup.unlimitedDrivenTurns && !this.drivenTurns.take()) {
+          this.send(sessionError('rate_limited'));
+          return;
+        }
+        this.pushDigits(message.digits);
         return;
       case 'simulate_tool':
         if (!this.setup.unlimitedDrivenTurns && !this.drivenTurns.take()) {

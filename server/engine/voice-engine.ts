@@ -328,6 +328,9 @@ export class VoiceEngine {
           this.deps.observer?.closed(record.id);
           output.close(code, reason);
         },
+        // A phone call's line control passes straight through to its transport.
+        ...(output.transfer ? { transfer: output.transfer.bind(output) } : {}),
+        ...(output.sendDigits ? { sendDigits: output.sendDigits.bind(output) } : {}),
       },
     );
     this.sessions.add(session);

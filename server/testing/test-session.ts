@@ -224,13 +224,3 @@ export class TestSession {
     };
   }
 }
-
-// The engine's keypad entry, which a phone carrier's digits and a client's dtmf message reach too.
-// Declared here so the runner type-checks against it before the engine defines it; remove this
-// block once VoiceSession has the method.
-declare module '../engine/session.ts' {
-  interface VoiceSession {
-    /** Keys the caller pressed (0-9, * and #), applied through the flow's keypad (`FlowRuntime.pressKeys`). */
-    pushDigits(digits: string): void;
-  }
-}

@@ -3,7 +3,7 @@ import { AudioClock, AudioOut } from '../../server/engine/audio-out.ts';
 import { ConversationHistory } from '../../server/engine/conversation-history.ts';
 import { FlowSpeechRules } from '../../server/engine/flow-speech-rules.ts';
 import { SpeechQueue } from '../../server/engine/speech-queue.ts';
-import type { StateEntry } from '../../server/flow/runtime-types.ts';
+import type { StateEntry, TransferAction } from '../../server/flow/runtime-types.ts';
 import type { ServerEvent } from '../../server/protocol/events.ts';
 import { scriptedVoice } from '../fakes/scripted-providers.ts';
 
@@ -17,6 +17,7 @@ function flowSpeech() {
   const lifetime = new AbortController();
   const events: ServerEvent[] = [];
   const ends: string[] = [];
+  const transfers: TransferAction[] = [];
   let rules: FlowSpeechRules | null = null;
   const audioOut = new AudioOut({ sendFrame: () => {}, onStarted: () => {}, onFinished: () => rules?.afterAgentSpoke() });
   clock.add(audioOut);
@@ -30,6 +31,7 @@ function flowSpeech() {
       turnInFlight: () => false,
       isEnded: () => ends.length > 0,
       end: (reason) => void ends.push(reason),
+      transfer: (action) => void transfers.push(action),
       lastActivityAt: () => performance.now(),
     },
     null,
@@ -44,7 +46,7 @@ function flowSpeech() {
     lifetime.abort();
     clock.remove(audioOut);
   };
-  return { rules, events, ends, enters, run: (ms: number) => vi.advanceTimersByTimeAsync(ms), done };
+  return { rules, events, ends, transfers, enters, run: (ms: number) => vi.advanceTimersByTimeAsync(ms), done };
 }
 
 it('guards the caller speech gate while an interruptible: false line plays, and lifts it after', async () => {
@@ -67,5 +69,18 @@ it('ends the call after the line of a state that ends it has been heard, not bef
   expect(f.ends).toEqual([]);
   await f.run(1_000);
   expect(f.ends).toEqual(['flow_ended']);
+  f.done();
+});
+
+it('hands the caller on after the line of a state that transfers has been heard, not before', async () => {
+  const f = flowSpeech();
+  const transfer: TransferAction = { to: '+15551234567', mode: 'cold', summary: false, onFailed: 'menu' };
+  f.enters({ say: 'Connecting you to the front desk.', transfer });
+  await f.run(200);
+  expect(f.transfers).toEqual([]);
+  await f.run(1_500);
+  expect(f.transfers).toEqual([transfer]);
+  // Handing on is not the flow ending the call: the transport says when the caller has gone.
+  expect(f.ends).toEqual([]);
   f.done();
 });

@@ -5,6 +5,7 @@
 // Refusals (unknown, expired or used token; no credit; no such flow; the account or the server
 // full) happen at the upgrade, as HTTP statuses, before any WebSocket exists.
 import websocket from '@fastify/websocket';
+import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../errors.ts';
@@ -18,17 +19,27 @@ export const MAX_FRAME_BYTES = 64 * 1024;
 /** A voice session's WebSocket: binary PCM16 both ways, JSON events as text frames; refusals are the API's errors. */
 const upgraded = { 101: noBody('Switched to the WebSocket protocol: the voice session is live') };
 
+/**
+ * The WebSocket server every transport's sockets share (the voice WebSocket here, the carriers'
+ * media streams in ../phone): one upgrade handler on the HTTP server, registered once at the top.
+ */
+export const webSocketServerPlugin = fp(
+  async (app: FastifyInstance) => {
+    await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+    // An upgrade refused by the auth hook (which runs before @fastify/websocket's own onRequest
+    // hook marks the request as a WebSocket one) would leave the raw socket open after the error
+    // response: the server's close would then wait for the client to hang up. Once answered, an
+    // upgrade request that was not upgraded has nothing more to say.
+    app.addHook('onResponse', async (request) => {
+      if (request.raw.headers.upgrade?.toLowerCase() === 'websocket') request.raw.socket.destroy();
+    });
+  },
+  { name: 'voxflow-websocket-server' },
+);
+
 export async function websocketTransport(app: FastifyInstance): Promise<void> {
   const { store } = app.services;
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   decorateAdmittedSession(app);
-  // An upgrade refused by the auth hook (which runs before @fastify/websocket's own onRequest
-  // hook marks the request as a WebSocket one) would leave the raw socket open after the error
-  // response: the server's close would then wait for the client to hang up. Once answered, an
-  // upgrade request that was not upgraded has nothing more to say.
-  app.addHook('onResponse', async (request) => {
-    if (request.raw.headers.upgrade?.toLowerCase() === 'websocket') request.raw.socket.destroy();
-  });
 
   // Hosted API: the token in the path is the only credential.
   app.get<{ Params: { token: string } }>(

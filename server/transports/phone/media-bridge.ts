@@ -1,0 +1,80 @@
+// A phone call's audio between the carrier's media stream and the voice engine. The carrier
+// speaks 8 kHz G.711 (μ-law, or A-law where it offers it) in frames of 20 ms; the engine speaks
+// PCM16 at 16 kHz. Caller audio is decoded and resampled up before the engine's VAD hears it;
+// each paced 20 ms frame of agent speech is resampled down, encoded and sent as one media
+// message, so the carrier's buffer never holds more than the engine's small lead.
+//
+// What the caller heard: the engine paces speech in real time and a barge-in records as spoken
+// only what it had sent, as on WebRTC. The carrier also buffers what it was sent, so on
+// `interrupted` the bridge sends the carrier's `clear` (its buffer is dropped at once) and, at
+// the end of every reply, a `mark` whose echo says the caller heard it to the end.
+import { StreamingResampler } from '../../audio/resampler.ts';
+import type { ServerEvent } from '../../protocol/events.ts';
+import { decodeG711, encodeG711, type G711Law } from '../../audio/g711.ts';
+
+const CARRIER_RATE = 8000;
+const ENGINE_RATE = 16000;
+
+/** The messages a carrier's stream takes from us, as that carrier spells them. */
+export interface StreamMessages {
+  media(payload: Uint8Array): string;
+  mark(name: string): string;
+  clear(): string;
+}
+
+export interface MediaBridgeCounters {
+  framesIn: number;
+  framesOut: number;
+  /** Frames that could not be used (a bad payload, an unknown codec): counted, skipped. */
+  malformed: number;
+  marksSent: number;
+  marksEchoed: number;
+}
+
+export class PhoneMediaBridge {
+  private readonly up = new StreamingResampler(CARRIER_RATE, ENGINE_RATE);
+  private readonly down = new StreamingResampler(ENGINE_RATE, CARRIER_RATE);
+  private replies = 0;
+  readonly counters: MediaBridgeCounters = { framesIn: 0, framesOut: 0, malformed: 0, marksSent: 0, marksEchoed: 0 };
+
+  constructor(
+    private readonly law: G711Law,
+    private readonly messages: StreamMessages,
+    private readonly send: (text: string) => void,
+  ) {}
+
+  /** A media frame from the carrier: the engine's 16 kHz PCM, or null when the payload is unusable. */
+  callerAudio(payload: Uint8Array): Int16Array | null {
+    if (payload.length === 0 || payload.length > 8000) {
+      this.counters.malformed++;
+      return null;
+    }
+    this.counters.framesIn++;
+    return this.up.process(decodeG711(this.law, payload));
+  }
+
+  /** One paced 20 ms frame of the agent's voice from the engine. */
+  agentAudio(frame: Int16Array): void {
+    const narrow = this.down.process(frame);
+    if (narrow.length === 0) return;
+    this.counters.framesOut++;
+    this.send(this.messages.media(encodeG711(this.law, narrow)));
+  }
+
+  /** Sees every event the session sends; a barge-in drops what the carrier still holds. */
+  event(event: ServerEvent): void {
+    if (event.type === 'interrupted') {
+      this.send(this.messages.clear());
+      // What was cut is gone: the next reply starts from a clean filter state too.
+      this.down.reset();
+    } else if (event.type === 'agent_stopped_speaking') {
+      this.counters.marksSent++;
+      this.send(this.messages.mark(`reply-${++this.replies}`));
+    }
+  }
+
+  /** The carrier played everything sent before this mark. */
+  markEchoed(): void {
+    this.counters.marksEchoed++;
+  }
+}

@@ -1,0 +1,208 @@
+// One call's media stream, from the carrier's first message to the hang-up. The stream's URL
+// carries the call's single-use token: it is claimed when the stream opens (once, on whichever
+// node the carrier reached), and the carrier's `start` message must name the same call. A stream
+// with an unknown, expired or reused token, or for another call, is closed with 1008 (policy
+// violation) and charges nothing.
+//
+// Then the call runs as an engine session: caller audio in through the media bridge, keypad
+// presses to the session, the agent's paced speech out. When the session ends first (the flow
+// ended the call, credits ran out, the server is stopping), the carrier's REST API hangs the
+// phone up, retried with backoff; when the caller hangs up first (`stop`, or the stream closes),
+// the session ends and nothing is sent to the carrier.
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { VoiceSession } from '../../engine/session.ts';
+import type { Session } from '../../store/store.ts';
+import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
+import { admitClaimedSession } from '../session-admission.ts';
+import { openCarrierCredentials } from './carrier-credentials.ts';
+import { PhoneMediaBridge } from './media-bridge.ts';
+import { carrierApiUrl } from './carrier-api.ts';
+
+/** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
+const START_TIMEOUT_MS = 10_000;
+/** Hang-up through the carrier's API: attempts after the first, and how long each may take. */
+const HANG_UP_RETRIES = 4;
+const HANG_UP_TIMEOUT_MS = 5_000;
+
+export const POLICY_VIOLATION = 1008;
+
+export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, socket: WebSocket, tokenHash: string, log: FastifyBaseLogger): Promise<void> {
+  const { store } = app.services;
+  const early: string[] = [];
+  let onMessage: (text: string) => void = (text) => {
+    if (early.length < 8) early.push(text);
+  };
+  socket.on('message', (data, isBinary) => {
+    if (isBinary) return; // the carriers' streams are JSON text; a binary frame is nobody's audio
+    onMessage(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8'));
+  });
+  let session: VoiceSession | null = null;
+  let callerGone = false;
+  socket.on('close', () => {
+    callerGone = true;
+    if (session) void session.end('caller_hung_up');
+  });
+  socket.on('error', (error) => log.warn({ err: error }, 'phone stream error'));
+
+  const refuse = (reason: string) => {
+    log.warn({ carrier: carrier.name, reason }, 'phone stream refused');
+    if (socket.readyState === socket.OPEN) socket.close(POLICY_VIOLATION, reason.slice(0, 100));
+  };
+
+  let record: Session | null;
+  try {
+    record = await store.sessions.claim(tokenHash, Date.now() / 1000);
+  } catch (error) {
+    // The account holds its cap of live calls: the call cannot be taken now.
+    refuse('the account is at its limit of live calls');
+    log.warn({ err: error }, 'phone stream could not claim its call');
+    return;
+  }
+  if (!record || record.transport !== carrier.name) {
+    refuse('unknown, expired or used stream token');
+    return;
+  }
+  const claimed = record;
+  if (callerGone) {
+    await store.sessions.end(claimed.id, { endedAt: Date.now() / 1000, reason: 'caller_hung_up', creditsChargedCents: 0 });
+    return;
+  }
+
+  // The carrier's `start` names the call and the stream; nothing runs before it.
+  const start = await new Promise<Extract<StreamMessage, { type: 'start' }> | null>((resolve) => {
+    const timer = setTimeout(() => resolve(null), START_TIMEOUT_MS);
+    const take = (text: string) => {
+      const message = carrier.parseStreamMessage(text);
+      if (message.type === 'start') {
+        clearTimeout(timer);
+        resolve(message);
+      } else if (message.type === 'stop') {
+        clearTimeout(timer);
+        resolve(null);
+      }
+    };
+    onMessage = take;
+    for (const text of early.splice(0)) take(text);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+  });
+  const endUnstarted = (reason: string) => store.sessions.end(claimed.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents: 0 });
+  if (!start) {
+    refuse('no start message');
+    await endUnstarted(callerGone ? 'caller_hung_up' : 'refused');
+    return;
+  }
+  if (!claimed.carrierCallId || start.callId !== claimed.carrierCallId) {
+    refuse('the stream is for another call');
+    await endUnstarted('refused');
+    return;
+  }
+
+  let admitted;
+  try {
+    admitted = await admitClaimedSession(app, claimed);
+  } catch (error) {
+    // Refused (and ended, charging nothing) by admission: no credit, the server full, the flow gone.
+    log.warn({ err: error, carrier: carrier.name }, 'phone call refused at admission');
+    if (socket.readyState === socket.OPEN) socket.close(1013, 'refused');
+    void hangUp(app, carrier, claimed, log);
+    return;
+  }
+  if (callerGone) {
+    await admitted.refuse('caller_hung_up');
+    return;
+  }
+
+  const bridge = new PhoneMediaBridge(start.encoding, {
+    media: (bytes) => carrier.mediaMessage(start.streamId, bytes, start.encoding),
+    mark: (name) => carrier.markMessage(start.streamId, name),
+    clear: () => carrier.clearMessage(start.streamId),
+  }, (text) => {
+    if (socket.readyState === socket.OPEN) socket.send(text);
+  });
+  let malformedLogged = false;
+  // A transferred call is the carrier's to carry on: the stream ends, the phone call does not.
+  let transferred = false;
+  const rest = async () => {
+    const credentials = await openCarrierCredentials(app.services, claimed.accountId, carrier.name);
+    return credentials ? carrier.calls(credentials as never) : null;
+  };
+  const restOptions = (retries: number) => ({ baseUrl: carrierApiUrl(app.services.config, carrier.name), signal: AbortSignal.timeout(30_000), timeoutMs: 10_000, retries });
+  session = admitted.start({
+    sendEvent: (event) => bridge.event(event),
+    sendAudio: (frame) => bridge.agentAudio(frame),
+    close: () => {
+      if (!callerGone && !transferred) void hangUp(app, carrier, claimed, log);
+      if (socket.readyState === socket.OPEN) socket.close(1000, 'call ended');
+    },
+    transfer: async (action) => {
+      const calls = await rest();
+      if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
+      try {
+        // The caller sees the business's number, not the transferring line's own.
+        await calls.transfer(claimed.carrierCallId, { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) }, restOptions(2));
+      } catch (error) {
+        return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
+      }
+      transferred = true;
+      await store.sessions.setTransferredTo(claimed.id, action.to);
+      return { ok: true };
+    },
+    sendDigits: async (digits: string) => {
+      const calls = await rest();
+      // Twilio takes no keypad tones into a call that streams media (new TwiML would end the stream).
+      if (!calls?.sendDigits) throw new Error(`${carrier.name} cannot play keypad tones into a streaming call`);
+      if (claimed.carrierCallId) await calls.sendDigits(claimed.carrierCallId, digits, restOptions(1));
+    },
+  });
+  const live = session;
+  onMessage = (text) => {
+    const message = carrier.parseStreamMessage(text);
+    switch (message.type) {
+      case 'media': {
+        const pcm = bridge.callerAudio(message.payload);
+        if (pcm && pcm.length > 0) live.pushAudio(pcm);
+        return;
+      }
+      case 'dtmf':
+        live.pushDigits(message.digit);
+        return;
+      case 'mark':
+        bridge.markEchoed();
+        return;
+      case 'stop':
+        callerGone = true;
+        void live.end('caller_hung_up');
+        return;
+      case 'malformed':
+        bridge.counters.malformed++;
+        if (!malformedLogged) {
+          malformedLogged = true;
+          log.warn({ carrier: carrier.name, reason: message.reason, session: claimed.id }, 'a malformed media-stream message was ignored');
+        }
+        return;
+      default:
+        return;
+    }
+  };
+}
+
+/** Ends the call at the carrier; retried with backoff, and never holds up the session's end. */
+async function hangUp(app: FastifyInstance, carrier: Carrier, record: Session, log: FastifyBaseLogger): Promise<void> {
+  if (!record.carrierCallId) return;
+  try {
+    const credentials = await openCarrierCredentials(app.services, record.accountId, carrier.name);
+    if (!credentials) return;
+    await carrier.calls(credentials as never).hangUp(record.carrierCallId, {
+      baseUrl: carrierApiUrl(app.services.config, carrier.name),
+      signal: AbortSignal.timeout(HANG_UP_TIMEOUT_MS * (HANG_UP_RETRIES + 1) * 2),
+      timeoutMs: HANG_UP_TIMEOUT_MS,
+      retries: HANG_UP_RETRIES,
+    });
+  } catch (error) {
+    log.error({ err: error, carrier: carrier.name, session: record.id }, 'could not hang up a call at the carrier');
+  }
+}

@@ -1,0 +1,122 @@
+// A caller on a phone menu: keys move the flow (a declared move per key), a number is collected
+// into a variable, and the key for "a person" hands the call to the front desk through the
+// carrier's API (a cold transfer: Voxflow leaves, the call goes on without it). When the carrier
+// refuses the transfer, the caller is taken back to the menu. Every key and the transfer are on
+// the session's timeline; the transfer target is on the session and in session.ended.
+import { describe, expect, it, vi } from 'vitest';
+import { usePhoneRig } from '../support/phone-rig.ts';
+
+const FRONT_DESK = '+15551234567';
+
+export const PHONE_MENU_YAML = `
+id: front-desk
+version: "1.0.0"
+initial_state: menu
+settings:
+  base_system_prompt: You answer the phone for a dental clinic.
+states:
+  menu:
+    ui: { artifact_type: card, prompt: "Main menu" }
+    on_enter:
+      say: Press 1 to give your account number, or 0 for the front desk.
+    respond: false
+    agent:
+      prompt: Ask the caller to press 1 for their account or 0 for the front desk.
+    dtmf:
+      keys: { "1": account, "0": human }
+  account:
+    ui: { artifact_type: card, prompt: "Account number" }
+    on_enter:
+      say: Type your four digit account number, then the pound key.
+    respond: false
+    agent:
+      prompt: Ask for the account number.
+    dtmf:
+      collect: { into: account_number, max_digits: 6, finish_on: "#", then: thanks }
+  thanks:
+    ui: { artifact_type: card, prompt: "Account {account_number}" }
+    on_enter:
+      say: Thank you. Press 0 for the front desk.
+    respond: false
+    agent:
+      prompt: Thank the caller.
+    dtmf:
+      keys: { "0": human }
+  human:
+    ui: { artifact_type: card, prompt: "Connecting" }
+    on_enter:
+      say: Connecting you to the front desk.
+      transfer: { to: "${FRONT_DESK}", mode: cold, on_failed: menu }
+    agent:
+      prompt: The caller is being transferred.
+`;
+
+type TimelineEvent = { type: string; event: Record<string, unknown> };
+
+describe.each(['twilio', 'telnyx'] as const)('a %s caller on a keypad menu', (carrier) => {
+  const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML });
+  const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
+  const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
+  const liveSession = async () =>
+    vi.waitFor(
+      async () => {
+        const list = await rig().server.request('GET', '/v1/sessions', { apiKey: rig().account.apiKey });
+        const found = list.body.find((s: { transport: string; status: string }) => s.transport === carrier && s.status === 'connected');
+        expect(found).toBeDefined();
+        return found.id as string;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+  const inState = (id: string, state: string) =>
+    vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe(state), { timeout: 15_000, interval: 100 });
+
+  it('moves on keys, collects the account number, and hands the call to the front desk', { timeout: 60_000 }, async () => {
+    const callId = carrier === 'twilio' ? 'CA22222222222222222222222222222222' : 'v3:keypad-call';
+    const stream = await rig().call(callId);
+    const id = await liveSession();
+    await inState(id, 'menu');
+
+    stream.pressDigit('1');
+    await inState(id, 'account');
+    for (const digit of ['0', '4', '2', '7', '#']) stream.pressDigit(digit);
+    await inState(id, 'thanks');
+    expect((await detail(id)).variables.account_number).toBe('0427');
+
+    stream.pressDigit('0');
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'transferred', transferred_to: FRONT_DESK }), { timeout: 20_000, interval: 100 });
+    // The carrier was asked to move the live call to the front desk, and not to hang it up.
+    const transfer = rig().api.requests.filter((r) => r.method === 'POST' && JSON.stringify(r.body).includes(FRONT_DESK.slice(1)));
+    expect(transfer.length).toBe(1);
+    const timeline = await events(id);
+    const keys = timeline.filter((e) => e.type === 'dtmf').map((e) => e.event.digits);
+    expect(keys).toEqual(['1', '0', '4', '2', '7', '#', '0']);
+    const moves = timeline.filter((e) => e.type === 'dtmf').flatMap((e) => (e.event.moves as Array<{ via: string; to_state: string }>).map((m) => `${m.via}→${m.to_state}`));
+    expect(moves).toEqual(['key 1→account', 'collect account_number→thanks', 'key 0→human']);
+    expect(timeline.filter((e) => e.type === 'dtmf').map((e) => e.event.source)).toEqual(Array(7).fill('caller'));
+    expect(timeline.filter((e) => e.type === 'transfer').map((e) => e.event.status)).toEqual(['started', 'completed']);
+    await stream.waitForClose();
+  });
+
+  it('takes the caller back to the menu when the carrier refuses the transfer', { timeout: 60_000 }, async () => {
+    const callId = carrier === 'twilio' ? 'CA33333333333333333333333333333333' : 'v3:refused-transfer';
+    const stream = await rig().call(callId);
+    const id = await liveSession();
+    await inState(id, 'menu');
+    const asked = rig().api.requests.length;
+    rig().api.setFault({ status: 400, times: 1 });
+    try {
+      stream.pressDigit('0');
+      await vi.waitFor(async () => expect((await events(id)).filter((e) => e.type === 'transfer').map((e) => e.event.status)).toEqual(['started', 'failed']), { timeout: 20_000, interval: 100 });
+    } finally {
+      rig().api.setFault(undefined);
+    }
+    // The carrier was asked, once (a 400 is not retried), and said no; the caller heard why not from the flow.
+    expect(rig().api.requests.length).toBe(asked + 1);
+    const failed = (await events(id)).find((e) => e.type === 'transfer' && e.event.status === 'failed')!;
+    expect(failed.event.reason).toMatch(new RegExp(carrier));
+    await inState(id, 'menu');
+    expect((await detail(id)).status).toBe('connected');
+    await stream.hangUp();
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 10_000 });
+  });
+});
