@@ -12,7 +12,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { VoiceSession } from '../../engine/session.ts';
-import type { Session } from '../../store/store.ts';
+import { SessionCapReachedError, type Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
@@ -54,9 +54,9 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   try {
     record = await store.sessions.claim(tokenHash, Date.now() / 1000);
   } catch (error) {
-    // The account holds its cap of live calls: the call cannot be taken now.
-    refuse('the account is at its limit of live calls');
-    log.warn({ err: error }, 'phone stream could not claim its call');
+    // Closing the stream ends the call at the carrier: nothing follows the stream in our markup.
+    refuse(error instanceof SessionCapReachedError ? 'the account is at its limit of live calls' : 'the call could not be claimed');
+    if (!(error instanceof SessionCapReachedError)) log.error({ err: error }, 'phone stream could not claim its call');
     return;
   }
   if (!record || record.transport !== carrier.name) {
