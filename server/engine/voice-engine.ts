@@ -8,7 +8,7 @@ import type { SessionHooks } from './hooks.ts';
 import { meteredProviders } from './metered-providers.ts';
 import { SlotPool, type Slot } from './session-slots.ts';
 import type { ServerEvent } from '../protocol/events.ts';
-import { checkFirstMinute } from '../billing/admission.ts';
+import { checkFirstMinute, type CreditCheck } from '../billing/admission.ts';
 import { SessionMeter } from '../billing/metering.ts';
 import type { AccountProviders } from '../providers/types.ts';
 import { withFlowVoice } from './flow-voice.ts';
@@ -184,6 +184,16 @@ export class VoiceEngine {
         if (!started) slot.release();
       },
     };
+  }
+
+  /**
+   * Whether the account's balance pays a first minute at its rate, without taking a place: for a
+   * phone call, which is answered (or refused in the carrier's own voice) before any session
+   * exists, and for an outbound call before the carrier is asked to ring anyone.
+   */
+  async firstMinuteCovered(accountId: string): Promise<CreditCheck> {
+    const providers = await this.deps.providersFor(accountId);
+    return checkFirstMinute(await this.deps.store.credits.balance(accountId), providers.ratePerMinute);
   }
 
   /** The latest parsed text of recently run flows and drafts, oldest first (flow ids are unique across accounts). */

@@ -27,6 +27,17 @@ export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors'
   return sendCoded(reply, 'bad_request', error.message);
 };
 
+/**
+ * The API's code for an error, as the handler below would answer it: for code that meets errors
+ * outside a request (a phone call's media stream) and must tell them apart the same way.
+ */
+export function errorCodeOf(error: unknown): ErrorCode {
+  if (error instanceof AppError) return error.code;
+  if (error instanceof SessionCapReachedError) return 'too_many_sessions';
+  if (error instanceof StoreFailedError || error instanceof StoreClosedError) return 'store_unavailable';
+  return 'internal';
+}
+
 export const errorHandlerPlugin = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {

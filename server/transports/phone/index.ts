@@ -18,8 +18,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { checkFirstMinute } from '../../billing/admission.ts';
-import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
 import { EngineRefusal } from '../../engine/voice-engine.ts';
 import { AppError } from '../../errors.ts';
 import { mediaBody, noBody } from '../../http/api-contract.ts';
@@ -99,7 +97,7 @@ function answer(reply: FastifyReply, markup: Markup) {
 
 function registerCarrier(server: FastifyInstance, carrier: Carrier): void {
   const app = server.withTypeProvider<ZodTypeProvider>();
-  const { store, engine, config } = app.services;
+  const { store, engine } = app.services;
   const name = carrier.name;
 
   app.post(
@@ -129,8 +127,7 @@ function registerCarrier(server: FastifyInstance, carrier: Carrier): void {
         request.log.warn({ carrier: name, code: error.code }, 'a number whose flow cannot run took a call');
         return answer(reply, carrier.sayAndHangUp(NOT_RUNNING_LINE));
       }
-      const [balance, providers] = await Promise.all([store.credits.balance(accountId), store.providers.get(accountId)]);
-      if (!checkFirstMinute(balance, effectiveRatePerMinute(config, providers)).ok) {
+      if (!(await engine.firstMinuteCovered(accountId)).ok) {
         await store.phoneNumbers.recordCall(number.id, Date.now() / 1000, 'failed');
         return answer(reply, carrier.sayAndHangUp(NO_CREDIT_LINE));
       }
@@ -238,8 +235,7 @@ function registerOutboundCalls(server: FastifyInstance): void {
       if (error instanceof EngineRefusal) throw new AppError(error.code, error.message);
       throw error;
     }
-    const [balance, providers, counts] = await Promise.all([store.credits.balance(accountId), store.providers.get(accountId), store.sessions.countOutbound(accountId, Date.now() / 1000)]);
-    const credit = checkFirstMinute(balance, effectiveRatePerMinute(config, providers));
+    const [credit, counts] = await Promise.all([engine.firstMinuteCovered(accountId), store.sessions.countOutbound(accountId, Date.now() / 1000)]);
     if (!credit.ok) throw new AppError('insufficient_credits', credit.message);
     if (counts.live >= config.outboundCalls.concurrent) {
       reply.header('retry-after', '30');

@@ -12,7 +12,8 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { VoiceSession } from '../../engine/session.ts';
-import { SessionCapReachedError, type Session } from '../../store/store.ts';
+import { errorCodeOf } from '../../http/error-handler.ts';
+import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
@@ -55,8 +56,9 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     record = await store.sessions.claim(tokenHash, Date.now() / 1000);
   } catch (error) {
     // Closing the stream ends the call at the carrier: nothing follows the stream in our markup.
-    refuse(error instanceof SessionCapReachedError ? 'the account is at its limit of live calls' : 'the call could not be claimed');
-    if (!(error instanceof SessionCapReachedError)) log.error({ err: error }, 'phone stream could not claim its call');
+    const atLimit = errorCodeOf(error) === 'too_many_sessions';
+    refuse(atLimit ? 'the account is at its limit of live calls' : 'the call could not be claimed');
+    if (!atLimit) log.error({ err: error }, 'phone stream could not claim its call');
     return;
   }
   if (!record || record.transport !== carrier.name) {
