@@ -18,6 +18,7 @@ import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
 import { PhoneMediaBridge } from './media-bridge.ts';
+import { ReorderWindow } from '../carriers/reorder-window.ts';
 import { carrierApiUrl } from './carrier-api.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
@@ -126,6 +127,8 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     if (socket.readyState === socket.OPEN) socket.send(text);
   });
   let malformedLogged = false;
+  // Telnyx documents that its media frames may arrive out of order; the others' do not.
+  const reorder = carrier.name === 'telnyx' ? new ReorderWindow<Uint8Array>() : null;
   // A transferred call is the carrier's to carry on: the stream ends, the phone call does not.
   let transferred = false;
   const rest = async () => {
@@ -165,8 +168,11 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     const message = carrier.parseStreamMessage(text);
     switch (message.type) {
       case 'media': {
-        const pcm = bridge.callerAudio(message.payload);
-        if (pcm && pcm.length > 0) live.pushAudio(pcm);
+        const frames = reorder && message.sequence !== undefined ? reorder.push(message.sequence, message.payload) : [message.payload];
+        for (const payload of frames) {
+          const pcm = bridge.callerAudio(payload);
+          if (pcm && pcm.length > 0) live.pushAudio(pcm);
+        }
         return;
       }
       case 'dtmf':

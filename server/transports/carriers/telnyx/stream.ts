@@ -33,7 +33,10 @@ export function parseTelnyxStreamMessage(text: string): StreamMessage {
       const media = objectAt(message, 'media');
       const payload = decodePayload(media?.payload);
       if (!payload.ok) return { type: 'malformed', reason: payload.reason };
-      const sequence = integerAt(message, 'sequence_number');
+      // Put back in order by the media chunk number, which counts media frames only: the
+      // message-level sequence_number also counts keys and marks, whose numbers would look like
+      // lost audio and hold the frames after them.
+      const sequence = integerAt(media, 'chunk') ?? integerAt(message, 'sequence_number');
       const timestamp = integerAt(media, 'timestamp');
       const track = stringAt(media, 'track');
       return { type: 'media', payload: payload.bytes, ...(sequence !== undefined ? { sequence } : {}), ...(timestamp !== undefined ? { timestamp } : {}), ...(track ? { track } : {}) };
