@@ -27,6 +27,7 @@ import { rateLimitsPlugin } from './http/rate-limits.ts';
 import { responseHeadersPlugin } from './http/response-headers.ts';
 import { servicesPlugin, type Services } from './http/services.ts';
 import { FlowJobs } from './jobs/flow-jobs.ts';
+import { holdExit } from './concurrency/exit-guards.ts';
 import { AccessTokens } from './security/access-tokens.ts';
 import { decodeConfiguredJwtSecret, decodeConfiguredKey, loadOrCreateKeyFile } from './security/key-files.ts';
 import { PasswordHasher } from './security/passwords.ts';
@@ -89,15 +90,17 @@ function loadVoiceInput(app: FastifyInstance, factory: VoiceInputFactory, closin
     await Promise.race([loading.catch(() => {}), delay(VOICE_LOAD_WAIT_ON_CLOSE_MS, undefined, { signal: timer.signal }).catch(() => {})]);
     timer.abort();
   });
-  afterListening(app, () =>
-    (loading = input.load()).then(
+  afterListening(app, () => {
+    loading = input.load();
+    holdExit(loading);
+    return loading.then(
       () => app.log.info('voice activity detection is ready'),
       (error: unknown) => {
         // A shutdown that stops the load half-way is not a failure of the model.
         if (!closing()) app.log.error({ err: error }, 'voice activity detection could not be loaded; voice input is off');
       },
-    ),
-  );
+    );
+  });
   return input;
 }
 

@@ -6,12 +6,15 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, DEFAULT_SHUTDOWN_GRACE_SECONDS, USAGE, makeConfig, parseCommandLine, type Config } from './config.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { StoreLockedError } from './store/store.ts';
+import { exitGuardsSettled } from './concurrency/exit-guards.ts';
 
 /**
  * How long a graceful close may take (sessions end, the store snapshots) before giving up, by
  * default; the headless command takes it from VOXFLOW_SHUTDOWN_GRACE_SECONDS.
  */
 export const SHUTDOWN_GRACE_MS = DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000;
+/** Past the grace period, how long a forced exit still waits for a model load in progress. */
+const FORCED_EXIT_LOAD_WAIT_MS = 10_000;
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -131,7 +134,8 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
     // unflushed and its lock left behind.
     const force = setTimeout(() => {
       io.stderr('shutdown took too long; exiting without a final snapshot (acknowledged writes are in the journal)\n');
-      io.exit(1);
+      // A model still loading would abort the process if torn down now (exit-guards.ts).
+      void exitGuardsSettled(FORCED_EXIT_LOAD_WAIT_MS).then(() => io.exit(1));
     }, config.shutdownGraceSeconds * 1000);
     server.close().then(
       () => {
