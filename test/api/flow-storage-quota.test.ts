@@ -137,7 +137,7 @@ describe('per-account flow quotas on a hosted server', () => {
 });
 
 describe('the desktop app’s own server', () => {
-  it('keeps no flow quota, even when the environment sets one for hosting', { timeout: 60_000 }, async () => {
+  it('keeps no flow quota, even when the environment sets one for hosting', { timeout: 120_000 }, async () => {
     const userData = await mkdtemp(join(tmpdir(), 'voxflow-userdata-'));
     const desktop = await startEmbeddedServer(userData, { VOXFLOW_LOG_LEVEL: 'silent', VOXFLOW_FLOWS_PER_ACCOUNT: '1', VOXFLOW_FLOW_STORAGE_MB: String(QUOTA_MIB) }, { announce: () => {} });
     try {

@@ -23,7 +23,7 @@ describe('the server killed while writing', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it(`keeps every acknowledged write across ${ROUNDS} SIGKILLs at random moments`, { timeout: 30_000 + ROUNDS * 20_000 }, async () => {
+  it(`keeps every acknowledged write across ${ROUNDS} SIGKILLs at random moments`, { timeout: 30_000 + ROUNDS * 40_000 }, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'voxflow-crash-'));
     server = await spawnServer(['--data-dir', dataDir]);
     const signup = await json(`${server.url}/auth/signup`, { method: 'POST', body: JSON.stringify({ email: 'crash@example.com', password: 'long enough password' }) });
