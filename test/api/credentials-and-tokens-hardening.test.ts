@@ -1,4 +1,4 @@
-// Issue 14 item 6: a revoked key takes its unused session tokens with it; two credentials of two
+// A revoked key takes its unused session tokens with it; two credentials of two
 // accounts are refused, not silently resolved; API keys never travel in URLs; a token that can
 // no longer connect is listed as expired; trivial passwords are refused at signup.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 13 item 7: the balance says what each part of a session costs a minute and whose key
+// The balance says what each part of a session costs a minute and whose key
 // serves it, so the studio can say before Talk what a session will cost. The spec's fields stay.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.ts';

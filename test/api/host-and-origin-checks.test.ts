@@ -1,4 +1,4 @@
-// Issue 14 item 4, DNS rebinding: a web page that points its own name at 127.0.0.1 must not be
+// DNS rebinding: a web page that points its own name at 127.0.0.1 must not be
 // able to sign up, take keys or spend the server's provider keys on a loopback-bound server; and
 // a page of another origin may change nothing and open no voice socket, except through the
 // session token the spec hands to browsers.

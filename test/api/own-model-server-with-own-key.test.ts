@@ -1,4 +1,4 @@
-// Issue 13 item 6: an account's own "OpenAI or compatible" key goes to the account's own base URL
+// An account's own "OpenAI or compatible" key goes to the account's own base URL
 // with its own model, never to the server's model endpoint; a key is checked when it is saved;
 // a call that fails because of it says so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

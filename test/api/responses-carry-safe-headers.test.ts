@@ -1,4 +1,4 @@
-// Issue 14 item 7: answers that carry a secret are never cached; every answer says nosniff.
+// Answers that carry a secret are never cached; every answer says nosniff.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 

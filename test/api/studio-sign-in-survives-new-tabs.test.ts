@@ -1,4 +1,4 @@
-// Issue 13 item 10, the server's half: the studio keeps its sign-in across tabs and reloads with a
+// The studio keeps its sign-in across tabs and reloads with a
 // refresh token in an HttpOnly, SameSite=Strict cookie, traded at POST /auth/refresh for an
 // access token that lives only in the page's memory.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The hosted API on both stores side by side, all in one run on this machine (issues 19 and 20):
+// The hosted API on both stores side by side, all in one run on this machine:
 // - GET /v1/flows with an API key ÷ a bare Fastify route returning the same JSON, per store;
 // - durable POST /v1/sessions and POST /v1/flows, one writer and eight at once (eight accounts:
 //   one account may have only two flow documents in the parser at once), p50/p95, each with its
@@ -9,7 +9,7 @@
 //   process, then spread over two server processes on one database.
 // Servers under test run in this process (the two-node rows: in processes of their own, as
 // `voxflow --serve`); the clients always run in child processes (load-generator.ts,
-// write-clients.ts). Issue 20's write targets are printed on both stores' rows; on PostgreSQL
+// write-clients.ts). The write targets are printed on both stores' rows; on PostgreSQL
 // they are read against its commit floor, which on this machine is above the disk's fsync floor.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

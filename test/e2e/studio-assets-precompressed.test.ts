@@ -1,4 +1,4 @@
-// Issue 14 item 7: the studio's built assets (dist/renderer, built by the e2e project's setup)
+// The studio's built assets (dist/renderer, built by the e2e project's setup)
 // are served pre-compressed with ETags, and its source maps are not served.
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 17 in Chromium against a real server: Save keeps edits in the draft (what a backend's
+// In Chromium against a real server: Save keeps edits in the draft (what a backend's
 // sessions run does not change), Publish makes the draft the next version with a note, History
 // shows a side-by-side diff of any two versions and publishes an old one again (a rollback that
 // is itself a version), and two windows saving one draft meet a conflict instead of silently

@@ -1,4 +1,4 @@
-// Issue 20, item 2, in Chromium: a 200-state flow draws only the states in view (above 100 states
+// In Chromium: a 200-state flow draws only the states in view (above 100 states
 // the canvas does), yet shows every state on the overview map, runs its edges from the bottom of
 // the states they leave into the top of the states they enter, drawn or not yet drawn, and draws
 // the states that come into view.

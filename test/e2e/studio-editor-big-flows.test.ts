@@ -1,4 +1,4 @@
-// Issue 13, item 8, in Chromium: a 50-state flow laid out for reading. Its ranks wrap into bands
+// In Chromium: a 50-state flow laid out for reading. Its ranks wrap into bands
 // side by side instead of one tall column; edges that would cross states (every move back up)
 // are routed round them; no edge label sits under a state; Fit shows every state, however small
 // the window; and the overview map takes the view where it is clicked.

@@ -1,4 +1,4 @@
-// Issue 13, items 1 and 2, in Chromium against a real server: Ctrl+S right after typing saves
+// In Chromium against a real server: Ctrl+S right after typing saves
 // what was typed (from an inspector field, a tool's field and the YAML pane), and the keyboard
 // focus goes where the designer expects: it stays in the inspector after a rename, moves to a new
 // parameter's name, and Tab walks the canvas in the flow's reading order after its toolbar.

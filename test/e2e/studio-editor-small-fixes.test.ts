@@ -1,4 +1,4 @@
-// Issue 13, item 9, in Chromium: the smaller things a first real session tripped on. Ctrl+F
+// In Chromium: the smaller things a first real session tripped on. Ctrl+F
 // searches the YAML; edits on two lines are two undo steps however quickly they follow each
 // other; Delete asks about every chosen state; the keyboard on the canvas prints no warnings; a
 // new state is not dropped onto self-loop labels; `version: 1.0` says to write "1.0" in quotes;
@@ -131,7 +131,7 @@ describe('the canvas', () => {
 });
 
 describe('expected answers', () => {
-  // Issue 17: a draft with errors is saved (it is work in progress); the refusal is Publish's.
+  // A draft with errors is saved (it is work in progress); the refusal is Publish's.
   it('saves a draft with errors, and refuses to publish it without a failed request', async () => {
     const { page } = await openFlow(rig(), 'Publish refused');
     const failed = failedResponses(page);

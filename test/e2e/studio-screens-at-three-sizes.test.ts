@@ -1,4 +1,4 @@
-// Issue 13, item 12, in Chromium: the studio at 1024×700, 1280×800 and 1920×1080. The graph stays
+// In Chromium: the studio at 1024×700, 1280×800 and 1920×1080. The graph stays
 // on screen when the window is resized; the side panel takes its share of a big window and
 // remembers the width it was dragged to; no screen scrolls sideways at any of the three sizes.
 // Every screen is photographed at each size into test-artifacts/ (studio-<screen>-<w>x<h>.png).

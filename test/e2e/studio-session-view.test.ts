@@ -1,4 +1,4 @@
-// Issue 15 item 5: a stored session opens from the Sessions list into its view: the conversation
+// A stored session opens from the Sessions list into its view: the conversation
 // with tool calls inline, the path with a scrubber and replayed on the flow's graph, the
 // variables, per-turn latency and the recording; "Open the flow at this state" opens the editor
 // with the scrubber's state selected, "Open the flow" goes to the editor. A test-talk in the

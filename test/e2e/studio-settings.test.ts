@@ -98,7 +98,7 @@ describe('the studio settings screen', () => {
     await page.close();
   });
 
-  // Issue 13 item 6: an own key with its own endpoint and model, checked when saved.
+  // An own key with its own endpoint and model, checked when saved.
   it('sets an own model server: base URL and model saved with the key, a refused key said plainly', { timeout: 40_000 }, async () => {
     const own = await startFakeOpenAI({ apiKey: 'sk-own-model-server-key-1' });
     try {

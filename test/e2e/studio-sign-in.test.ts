@@ -93,7 +93,7 @@ describe('signing in to the studio', () => {
     await page.close();
   });
 
-  // Issue 13 item 10: a studio link opened in a new tab, or a reload, stays signed in (the
+  // A studio link opened in a new tab, or a reload, stays signed in (the
   // refresh cookie, HttpOnly), no token is kept where page scripts can read it, and "Editor"
   // reopens the flow last opened.
   it('stays signed in in a new tab and after a reload, and "Editor" reopens the last flow', { timeout: 45_000 }, async () => {

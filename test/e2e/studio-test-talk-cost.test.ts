@@ -1,4 +1,4 @@
-// Issue 13 item 7: before Talk, the Test tab says what a session will cost a minute, part by part
+// Before Talk, the Test tab says what a session will cost a minute, part by part
 // and honest about when each part is charged, with the balance and the minutes it pays for. The
 // server has paid speech-to-text and model (the fakes, on the server's keys) and the embedded
 // voice; the account then serves the model with its own key, set in Settings, and the figure

@@ -1,4 +1,4 @@
-// Issue 13, items 3, 4 and 5, in Chromium: test-talk on a server with no language model and no
+// In Chromium: test-talk on a server with no language model and no
 // speech-to-text. Before Talk the panel says what this server can do; with the microphone on, the
 // "cannot hear you" notice comes at once; every message is in plain words. On the graph the live
 // state and path have their own colour (not the red of errors) and a legend, a staying tool's

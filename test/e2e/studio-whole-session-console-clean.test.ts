@@ -1,4 +1,4 @@
-// Issue 13, "done when": a whole editing session and a typed test-talk in Chromium, as a designer
+// A whole editing session and a typed test-talk in Chromium, as a designer
 // does them, with not one error or warning in the browser's console from start to end. The
 // studio runs against a server whose model is the protocol-faithful fake (typed turns move the
 // guessing game), so nothing is left out for want of a provider.

@@ -1,4 +1,4 @@
-// Issue 14 item 8: the packaged app cannot be turned into a Node runtime or a debugging target.
+// The packaged app cannot be turned into a Node runtime or a debugging target.
 // Fuses are flipped by electron-builder from electron-builder.yml; debugging switches are refused
 // by the app itself, since Chromium's remote debugging has no fuse.
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // The flow model's cost grows with the document, not with its square: a document twice as big
-// takes about twice as long to parse, convert or edit. Issue 14 measured 1.6–2.9 s to validate
-// a 255 KiB upload; the shapes below each exposed a cost that grew with the square (the yaml
+// takes about twice as long to parse, convert or edit. Validating a 255 KiB upload once took
+// 1.6–2.9 s; the shapes below each exposed a cost that grew with the square (the yaml
 // library's duplicate-key check, looking up each diagnostic's place, finding each placeholder).
 //
 // Each ratio is taken within one run, from the best of several interleaved runs per size, in

@@ -1,4 +1,4 @@
-// Issue 14 item 3: a pc_id lets its holder add ICE candidates and nothing more. Renegotiating or
+// A pc_id lets its holder add ICE candidates and nothing more. Renegotiating or
 // restarting the peer (Pipecat's restart_pc) needs the principal that opened it; a stranger gets
 // the same 404 as for an unknown peer (no credential at all: 401), and no session is started or
 // billed for them.

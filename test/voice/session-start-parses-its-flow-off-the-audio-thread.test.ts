@@ -1,4 +1,4 @@
-// Issue 14 item 1: a session's flow is parsed by the flow-job workers at admission, not on the
+// A session's flow is parsed by the flow-job workers at admission, not on the
 // thread that paces audio; sessions of the same stored version share that one parse.
 import { describe, expect, it, vi } from 'vitest';
 import { createFlow } from '../support/server.ts';

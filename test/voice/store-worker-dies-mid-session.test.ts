@@ -1,4 +1,4 @@
-// Issue 14: the embedded store runs in a worker thread (server/store/sqljs/worker-store.ts). If
+// The embedded store runs in a worker thread (server/store/sqljs/worker-store.ts). If
 // that thread dies, the store is unavailable as on a full disk: every call that needs it is a
 // 503 store_unavailable and /health says so, while the server itself keeps answering what needs
 // no store, and a call in progress carries on until it needs the store (its next minute's charge).

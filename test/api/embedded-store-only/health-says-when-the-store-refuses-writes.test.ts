@@ -1,4 +1,4 @@
-// Issue 14 item 5: on a full disk every write is a 503; /health must say so too, with 503 and
+// On a full disk every write is a 503; /health must say so too, with 503 and
 // store_writable: false, so a load balancer or a monitor takes the node out instead of reading ok.
 import { existsSync } from 'node:fs';
 import { lstat, mkdtemp, rm, stat, symlink } from 'node:fs/promises';

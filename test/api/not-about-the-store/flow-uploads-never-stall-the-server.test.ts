@@ -1,4 +1,4 @@
-// Issue 14: one account's flow uploads and edits must not stall everyone else. Parsing and
+// One account's flow uploads and edits must not stall everyone else. Parsing and
 // editing a flow runs in worker threads (server/jobs), each job within a CPU budget, and an
 // account has at most two jobs under way. Before, a 255 KiB document held the thread that
 // answers every request (and paces every call's audio) for 1.6–4.6 s.
