@@ -2,6 +2,7 @@
 // editing a flow runs in worker threads (server/jobs), each job within a CPU budget, and an
 // account has at most two jobs under way. Before, a 255 KiB document held the thread that
 // answers every request (and paces every call's audio) for 1.6–4.6 s.
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount, startTestServer, type TestServer } from '../../support/server.ts';
 import { oneLineStatesYaml } from '../../support/one-line-flows.ts';
@@ -19,8 +20,13 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Asks for /health one request after another until `until` settles; each answer's time in ms. */
-async function healthLatencies(target: TestServer, until: Promise<unknown>): Promise<number[]> {
+/**
+ * Asks for /health, a request every `intervalMs`, until `until` settles; each answer's time in ms.
+ * Each request costs the main thread some CPU too (client and server share it here), in
+ * proportion to the wall time the work takes, which a loaded machine stretches: the interval is
+ * long enough to keep that small beside what is measured.
+ */
+async function healthLatencies(target: TestServer, until: Promise<unknown>, intervalMs = 100): Promise<number[]> {
   let done = false;
   until.then(
     () => (done = true),
@@ -32,12 +38,35 @@ async function healthLatencies(target: TestServer, until: Promise<unknown>): Pro
     const health = await target.request('GET', '/health');
     latencies.push(performance.now() - start);
     expect(health.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   return latencies;
 }
 
 const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!;
+
+/**
+ * CPU time, in ms, of the thread that answers requests (this process's main thread: the test
+ * server runs in the test's own process) and of the whole process (every thread: the flow-job
+ * workers among them). CPU time, unlike a request's wall time, does not grow when another
+ * process takes the cores, so what it says holds on a loaded machine too.
+ */
+function cpuMs(): { main: number; all: number } {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const [utime, stime] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13).map(Number);
+  const usage = process.cpuUsage();
+  // Clock ticks of 10 ms (USER_HZ is 100 on Linux).
+  return { main: (utime! + stime!) * 10, all: (usage.user + usage.system) / 1000 };
+}
+
+/** The CPU spent on the main thread and on the other threads while `work` ran. */
+async function cpuDuring<T>(work: Promise<T>): Promise<{ main: number; others: number }> {
+  const before = cpuMs();
+  await work.catch(() => {});
+  const after = cpuMs();
+  const main = after.main - before.main;
+  return { main, others: after.all - before.all - main };
+}
 
 describe('a flow document over the time budget', () => {
   it('is refused with 422 flow_too_complex, /health answering at once meanwhile, and the next flow is taken', { timeout: 60_000 }, async () => {
@@ -47,12 +76,16 @@ describe('a flow document over the time budget', () => {
     expect((await server.request('POST', '/v1/flows', { apiKey, body: { name: 'Small', yaml_content: SMALL } })).status).toBe(201);
 
     const upload = server.request('POST', '/v1/flows', { apiKey, body: { name: 'Big', yaml_content: BIG } });
+    const cpu = cpuDuring(upload);
     const latencies = await healthLatencies(server, upload);
     const refused = await upload;
     expectError(refused, 422, 'flow_too_complex');
     expect(refused.body.error.message).toContain('60 ms');
-    // Generous for a shared machine: on the main thread, 2,000 states held /health for the whole parse.
-    expect(Math.max(...latencies), `/health took ${latencies.map((ms) => ms.toFixed(0)).join(', ')} ms`).toBeLessThan(500);
+    // /health kept answering all along, and the thread that answers it did little: on the main
+    // thread, parsing 2,000 states took 1.6–4.6 s of its CPU and held every request meanwhile.
+    // (Latencies are in the message for whoever reads a failure; a loaded machine stretches them.)
+    const spent = await cpu;
+    expect(spent.main, `main thread ${spent.main} ms of CPU; /health took ${latencies.map((ms) => ms.toFixed(0)).join(', ')} ms`).toBeLessThan(300);
 
     // The worker that ran over was replaced: the pool still takes flows.
     expect((await server.request('POST', '/v1/flows', { apiKey, body: { name: 'Small again', yaml_content: SMALL } })).status).toBe(201);
@@ -62,7 +95,7 @@ describe('a flow document over the time budget', () => {
 });
 
 describe('one account editing every state of a 1,767-state flow and uploading it again', () => {
-  it('leaves /health answering within 200 ms at p99', { timeout: 180_000 }, async () => {
+  it('does the work off the thread that answers requests, /health answering all along', { timeout: 180_000 }, async () => {
     // A budget no edit of this document reaches even on a busy machine: this test is about the
     // thread that answers requests, not about refusals.
     server = await startTestServer({ limits: { flowJobBudgetMs: 60_000, flowWorkers: 1 } });
@@ -84,11 +117,20 @@ describe('one account editing every state of a 1,767-state flow and uploading it
       const uploaded = await target.request('POST', '/v1/flows', { apiKey, body: { name: 'Big again', yaml_content: ISSUE_SIZED } });
       expect(uploaded.status, uploaded.text.slice(0, 300)).toBe(201);
     })();
-    const latencies = await healthLatencies(server, loop);
+    const cpu = cpuDuring(loop);
+    const latencies = await healthLatencies(server, loop, 250);
     await loop;
-    expect(p99(latencies), `/health p99 over ${latencies.length} requests; slowest ${Math.max(...latencies).toFixed(0)} ms`).toBeLessThan(200);
+    const spent = await cpu;
+    // The edit and the upload cost about a second of CPU: nearly all of it on the workers. On the
+    // main thread they held /health for their whole length. (/health's latencies are printed for
+    // whoever reads a failure: on a loaded machine they stretch with everything else.)
+    const latencyNote = `/health p99 ${p99(latencies).toFixed(0)} ms over ${latencies.length} requests; slowest ${Math.max(...latencies).toFixed(0)} ms`;
+    expect(spent.others, latencyNote).toBeGreaterThan(200);
+    // Measured here: 0.03 without the polling (main thread 140 ms, workers about 3.5 s of CPU), 0.11
+    // polling every 100 ms on a machine loaded by other work; parsed on the main thread it is over 1.
+    expect(spent.main / spent.others, `main thread ${spent.main} ms of CPU, workers ${spent.others.toFixed(0)} ms; ${latencyNote}`).toBeLessThan(0.25);
     // Answers kept coming all along, not a few between long stalls.
-    expect(latencies.length).toBeGreaterThan(20);
+    expect(latencies.length).toBeGreaterThan(5);
   });
 });
 
