@@ -133,6 +133,13 @@ class SileroWorkerHost {
 
   private start(): Worker {
     if (this.worker) return this.worker;
+    // onnxruntime 1.30's Linux build has telemetry on by default: at load it reads the machine's
+    // CPU and OS names and a device id, queues events for Microsoft's collector, and writes
+    // `.ses` and `mat-debug-<pid>.log` in the temp folder. A voice server that keeps callers'
+    // audio on the operator's machine sends nothing anywhere it was not told to. The library
+    // reads the variable from the process environment (getenv), so it is set here, on the main
+    // thread, before the worker loads it; an operator's own setting is kept.
+    process.env.ORT_DISABLE_TELEMETRY ??= '1';
     const worker = new Worker(new URL('./silero-worker.mjs', import.meta.url), {
       workerData: { modelPath: this.modelPath, sampleRate: ENGINE_SAMPLE_RATE },
       // Plain JS: it needs none of the parent's loader flags (tsx).

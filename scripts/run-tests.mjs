@@ -1,0 +1,34 @@
+// `npm test`: runs vitest with a temp folder of this run's own, and fails the run if a test left
+// anything in it. Every test cleans up what it made, even when it fails (data dirs, PostgreSQL
+// clusters, recordings, browser profiles); without this check, leftovers piled up unnoticed in
+// /tmp at about thirty folders a run. A folder of its own also keeps two runs side by side from
+// seeing each other's files. Arguments are passed to `vitest run`.
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const runDir = await mkdtemp(join(tmpdir(), 'voxflow-test-run-'));
+// Like /tmp itself: the PostgreSQL clusters run as the postgres user and make folders here too.
+await chmod(runDir, 0o1777);
+
+const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  env: { ...process.env, TMPDIR: runDir },
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+const code = await new Promise((resolve) => child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+
+/**
+ * What a run keeps on purpose until it ends, removed with the run's folder: tsx's compile cache
+ * (tsx-<uid>), and the microphone recordings the browser tests hand Chromium (one folder for the
+ * whole run: a browser may outlive the last test file, so no test can remove it).
+ */
+const KEPT_FOR_THE_RUN = [/^tsx-\d+$/, /^voxflow-e2e-mics$/];
+const left = (await readdir(runDir).catch(() => [])).filter((name) => !KEPT_FOR_THE_RUN.some((kept) => kept.test(name)));
+await rm(runDir, { recursive: true, force: true });
+if (left.length > 0) {
+  process.stderr.write(`\nThe tests left ${left.length} thing(s) in the temp folder (each test must remove what it makes, even when it fails):\n${left.map((name) => `  ${name}`).join('\n')}\n`);
+  process.exit(code || 1);
+}
+process.exit(code);
