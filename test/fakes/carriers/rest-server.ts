@@ -13,6 +13,12 @@ export type FakeCarrierAuth =
   | { carrier: 'telnyx'; apiKey: string; accountSid: string }
   | { carrier: 'plivo'; authId: string; authToken: string };
 
+/** Who picks up a placed call. */
+export type Callee = 'human' | 'machine' | 'fax';
+
+/** The AnsweredBy a detector that waits for the greeting's end reports for each. */
+const ANSWERED_BY: Record<Callee, string> = { human: 'human', machine: 'machine_end_beep', fax: 'fax' };
+
 export interface FakeCall {
   callId: string;
   from: string;
@@ -36,8 +42,13 @@ export interface FakeCarrierApi {
   setFault(fault: CountedFault | undefined): void;
   /** A call the carrier is carrying (an inbound call, as its webhook announced it). */
   addLiveCall(callId: string, call?: Partial<FakeCall>): FakeCall;
-  /** The carrier fetches the placed call's answer URL once it is answered; returns our markup. */
-  answerPlacedCall(callId: string, signer: WebhookSigner): Promise<SentWebhook>;
+  /**
+   * The carrier fetches the placed call's answer URL once it is answered; returns our markup. A
+   * call placed with machine detection (Twilio's and Telnyx's synchronous DetectMessageEnd) is
+   * fetched once the detector is done, after the greeting, with its verdict in AnsweredBy:
+   * `answeredBy` says who picked up (a person by default).
+   */
+  answerPlacedCall(callId: string, signer: WebhookSigner, options?: { answeredBy?: Callee }): Promise<SentWebhook>;
   /** Posts a signed status callback (or AMD verdict) for a placed call to its status URL. */
   sendStatus(callId: string, signer: WebhookSigner, status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | { answeredBy: 'human' | 'machine_end_beep' | 'machine_start' }): Promise<SentWebhook>;
   close(): Promise<void>;
@@ -81,11 +92,13 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
       calls.set(callId, live);
       return live;
     },
-    async answerPlacedCall(callId, signer) {
+    async answerPlacedCall(callId, signer, options = {}) {
       const call = calls.get(callId);
       if (!call?.answerUrl) throw new Error(`no placed call ${callId}`);
       call.status = 'in-progress';
-      return sendVoiceWebhook(signer, call.answerUrl, progressParams(auth.carrier, call, 'in-progress'));
+      const params = progressParams(auth.carrier, call, 'in-progress');
+      if (call.machineDetection && auth.carrier !== 'plivo') Object.assign(params, { AnsweredBy: ANSWERED_BY[options.answeredBy ?? 'human'], MachineDetectionDuration: '3120' });
+      return sendVoiceWebhook(signer, call.answerUrl, params);
     },
     async sendStatus(callId, signer, status) {
       const call = calls.get(callId);
@@ -130,7 +143,9 @@ function errorReply(carrier: CarrierName, res: ServerResponse, status: number, m
 
 function route(auth: FakeCarrierAuth, method: string, path: string, fields: Record<string, string>, calls: Map<string, FakeCall>, res: ServerResponse): void {
   const liveCall = (id: string) => {
-    const call = calls.get(decodeURIComponent(id));
+    const wanted = decodeURIComponent(id);
+    // A placed Plivo call is kept by its request_uuid; once answered, its CallUUID names it.
+    const call = calls.get(wanted) ?? [...calls.values()].find((c) => c.callId === wanted);
     return call && call.status !== 'completed' ? call : undefined;
   };
   if (auth.carrier === 'twilio') {

@@ -1,6 +1,6 @@
 import type { Carrier } from '../carrier.ts';
 import { plivoCalls } from './calls.ts';
-import { plivoAnswerWithStream, plivoNotInService, plivoSayAndHangUp, plivoTransferMarkup } from './markup.ts';
+import { plivoHangUp, plivoAnswerWithStream, plivoNotInService, plivoSayAndHangUp, plivoTransferMarkup } from './markup.ts';
 import { parsePlivoStreamMessage, plivoCheckpointMessage, plivoClearMessage, plivoMediaMessage } from './stream.ts';
 import { parsePlivoWebhook, verifyPlivoWebhook } from './webhook.ts';
 
@@ -11,6 +11,7 @@ export const plivo: Carrier<'plivo'> = {
   // The stream asks for 8 kHz μ-law; Plivo offers no A-law on streams.
   answerWithStream: (streamUrl, options) => plivoAnswerWithStream(streamUrl, options),
   notInService: plivoNotInService,
+  hangUpMarkup: plivoHangUp,
   sayAndHangUp: plivoSayAndHangUp,
   transferMarkup: plivoTransferMarkup,
   parseStreamMessage: parsePlivoStreamMessage,
