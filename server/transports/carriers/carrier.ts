@@ -158,6 +158,11 @@ export interface StreamOptions {
 
 export interface Carrier<Name extends CarrierName = CarrierName> {
   name: Name;
+  /**
+   * A cold transfer points the live call at a URL that serves `transferMarkup` (Plivo), rather
+   * than handing the carrier the markup itself: TransferRequest.markupUrl is required.
+   */
+  transfersByUrl?: true;
   verifyVoiceWebhook(request: WebhookRequest, credentials: CredentialsByCarrier[Name], now?: Date): WebhookVerdict;
   /** Form fields (Twilio, Plivo, Telnyx TeXML) or a parsed JSON body (Telnyx Call Control events). */
   parseVoiceWebhook(body: unknown): ParsedWebhook;

@@ -30,6 +30,7 @@ import { CARRIERS } from '../carriers/index.ts';
 import { carrierApiUrl } from './carrier-api.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
 import { runPhoneStream } from './phone-stream.ts';
+import { registerTransferMarkup } from './transfer-markup.ts';
 import { endUnstreamed, machineVerdict, VOICEMAIL_PARAMETER } from './voicemail.ts';
 
 /** An unclaimed stream token of an inbound call dies this soon: the carrier opens the stream at once. */
@@ -62,7 +63,10 @@ export async function phoneTransport(server: FastifyInstance): Promise<void> {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: MAX_WEBHOOK_BYTES }, (_request, body, done) => {
     done(null, body);
   });
-  for (const carrier of Object.values(CARRIERS)) registerCarrier(server, carrier as Carrier);
+  for (const carrier of Object.values(CARRIERS)) {
+    registerCarrier(server, carrier as Carrier);
+    if (carrier.transfersByUrl) registerTransferMarkup(server, carrier as Carrier);
+  }
   registerOutboundCalls(server);
 }
 

@@ -20,6 +20,7 @@ import { openCarrierCredentials } from './carrier-credentials.ts';
 import { PhoneMediaBridge } from './media-bridge.ts';
 import { ReorderWindow } from '../carriers/reorder-window.ts';
 import { carrierApiUrl } from './carrier-api.ts';
+import { transferMarkupUrl } from './transfer-markup.ts';
 import { VOICEMAIL_PARAMETER } from './voicemail.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
@@ -152,7 +153,8 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
       if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
       try {
         // The caller sees the business's number, not the transferring line's own.
-        await calls.transfer(claimed.carrierCallId, { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) }, restOptions(2));
+        const request = { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) };
+        await calls.transfer(claimed.carrierCallId, carrier.transfersByUrl ? { ...request, markupUrl: transferMarkupUrl(app, carrier, claimed, request) } : request, restOptions(2));
       } catch (error) {
         return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
       }

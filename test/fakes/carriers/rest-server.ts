@@ -31,6 +31,8 @@ export interface FakeCall {
   requestUuid?: string;
   /** Markup that replaced the call's (a transfer), or the URL it was pointed at (Plivo). */
   redirectedTo?: string;
+  /** Plivo: what the URL a transfer pointed the call at answered, fetched as Plivo does (signed). */
+  transferFetched?: SentWebhook;
   digitsSent: string[];
 }
 
@@ -216,7 +218,16 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
       }
       if (method === 'POST' && fields.aleg_url) {
         call.redirectedTo = fields.aleg_url;
-        return sendJson(res, 202, { api_id: randomUUID(), message: 'call transferred' });
+        sendJson(res, 202, { api_id: randomUUID(), message: 'call transferred' });
+        // Then Plivo fetches the new XML from that URL, signed as every request it sends (here
+        // only from a server on this machine: a test's made-up address is not fetched).
+        if (!/^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(fields.aleg_url)) return;
+        const params = { CallUUID: call.callId, CallStatus: 'in-progress', Direction: 'inbound', Event: 'Transfer', From: call.from, To: call.to };
+        sendVoiceWebhook({ carrier: 'plivo', authToken: auth.authToken }, fields.aleg_url, params).then(
+          (fetched) => (call.transferFetched = fetched),
+          (error: unknown) => (call.transferFetched = { status: 0, contentType: '', body: String(error) }),
+        );
+        return;
       }
     }
   }
