@@ -65,7 +65,7 @@ describe.each(['twilio', 'telnyx'] as const)('an outbound %s call with answering
     const { stream } = await pickUp(rig().api, carrier, rig().signer, callId, 'machine');
     expect(stream).not.toBeNull();
     // The message is said and then the call is hung up at the carrier: Voxflow closes the stream.
-    await stream!.waitForClose();
+    await vi.waitFor(() => expect(stream!.closed).not.toBeNull(), { timeout: 30_000, interval: 100 });
     await vi.waitFor(() => expect(rig().api.calls.get(callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
     // Hung up once, through the carrier's REST API.
     expect(rig().api.requests.filter((r) => (r.body as Record<string, unknown> | null)?.Status === 'completed')).toHaveLength(1);
