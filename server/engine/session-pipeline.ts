@@ -71,6 +71,8 @@ export class SessionPipeline {
   private readonly bargeIn: BargeInTarget;
   private readonly warned = new Set<SessionErrorCode>();
   private turnCount = 0;
+  /** The voicemail message is being left: the session ends once it has played. */
+  #endAfterVoicemail = false;
 
   constructor(
     private readonly setup: SessionSetup,
@@ -191,6 +193,31 @@ export class SessionPipeline {
     this.agent.greet();
   }
 
+  /**
+   * An answering machine took the call and its greeting is over: the message is said in the
+   * flow's voice (the same speech path as any line, so the recording is the agent's voice),
+   * shown and remembered as the agent's, and the session ends with `voicemail` once it has
+   * been sent down the line. No message: it ends at once.
+   */
+  leaveVoicemail(message: string | null): void {
+    this.flowSpeech.stop();
+    if (!message) {
+      this.host.end('voicemail');
+      return;
+    }
+    this.#endAfterVoicemail = true;
+    const speech = this.agent.openSpeech(this.host.signal, null);
+    this.audioOut.beginReply();
+    speech.say(message, null);
+    this.host.send({ type: 'transcript', role: 'agent', text: message, final: true });
+    this.history.addAssistant(message);
+    void speech.finished().finally(() => {
+      this.audioOut.endReply();
+      // Nothing could be synthesized (the voice failed): no audio will finish, so end now.
+      if (!this.audioOut.isBusy) this.host.end('voicemail');
+    });
+  }
+
   push(frame: PipelineInput): void {
     switch (frame.type) {
       case 'caller_audio':
@@ -247,6 +274,10 @@ export class SessionPipeline {
         this.host.end(frame.reason);
         return;
       case 'agent_quiet':
+        if (this.#endAfterVoicemail) {
+          if (!this.audioOut.isBusy) this.host.end('voicemail');
+          return;
+        }
         this.flowSpeech.afterAgentSpoke();
         return;
       case 'error':

@@ -59,6 +59,12 @@ export interface SessionSetup {
   unlimitedDrivenTurns?: boolean;
   /** Sends a flow's http tool requests, signed, with the account's secrets (absent: they fail). */
   sendToolRequest?: SendToolRequest | null;
+  /**
+   * An outbound phone call an answering machine took, past its greeting: the session leaves the
+   * flow's `settings.voicemail.message` (rendered with its variables) and ends with `voicemail`;
+   * the flow's states and the model do not run, and nothing the machine sends is heard.
+   */
+  leaveVoicemail?: boolean;
 }
 
 /**

@@ -72,6 +72,10 @@ export class VoiceSession {
     this.hook({ type: 'started', mode: flow ? 'flow' : 'assistant', flowId, transport: this.setup.transport });
     if (this.setup.meter && !(await this.setup.meter.start())) return; // onExhausted ends the session
     if (this.ended) return;
+    if (this.setup.leaveVoicemail) {
+      this.pipeline.leaveVoicemail(this.runtime?.voicemail()?.message ?? null);
+      return;
+    }
     for (const event of flowStateEvents(this.runtime)) this.send(event);
     const entry = this.runtime?.initialEntry;
     if (entry) this.pipeline.enterInitialState(entry);
@@ -85,14 +89,15 @@ export class VoiceSession {
 
   /** PCM16 16 kHz mono from the client. */
   pushAudio(pcm: Int16Array): void {
-    if (this.ended) return;
+    // An answering machine records the message: nothing it sends is a caller's turn.
+    if (this.ended || this.setup.leaveVoicemail) return;
     this.setup.callerAudioTap?.(pcm);
     this.pipeline.push({ type: 'caller_audio', pcm });
   }
 
   /** Keys the caller pressed (a phone's DTMF): committed on the flow as its keypad says. */
   pushDigits(digits: string): void {
-    if (this.ended || digits.length === 0) return;
+    if (this.ended || this.setup.leaveVoicemail || digits.length === 0) return;
     this.pipeline.push({ type: 'dtmf', digits });
   }
 

@@ -93,6 +93,8 @@ export interface StartRequest {
   allowSimulator: boolean;
   /** The document prepareFlow() gave at admission (the version recorded); required with a flow. */
   flow?: FlowDocument;
+  /** A phone call an answering machine took: leave the flow's voicemail message and end (SessionSetup.leaveVoicemail). */
+  leaveVoicemail?: boolean;
 }
 
 /** The flow a session runs: a published version, or the owner's draft (a studio test). */
@@ -321,6 +323,7 @@ export class VoiceEngine {
         // session may take the place at once.
         onEnding: () => slot.release(),
         sendToolRequest: this.deps.sendToolRequest ?? null,
+        ...(request.leaveVoicemail ? { leaveVoicemail: true } : {}),
       },
       {
         sendEvent: (event) => {

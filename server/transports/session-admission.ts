@@ -34,7 +34,7 @@ export interface AdmittedSession {
   /** simulate_tool is for the account owner's studio sessions (signed in with a JWT). */
   readonly allowSimulator: boolean;
   /** Starts the session on the transport now open. Once only. */
-  start(output: SessionOutput): VoiceSession;
+  start(output: SessionOutput, options?: { leaveVoicemail?: boolean }): VoiceSession;
   /**
    * The transport could not carry the session: its record ends with nothing charged and its
    * place is given back. Idempotent, and nothing once the session started (it ends itself).
@@ -69,9 +69,9 @@ function admitted(app: FastifyInstance, record: Session, admission: EngineAdmiss
   return {
     record,
     allowSimulator,
-    start: (output) => {
+    start: (output, options = {}) => {
       try {
-        const session = admission.start({ record, allowSimulator, ...(flow ? { flow: flow.document } : {}) }, output);
+        const session = admission.start({ record, allowSimulator, ...(flow ? { flow: flow.document } : {}), ...(options.leaveVoicemail ? { leaveVoicemail: true } : {}) }, output);
         started = true;
         return session;
       } catch (error) {

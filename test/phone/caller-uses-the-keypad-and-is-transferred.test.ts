@@ -4,7 +4,8 @@
 // refuses the transfer, the caller is taken back to the menu. Every key and the transfer are on
 // the session's timeline; the transfer target is on the session and in session.ended.
 import { describe, expect, it, vi } from 'vitest';
-import { usePhoneRig } from '../support/phone-rig.ts';
+import { sendVoiceWebhook } from '../fakes/carriers/voice-webhook.ts';
+import { BUSINESS_NUMBER, CALLER_NUMBER, usePhoneRig } from '../support/phone-rig.ts';
 
 const FRONT_DESK = '+15551234567';
 
@@ -53,7 +54,7 @@ states:
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
-describe.each(['twilio', 'telnyx'] as const)('a %s caller on a keypad menu', (carrier) => {
+describe.each(['twilio', 'telnyx', 'plivo'] as const)('a %s caller on a keypad menu', (carrier) => {
   const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
   const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
@@ -71,7 +72,7 @@ describe.each(['twilio', 'telnyx'] as const)('a %s caller on a keypad menu', (ca
     vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe(state), { timeout: 15_000, interval: 100 });
 
   it('moves on keys, collects the account number, and hands the call to the front desk', { timeout: 60_000 }, async () => {
-    const callId = carrier === 'twilio' ? 'CA22222222222222222222222222222222' : 'v3:keypad-call';
+    const callId = { twilio: 'CA22222222222222222222222222222222', telnyx: 'v3:keypad-call', plivo: '2b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const stream = await rig().call(callId);
     const id = await liveSession();
     await inState(id, 'menu');
@@ -85,8 +86,20 @@ describe.each(['twilio', 'telnyx'] as const)('a %s caller on a keypad menu', (ca
     stream.pressDigit('0');
     await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'transferred', transferred_to: FRONT_DESK }), { timeout: 20_000, interval: 100 });
     // The carrier was asked to move the live call to the front desk, and not to hang it up.
-    const transfer = rig().api.requests.filter((r) => r.method === 'POST' && JSON.stringify(r.body).includes(FRONT_DESK.slice(1)));
-    expect(transfer.length).toBe(1);
+    const call = rig().api.calls.get(callId)!;
+    expect(call.status).toBe('in-progress');
+    if (carrier === 'plivo') {
+      // Plivo was pointed at a URL of ours, and fetched the dial of the front desk from it, once.
+      expect(rig().api.requests.filter((r) => r.method === 'POST' && (r.body as { aleg_url?: string }).aleg_url)).toHaveLength(1);
+      await vi.waitFor(() => expect(call.transferFetched?.status).toBe(200), { timeout: 10_000, interval: 50 });
+      expect(call.transferFetched!.body).toMatch(new RegExp(`<Dial callerId="\\${BUSINESS_NUMBER}"><Number>\\${FRONT_DESK}</Number></Dial>`));
+      // The address served its markup once: fetched again (a replay), it is gone.
+      const again = await sendVoiceWebhook(rig().signer, call.redirectedTo!, { CallUUID: callId, CallStatus: 'in-progress', Direction: 'inbound', From: CALLER_NUMBER, To: BUSINESS_NUMBER });
+      expect(again.status).toBe(404);
+    } else {
+      const transfer = rig().api.requests.filter((r) => r.method === 'POST' && JSON.stringify(r.body).includes(FRONT_DESK.slice(1)));
+      expect(transfer.length).toBe(1);
+    }
     const timeline = await events(id);
     const keys = timeline.filter((e) => e.type === 'dtmf').map((e) => e.event.digits);
     expect(keys).toEqual(['1', '0', '4', '2', '7', '#', '0']);
@@ -98,7 +111,7 @@ describe.each(['twilio', 'telnyx'] as const)('a %s caller on a keypad menu', (ca
   });
 
   it('takes the caller back to the menu when the carrier refuses the transfer', { timeout: 60_000 }, async () => {
-    const callId = carrier === 'twilio' ? 'CA33333333333333333333333333333333' : 'v3:refused-transfer';
+    const callId = { twilio: 'CA33333333333333333333333333333333', telnyx: 'v3:refused-transfer', plivo: '3b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const stream = await rig().call(callId);
     const id = await liveSession();
     await inState(id, 'menu');

@@ -1,7 +1,8 @@
 // What a phone line does with requests it must not trust: a webhook with a wrong or missing
 // signature, a call to a number nobody holds, an account without credit, and media streams that
-// come without their call's token, twice, or for another call. None of them makes a session that
-// runs or charges anything, and the server keeps taking good calls.
+// come without their call's token, twice, or for another call; on Plivo, requests for a transfer's
+// markup that are unsigned, for another call, or with a ticket the server never sealed. None of
+// them makes a session that runs or charges anything, and the server keeps taking good calls.
 import { WebSocket } from 'ws';
 import { describe, expect, it, vi } from 'vitest';
 import { FakeCarrierStream, streamTargetFromMarkup } from '../fakes/carriers/media-stream-client.ts';
@@ -103,5 +104,49 @@ describe('a Twilio line refuses what it must not trust', () => {
     expect((await sessionsOfCarrier()).length).toBe(before);
     const after = await server.request('GET', '/v1/credits/balance', { apiKey: account.apiKey });
     expect(after.body.balance_usd_cents).toBe(0);
+  });
+});
+
+describe('a Plivo line refuses what it must not trust', () => {
+  const rig = usePhoneRig('plivo', { rules: GUESSING_GAME_RULES, transcripts: [] });
+  const plivoCallId = (n: number) => `${String(n).padStart(8, '0')}-2fa1-11d2-883f-0016d3cca427`;
+  const sessionsOfCarrier = async () => {
+    const list = await rig().server.request('GET', '/v1/sessions', { apiKey: rig().account.apiKey });
+    return (list.body as Array<{ id: string; transport: string; status: string }>).filter((s) => s.transport === 'plivo');
+  };
+
+  it('answers 403 to a webhook whose V3 signature was made with another auth token, and makes no session', async () => {
+    const before = (await sessionsOfCarrier()).length;
+    const forged = await rig().ring(plivoCallId(1), { signer: { carrier: 'plivo', authToken: 'not-the-accounts-token' } });
+    expect(forged.status).toBe(403);
+    expect(JSON.parse(forged.body).error.code).toBe('carrier_signature_invalid');
+    expect((await sessionsOfCarrier()).length).toBe(before);
+  });
+
+  it('serves a transfer\'s markup only to a signed request, for the call it was made for, with a ticket it sealed', async () => {
+    const stream = await rig().call(plivoCallId(2));
+    const session = await vi.waitFor(
+      async () => {
+        const found = (await sessionsOfCarrier()).find((s) => s.status === 'connected');
+        expect(found).toBeDefined();
+        return found!;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    const base = `${rig().server.url}/telephony/plivo/transfer?session=${session.id}`;
+    const fields = { CallUUID: plivoCallId(2), CallStatus: 'in-progress', Direction: 'inbound', From: CALLER_NUMBER, To: BUSINESS_NUMBER };
+    // A ticket nobody sealed (guessed, or altered) finds nothing, even signed.
+    const guessed = await sendVoiceWebhook(rig().signer, `${base}&t=${Buffer.from('v1:AAAA:BBBB:CCCC').toString('base64url')}`, fields);
+    expect(guessed.status).toBe(404);
+    expect(guessed.body).not.toMatch(/<Dial/);
+    // Unsigned, or signed with another token: refused before anything is read.
+    const unsigned = await fetch(`${base}&t=x`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    expect(unsigned.status).toBe(403);
+    const forged = await sendVoiceWebhook({ carrier: 'plivo', authToken: 'guessed' }, `${base}&t=x`, fields);
+    expect(forged.status).toBe(403);
+    // Another call's request for this session's transfer finds nothing either.
+    const otherCall = await sendVoiceWebhook(rig().signer, `${base}&t=x`, { ...fields, CallUUID: plivoCallId(3) });
+    expect(otherCall.status).toBe(404);
+    await stream.hangUp();
   });
 });

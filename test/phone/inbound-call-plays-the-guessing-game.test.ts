@@ -8,12 +8,12 @@ import { synthesizeSpeech, padWithSilence } from '../support/speech.ts';
 import { GUESSING_GAME_RULES } from '../support/voice-server.ts';
 import { BUSINESS_NUMBER, CALLER_NUMBER, usePhoneRig } from '../support/phone-rig.ts';
 
-describe.each(['twilio', 'telnyx'] as const)('a %s call to a bound number', (carrier) => {
+describe.each(['twilio', 'telnyx', 'plivo'] as const)('a %s call to a bound number', (carrier) => {
   const rig = usePhoneRig(carrier, { rules: GUESSING_GAME_RULES, transcripts: ["I'm ready", 'Is it an animal?'] });
 
   it('greets the caller on the line, moves on the caller\'s words, and ends billed once when the caller hangs up', { timeout: 90_000 }, async () => {
     const { server, account } = rig();
-    const callId = carrier === 'twilio' ? 'CA11111111111111111111111111111111' : 'v3:call-one';
+    const callId = { twilio: 'CA11111111111111111111111111111111', telnyx: 'v3:call-one', plivo: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const stream = await rig().call(callId);
 
     const session = await vi.waitFor(

@@ -10,7 +10,7 @@ import { GUESSING_GAME_RULES } from '../support/voice-server.ts';
 
 const CALLEE = '+15550107777';
 
-describe.each(['twilio', 'telnyx'] as const)('an outbound %s call', (carrier) => {
+describe.each(['twilio', 'telnyx', 'plivo'] as const)('an outbound %s call', (carrier) => {
   const rig = usePhoneRig(carrier, { rules: GUESSING_GAME_RULES, transcripts: [], config: { outboundCalls: { concurrent: 2, perMinute: 10 } } });
   const place = (body: Record<string, unknown>) => rig().server.request('POST', '/v1/calls', { apiKey: rig().account.apiKey, body: { flow_id: rig().flowId, from: BUSINESS_NUMBER, to: CALLEE, ...body } });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
@@ -33,7 +33,10 @@ describe.each(['twilio', 'telnyx'] as const)('an outbound %s call', (carrier) =>
     await rig().api.sendStatus(callId, rig().signer, 'ringing');
     expect((await detail(placed.body.session_id)).call_status).toBe('answered');
 
-    const stream = await FakeCarrierStream.connect({ carrier, target: streamTargetFromMarkup(carrier, answered.body), callId, from: BUSINESS_NUMBER, to: CALLEE });
+    // Plivo names the answered call by its CallUUID, no longer by the RequestUUID it was placed with.
+    const answeredCallId = call.callId;
+    if (carrier === 'plivo') expect((await detail(placed.body.session_id)).carrier_call_id).toBe(answeredCallId);
+    const stream = await FakeCarrierStream.connect({ carrier, target: streamTargetFromMarkup(carrier, answered.body), callId: answeredCallId, from: BUSINESS_NUMBER, to: CALLEE });
     await vi.waitFor(() => expect(stream.receivedAudio().length).toBeGreaterThan(4000), { timeout: 30_000, interval: 100 });
     await stream.hangUp();
     await rig().api.sendStatus(callId, rig().signer, 'completed');

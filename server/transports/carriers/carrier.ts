@@ -144,10 +144,25 @@ export interface CarrierCalls {
   sendDigits?(callId: string, digits: string, options: RestOptions): Promise<void>;
 }
 
+export interface StreamOptions {
+  token: string;
+  encoding?: G711Law;
+  /**
+   * More names and values handed back in the start message's customParameters beside the token,
+   * letters and digits only, as the token (Plivo's extraHeaders take nothing else).
+   */
+  parameters?: Record<string, string>;
+}
+
 // ── The whole carrier ───────────────────────────────────────────────────────────────────────
 
 export interface Carrier<Name extends CarrierName = CarrierName> {
   name: Name;
+  /**
+   * A cold transfer points the live call at a URL that serves `transferMarkup` (Plivo), rather
+   * than handing the carrier the markup itself: TransferRequest.markupUrl is required.
+   */
+  transfersByUrl?: true;
   verifyVoiceWebhook(request: WebhookRequest, credentials: CredentialsByCarrier[Name], now?: Date): WebhookVerdict;
   /** Form fields (Twilio, Plivo, Telnyx TeXML) or a parsed JSON body (Telnyx Call Control events). */
   parseVoiceWebhook(body: unknown): ParsedWebhook;
@@ -155,8 +170,10 @@ export interface Carrier<Name extends CarrierName = CarrierName> {
    * Opens the bidirectional stream; the token comes back in the start message's customParameters.
    * Tokens must be [A-Za-z0-9] only (Plivo's extraHeaders accept nothing else).
    */
-  answerWithStream(streamUrl: string, options: { token: string; encoding?: G711Law }): Markup;
+  answerWithStream(streamUrl: string, options: StreamOptions): Markup;
   notInService(): Markup;
+  /** Ends the call at once, saying nothing (an answering machine with no message to leave, a fax). */
+  hangUpMarkup(): Markup;
   sayAndHangUp(text: string): Markup;
   /** The markup a cold transfer runs (dial the target, then end). */
   transferMarkup(request: TransferRequest): Markup;

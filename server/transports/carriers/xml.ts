@@ -1,7 +1,7 @@
 // The markup every carrier answers a call with is a small XML document (TwiML, TeXML, Plivo XML).
 // Everything that goes into it from outside (URLs, tokens, numbers, the text to say) is escaped
 // here, so a caller's number or a flow's sentence can never close a tag or open a new one.
-import type { Markup } from './carrier.ts';
+import type { Markup, StreamOptions } from './carrier.ts';
 
 export const XML_CONTENT_TYPE = 'text/xml; charset=utf-8';
 
@@ -26,3 +26,18 @@ export function xmlResponse(inner: string): Markup {
 
 /** What a caller hears when the number they dialled is bound to no flow. */
 export const NOT_IN_SERVICE_TEXT = 'The number you have called is not in service. Please check the number and try again.';
+
+const STREAM_PARAMETER = /^[A-Za-z0-9]{1,500}$/;
+
+/**
+ * The token and any other parameters a stream's markup hands back in its start message, checked:
+ * letters and digits only, which every carrier's markup carries unchanged (Plivo's extraHeaders
+ * take nothing else).
+ */
+export function streamParameters(options: StreamOptions): [string, string][] {
+  const pairs: [string, string][] = [['token', options.token], ...Object.entries(options.parameters ?? {})];
+  for (const [name, value] of pairs) {
+    if (!STREAM_PARAMETER.test(name) || !STREAM_PARAMETER.test(value)) throw new RangeError('a stream token or parameter may hold only letters and digits');
+  }
+  return pairs;
+}

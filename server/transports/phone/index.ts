@@ -30,6 +30,8 @@ import { CARRIERS } from '../carriers/index.ts';
 import { carrierApiUrl } from './carrier-api.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
 import { runPhoneStream } from './phone-stream.ts';
+import { registerTransferMarkup } from './transfer-markup.ts';
+import { endUnstreamed, machineVerdict, VOICEMAIL_PARAMETER } from './voicemail.ts';
 
 /** An unclaimed stream token of an inbound call dies this soon: the carrier opens the stream at once. */
 export const INBOUND_STREAM_TOKEN_TTL_SECS = 30;
@@ -61,7 +63,10 @@ export async function phoneTransport(server: FastifyInstance): Promise<void> {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: MAX_WEBHOOK_BYTES }, (_request, body, done) => {
     done(null, body);
   });
-  for (const carrier of Object.values(CARRIERS)) registerCarrier(server, carrier as Carrier);
+  for (const carrier of Object.values(CARRIERS)) {
+    registerCarrier(server, carrier as Carrier);
+    if (carrier.transfersByUrl) registerTransferMarkup(server, carrier as Carrier);
+  }
   registerOutboundCalls(server);
 }
 
@@ -173,13 +178,30 @@ function registerCarrier(server: FastifyInstance, carrier: Carrier): void {
   );
 }
 
-/** An outbound call was answered: the markup opens its stream with the token made when it was placed. */
+/**
+ * An outbound call was answered: the markup opens its stream with the token made when it was
+ * placed, in voicemail mode when a machine answered and the flow has a message to leave
+ * (voicemail.ts), or hangs up on a machine with nothing to say and on a fax.
+ */
 async function answerOutbound(app: FastifyInstance, carrier: Carrier, request: FastifyRequest, reply: FastifyReply, sessionId: string, token: string) {
-  const session = await app.services.store.sessions.findById(sessionId);
+  let session = await app.services.store.sessions.findById(sessionId);
   if (!session || session.transport !== carrier.name || session.direction !== 'outbound') return answer(reply, carrier.notInService());
   await verifiedWebhook(app, carrier, request, session.accountId);
   if (session.status !== 'created' || !/^[A-Za-z0-9]{16,128}$/.test(token)) return answer(reply, carrier.sayAndHangUp(NOT_RUNNING_LINE));
-  return answer(reply, carrier.answerWithStream(streamUrl(app.services.publicUrl(), carrier.name, token), { token }));
+  const call = parsedCall(carrier, request);
+  // Plivo names a placed call by its RequestUUID until it is answered, then by its CallUUID,
+  // which its stream and its REST calls use from now on.
+  if (call.placementId && call.placementId === session.carrierCallId && call.callId !== session.carrierCallId) {
+    session = (await app.services.store.sessions.setCarrierCallId(session.id, call.callId)) ?? session;
+  }
+  const verdict = await machineVerdict(app, session, call.answeredBy);
+  if (verdict.kind === 'hang_up') {
+    request.log.info({ carrier: carrier.name, session: session.id, reason: verdict.reason }, 'an outbound call met a machine: hung up');
+    await endUnstreamed(app, session, verdict.reason);
+    return answer(reply, carrier.hangUpMarkup());
+  }
+  const parameters = verdict.kind === 'leave_message' ? { [VOICEMAIL_PARAMETER]: '1' } : undefined;
+  return answer(reply, carrier.answerWithStream(streamUrl(app.services.publicUrl(), carrier.name, token), { token, ...(parameters ? { parameters } : {}) }));
 }
 
 /**

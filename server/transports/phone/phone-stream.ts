@@ -20,6 +20,8 @@ import { openCarrierCredentials } from './carrier-credentials.ts';
 import { PhoneMediaBridge } from './media-bridge.ts';
 import { ReorderWindow } from '../carriers/reorder-window.ts';
 import { carrierApiUrl } from './carrier-api.ts';
+import { transferMarkupUrl } from './transfer-markup.ts';
+import { VOICEMAIL_PARAMETER } from './voicemail.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
 const START_TIMEOUT_MS = 10_000;
@@ -136,6 +138,9 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     return credentials ? carrier.calls(credentials as never) : null;
   };
   const restOptions = (retries: number) => ({ baseUrl: carrierApiUrl(app.services.config, carrier.name), signal: AbortSignal.timeout(30_000), timeoutMs: 10_000, retries });
+  // The carrier's verdict on the answered call, carried by our markup: an answering machine
+  // past its greeting, to leave the flow's message on (voicemail.ts).
+  const leaveVoicemail = claimed.direction === 'outbound' && start.customParameters[VOICEMAIL_PARAMETER] === '1';
   session = admitted.start({
     sendEvent: (event) => bridge.event(event),
     sendAudio: (frame) => bridge.agentAudio(frame),
@@ -148,7 +153,8 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
       if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
       try {
         // The caller sees the business's number, not the transferring line's own.
-        await calls.transfer(claimed.carrierCallId, { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) }, restOptions(2));
+        const request = { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) };
+        await calls.transfer(claimed.carrierCallId, carrier.transfersByUrl ? { ...request, markupUrl: transferMarkupUrl(app, carrier, claimed, request) } : request, restOptions(2));
       } catch (error) {
         return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
       }
@@ -162,7 +168,7 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
       if (!calls?.sendDigits) throw new Error(`${carrier.name} cannot play keypad tones into a streaming call`);
       if (claimed.carrierCallId) await calls.sendDigits(claimed.carrierCallId, digits, restOptions(1));
     },
-  });
+  }, { leaveVoicemail });
   const live = session;
   onMessage = (text) => {
     const message = carrier.parseStreamMessage(text);

@@ -13,6 +13,12 @@ export type FakeCarrierAuth =
   | { carrier: 'telnyx'; apiKey: string; accountSid: string }
   | { carrier: 'plivo'; authId: string; authToken: string };
 
+/** Who picks up a placed call. */
+export type Callee = 'human' | 'machine' | 'fax';
+
+/** The AnsweredBy a detector that waits for the greeting's end reports for each. */
+const ANSWERED_BY: Record<Callee, string> = { human: 'human', machine: 'machine_end_beep', fax: 'fax' };
+
 export interface FakeCall {
   callId: string;
   from: string;
@@ -25,6 +31,8 @@ export interface FakeCall {
   requestUuid?: string;
   /** Markup that replaced the call's (a transfer), or the URL it was pointed at (Plivo). */
   redirectedTo?: string;
+  /** Plivo: what the URL a transfer pointed the call at answered, fetched as Plivo does (signed). */
+  transferFetched?: SentWebhook;
   digitsSent: string[];
 }
 
@@ -36,8 +44,13 @@ export interface FakeCarrierApi {
   setFault(fault: CountedFault | undefined): void;
   /** A call the carrier is carrying (an inbound call, as its webhook announced it). */
   addLiveCall(callId: string, call?: Partial<FakeCall>): FakeCall;
-  /** The carrier fetches the placed call's answer URL once it is answered; returns our markup. */
-  answerPlacedCall(callId: string, signer: WebhookSigner): Promise<SentWebhook>;
+  /**
+   * The carrier fetches the placed call's answer URL once it is answered; returns our markup. A
+   * call placed with machine detection (Twilio's and Telnyx's synchronous DetectMessageEnd) is
+   * fetched once the detector is done, after the greeting, with its verdict in AnsweredBy:
+   * `answeredBy` says who picked up (a person by default).
+   */
+  answerPlacedCall(callId: string, signer: WebhookSigner, options?: { answeredBy?: Callee }): Promise<SentWebhook>;
   /** Posts a signed status callback (or AMD verdict) for a placed call to its status URL. */
   sendStatus(callId: string, signer: WebhookSigner, status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | { answeredBy: 'human' | 'machine_end_beep' | 'machine_start' }): Promise<SentWebhook>;
   close(): Promise<void>;
@@ -81,11 +94,13 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
       calls.set(callId, live);
       return live;
     },
-    async answerPlacedCall(callId, signer) {
+    async answerPlacedCall(callId, signer, options = {}) {
       const call = calls.get(callId);
       if (!call?.answerUrl) throw new Error(`no placed call ${callId}`);
       call.status = 'in-progress';
-      return sendVoiceWebhook(signer, call.answerUrl, progressParams(auth.carrier, call, 'in-progress'));
+      const params = progressParams(auth.carrier, call, 'in-progress');
+      if (call.machineDetection && auth.carrier !== 'plivo') Object.assign(params, { AnsweredBy: ANSWERED_BY[options.answeredBy ?? 'human'], MachineDetectionDuration: '3120' });
+      return sendVoiceWebhook(signer, call.answerUrl, params);
     },
     async sendStatus(callId, signer, status) {
       const call = calls.get(callId);
@@ -130,7 +145,9 @@ function errorReply(carrier: CarrierName, res: ServerResponse, status: number, m
 
 function route(auth: FakeCarrierAuth, method: string, path: string, fields: Record<string, string>, calls: Map<string, FakeCall>, res: ServerResponse): void {
   const liveCall = (id: string) => {
-    const call = calls.get(decodeURIComponent(id));
+    const wanted = decodeURIComponent(id);
+    // A placed Plivo call is kept by its request_uuid; once answered, its CallUUID names it.
+    const call = calls.get(wanted) ?? [...calls.values()].find((c) => c.callId === wanted);
     return call && call.status !== 'completed' ? call : undefined;
   };
   if (auth.carrier === 'twilio') {
@@ -201,7 +218,16 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
       }
       if (method === 'POST' && fields.aleg_url) {
         call.redirectedTo = fields.aleg_url;
-        return sendJson(res, 202, { api_id: randomUUID(), message: 'call transferred' });
+        sendJson(res, 202, { api_id: randomUUID(), message: 'call transferred' });
+        // Then Plivo fetches the new XML from that URL, signed as every request it sends (here
+        // only from a server on this machine: a test's made-up address is not fetched).
+        if (!/^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(fields.aleg_url)) return;
+        const params = { CallUUID: call.callId, CallStatus: 'in-progress', Direction: 'inbound', Event: 'Transfer', From: call.from, To: call.to };
+        sendVoiceWebhook({ carrier: 'plivo', authToken: auth.authToken }, fields.aleg_url, params).then(
+          (fetched) => (call.transferFetched = fetched),
+          (error: unknown) => (call.transferFetched = { status: 0, contentType: '', body: String(error) }),
+        );
+        return;
       }
     }
   }

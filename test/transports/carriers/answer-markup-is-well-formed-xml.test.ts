@@ -27,6 +27,19 @@ describe.each(['twilio', 'telnyx', 'plivo'] as const)('%s markup', (name) => {
     if (name === 'telnyx') expect(stream.attributes).toMatchObject({ bidirectionalMode: 'rtp', bidirectionalCodec: 'PCMU' });
   });
 
+  test('a stream in voicemail mode hands its mode back beside the token, letters and digits only', () => {
+    const markup = carrier.answerWithStream(STREAM_URL, { token: TOKEN, parameters: { voicemail: '1' } });
+    const stream = find(parseXml(markup.body), 'Stream')!;
+    if (name === 'plivo') expect(stream.attributes.extraHeaders).toBe(`token=${TOKEN},voicemail=1`);
+    else expect(stream.children.filter((c) => c.name === 'Parameter').map((c) => c.attributes)).toEqual([{ name: 'token', value: TOKEN }, { name: 'voicemail', value: '1' }]);
+    expect(() => carrier.answerWithStream(STREAM_URL, { token: TOKEN, parameters: { voicemail: 'a,b=c' } })).toThrow(RangeError);
+  });
+
+  test('hanging up says nothing and ends the call', () => {
+    const response = parseXml(carrier.hangUpMarkup().body);
+    expect(response.children.map((child) => child.name)).toEqual(['Hangup']);
+  });
+
   test('a sentence with markup characters is spoken as text, then the call hangs up', () => {
     const text = 'Press <1> & say "yes" — it\'s free';
     const response = parseXml(carrier.sayAndHangUp(text).body);

@@ -1,16 +1,18 @@
 import type { Carrier } from '../carrier.ts';
 import { plivoCalls } from './calls.ts';
-import { plivoAnswerWithStream, plivoNotInService, plivoSayAndHangUp, plivoTransferMarkup } from './markup.ts';
+import { plivoHangUp, plivoAnswerWithStream, plivoNotInService, plivoSayAndHangUp, plivoTransferMarkup } from './markup.ts';
 import { parsePlivoStreamMessage, plivoCheckpointMessage, plivoClearMessage, plivoMediaMessage } from './stream.ts';
 import { parsePlivoWebhook, verifyPlivoWebhook } from './webhook.ts';
 
 export const plivo: Carrier<'plivo'> = {
   name: 'plivo',
+  transfersByUrl: true,
   verifyVoiceWebhook: verifyPlivoWebhook,
   parseVoiceWebhook: parsePlivoWebhook,
   // The stream asks for 8 kHz μ-law; Plivo offers no A-law on streams.
   answerWithStream: (streamUrl, options) => plivoAnswerWithStream(streamUrl, options),
   notInService: plivoNotInService,
+  hangUpMarkup: plivoHangUp,
   sayAndHangUp: plivoSayAndHangUp,
   transferMarkup: plivoTransferMarkup,
   parseStreamMessage: parsePlivoStreamMessage,

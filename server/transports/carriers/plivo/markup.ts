@@ -2,15 +2,19 @@
 // closes; the URL is the element's text. The token rides in extraHeaders, which Plivo hands back
 // in the start message and which accepts only letters and digits.
 // https://www.plivo.com/docs/voice/xml/the-stream-element
-import type { Markup, TransferRequest } from '../carrier.ts';
-import { attributes, escapeXml, NOT_IN_SERVICE_TEXT, xmlResponse } from '../xml.ts';
+import type { Markup, StreamOptions, TransferRequest } from '../carrier.ts';
+import { attributes, escapeXml, NOT_IN_SERVICE_TEXT, streamParameters, xmlResponse } from '../xml.ts';
 
-const EXTRA_HEADER_VALUE = /^[A-Za-z0-9]{1,500}$/;
-
-export function plivoAnswerWithStream(streamUrl: string, options: { token: string }): Markup {
-  if (!EXTRA_HEADER_VALUE.test(options.token)) throw new RangeError('a Plivo stream token may hold only letters and digits');
-  const stream = attributes({ bidirectional: 'true', keepCallAlive: 'true', contentType: 'audio/x-mulaw;rate=8000', extraHeaders: `token=${options.token}` });
+export function plivoAnswerWithStream(streamUrl: string, options: StreamOptions): Markup {
+  const extraHeaders = streamParameters(options)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(',');
+  const stream = attributes({ bidirectional: 'true', keepCallAlive: 'true', contentType: 'audio/x-mulaw;rate=8000', extraHeaders });
   return xmlResponse(`<Stream${stream}>${escapeXml(streamUrl)}</Stream>`);
+}
+
+export function plivoHangUp(): Markup {
+  return xmlResponse('<Hangup/>');
 }
 
 export function plivoSayAndHangUp(text: string): Markup {

@@ -40,7 +40,9 @@ export function telnyxCalls(credentials: TelnyxCredentials): CarrierCalls {
         StatusCallbackEvent: 'initiated ringing answered completed',
       };
       if (request.machineDetection) {
-        Object.assign(body, { MachineDetection: 'DetectMessageEnd', AsyncAmd: true, AsyncAmdStatusCallback: request.statusUrl, AsyncAmdStatusCallbackMethod: 'POST' });
+        // Synchronous, as for Twilio (see twilio/calls.ts): TeXML holds the call's instructions
+        // until the detector is done and sends AnsweredBy with them, after the greeting's end.
+        Object.assign(body, { MachineDetection: 'DetectMessageEnd', AsyncAmd: false });
       }
       const created = (await carrierRequest({ carrier: 'telnyx', method: 'POST', url: apiUrl(options.baseUrl ?? TELNYX_API, texmlCalls()), authorization, json: body }, options)) as Record<string, unknown> | null;
       const callId = created?.call_sid ?? created?.sid ?? (created?.data as Record<string, unknown> | undefined)?.call_sid;

@@ -1,6 +1,6 @@
 import type { Carrier } from '../carrier.ts';
 import { telnyxCalls } from './calls.ts';
-import { telnyxAnswerWithStream, telnyxNotInService, telnyxSayAndHangUp, telnyxTransferMarkup } from './markup.ts';
+import { telnyxHangUp, telnyxAnswerWithStream, telnyxNotInService, telnyxSayAndHangUp, telnyxTransferMarkup } from './markup.ts';
 import { parseTelnyxStreamMessage, telnyxClearMessage, telnyxMarkMessage, telnyxMediaMessage } from './stream.ts';
 import { parseTelnyxWebhook, verifyTelnyxWebhook } from './webhook.ts';
 
@@ -10,6 +10,7 @@ export const telnyx: Carrier<'telnyx'> = {
   parseVoiceWebhook: parseTelnyxWebhook,
   answerWithStream: telnyxAnswerWithStream,
   notInService: telnyxNotInService,
+  hangUpMarkup: telnyxHangUp,
   sayAndHangUp: telnyxSayAndHangUp,
   transferMarkup: telnyxTransferMarkup,
   parseStreamMessage: parseTelnyxStreamMessage,

@@ -3,15 +3,22 @@
 // which Telnyx hands back in the start message.
 // https://developers.telnyx.com/docs/voice/programmable-voice/texml-verbs/stream
 import type { G711Law } from '../../../audio/g711.ts';
-import type { Markup, TransferRequest } from '../carrier.ts';
-import { attributes, escapeXml, NOT_IN_SERVICE_TEXT, xmlResponse } from '../xml.ts';
+import type { Markup, StreamOptions, TransferRequest } from '../carrier.ts';
+import { attributes, escapeXml, NOT_IN_SERVICE_TEXT, streamParameters, xmlResponse } from '../xml.ts';
 
 const CODEC: Record<G711Law, string> = { mulaw: 'PCMU', alaw: 'PCMA' };
 
-export function telnyxAnswerWithStream(streamUrl: string, options: { token: string; encoding?: G711Law }): Markup {
+export function telnyxAnswerWithStream(streamUrl: string, options: StreamOptions): Markup {
   const codec = CODEC[options.encoding ?? 'mulaw'];
   const stream = attributes({ url: streamUrl, track: 'inbound_track', codec, bidirectionalMode: 'rtp', bidirectionalCodec: codec });
-  return xmlResponse(`<Connect><Stream${stream}><Parameter${attributes({ name: 'token', value: options.token })}/></Stream></Connect>`);
+  const parameters = streamParameters(options)
+    .map(([name, value]) => `<Parameter${attributes({ name, value })}/>`)
+    .join('');
+  return xmlResponse(`<Connect><Stream${stream}>${parameters}</Stream></Connect>`);
+}
+
+export function telnyxHangUp(): Markup {
+  return xmlResponse('<Hangup/>');
 }
 
 export function telnyxSayAndHangUp(text: string): Markup {

@@ -35,12 +35,14 @@ export function twilioCalls(credentials: TwilioCredentials): CarrierCalls {
       });
       for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event);
       if (request.machineDetection) {
-        // The greeting's end (the beep) is when a message can start; asynchronous, so the
-        // stream opens at once and a human never waits on the detector.
+        // Synchronous detection that waits for the greeting's end: Twilio fetches the answer URL
+        // only once it knows, with AnsweredBy (human, or machine_end_beep|silence|other after
+        // the beep, fax, unknown). So the verdict comes with the request that opens the stream,
+        // on whichever node it reaches, and a message starts right after the beep; nothing is
+        // said to a machine before it, and no verdict has to catch up with a call already
+        // talking (as AsyncAmd's callback would). The price: a person who answers hears a
+        // moment's silence while the detector listens, before the agent speaks.
         form.set('MachineDetection', 'DetectMessageEnd');
-        form.set('AsyncAmd', 'true');
-        form.set('AsyncAmdStatusCallback', request.statusUrl);
-        form.set('AsyncAmdStatusCallbackMethod', 'POST');
       }
       const created = await carrierRequest({ carrier: 'twilio', method: 'POST', url: apiUrl(options.baseUrl ?? TWILIO_API, `${callsPath}.json`), authorization, form }, options);
       const sid = (created as { sid?: unknown } | null)?.sid;

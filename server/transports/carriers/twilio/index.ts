@@ -1,7 +1,7 @@
 import type { Carrier } from '../carrier.ts';
 import { parseTwilioStyleWebhook } from '../form-webhook.ts';
 import { twilioCalls } from './calls.ts';
-import { twilioAnswerWithStream, twilioNotInService, twilioSayAndHangUp, twilioTransferMarkup } from './markup.ts';
+import { twilioHangUp, twilioAnswerWithStream, twilioNotInService, twilioSayAndHangUp, twilioTransferMarkup } from './markup.ts';
 import { parseTwilioStreamMessage, twilioClearMessage, twilioMarkMessage, twilioMediaMessage } from './stream.ts';
 import { verifyTwilioWebhook } from './webhook.ts';
 
@@ -11,6 +11,7 @@ export const twilio: Carrier<'twilio'> = {
   parseVoiceWebhook: (body) => parseTwilioStyleWebhook(body),
   answerWithStream: twilioAnswerWithStream,
   notInService: twilioNotInService,
+  hangUpMarkup: twilioHangUp,
   sayAndHangUp: twilioSayAndHangUp,
   transferMarkup: twilioTransferMarkup,
   parseStreamMessage: parseTwilioStreamMessage,

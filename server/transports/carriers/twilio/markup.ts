@@ -2,11 +2,18 @@
 // closes. Twilio's Stream url may carry no query string, so the stream token travels as a
 // <Parameter>, which Twilio hands back in the start message's customParameters.
 // https://www.twilio.com/docs/voice/twiml/stream
-import type { Markup, TransferRequest } from '../carrier.ts';
-import { attributes, escapeXml, NOT_IN_SERVICE_TEXT, xmlResponse } from '../xml.ts';
+import type { Markup, StreamOptions, TransferRequest } from '../carrier.ts';
+import { attributes, escapeXml, NOT_IN_SERVICE_TEXT, streamParameters, xmlResponse } from '../xml.ts';
 
-export function twilioAnswerWithStream(streamUrl: string, options: { token: string }): Markup {
-  return xmlResponse(`<Connect><Stream${attributes({ url: streamUrl })}><Parameter${attributes({ name: 'token', value: options.token })}/></Stream></Connect>`);
+export function twilioAnswerWithStream(streamUrl: string, options: StreamOptions): Markup {
+  const parameters = streamParameters(options)
+    .map(([name, value]) => `<Parameter${attributes({ name, value })}/>`)
+    .join('');
+  return xmlResponse(`<Connect><Stream${attributes({ url: streamUrl })}>${parameters}</Stream></Connect>`);
+}
+
+export function twilioHangUp(): Markup {
+  return xmlResponse('<Hangup/>');
 }
 
 export function twilioSayAndHangUp(text: string): Markup {

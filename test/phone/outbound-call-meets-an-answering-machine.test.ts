@@ -1,0 +1,148 @@
+// An outbound call whose flow sets `voicemail.detect` meets an answering machine: the carrier's
+// detector waits out the greeting and fetches our markup with its verdict, and the machine
+// records the flow's message, said in the flow's voice down the media stream; then Voxflow hangs
+// up through the carrier's API. The session ends `voicemail`, billed once, with the message on
+// its transcript, in GET /v1/sessions/{id} and in session.ended. A person who picks up gets the
+// flow as on any call; a machine with no message to leave, and a fax, are hung up on at once.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { dbfs } from '../../server/audio/pcm.ts';
+import { pickUp } from '../fakes/carriers/answering-machine.ts';
+import { BUSINESS_NUMBER, usePhoneRig, type PhoneRig } from '../support/phone-rig.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+const CALLEE = '+15550107777';
+const MESSAGE = 'Hi {customer_name}, this is the Riverside clinic about your appointment tomorrow. Please call us back. Goodbye.';
+const SAID = 'Hi Ann, this is the Riverside clinic about your appointment tomorrow. Please call us back. Goodbye.';
+
+const flowYaml = (voicemail: string) => `
+id: reminder
+version: "1.0.0"
+initial_state: hello
+settings:
+  base_system_prompt: You call patients about their appointments.
+  voicemail: ${voicemail}
+states:
+  hello:
+    ui: { artifact_type: card, prompt: "Reminder" }
+    on_enter:
+      say: Hello, this is the Riverside clinic calling about your appointment.
+    respond: false
+    agent:
+      prompt: Remind the patient of their appointment.
+`;
+
+const MS_PER_WORD = 250;
+const MACHINE_FLOW = flowYaml(`{ detect: true, message: "${MESSAGE}" }`);
+const SILENT_MACHINE_FLOW = flowYaml('{ detect: true }');
+
+describe.each(['twilio', 'telnyx'] as const)('an outbound %s call with answering-machine detection', (carrier) => {
+  // A hosted voice (the OpenAI fake's, a tone burst per word), so the message costs a minute of
+  // speech; recognition and the model are never used on a machine, and cost nothing.
+  const rig = usePhoneRig(carrier, { llm: 'none', tts: 'openai', openai: { msPerWord: MS_PER_WORD }, transcripts: [], flowYaml: MACHINE_FLOW, config: { webhooks: { allowPrivate: true } } });
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    const subscribed = await rig().server.request('POST', '/v1/webhooks', { jwt: rig().account.jwt, body: { url: receiver.url, events: ['session.ended'] } });
+    expect(subscribed.status).toBe(201);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  const place = (r: PhoneRig, flowId = r.flowId) =>
+    r.server.request('POST', '/v1/calls', { apiKey: r.account.apiKey, body: { flow_id: flowId, from: BUSINESS_NUMBER, to: CALLEE, variables: { customer_name: 'Ann' } } });
+  const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
+  const balance = async () => (await rig().server.request('GET', '/v1/credits/balance', { apiKey: rig().account.apiKey })).body;
+
+  it('leaves the message on the machine in the flow\'s voice, hangs up, and ends the session as voicemail, charged once', { timeout: 90_000 }, async () => {
+    const before = await balance();
+    const placed = await place(rig());
+    expect(placed.status).toBe(201);
+    const callId = placed.body.carrier_call_id as string;
+    // The carrier was asked to wait for the greeting's end before fetching our markup.
+    expect(rig().api.calls.get(callId)).toMatchObject({ machineDetection: true });
+
+    const { stream } = await pickUp(rig().api, carrier, rig().signer, callId, 'machine');
+    expect(stream).not.toBeNull();
+    // The message is said and then the call is hung up at the carrier: Voxflow closes the stream.
+    await vi.waitFor(() => expect(stream!.closed).not.toBeNull(), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(() => expect(rig().api.calls.get(callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
+    // Hung up once, through the carrier's REST API.
+    expect(rig().api.requests.filter((r) => (r.body as Record<string, unknown> | null)?.Status === 'completed')).toHaveLength(1);
+
+    // The message went to the voice whole, placeholders rendered, and what the machine recorded
+    // is that speech, as long as the message takes to say: not silence, not cut short.
+    const spoken = rig().openai.requests.filter((r) => r.path.endsWith('/audio/speech')).map((r) => (r.body as { input: string }).input);
+    expect(spoken).toEqual([SAID]);
+    const recorded = stream!.receivedAudio();
+    const expectedSeconds = (SAID.split(/\s+/).length * MS_PER_WORD) / 1000;
+    expect(recorded.length / 8000).toBeGreaterThan(expectedSeconds * 0.9);
+    expect(recorded.length / 8000).toBeLessThan(expectedSeconds + 1);
+    expect(dbfs(recorded)).toBeGreaterThan(-40);
+    expect(stream!.protocolErrors).toEqual([]);
+
+    const ended = await vi.waitFor(
+      async () => {
+        const body = await detail(placed.body.session_id);
+        expect(body.status).toBe('ended');
+        return body;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    expect(ended).toMatchObject({ end_reason: 'voicemail', direction: 'outbound', to: CALLEE, carrier_call_id: callId });
+    // The message, placeholders rendered, is what the agent said; the flow's own line is not.
+    expect(ended.transcript.map((t: { role: string; text: string }) => `${t.role}: ${t.text}`)).toEqual([`agent: ${SAID}`]);
+    // One minute of the voice, charged once: less than a minute with recognition and the model.
+    const after = await balance();
+    const charged = ended.credits_charged_usd_cents as number;
+    expect(charged).toBeGreaterThan(0);
+    expect(charged).toBeLessThan(after.effective_rate_per_minute_usd_cents as number);
+    expect(before.balance_usd_cents - after.balance_usd_cents).toBe(charged);
+
+    const hook = await receiver.waitFor((r) => r.json?.type === 'session.ended' && r.json.data.session_id === placed.body.session_id, 20_000, 'session.ended');
+    expect(hook.json.data).toMatchObject({ end_reason: 'voicemail', credits_charged_usd_cents: charged });
+    expect(hook.json.data.transcript.map((t: { text: string }) => t.text)).toEqual([SAID]);
+  });
+
+  it('runs the flow as on any call when a person picks up', { timeout: 60_000 }, async () => {
+    const placed = await place(rig());
+    expect(placed.status).toBe(201);
+    const callId = placed.body.carrier_call_id as string;
+    const { stream } = await pickUp(rig().api, carrier, rig().signer, callId, 'human');
+    expect(stream).not.toBeNull();
+    await vi.waitFor(async () => expect((await detail(placed.body.session_id)).transcript.map((t: { text: string }) => t.text)).toContain('Hello, this is the Riverside clinic calling about your appointment.'), {
+      timeout: 30_000,
+      interval: 200,
+    });
+    await vi.waitFor(() => expect(stream!.receivedAudio().length).toBeGreaterThan(8000), { timeout: 30_000, interval: 100 });
+    // The person is still on the line: nothing hung up on them.
+    expect(stream!.closed).toBeNull();
+    expect(rig().api.calls.get(callId)!.status).toBe('in-progress');
+    await stream!.hangUp();
+    await vi.waitFor(async () => expect(await detail(placed.body.session_id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up' }), { timeout: 15_000 });
+  });
+
+  it('hangs up on a fax at once, opening no stream and charging nothing', async () => {
+    const before = (await balance()).balance_usd_cents;
+    const placed = await place(rig());
+    const { answered, stream } = await pickUp(rig().api, carrier, rig().signer, placed.body.carrier_call_id, 'fax');
+    expect(stream).toBeNull();
+    expect(answered.body).toMatch(/<Response><Hangup\/><\/Response>/);
+    expect(await detail(placed.body.session_id)).toMatchObject({ status: 'ended', end_reason: 'fax', credits_charged_usd_cents: 0 });
+    expect((await balance()).balance_usd_cents).toBe(before);
+  });
+});
+
+describe('an outbound Twilio call to a machine, from a flow with no voicemail message', () => {
+  const rig = usePhoneRig('twilio', { llm: 'none', transcripts: [], flowYaml: SILENT_MACHINE_FLOW });
+
+  it('hangs up without a word and ends the session as voicemail, charging nothing', async () => {
+    const placed = await rig().server.request('POST', '/v1/calls', { apiKey: rig().account.apiKey, body: { flow_id: rig().flowId, from: BUSINESS_NUMBER, to: CALLEE } });
+    expect(placed.status).toBe(201);
+    const { answered, stream } = await pickUp(rig().api, 'twilio', rig().signer, placed.body.carrier_call_id, 'machine');
+    expect(stream).toBeNull();
+    expect(answered.body).toMatch(/<Response><Hangup\/><\/Response>/);
+    const ended = (await rig().server.request('GET', `/v1/sessions/${placed.body.session_id}`, { apiKey: rig().account.apiKey })).body;
+    expect(ended).toMatchObject({ status: 'ended', end_reason: 'voicemail', credits_charged_usd_cents: 0, transcript: [] });
+  });
+});
