@@ -29,7 +29,7 @@ afterEach(async () => {
 describe('the voice-activity model', () => {
   it('loads and detects without writing telemetry files to the temp folder', { timeout: 60_000 }, async () => {
     dir = await mkdtemp(join(tmpdir(), 'voxflow-ort-'));
-    const env = { ...process.env, TMPDIR: dir };
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: dir };
     delete env.ORT_DISABLE_TELEMETRY;
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', LOAD_AND_DETECT], { cwd: ROOT, env });
     expect(stdout).toMatch(/probability/);
