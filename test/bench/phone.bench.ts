@@ -2,7 +2,9 @@
 // hosted-style voice (fake OpenAI speech in the fakes' process, as `bench engine` does):
 // 1. What the phone path's audio work costs per call-second, timed in this process: G.711 and
 //    the resamplers alone, and the bridge's whole per-frame work (reading Twilio's media message,
-//    decoding, resampling up; resampling down, encoding, writing the message).
+//    decoding, resampling up; resampling down, encoding, writing the message); and the audio its
+//    resamplers hold back, which is what it adds to voice-to-voice besides that CPU time.
+// VOXFLOW_BENCH_ONLY=bridge runs section 1 alone, =fixed section 3, =ladders section 2.
 // 2. Calls held per core over each path, each a ladder that climbs until a step fails (the
 //    criterion of `bench engine`'s ladder), then tries once between the last count held and the
 //    first that failed. WebSocket callers and a fake Twilio's calls are paced alike, one 20 ms frame
@@ -277,6 +279,8 @@ async function startPhoneLine(rig: LoadRig): Promise<PhoneLine> {
 
 export async function run(): Promise<BenchRow[]> {
   const rows = [...bridgeCost(), bridgeDelay()];
+  // VOXFLOW_BENCH_ONLY=bridge: the in-process rows alone (seconds, no server, no callers).
+  if (process.env.VOXFLOW_BENCH_ONLY === 'bridge') return rows;
   // Twilio's REST API, faked: hang-ups the server makes (at shutdown) must not reach the real one.
   const api = await startFakeCarrierApi({ carrier: 'twilio', accountSid: TWILIO_SID, authToken: TWILIO_TOKEN });
   try {
