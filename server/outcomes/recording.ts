@@ -4,8 +4,8 @@
 // 16 kHz, or for a phone call at the line's 8 kHz (docs/phone-calls.md).
 //
 // Off the audio path: caller() and agent() only place a frame on its track (a copy of 640
-// bytes at 16 kHz); a timer every FLUSH_MS mixes what is older than MIX_DELAY_MS into interleaved stereo
-// and appends it to the file asynchronously. A crash loses at most the last second or so; the
+// bytes at 16 kHz); a timer every FLUSH_MS mixes what is older than MIX_DELAY_MS into
+// interleaved stereo and appends it to the file asynchronously. A crash loses at most the last second or so; the
 // WAV header's sizes are written at the end, and a file cut short by a crash still plays (its
 // header claims the longest size a WAV can, which players read as "to the end of the file").
 //
