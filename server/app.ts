@@ -220,8 +220,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         event: (id, event) => timelines.record(id, event),
         // session.ended carries the stored outcome: it is written once the timeline is.
         closed: (id) => void timelines.end(id).then(() => webhooks.sessionClosed(id)),
-        recording: (record) => {
-          const recording = startRecording(config.dataDir, record.id, app.log);
+        recording: (record, sampleRate) => {
+          const recording = startRecording(config.dataDir, record.id, app.log, sampleRate);
           recordings.add(recording);
           store.sessions.setRecordingFile(record.id, recording.file).catch((error: unknown) => app.log.error({ err: error, session: record.id }, 'could not name a recording'));
           const close = () => recording.close().finally(() => recordings.delete(recording));

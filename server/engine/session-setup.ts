@@ -93,4 +93,16 @@ export interface SessionOutput {
   transfer?(action: TransferAction): Promise<{ ok: true } | { ok: false; reason: string }>;
   /** Phone calls only: plays keypad tones to the other party (a flow's `send_dtmf` tool). */
   sendDigits?(digits: string): Promise<void>;
+  /**
+   * Phone calls only: the line's own audio, for a recording. A phone call is recorded as it was
+   * on the line (8 kHz), so when the session records, the transport, which holds that audio,
+   * feeds both sides of the recording instead of the engine's 16 kHz frames.
+   */
+  lineAudio?: { sampleRate: number; record(tap: LineRecordingTap): void };
+}
+
+/** Both sides of a call at the line's rate; called on the audio path, so each call must be cheap. */
+export interface LineRecordingTap {
+  caller(pcm: Int16Array): void;
+  agent(pcm: Int16Array): void;
 }

@@ -10,7 +10,7 @@ import { SlotPool, type Slot } from './session-slots.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { checkFirstMinute, type CreditCheck } from '../billing/admission.ts';
 import { SessionMeter } from '../billing/metering.ts';
-import type { AccountProviders } from '../providers/types.ts';
+import { ENGINE_SAMPLE_RATE, type AccountProviders } from '../providers/types.ts';
 import { withFlowVoice } from './flow-voice.ts';
 import type { SendToolRequest } from './http-tools.ts';
 import { VoiceSession, type SessionLogger, type SessionOutput } from './session.ts';
@@ -59,8 +59,8 @@ export interface SessionObserver {
   event(sessionId: string, event: ServerEvent): void;
   /** The session sent its last event. */
   closed(sessionId: string): void;
-  /** A recording of the call, for a session that asked for one (null: none is kept). */
-  recording?(record: Session): SessionRecordingTap | null;
+  /** A recording of the call at `sampleRate`, for a session that asked for one (null: none is kept). */
+  recording?(record: Session, sampleRate: number): SessionRecordingTap | null;
 }
 
 /** Both sides of a call as they were heard; called on the audio path, so each call must be cheap. */
@@ -294,7 +294,10 @@ export class VoiceEngine {
           )
         : null;
     // `settings.recording: true` in the flow records the call as if the session had asked.
-    const recording = record.record || flow?.settings?.recording === true ? (this.deps.observer?.recording?.(record) ?? null) : null;
+    const recording = record.record || flow?.settings?.recording === true ? (this.deps.observer?.recording?.(record, output.lineAudio?.sampleRate ?? ENGINE_SAMPLE_RATE) ?? null) : null;
+    // A phone line's transport records what was on the line; other sessions the engine's own audio.
+    const engineTap = recording && !output.lineAudio ? recording : null;
+    if (recording && output.lineAudio) output.lineAudio.record(recording);
     session = new VoiceSession(
       {
         id: record.id,
@@ -316,7 +319,7 @@ export class VoiceEngine {
         recordEnd: async (end) => {
           await this.deps.store.sessions.end(record.id, end);
         },
-        callerAudioTap: recording ? (pcm) => recording.caller(pcm) : undefined,
+        callerAudioTap: engineTap ? (pcm) => engineTap.caller(pcm) : undefined,
         maxDurationMs: this.deps.maxSessionMs,
         idleEndMs: this.deps.idleEndMs,
         // An ending session does no more work for its account: a restarted WebRTC peer's new
@@ -331,7 +334,7 @@ export class VoiceEngine {
           output.sendEvent(event);
         },
         sendAudio: (frame) => {
-          recording?.agent(frame);
+          engineTap?.agent(frame);
           output.sendAudio(frame);
         },
         close: (code, reason) => {

@@ -1,19 +1,20 @@
-// Call recordings (docs/api.md#what-a-call-leaves-behind): stereo WAV, 16 kHz PCM16, the caller on
-// the left and the agent on the right, as each was heard: the caller's audio as it arrived, the
-// agent's as it was sent (a reply cut by a barge-in stops where it was cut).
+// Call recordings (docs/api.md#what-a-call-leaves-behind): stereo WAV, PCM16, the caller on the
+// left and the agent on the right, as each was heard: the caller's audio as it arrived, the
+// agent's as it was sent (a reply cut by a barge-in stops where it was cut). At the engine's
+// 16 kHz, or for a phone call at the line's 8 kHz (docs/phone-calls.md).
 //
 // Off the audio path: caller() and agent() only place a frame on its track (a copy of 640
-// bytes); a timer every FLUSH_MS mixes what is older than MIX_DELAY_MS into interleaved stereo
-// and appends it to the file asynchronously. A crash loses at most the last second or so; the
+// bytes at 16 kHz); a timer every FLUSH_MS mixes what is older than MIX_DELAY_MS into
+// interleaved stereo and appends it to the file asynchronously. A crash loses at most the last second or so; the
 // WAV header's sizes are written at the end, and a file cut short by a crash still plays (its
 // header claims the longest size a WAV can, which players read as "to the end of the file").
 //
 // WAV and not Ogg Opus: it needs no encoder on the server's threads and no muxer dependency; a
-// 16 kHz stereo PCM16 call costs 64 KB/s (230 MB an hour) of disk. Ogg Opus would be ~15× smaller.
+// 16 kHz stereo PCM16 call costs 64 KB/s (230 MB an hour) of disk, an 8 kHz phone call 32 KB/s.
+// Ogg Opus would be ~15× smaller.
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
-const RATE = 16_000;
 const FLUSH_MS = 1_000;
 /** Audio younger than this may still be joined by the other track's late frames. */
 const MIX_DELAY_MS = 300;
@@ -30,9 +31,11 @@ class Track {
   readonly chunks: Placed[] = [];
   private end = -1;
 
+  constructor(private readonly rate: number) {}
+
   /** Places a frame at `position` (samples since the start), or right after the last one if close. */
   place(position: number, pcm: Int16Array): void {
-    const at = this.end >= 0 && Math.abs(position - this.end) <= (SNAP_MS * RATE) / 1000 ? this.end : position;
+    const at = this.end >= 0 && Math.abs(position - this.end) <= (SNAP_MS * this.rate) / 1000 ? this.end : position;
     this.chunks.push({ at, pcm: pcm.slice() });
     this.end = at + pcm.length;
   }
@@ -50,7 +53,7 @@ class Track {
   }
 }
 
-function wavHeader(dataBytes: number): Buffer {
+function wavHeader(dataBytes: number, rate: number): Buffer {
   const header = Buffer.alloc(HEADER_BYTES);
   header.write('RIFF', 0, 'latin1');
   header.writeUInt32LE(Math.min(0xffffffff, 36 + dataBytes), 4);
@@ -59,8 +62,8 @@ function wavHeader(dataBytes: number): Buffer {
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20); // PCM
   header.writeUInt16LE(2, 22); // stereo
-  header.writeUInt32LE(RATE, 24);
-  header.writeUInt32LE(RATE * 4, 28);
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 4, 28);
   header.writeUInt16LE(4, 32);
   header.writeUInt16LE(16, 34);
   header.write('data', 36, 'latin1');
@@ -74,8 +77,8 @@ export interface RecordingLog {
 
 /** One call being recorded. */
 export class CallRecording {
-  private readonly caller = new Track();
-  private readonly agent = new Track();
+  private readonly caller: Track;
+  private readonly agent: Track;
   private readonly startedMs = performance.now();
   /** Samples already written. */
   private written = 0;
@@ -90,11 +93,15 @@ export class CallRecording {
     dir: string,
     readonly file: string,
     private readonly log: RecordingLog,
+    /** Samples a second: the engine's 16 kHz, or a phone line's 8 kHz. */
+    readonly sampleRate = 16_000,
   ) {
+    this.caller = new Track(sampleRate);
+    this.agent = new Track(sampleRate);
     const path = (this.path = join(dir, file));
     this.handle = mkdir(dir, { recursive: true, mode: 0o700 }).then(() => open(path, 'w', 0o600)).then(
       async (handle) => {
-        await handle.write(wavHeader(0xffffffff));
+        await handle.write(wavHeader(0xffffffff, sampleRate));
         return handle;
       },
       (error: unknown) => {
@@ -126,7 +133,7 @@ export class CallRecording {
       const handle = await this.handle;
       if (!handle) return;
       try {
-        await handle.write(wavHeader(this.written * 4), 0, HEADER_BYTES, 0);
+        await handle.write(wavHeader(this.written * 4, this.sampleRate), 0, HEADER_BYTES, 0);
       } finally {
         await handle.close();
       }
@@ -135,11 +142,11 @@ export class CallRecording {
   }
 
   private nowSamples(): number {
-    return Math.round(((performance.now() - this.startedMs) * RATE) / 1000);
+    return Math.round(((performance.now() - this.startedMs) * this.sampleRate) / 1000);
   }
 
   private flush(all: boolean): void {
-    const upto = all ? Math.max(this.trackEnd(this.caller), this.trackEnd(this.agent), this.written) : this.nowSamples() - (MIX_DELAY_MS * RATE) / 1000;
+    const upto = all ? Math.max(this.trackEnd(this.caller), this.trackEnd(this.agent), this.written) : this.nowSamples() - (MIX_DELAY_MS * this.sampleRate) / 1000;
     if (upto <= this.written) return;
     const from = this.written;
     const stereo = new Int16Array((upto - from) * 2);
@@ -161,6 +168,6 @@ export class CallRecording {
 }
 
 /** Starts recording a session into the data folder's private recordings/ folder. */
-export function startRecording(dataDir: string, sessionId: string, log: RecordingLog): CallRecording {
-  return new CallRecording(join(dataDir, 'recordings'), `${sessionId}.wav`, log);
+export function startRecording(dataDir: string, sessionId: string, log: RecordingLog, sampleRate?: number): CallRecording {
+  return new CallRecording(join(dataDir, 'recordings'), `${sessionId}.wav`, log, sampleRate);
 }

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface, type Interface } from 'node:readline';
+import type { ConfigInput } from '../../server/config.ts';
 import { AudioOut } from '../../server/engine/audio-out.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { p50p95, percentile, type BenchRow } from './bench-kit.ts';
@@ -11,6 +12,8 @@ import { p50p95, percentile, type BenchRow } from './bench-kit.ts';
 export interface LoadRig {
   server: TestServer;
   apiKey: string;
+  /** The account's sign-in token (settings the API key may not change: providers, phone numbers). */
+  jwt: string;
   flowId: string;
   close(): Promise<void>;
 }
@@ -45,10 +48,11 @@ export function spawnTs(file: string, args: string[] = []): ChildProcess {
  * `tts: 'openai'` fetches speech from the fake in the fakes' process, as a hosted TTS would,
  * so the figure is the engine's own cost.
  */
-export async function startLoadRig(options: { tts?: 'flite' | 'openai' } = {}): Promise<LoadRig> {
+export async function startLoadRig(options: { tts?: 'flite' | 'openai'; config?: ConfigInput } = {}): Promise<LoadRig> {
   const fakes = spawnTs('./fake-providers-process.ts');
   const urls = JSON.parse(await lines(fakes).next()) as { openai: string; deepgram: string };
   const server = await startTestServer({
+    ...options.config,
     // One account holds every session of a bench: no per-account limit.
     engine: { maxSessions: 500, maxPeerConnections: 500, sessionsPerAccount: 0 },
     providers: {
@@ -65,6 +69,7 @@ export async function startLoadRig(options: { tts?: 'flite' | 'openai' } = {}): 
   return {
     server,
     apiKey: account.apiKey,
+    jwt: account.jwt,
     flowId,
     async close() {
       await server.close();
@@ -136,29 +141,49 @@ export async function sessionsHeld(
   const rows: BenchRow[] = [];
   let held = 0;
   let heldCores = 0;
-  let baseline = NaN; // voice-to-voice p50 of the first step
+  const judge = stepJudge(label, how.step);
   for (const sessions of steps) {
     let passed = false;
     for (let attempt = 1; attempt <= 2 && !passed; attempt++) {
-      const r = await runStep(sessions);
-      const v2v = r.voiceToVoice.length > 0 ? percentile([...r.voiceToVoice].sort((a, b) => a - b), 50) : NaN;
-      if (Number.isNaN(baseline)) baseline = v2v;
-      passed = r.healthy && r.lagP99Ms < 20 && r.late === 0 && r.underruns === 0 && v2v <= baseline * 1.2;
-      rows.push({
-        name: `${sessions} ${label}${attempt === 2 ? ' (repeat)' : ''}`,
-        value: `lag p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms; ${r.late} late, ${r.underruns} underrun frames; voice-to-voice ${p50p95(r.voiceToVoice)}; ${(r.cores * 100).toFixed(0)} % CPU; ${r.extra}${passed ? '' : ' ✗'}`,
-        how: `${how.step}; late = sent after its play time, underrun = mid-reply audio not ready by then; CPU of every server thread, in cores`,
-      });
-      if (passed) heldCores = r.cores;
+      const verdict = judge(sessions, attempt, await runStep(sessions));
+      rows.push(verdict.row);
+      passed = verdict.passed;
+      if (passed) heldCores = verdict.cores;
     }
     if (!passed) break;
     held = sessions;
   }
-  rows.push({
+  rows.push(heldRow(label, held, heldCores, how.held));
+  return rows;
+}
+
+/**
+ * The criterion of one step, as sessionsHeld applies it (the first step judged sets the
+ * voice-to-voice baseline); for ladders that choose their next step from the last verdict.
+ */
+export function stepJudge(label: string, stepHow: string): (sessions: number, attempt: number, r: StepResult) => { passed: boolean; cores: number; row: BenchRow } {
+  let baseline = NaN; // voice-to-voice p50 of the first step
+  return (sessions, attempt, r) => {
+    const v2v = r.voiceToVoice.length > 0 ? percentile([...r.voiceToVoice].sort((a, b) => a - b), 50) : NaN;
+    if (Number.isNaN(baseline)) baseline = v2v;
+    const passed = r.healthy && r.lagP99Ms < 20 && r.late === 0 && r.underruns === 0 && v2v <= baseline * 1.2;
+    return {
+      passed,
+      cores: r.cores,
+      row: {
+        name: `${sessions} ${label}${attempt === 2 ? ' (repeat)' : ''}`,
+        value: `lag p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms; ${r.late} late, ${r.underruns} underrun frames; voice-to-voice ${p50p95(r.voiceToVoice)}; ${(r.cores * 100).toFixed(0)} % CPU; ${r.extra}${passed ? '' : ' ✗'}`,
+        how: `${stepHow}; late = sent after its play time, underrun = mid-reply audio not ready by then; CPU of every server thread, in cores`,
+      },
+    };
+  };
+}
+
+export function heldRow(label: string, held: number, heldCores: number, heldHow: string): BenchRow {
+  return {
     name: `${label}: held`,
     value: held === 0 ? '0' : `${held}, using ${(heldCores * 100).toFixed(0)} % of a core: ${(held / Math.max(heldCores, 1)).toFixed(1)} per core`,
     target: '≥ 15 per core',
-    how: `largest count above with lag p99 < 20 ms, no late frames, no underruns and voice-to-voice p50 within 20% of the first step's; per core = held ÷ the larger of 1 and the cores the server process used; ${how.held}`,
-  });
-  return rows;
+    how: `largest count above with lag p99 < 20 ms, no late frames, no underruns and voice-to-voice p50 within 20% of the first step's; per core = held ÷ the larger of 1 and the cores the server process used; ${heldHow}`,
+  };
 }

@@ -8,11 +8,16 @@
 // only what it had sent, as on WebRTC. The carrier also buffers what it was sent, so on
 // `interrupted` the bridge sends the carrier's `clear` (its buffer is dropped at once) and, at
 // the end of every reply, a `mark` whose echo says the caller heard it to the end.
+//
+// A recorded call is recorded here, as it was on the line: 8 kHz, both sides G.711 decoded to
+// PCM16 (the caller's frames as they came, the agent's as they were encoded and sent), not the
+// engine's 16 kHz.
+import type { LineRecordingTap } from '../../engine/session-setup.ts';
 import { StreamingResampler } from '../../audio/resampler.ts';
 import type { ServerEvent } from '../../protocol/events.ts';
 import { decodeG711, encodeG711, type G711Law } from '../../audio/g711.ts';
 
-const CARRIER_RATE = 8000;
+export const CARRIER_RATE = 8000;
 const ENGINE_RATE = 16000;
 
 /** The messages a carrier's stream takes from us, as that carrier spells them. */
@@ -35,6 +40,7 @@ export class PhoneMediaBridge {
   private readonly up = new StreamingResampler(CARRIER_RATE, ENGINE_RATE);
   private readonly down = new StreamingResampler(ENGINE_RATE, CARRIER_RATE);
   private replies = 0;
+  private recording: LineRecordingTap | null = null;
   readonly counters: MediaBridgeCounters = { framesIn: 0, framesOut: 0, malformed: 0, marksSent: 0, marksEchoed: 0 };
 
   constructor(
@@ -50,7 +56,9 @@ export class PhoneMediaBridge {
       return null;
     }
     this.counters.framesIn++;
-    return this.up.process(decodeG711(this.law, payload));
+    const narrow = decodeG711(this.law, payload);
+    this.recording?.caller(narrow);
+    return this.up.process(narrow);
   }
 
   /** One paced 20 ms frame of the agent's voice from the engine. */
@@ -58,7 +66,15 @@ export class PhoneMediaBridge {
     const narrow = this.down.process(frame);
     if (narrow.length === 0) return;
     this.counters.framesOut++;
-    this.send(this.messages.media(encodeG711(this.law, narrow)));
+    const encoded = encodeG711(this.law, narrow);
+    // What the caller hears is the encoded frame, so that is what is recorded.
+    this.recording?.agent(decodeG711(this.law, encoded));
+    this.send(this.messages.media(encoded));
+  }
+
+  /** Records the call from here on, both sides as on the line (8 kHz). */
+  record(tap: LineRecordingTap): void {
+    this.recording = tap;
   }
 
   /** Sees every event the session sends; a barge-in drops what the carrier still holds. */

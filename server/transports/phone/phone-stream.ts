@@ -17,7 +17,7 @@ import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
-import { PhoneMediaBridge } from './media-bridge.ts';
+import { CARRIER_RATE, PhoneMediaBridge } from './media-bridge.ts';
 import { ReorderWindow } from '../carriers/reorder-window.ts';
 import { carrierApiUrl } from './carrier-api.ts';
 import { transferMarkupUrl } from './transfer-markup.ts';
@@ -144,6 +144,7 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   session = admitted.start({
     sendEvent: (event) => bridge.event(event),
     sendAudio: (frame) => bridge.agentAudio(frame),
+    lineAudio: { sampleRate: CARRIER_RATE, record: (tap) => bridge.record(tap) },
     close: () => {
       if (!callerGone && !transferred) void hangUp(app, carrier, claimed, log);
       if (socket.readyState === socket.OPEN) socket.close(1000, 'call ended');
