@@ -93,6 +93,8 @@ export interface StartRequest {
   allowSimulator: boolean;
   /** The document prepareFlow() gave at admission (the version recorded); required with a flow. */
   flow?: FlowDocument;
+  /** What the caller's audio goes through before the session hears it (SessionSetup.callerAudioLine). */
+  callerAudioLine?: (pcm: Int16Array) => Int16Array;
 }
 
 /** The flow a session runs: a published version, or the owner's draft (a studio test). */
@@ -315,6 +317,7 @@ export class VoiceEngine {
           await this.deps.store.sessions.end(record.id, end);
         },
         callerAudioTap: recording ? (pcm) => recording.caller(pcm) : undefined,
+        callerAudioLine: request.callerAudioLine,
         maxDurationMs: this.deps.maxSessionMs,
         idleEndMs: this.deps.idleEndMs,
         // An ending session does no more work for its account: a restarted WebRTC peer's new
