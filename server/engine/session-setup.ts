@@ -44,6 +44,11 @@ export interface SessionSetup {
   sttFlushTimeoutMs?: number;
   /** Hears the caller's audio as it arrives (a call recording); must not block. */
   callerAudioTap?: (pcm: Int16Array) => void;
+  /**
+   * Changes the caller's audio before anything hears it, the recording included (the studio's
+   * phone line: 8 kHz G.711 and back); must not block.
+   */
+  callerAudioLine?: (pcm: Int16Array) => Int16Array;
   /** The longest the session lasts; then it ends with `max_duration`. 0 or absent: no limit. */
   maxDurationMs?: number;
   /** Idle this long (see VoiceSession.noteActivity), the session ends with `idle`. 0 or absent: never. */

@@ -88,9 +88,13 @@ export class VoiceSession {
   }
 
   /** PCM16 16 kHz mono from the client. */
-  pushAudio(pcm: Int16Array): void {
+  pushAudio(input: Int16Array): void {
     // An answering machine records the message: nothing it sends is a caller's turn.
     if (this.ended || this.setup.leaveVoicemail) return;
+    const line = this.setup.callerAudioLine;
+    const pcm = line ? line(input) : input;
+    // The line's filters hold back their first few milliseconds.
+    if (line && pcm.length === 0) return;
     this.setup.callerAudioTap?.(pcm);
     this.pipeline.push({ type: 'caller_audio', pcm });
   }

@@ -95,6 +95,8 @@ export interface StartRequest {
   flow?: FlowDocument;
   /** A phone call an answering machine took: leave the flow's voicemail message and end (SessionSetup.leaveVoicemail). */
   leaveVoicemail?: boolean;
+  /** What the caller's audio goes through before the session hears it (SessionSetup.callerAudioLine). */
+  callerAudioLine?: (pcm: Int16Array) => Int16Array;
 }
 
 /** The flow a session runs: a published version, or the owner's draft (a studio test). */
@@ -320,6 +322,7 @@ export class VoiceEngine {
           await this.deps.store.sessions.end(record.id, end);
         },
         callerAudioTap: engineTap ? (pcm) => engineTap.caller(pcm) : undefined,
+        callerAudioLine: request.callerAudioLine,
         maxDurationMs: this.deps.maxSessionMs,
         idleEndMs: this.deps.idleEndMs,
         // An ending session does no more work for its account: a restarted WebRTC peer's new

@@ -106,6 +106,7 @@ export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
     // A list is glanced at by more people than a call's detail: its numbers are masked there.
     from: maskPhoneNumber(session.fromNumber),
     to: maskPhoneNumber(session.toNumber),
+    direction: session.direction,
   };
 }
 

@@ -12,6 +12,7 @@ import { AppError } from '../errors.ts';
 import { accountOf } from '../http/services.ts';
 import { parseInput } from '../http/validation.ts';
 import type { Session } from '../store/store.ts';
+import { PhoneLine } from './phone/media-bridge.ts';
 
 export const EngineQuery = z.object({
   mode: z.enum(['assistant', 'flow'], { error: 'mode must be "assistant" or "flow"' }).default('assistant'),
@@ -23,6 +24,11 @@ export const EngineQuery = z.object({
   record: z.enum(['1', 'true', '0', 'false'], { error: 'record must be 1 or 0' }).optional(),
   /** Run the flow's unpublished draft (docs/flows.md#drafts): the owner's studio tests only. */
   draft: z.enum(['1', 'true', '0', 'false'], { error: 'draft must be 1 or 0' }).optional(),
+  /**
+   * Put a phone line between the client and the agent: both voices go through 8 kHz G.711 μ-law
+   * and back, as a phone call's do, so the studio's test-talk sounds like a call.
+   */
+  phone_line: z.enum(['1', 'true', '0', 'false'], { error: 'phone_line must be 1 or 0' }).optional(),
 });
 
 /**
@@ -58,7 +64,23 @@ async function endUnstarted(app: FastifyInstance, record: Session, reason: strin
   await app.services.store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason, creditsChargedCents: 0 });
 }
 
-function admitted(app: FastifyInstance, record: Session, admission: EngineAdmission, allowSimulator: boolean, flow: PreparedFlow | null): AdmittedSession {
+/** The client's audio and the agent's through a phone line (8 kHz G.711 and back), both ways. */
+function overPhoneLine(output: SessionOutput): { output: SessionOutput; callerAudioLine: (pcm: Int16Array) => Int16Array } {
+  const line = new PhoneLine('mulaw');
+  return {
+    output: {
+      ...output,
+      sendEvent: (event) => {
+        if (event.type === 'interrupted' || event.type === 'agent_stopped_speaking') line.replyOver();
+        output.sendEvent(event);
+      },
+      sendAudio: (frame) => output.sendAudio(line.agentFrame(frame)),
+    },
+    callerAudioLine: (pcm) => line.callerAudio(pcm),
+  };
+}
+
+function admitted(app: FastifyInstance, record: Session, admission: EngineAdmission, allowSimulator: boolean, flow: PreparedFlow | null, phoneLine = false): AdmittedSession {
   let refused: Promise<void> | null = null;
   let started = false;
   const refuse = (reason = 'refused'): Promise<void> => {
@@ -71,7 +93,15 @@ function admitted(app: FastifyInstance, record: Session, admission: EngineAdmiss
     allowSimulator,
     start: (output, options = {}) => {
       try {
-        const session = admission.start({ record, allowSimulator, ...(flow ? { flow: flow.document } : {}), ...(options.leaveVoicemail ? { leaveVoicemail: true } : {}) }, output);
+        const line = phoneLine ? overPhoneLine(output) : null;
+        const request = {
+          record,
+          allowSimulator,
+          ...(flow ? { flow: flow.document } : {}),
+          ...(options.leaveVoicemail ? { leaveVoicemail: true } : {}),
+          ...(line ? { callerAudioLine: line.callerAudioLine } : {}),
+        };
+        const session = admission.start(request, line ? line.output : output);
         started = true;
         return session;
       } catch (error) {
@@ -87,7 +117,7 @@ function admitted(app: FastifyInstance, record: Session, admission: EngineAdmiss
  * A session started through POST /v1/sessions whose token was just claimed: its flow, context
  * and metadata apply. Refused (and its record ended) when the account cannot run it now.
  */
-export async function admitClaimedSession(app: FastifyInstance, record: Session): Promise<AdmittedSession> {
+export async function admitClaimedSession(app: FastifyInstance, record: Session, options: { phoneLine?: boolean } = {}): Promise<AdmittedSession> {
   const { engine } = app.services;
   let admission: EngineAdmission | null = null;
   try {
@@ -95,7 +125,7 @@ export async function admitClaimedSession(app: FastifyInstance, record: Session)
     // A backend's session runs the published version, whatever the studio has in its draft.
     const flow = record.flowId ? await engine.prepareFlow(record.accountId, record.flowId) : null;
     if (flow) await app.services.store.sessions.setFlowVersion(record.id, flow.version, false);
-    return admitted(app, flow ? { ...record, flowVersion: flow.version } : record, admission, false, flow);
+    return admitted(app, flow ? { ...record, flowVersion: flow.version } : record, admission, false, flow, options.phoneLine);
   } catch (error) {
     admission?.release();
     await endUnstarted(app, record, 'refused');
@@ -112,10 +142,11 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
   const query = parseInput(EngineQuery, request.query, 'query');
   const accountId = accountOf(request.principal);
   const draft = query.draft === '1' || query.draft === 'true';
+  const phoneLine = query.phone_line === '1' || query.phone_line === 'true';
   if (draft && request.principal?.kind !== 'jwt') {
     throw new AppError('wrong_credential_kind', "draft=1 runs a flow's unpublished draft: only its owner's studio (signed in, a JWT) may start such a session; API keys and session tokens run the published version.");
   }
-  if (request.claimedSession) return admitClaimedSession(app, request.claimedSession);
+  if (request.claimedSession) return admitClaimedSession(app, request.claimedSession, { phoneLine });
   if (query.mode === 'flow' && !query.program_id) {
     throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
   }
@@ -146,7 +177,7 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
     throw error;
   }
   // The studio signs in with a JWT: its owner may drive the flow by hand.
-  return admitted(app, record, admission, request.principal?.kind === 'jwt', flow);
+  return admitted(app, record, admission, request.principal?.kind === 'jwt', flow, phoneLine);
 }
 
 /** Registered once, by the first transport that needs it. */

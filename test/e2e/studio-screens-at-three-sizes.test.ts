@@ -109,6 +109,13 @@ describe('the studio at three window sizes', () => {
       expect(await sidewaysScroll(page)).toEqual({ page: false, main: false });
       await screenshot(page, name('sessions'));
 
+      await page.getByRole('link', { name: 'Phone numbers' }).click();
+      await page.getByRole('heading', { name: 'Phone numbers', level: 1 }).waitFor(WAIT);
+      await page.getByRole('button', { name: 'Add number' }).click();
+      await page.getByRole('form', { name: 'Add a phone number' }).waitFor(WAIT);
+      expect(await sidewaysScroll(page)).toEqual({ page: false, main: false });
+      await screenshot(page, name('phone-numbers'));
+
       await page.getByRole('link', { name: 'Settings' }).click();
       await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor(WAIT);
       expect(await sidewaysScroll(page)).toEqual({ page: false, main: false });

@@ -8,6 +8,7 @@ import type * as Accounts from '../../../server/protocol/api/accounts.ts';
 import type * as EngineRouter from '../../../server/protocol/api/engine-router.ts';
 import type * as FlowTests from '../../../server/protocol/api/flow-tests.ts';
 import type * as Flows from '../../../server/protocol/api/flows.ts';
+import type * as Phone from '../../../server/protocol/api/phone.ts';
 import type * as Sessions from '../../../server/protocol/api/sessions.ts';
 import type * as Webhooks from '../../../server/protocol/api/webhooks.ts';
 
@@ -36,21 +37,21 @@ export type PublishedVersion = z.infer<typeof Flows.PublishedVersion>;
 export type ApiKeyView = z.infer<typeof Accounts.ApiKeyView>;
 export type CreatedApiKey = z.infer<typeof Accounts.CreatedApiKey>;
 /** Servers before phone calls send no `from`/`to` (nor the detail's call fields). */
-type PhoneFields = 'from' | 'to';
+type PhoneFields = 'from' | 'to' | 'direction';
 export type SessionView = FromOlderServers<z.infer<typeof Sessions.SessionView>, 'flow_version' | 'flow_draft' | PhoneFields>;
 /** GET /v1/sessions/{id}: what a call produced. */
-export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'direction' | 'carrier_call_id' | 'call_status' | 'transferred_to'>;
+export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'carrier_call_id' | 'call_status' | 'transferred_to'>;
 export type CreditPart = z.infer<typeof Accounts.CreditPart>;
 export type CreditsView = FromOlderServers<z.infer<typeof Accounts.CreditsView>, 'parts'>;
 export type ProviderKind = z.infer<typeof Accounts.ProviderKind>;
 type ProviderFields = z.infer<typeof Accounts.ProvidersView>;
 /** The carriers' credentials, which servers before phone calls do not send. */
-type CarrierField = Extract<keyof ProviderFields, `twilio_${string}` | `telnyx_${string}` | `plivo_${string}`>;
+export type CarrierField = Extract<keyof ProviderFields, `twilio_${string}` | `telnyx_${string}` | `plivo_${string}`>;
 /** A part's provider reads null while the account's view is not known (the studio then goes by /capabilities). */
 export type ProvidersView = Omit<FromOlderServers<ProviderFields, `${ProviderKind}_base_url` | `${ProviderKind}_model` | CarrierField>, `${ProviderKind}_provider`> &
   Record<`${ProviderKind}_provider`, string | null>;
 /** PATCH /v1/providers: any of the view's keys, providers, base URLs and models; null clears one. */
-export type ProvidersPatch = Partial<Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key` | `${ProviderKind}_base_url` | `${ProviderKind}_model`, string | null>>;
+export type ProvidersPatch = Partial<Record<`${ProviderKind}_provider` | `${ProviderKind}_api_key` | `${ProviderKind}_base_url` | `${ProviderKind}_model` | CarrierField, string | null>>;
 export type Capabilities = z.infer<typeof EngineRouter.Capabilities>;
 /** Webhook endpoints: the session events an account's backend is sent, signed. */
 export type WebhookEventType = z.infer<typeof Webhooks.WebhookEventType>;
@@ -66,3 +67,11 @@ export type TestStepView = z.infer<typeof FlowTests.TestStepView>;
 export type TestRunOnceView = z.infer<typeof FlowTests.TestRunOnceView>;
 export type TestResultView = z.infer<typeof FlowTests.TestResultView>;
 export type FlowTestRunView = z.infer<typeof FlowTests.FlowTestRunView>;
+/** Phone numbers bound to flows, with the URLs to paste into the carrier's console. */
+export type PhoneNumberView = z.infer<typeof Phone.PhoneNumberView>;
+export type PhoneCarrier = PhoneNumberView['carrier'];
+export type CallStatus = z.infer<typeof Phone.CallStatusView>;
+/** A number the account's outbound calls must never ring. */
+export type DoNotCallEntry = z.infer<typeof Phone.DoNotCallEntry>;
+/** One entry of a session's raw timeline (GET /v1/sessions/{id}/events). */
+export type SessionEventsPage = z.infer<typeof Sessions.SessionEventsPage>;

@@ -26,6 +26,10 @@ import type {
   WebhookEventType,
   FlowTestView,
   FlowTestRunView,
+  PhoneNumberView,
+  PhoneCarrier,
+  DoNotCallEntry,
+  SessionEventsPage,
 } from './api-types.ts';
 
 export type * from './api-types.ts';
@@ -171,7 +175,17 @@ export const api = {
   retryWebhookDelivery: (webhookId: string, deliveryId: string) =>
     request<WebhookDeliveryView>('POST', `/v1/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/retry`),
 
+  // Phone numbers and the do-not-call list (docs/phone-calls.md).
+  listPhoneNumbers: () => request<PhoneNumberView[]>('GET', '/v1/phone-numbers'),
+  createPhoneNumber: (body: { carrier: PhoneCarrier; number: string; flow_id: string; label: string }) => request<PhoneNumberView>('POST', '/v1/phone-numbers', body),
+  deletePhoneNumber: (numberId: string) => request<void>('DELETE', `/v1/phone-numbers/${id(numberId)}`),
+  listDoNotCall: () => request<DoNotCallEntry[]>('GET', '/v1/do-not-call'),
+  addDoNotCall: (number: string) => request<DoNotCallEntry>('POST', '/v1/do-not-call', { number }),
+  removeDoNotCall: (number: string) => request<void>('DELETE', `/v1/do-not-call/${id(number)}`),
+
   listSessions: () => request<SessionView[]>('GET', '/v1/sessions'),
+  /** A page of a session's raw timeline, after `after` (a seq). */
+  sessionEvents: (sessionId: string, after = 0) => request<SessionEventsPage>('GET', `/v1/sessions/${id(sessionId)}/events?after=${after}`),
   getSession: (sessionId: string) => request<SessionDetail>('GET', `/v1/sessions/${id(sessionId)}`),
   /** The recording as a blob (an <audio> element cannot send the Authorization header itself). */
   async getRecording(sessionId: string): Promise<ApiResult<Blob>> {

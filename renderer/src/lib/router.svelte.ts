@@ -1,4 +1,4 @@
-// A small history router: the studio has five screens and the server answers every one of their
+// A small history router: the studio has six screens and the server answers every one of their
 // paths with the same page, so a reload or a shared link lands on the same screen.
 export type Route =
   | { screen: 'sign-in' }
@@ -10,6 +10,7 @@ export type Route =
   | { screen: 'editor'; flowId: string | null; draft?: string; state?: string }
   | { screen: 'sessions' }
   | { screen: 'session'; sessionId: string }
+  | { screen: 'phone-numbers' }
   | { screen: 'settings' };
 
 // The flow last opened in the editor, so "Editor" (and /flow-editor) reopens it. Not a secret:
@@ -53,6 +54,8 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
       return { screen: 'sessions' };
     case '/session':
       return query.get('id') ? { screen: 'session', sessionId: query.get('id')! } : { screen: 'sessions' };
+    case '/phone-numbers':
+      return { screen: 'phone-numbers' };
     case '/settings':
       return { screen: 'settings' };
     default:
@@ -76,6 +79,8 @@ export function routeToPath(route: Route): string {
       return '/sessions';
     case 'session':
       return `/session?id=${encodeURIComponent(route.sessionId)}`;
+    case 'phone-numbers':
+      return '/phone-numbers';
     case 'settings':
       return '/settings';
   }

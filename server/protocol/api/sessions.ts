@@ -36,6 +36,8 @@ export const SessionView = z.object({
   /** A phone call's numbers, masked in lists (+1555•••4567); null for other sessions. */
   from: z.string().nullable(),
   to: z.string().nullable(),
+  /** Which way a phone call went; null for other sessions. */
+  direction: z.enum(['inbound', 'outbound']).nullable(),
 });
 
 const inFlow = { from_state: z.string(), to_state: z.string(), source: ToolCallSource, at: UnixSeconds };
@@ -52,8 +54,7 @@ export const TurnMetricsView = z.object({
 });
 /** GET /v1/sessions/{id}: what a call produced, from its stored timeline. */
 export const SessionDetail = SessionView.extend({
-  /** A phone call's side, whole (null for other sessions): which way, the carrier's id and status, a transfer's target. */
-  direction: z.enum(['inbound', 'outbound']).nullable(),
+  /** A phone call's side, whole (null for other sessions): the numbers unmasked, the carrier's id and status, a transfer's target. */
   carrier_call_id: z.string().nullable(),
   call_status: CallStatusView.nullable(),
   transferred_to: z.string().nullable(),

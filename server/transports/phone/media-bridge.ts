@@ -94,3 +94,77 @@ export class PhoneMediaBridge {
     this.counters.marksEchoed++;
   }
 }
+
+/**
+ * One direction of a phone line, heard locally: 16 kHz PCM down to the carrier's 8 kHz, through
+ * G.711 and back up, exactly as a call's audio goes through PhoneMediaBridge. The studio's
+ * test-talk uses it (`phone_line=1`) so a designer hears what callers will hear.
+ */
+class LineDirection {
+  private readonly down = new StreamingResampler(ENGINE_RATE, CARRIER_RATE);
+  private readonly up = new StreamingResampler(CARRIER_RATE, ENGINE_RATE);
+
+  constructor(private readonly law: G711Law) {}
+
+  /** As much narrowed audio as the filters have let through so far (a few ms less at first). */
+  process(pcm: Int16Array): Int16Array {
+    const narrow = this.down.process(pcm);
+    if (narrow.length === 0) return new Int16Array(0);
+    return this.up.process(decodeG711(this.law, encodeG711(this.law, narrow)));
+  }
+
+  reset(): void {
+    this.down.reset();
+    this.up.reset();
+  }
+}
+
+/**
+ * A phone line for a session that is not a phone call: the caller's audio and the agent's each
+ * go through 8 kHz G.711 and back, so what is heard on both sides is what a call would carry.
+ * The agent's paced frames keep their length (a transport sends them as they are): the line's
+ * output waits one frame behind, padded with silence until the filters fill, which adds 20 ms.
+ */
+export class PhoneLine {
+  private readonly caller: LineDirection;
+  private readonly agent: LineDirection;
+  /** The agent's narrowed audio not sent yet; starts one frame deep. */
+  private held: Int16Array = new Int16Array(0);
+  private primed = false;
+
+  constructor(law: G711Law = 'mulaw') {
+    this.caller = new LineDirection(law);
+    this.agent = new LineDirection(law);
+  }
+
+  /** Caller audio of any length, as the engine will hear it. */
+  callerAudio(pcm: Int16Array): Int16Array {
+    return this.caller.process(pcm);
+  }
+
+  /** One paced frame of the agent's voice, as the caller will hear it: the same length. */
+  agentFrame(frame: Int16Array): Int16Array {
+    if (!this.primed) {
+      this.primed = true;
+      this.held = new Int16Array(frame.length);
+    }
+    const narrowed = this.agent.process(frame);
+    const all = new Int16Array(this.held.length + narrowed.length);
+    all.set(this.held);
+    all.set(narrowed, this.held.length);
+    const out = new Int16Array(frame.length);
+    out.set(all.subarray(0, frame.length));
+    this.held = all.slice(Math.min(frame.length, all.length));
+    return out;
+  }
+
+  /**
+   * A reply is over (its end, or a barge-in): what is still held of it (its last 20 ms, silence
+   * unless it was cut) is dropped, so the next reply does not start with the end of this one.
+   */
+  replyOver(): void {
+    this.agent.reset();
+    this.held = new Int16Array(0);
+    this.primed = false;
+  }
+}

@@ -55,7 +55,33 @@ export function flowVersionLabel(session: Pick<SessionView, 'flow_id' | 'flow_ve
 
 export function transportLabel(transport: string | null): string {
   if (transport === null) return '—';
-  return ({ websocket: 'WebSocket', webrtc: 'WebRTC' } as Record<string, string>)[transport] ?? transport;
+  return ({ websocket: 'WebSocket', webrtc: 'WebRTC', ...CARRIERS } as Record<string, string>)[transport] ?? transport;
+}
+
+const CARRIERS: Record<string, string> = { twilio: 'Twilio', telnyx: 'Telnyx', plivo: 'Plivo', vonage: 'Vonage', sip: 'SIP' };
+
+export interface PhoneCallLabel {
+  carrier: string;
+  direction: 'Inbound' | 'Outbound' | null;
+  /** ↙ a call that came in, ↗ one placed; a phone when the server did not say which way. */
+  icon: string;
+  /** The numbers as the session says them (masked in the list), or null when it has none. */
+  from: string | null;
+  to: string | null;
+}
+
+/** How a phone call reads in the list and the view: which carrier, which way, between which numbers. Null for other sessions. */
+export function phoneCall(session: Pick<SessionView, 'transport' | 'from' | 'to' | 'direction'>): PhoneCallLabel | null {
+  const isCall = (session.transport !== null && session.transport in CARRIERS) || (session.direction ?? null) !== null;
+  if (!isCall) return null;
+  const direction = session.direction === 'inbound' ? 'Inbound' : session.direction === 'outbound' ? 'Outbound' : null;
+  return {
+    carrier: transportLabel(session.transport),
+    direction,
+    icon: direction === 'Inbound' ? '↙' : direction === 'Outbound' ? '↗' : '☎',
+    from: session.from ?? null,
+    to: session.to ?? null,
+  };
 }
 
 export function modeLabel(mode: string): string {

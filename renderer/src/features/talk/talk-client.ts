@@ -26,6 +26,11 @@ export interface TalkClientOptions {
    * only).
    */
   draft?: boolean;
+  /**
+   * Put a phone line between the page and the agent (`phone_line=1`): the server runs both voices
+   * through 8 kHz G.711 μ-law and back, so the designer hears what callers will hear.
+   */
+  phoneLine?: boolean;
   /** Sent to the agent; null connects receive-only (typed turns and the simulator still work). The client stops its tracks when it closes. */
   microphone: MediaStream | null;
   /** Where the server is; '' for the page's own origin. */
@@ -78,6 +83,7 @@ export class TalkClient {
       endWaitMs: 2_000,
       ...options,
       draft: options.draft ?? false,
+      phoneLine: options.phoneLine ?? false,
     };
   }
 
@@ -150,7 +156,7 @@ export class TalkClient {
     const offer = await pc.createOffer();
     await pc.setLocalDescription(offer);
     if (this.done) return;
-    const query = new URLSearchParams({ mode: 'flow', program_id: this.options.flowId, ...(this.options.draft ? { draft: '1' } : {}) });
+    const query = new URLSearchParams({ mode: 'flow', program_id: this.options.flowId, ...(this.options.draft ? { draft: '1' } : {}), ...(this.options.phoneLine ? { phone_line: '1' } : {}) });
     const answer = await this.request<{ pc_id: string; sdp: string }>('POST', `/offer?${query}`, { sdp: offer.sdp, type: 'offer' });
     if (this.done) return;
     this.pcId = answer.pc_id;

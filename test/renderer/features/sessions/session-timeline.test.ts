@@ -64,3 +64,48 @@ describe('the clock of a moment', () => {
     expect(clock(59.99, true)).toBe('0:59.9');
   });
 });
+
+describe("a phone call's keys and transfers", () => {
+  const menu = {
+    started_at: 100,
+    created_at: 99,
+    duration_secs: 10,
+    path: [
+      { state: 'menu', at: 100.1 },
+      { state: 'hours', at: 102 },
+      { state: 'human', at: 104 },
+    ],
+    transcript: [],
+    tool_calls: [],
+    errors: [],
+  } as unknown as SessionDetail;
+  const events = [
+    { seq: 1, at: 101, type: 'dtmf', event: { type: 'dtmf', digits: '9', source: 'caller', moves: [] } },
+    { seq: 2, at: 102, type: 'dtmf', event: { type: 'dtmf', digits: '1', source: 'caller', moves: [{ from_state: 'menu', to_state: 'hours', via: 'key 1' }] } },
+    { seq: 3, at: 104, type: 'dtmf', event: { type: 'dtmf', digits: '0', source: 'caller', moves: [{ from_state: 'hours', to_state: 'human', via: 'key 0' }] } },
+    { seq: 4, at: 105, type: 'transfer', event: { type: 'transfer', to: '+15551234567', mode: 'cold', status: 'failed', reason: 'busy' } },
+    // What the view does not show, and what it cannot read, is left out.
+    { seq: 5, at: 105, type: 'metrics', event: { type: 'metrics' } },
+    { seq: 6, at: 105, type: 'transfer', event: { type: 'transfer', status: 'nonsense' } },
+  ];
+  const all = moments(menu, events);
+
+  it('puts each key before the state it led to, and the transfer with its reason', () => {
+    expect(all.map((m) => (m.kind === 'keys' ? `keys ${m.digits}` : m.kind === 'state' ? `state ${m.state}` : m.kind === 'transfer' ? `transfer ${m.status} ${m.reason}` : m.kind))).toEqual([
+      'state menu',
+      'keys 9',
+      'keys 1',
+      'state hours',
+      'keys 0',
+      'state human',
+      'transfer failed busy',
+    ]);
+  });
+
+  it("lights the keys' links on the graph, as test-talk does", () => {
+    expect(overlayAt(all, 10).moves).toEqual([
+      { from: 'menu', to: 'hours', tool: 'key 1' },
+      { from: 'hours', to: 'human', tool: 'key 0' },
+    ]);
+  });
+});

@@ -1,0 +1,51 @@
+// The carriers' credentials as the provider-keys section shows them (docs/phone-calls.md): which
+// fields each carrier has, which are secrets (only ever shown masked, as the server answers them)
+// and where its console shows each. The names are the API's own, typed from its schema. Pure.
+import type { CarrierField } from '../../lib/api-types.ts';
+
+export interface CarrierKeyField {
+  name: CarrierField;
+  label: string;
+  /** Sealed by the server and read back masked: typed into an empty password field, never shown. */
+  secret: boolean;
+  placeholder: string;
+}
+
+export interface CarrierKeys {
+  carrier: 'twilio' | 'telnyx' | 'plivo';
+  title: string;
+  where: string;
+  fields: CarrierKeyField[];
+}
+
+export const CARRIER_KEYS: CarrierKeys[] = [
+  {
+    carrier: 'twilio',
+    title: 'Twilio',
+    where: 'Twilio console → Account Info. The auth token checks the signature of every request Twilio sends.',
+    fields: [
+      { name: 'twilio_account_sid', label: 'Account SID', secret: false, placeholder: 'AC followed by 32 hex digits' },
+      { name: 'twilio_auth_token', label: 'Auth token', secret: true, placeholder: 'Paste the auth token' },
+    ],
+  },
+  {
+    carrier: 'telnyx',
+    title: 'Telnyx',
+    where: 'Telnyx portal → Keys & Credentials (API key, public key); the TeXML application for hang-ups, transfers and outbound calls.',
+    fields: [
+      { name: 'telnyx_api_key', label: 'API key', secret: true, placeholder: 'Paste the API key' },
+      { name: 'telnyx_public_key', label: 'Public key', secret: false, placeholder: 'base64, 32 bytes' },
+      { name: 'telnyx_account_sid', label: 'TeXML account id', secret: false, placeholder: 'For outbound calls and transfers' },
+      { name: 'telnyx_application_sid', label: 'TeXML application id', secret: false, placeholder: 'For outbound calls and transfers' },
+    ],
+  },
+  {
+    carrier: 'plivo',
+    title: 'Plivo',
+    where: 'Plivo console → Overview.',
+    fields: [
+      { name: 'plivo_auth_id', label: 'Auth ID', secret: false, placeholder: 'MA or SA and 18 characters' },
+      { name: 'plivo_auth_token', label: 'Auth token', secret: true, placeholder: 'Paste the auth token' },
+    ],
+  },
+];
