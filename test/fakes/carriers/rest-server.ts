@@ -21,6 +21,8 @@ export interface FakeCall {
   answerUrl?: string;
   statusUrl?: string;
   machineDetection?: boolean;
+  /** An inbound call's status callbacks say so; a placed call's say outbound. */
+  direction?: 'inbound' | 'outbound';
   /** Plivo names a placed call by its request_uuid first. */
   requestUuid?: string;
   /** Markup that replaced the call's (a transfer), or the URL it was pointed at (Plivo). */
@@ -36,10 +38,14 @@ export interface FakeCarrierApi {
   setFault(fault: CountedFault | undefined): void;
   /** A call the carrier is carrying (an inbound call, as its webhook announced it). */
   addLiveCall(callId: string, call?: Partial<FakeCall>): FakeCall;
-  /** The carrier fetches the placed call's answer URL once it is answered; returns our markup. */
-  answerPlacedCall(callId: string, signer: WebhookSigner): Promise<SentWebhook>;
-  /** Posts a signed status callback (or AMD verdict) for a placed call to its status URL. */
-  sendStatus(callId: string, signer: WebhookSigner, status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | { answeredBy: 'human' | 'machine_end_beep' | 'machine_start' }): Promise<SentWebhook>;
+  /**
+   * The carrier fetches the placed call's answer URL once it is answered; returns our markup.
+   * `through` is the network between: it maps the public URL to the address the request is
+   * delivered to (a load balancer's choice of node); the signature still covers the public URL.
+   */
+  answerPlacedCall(callId: string, signer: WebhookSigner, through?: (url: string) => string): Promise<SentWebhook>;
+  /** Posts a signed status callback (or AMD verdict) for a call to its status URL (`through`: as above). */
+  sendStatus(callId: string, signer: WebhookSigner, status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | { answeredBy: 'human' | 'machine_end_beep' | 'machine_start' }, through?: (url: string) => string): Promise<SentWebhook>;
   close(): Promise<void>;
 }
 
@@ -77,26 +83,26 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
       faulted = 0;
     },
     addLiveCall(callId, call = {}) {
-      const live: FakeCall = { callId, from: '+15550100001', to: '+15550100002', status: 'in-progress', digitsSent: [], ...call };
+      const live: FakeCall = { callId, from: '+15550100001', to: '+15550100002', status: 'in-progress', direction: 'inbound', digitsSent: [], ...call };
       calls.set(callId, live);
       return live;
     },
-    async answerPlacedCall(callId, signer) {
+    async answerPlacedCall(callId, signer, through = (url) => url) {
       const call = calls.get(callId);
       if (!call?.answerUrl) throw new Error(`no placed call ${callId}`);
       call.status = 'in-progress';
-      return sendVoiceWebhook(signer, call.answerUrl, progressParams(auth.carrier, call, 'in-progress'));
+      return sendVoiceWebhook(signer, call.answerUrl, progressParams(auth.carrier, call, 'in-progress'), through(call.answerUrl));
     },
-    async sendStatus(callId, signer, status) {
+    async sendStatus(callId, signer, status, through = (url) => url) {
       const call = calls.get(callId);
       if (!call?.statusUrl) throw new Error(`no placed call ${callId}`);
       if (typeof status === 'object') {
         const params: Record<string, string> = auth.carrier === 'plivo' ? { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', Machine: status.answeredBy === 'human' ? 'false' : 'true', From: call.from, To: call.to, Direction: 'outbound' } : { ...progressParams(auth.carrier, call, 'in-progress'), AnsweredBy: status.answeredBy, MachineDetectionDuration: '2310' };
-        return sendVoiceWebhook(signer, call.statusUrl, params);
+        return sendVoiceWebhook(signer, call.statusUrl, params, through(call.statusUrl));
       }
       const wire = status === 'answered' ? 'in-progress' : status;
       if (wire === 'completed' || wire === 'busy' || wire === 'no-answer' || wire === 'failed') call.status = 'completed';
-      return sendVoiceWebhook(signer, call.statusUrl, progressParams(auth.carrier, call, auth.carrier === 'plivo' && wire === 'no-answer' ? 'timeout' : wire));
+      return sendVoiceWebhook(signer, call.statusUrl, progressParams(auth.carrier, call, auth.carrier === 'plivo' && wire === 'no-answer' ? 'timeout' : wire), through(call.statusUrl));
     },
     close: listening.close,
   };
@@ -210,6 +216,7 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
 
 /** A placed call's progress as the carrier posts it. */
 function progressParams(carrier: CarrierName, call: FakeCall, status: string): Record<string, string> {
-  if (carrier === 'plivo') return { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', CallStatus: status, Direction: 'outbound', From: call.from, To: call.to };
-  return { CallSid: call.callId, CallStatus: status, Direction: carrier === 'twilio' ? 'outbound-api' : 'outbound', From: call.from, To: call.to, AccountSid: 'AC00000000000000000000000000000000' };
+  const inbound = call.direction === 'inbound';
+  if (carrier === 'plivo') return { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', CallStatus: status, Direction: inbound ? 'inbound' : 'outbound', From: call.from, To: call.to };
+  return { CallSid: call.callId, CallStatus: status, Direction: inbound ? 'inbound' : carrier === 'twilio' ? 'outbound-api' : 'outbound', From: call.from, To: call.to, AccountSid: 'AC00000000000000000000000000000000' };
 }
