@@ -94,6 +94,9 @@ export function phoneNodesForThisFile(): () => Promise<PhoneNodes> {
       VOXFLOW_JWT_SECRET: randomBytes(48).toString('base64'),
       VOXFLOW_PUBLIC_URL: PUBLIC_URL,
       VOXFLOW_NODE_TIMEOUT_SECONDS: String(NODE_TIMEOUT_SECONDS),
+      // The business's webhook receiver is on loopback; a failed delivery is retried at once.
+      VOXFLOW_ALLOW_PRIVATE_WEBHOOKS: 'yes',
+      VOXFLOW_WEBHOOK_RETRY_SECONDS: '0.3,0.3',
       VOXFLOW_TTS_PROVIDER: 'deepgram',
       VOXFLOW_TTS_API_KEY: 'dg-test',
       VOXFLOW_TTS_BASE_URL: deepgram.url,

@@ -9,6 +9,8 @@ import { dbfs } from '../../../server/audio/pcm.ts';
 import { FakeCarrierStream, streamTargetFromMarkup } from '../../fakes/carriers/media-stream-client.ts';
 import { inboundCallParams, sendVoiceWebhook } from '../../fakes/carriers/voice-webhook.ts';
 import type { RecordedRequest } from '../../fakes/fake-http.ts';
+import { afterThisTest } from '../../support/after-this-test.ts';
+import { startWebhookReceiver } from '../../support/webhook-receiver.ts';
 import { closeCode, NODE_TIMEOUT_SECONDS, nodeForThisTest, phoneNodesForThisFile, type PhoneNode, type PhoneNodes } from '../../support/phone-nodes.ts';
 
 const BUSINESS_NUMBER = '+15550100002';
@@ -143,7 +145,12 @@ describe('phone calls over two nodes on one PostgreSQL', () => {
     expect(stream.protocolErrors).toEqual([]);
   });
 
-  it('an outbound call placed on A, answered on B, streamed to A: A holds the call and hangs it up', { timeout: 120_000 }, async () => {
+  it('an outbound call placed on A, answered on B, streamed to A: A holds the call and hangs it up; a status sent to both nodes at once is told once', { timeout: 120_000 }, async () => {
+    const receiver = await startWebhookReceiver();
+    afterThisTest(() => receiver.close());
+    const endpoint = await nodes.request(b, 'POST', '/v1/webhooks', { jwt: account.jwt, body: { url: receiver.url, events: ['call.status'] } });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    afterThisTest(async () => void (await nodes.request(b, 'DELETE', `/v1/webhooks/${endpoint.body.id}`, { jwt: account.jwt })));
     const before = await balance(b);
     const placed = await nodes.request(a, 'POST', '/v1/calls', { apiKey: account.apiKey, body: { flow_id: flowId, from: BUSINESS_NUMBER, to: CALLEE } });
     expect(placed.status, placed.text).toBe(201);
@@ -158,7 +165,9 @@ describe('phone calls over two nodes on one PostgreSQL', () => {
     expect((await nodes.api.sendStatus(callId, nodes.signer, 'ringing', (url) => nodes.on(b, url))).status).toBe(204);
     const answered = await nodes.api.answerPlacedCall(callId, nodes.signer, (url) => nodes.on(b, url));
     expect(answered.status, answered.body).toBe(200);
-    expect((await nodes.api.sendStatus(callId, nodes.signer, 'answered', (url) => nodes.on(b, url))).status).toBe(204);
+    // The carrier retries a callback it thinks was lost; the balancer sends the copies to both nodes.
+    const copies = await Promise.all([a, b, a, b].map((node) => nodes.api.sendStatus(callId, nodes.signer, 'answered', (url) => nodes.on(node, url))));
+    expect(copies.map((c) => c.status)).toEqual([204, 204, 204, 204]);
     expect((await detail(a, id)).call_status).toBe('answered');
 
     const target = streamTargetFromMarkup('twilio', answered.body);
@@ -176,6 +185,12 @@ describe('phone calls over two nodes on one PostgreSQL', () => {
     const rate = before.effective_rate_per_minute_usd_cents;
     expect((await detail(a, id)).credits_charged_usd_cents).toBe(rate);
     expect((await balance(a)).balance_usd_cents).toBe(before.balance_usd_cents - rate);
+
+    // Each step of the call reached the business once, however many nodes heard of it.
+    const told = () => receiver.received.filter((r) => r.json?.type === 'call.status' && r.json.data.session_id === id).map((r) => r.json.data.status as string);
+    await vi.waitFor(() => expect(told()).toContain('completed'), { timeout: 20_000, interval: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // time for a second copy, were one sent
+    expect(told().sort()).toEqual(['answered', 'completed', 'ringing']);
   });
 
   it('a node killed mid-call: another node ends its session (server_restarted), billed once, and hangs the call up at the carrier', { timeout: 120_000 }, async () => {
