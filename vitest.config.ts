@@ -8,9 +8,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // - integration: real HTTP/WebSocket servers, provider fakes over sockets, child processes, a real
 //   PostgreSQL (store/postgres, store/both-stores: the repositories on sql.js and PostgreSQL).
 // - e2e: Debian Chromium against a real server; only these need the studio built.
-// - postgres: test/api's own files again with the store on PostgreSQL; its subfolders run once, on
-//   the embedded store: embedded-store-only (its data folder and journal), not-about-the-store
-//   (worker pool, scrypt, rate limits: a second run would ask nothing new, at the highest cost).
+// - postgres: test/api's and test/phone's own files again with the store on PostgreSQL; their
+//   subfolders run once, in the integration project. test/api's: embedded-store-only (its data
+//   folder and journal), not-about-the-store (worker pool, scrypt, rate limits: a second run would
+//   ask nothing new, at the highest cost); test/phone/several-nodes starts nodes on PostgreSQL
+//   itself. The phone files that start no server are left out (PHONE_FILES_WITHOUT_A_SERVER).
 type Project = 'unit' | 'integration' | 'e2e';
 const FOLDERS: Record<string, Project> = {
   ...Object.fromEntries(['architecture', 'audio', 'config', 'electron', 'engine', 'flow', 'providers/embedded', 'renderer', 'store', 'testing', 'transports'].map((f) => [f, 'unit'])),
@@ -51,6 +53,12 @@ class SlowFilesFirst extends BaseSequencer {
   }
 }
 
+/**
+ * The phone files the postgres project leaves out: they drive the carriers' modules and fakes
+ * against stand-ins of their own, and start no server, so the store takes no part.
+ */
+const PHONE_FILES_WITHOUT_A_SERVER = ['test/phone/fake-carriers-speak-to-a-stream-server.test.ts', 'test/phone/rest-calls-reach-each-carrier-api.test.ts'];
+
 /** The second group: five files at a time (`--maxWorkers` does not reach projects; a group's must agree). */
 const REST = { maxWorkers: 5, sequence: { groupOrder: 1 } };
 
@@ -71,7 +79,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000, ...REST } },
       // One PostgreSQL cluster for the files that need one; the bundled server for those that spawn it.
       { extends: true, test: { name: 'integration', include: files.integration, ...REST, globalSetup: ['test/support/shared-postgres.ts', 'test/support/server-bundle.ts'] } },
-      { extends: true, test: { name: 'postgres', include: ['test/api/*.test.ts'], ...REST, globalSetup: ['test/support/postgres-global-setup.ts'] } },
+      { extends: true, test: { name: 'postgres', include: ['test/api/*.test.ts', 'test/phone/*.test.ts'], exclude: PHONE_FILES_WITHOUT_A_SERVER, ...REST, globalSetup: ['test/support/postgres-global-setup.ts'] } },
       // The browser tests load the studio from the server: build it (when stale) first.
       { extends: true, test: { name: 'e2e', include: files.e2e, globalSetup: ['test/support/global-setup.ts'] } },
     ],

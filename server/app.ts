@@ -48,6 +48,7 @@ import { WebhookDispatcher } from './outcomes/webhooks/dispatcher.ts';
 import { WebhookOutbox } from './outcomes/webhooks/outbox.ts';
 import { webSocketServerPlugin, websocketTransport } from './transports/websocket/index.ts';
 import { phoneTransport } from './transports/phone/index.ts';
+import { hangUpCallsOfGoneNodes } from './transports/phone/phone-stream.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
 import { studioRoutes } from './studio.ts';
 
@@ -259,12 +260,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       callStatus: (session, status) => webhooks.callStatus(session, status),
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
-    // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks told).
+    // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks
+    // told, their phone calls hung up at the carrier).
     const presence = startNodePresence(
       store,
       app.log,
       (ended) => {
         for (const id of ended) void webhooks.sessionClosed(id);
+        void hangUpCallsOfGoneNodes(app, ended, app.log);
       },
       presenceTimingFor(config.nodeTimeoutSeconds),
     );
@@ -323,7 +326,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     webhookDispatcher.start();
     // Calls an earlier run died in the middle of end now, so they reach the webhooks below too.
     const interrupted = await store.sessions.endInterrupted();
-    if (interrupted.length > 0) app.log.warn({ sessions: interrupted.length }, 'ended the sessions the last run of the server left in progress (end_reason server_restarted)');
+    if (interrupted.length > 0) {
+      app.log.warn({ sessions: interrupted.length }, 'ended the sessions the last run of the server left in progress (end_reason server_restarted)');
+      void hangUpCallsOfGoneNodes(app, interrupted, app.log);
+    }
     void webhooks.recoverMissedEnds(24 * 60 * 60);
     return app;
   } catch (error) {

@@ -8,6 +8,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface ServerProcess {
   child: ChildProcess;
+  /** Where the process listens (http://127.0.0.1:port), whatever public URL it was given. */
   url: string;
   /** Everything the process wrote so far, both streams. */
   output(): string;
@@ -40,7 +41,8 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeout
     }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /Voxflow is serving at (http:\/\/\S+)/.exec(output);
+      // The address it listens on: behind a public URL (VOXFLOW_PUBLIC_URL) that is not this node's own.
+      const match = /Voxflow is serving at \S+ \(listening on (http:\/\/[^\s,]+),/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve({ child, url: match[1]!, output: () => output, exited });

@@ -186,8 +186,9 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
 
     // One conditional UPDATE: two nodes handed two statuses of one call at once leave the higher.
     async setCallStatus(id, status) {
-      await db.run(`UPDATE sessions SET call_status = $1 WHERE id = $2 AND (call_status IS NULL OR ${RANK_SQL} < $3::int)`, [status, id, callStatusRank(status)]);
-      return findById(id);
+      const moved = (await db.run(`UPDATE sessions SET call_status = $1 WHERE id = $2 AND (call_status IS NULL OR ${RANK_SQL} < $3::int)`, [status, id, callStatusRank(status)])) > 0;
+      const session = await findById(id);
+      return session ? { session, moved } : null;
     },
 
     async setCarrierCallId(id, callId) {

@@ -179,11 +179,13 @@ export interface SessionsRepository {
   /** The session of a carrier's call (the transport is the carrier); null when none holds it. */
   findByCarrierCallId(carrier: SessionTransport, callId: string): Promise<Session | null>;
   /**
-   * Moves a phone call's status on and returns the session (null when unknown). A status of a
-   * lower or equal rank than the stored one changes nothing (callStatusRank): a final status is
-   * never replaced.
+   * Moves a phone call's status on and returns the session (null when unknown), and whether this
+   * call moved it. A status of a lower or equal rank than the stored one changes nothing
+   * (callStatusRank): a final status is never replaced, and of a status delivered twice (a
+   * carrier's retry, perhaps to two nodes at once) exactly one delivery moves it, so only that
+   * one is told on.
    */
-  setCallStatus(id: string, status: CallStatus): Promise<Session | null>;
+  setCallStatus(id: string, status: CallStatus): Promise<{ session: Session; moved: boolean } | null>;
   /**
    * An outbound call's carrier id, which arrives once the carrier took the call. Throws
    * CarrierCallTakenError when another session of the carrier holds it.

@@ -211,8 +211,10 @@ async function answerOutbound(app: FastifyInstance, carrier: Carrier, request: F
  */
 export async function recordCallStatus(app: FastifyInstance, session: Session, status: CallStatus): Promise<void> {
   const { store } = app.services;
-  const updated = await store.sessions.setCallStatus(session.id, status);
-  if (!updated || updated.callStatus !== status) return; // a late or repeated callback: nothing new
+  const result = await store.sessions.setCallStatus(session.id, status);
+  // A late or repeated callback (here or on another node): nothing new, nothing to tell.
+  if (!result?.moved) return;
+  const updated = result.session;
   await app.services.callStatus(updated, status);
   const numberId = typeof updated.metadata.phone_number_id === 'string' ? updated.metadata.phone_number_id : null;
   if (numberId) await store.phoneNumbers.recordCall(numberId, Date.now() / 1000, status);

@@ -15,6 +15,7 @@ import type { VoiceSession } from '../../engine/session.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
 import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
+import { CARRIERS, isCarrierName } from '../carriers/index.ts';
 import { admitClaimedSession } from '../session-admission.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
 import { CARRIER_RATE, PhoneMediaBridge } from './media-bridge.ts';
@@ -203,6 +204,22 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
         return;
     }
   };
+}
+
+/**
+ * The phone calls among sessions ended because the node holding them is gone (crashed, killed, or
+ * cut off from the store past the node timeout: end_reason server_restarted), hung up at the
+ * carrier from the node that ended them. A call whose stream died with its node is usually over
+ * already (nothing follows the stream in our markup), and the carrier's "already over" counts as
+ * hung up; but a node cut off from the store may still be streaming, and its call, no longer
+ * billed, must not go on. A transferred call is the carrier's to carry on and is left alone.
+ */
+export async function hangUpCallsOfGoneNodes(app: FastifyInstance, sessionIds: readonly string[], log: FastifyBaseLogger): Promise<void> {
+  for (const id of sessionIds) {
+    const record = await app.services.store.sessions.findById(id).catch(() => null);
+    if (!record || record.endReason !== 'server_restarted' || record.transferredTo || !isCarrierName(record.transport)) continue;
+    await hangUp(app, CARRIERS[record.transport] as Carrier, record, log);
+  }
 }
 
 /** Ends the call at the carrier; retried with backoff, and never holds up the session's end. */

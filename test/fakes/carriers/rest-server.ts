@@ -27,6 +27,8 @@ export interface FakeCall {
   answerUrl?: string;
   statusUrl?: string;
   machineDetection?: boolean;
+  /** An inbound call's status callbacks say so; a placed call's say outbound. */
+  direction?: 'inbound' | 'outbound';
   /** Plivo names a placed call by its request_uuid first. */
   requestUuid?: string;
   /** Markup that replaced the call's (a transfer), or the URL it was pointed at (Plivo). */
@@ -48,11 +50,13 @@ export interface FakeCarrierApi {
    * The carrier fetches the placed call's answer URL once it is answered; returns our markup. A
    * call placed with machine detection (Twilio's and Telnyx's synchronous DetectMessageEnd) is
    * fetched once the detector is done, after the greeting, with its verdict in AnsweredBy:
-   * `answeredBy` says who picked up (a person by default).
+   * `answeredBy` says who picked up (a person by default). `through` is the network between: it
+   * maps the public URL to the address the request is delivered to (a load balancer's choice of
+   * node); the signature still covers the public URL.
    */
-  answerPlacedCall(callId: string, signer: WebhookSigner, options?: { answeredBy?: Callee }): Promise<SentWebhook>;
-  /** Posts a signed status callback (or AMD verdict) for a placed call to its status URL. */
-  sendStatus(callId: string, signer: WebhookSigner, status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | { answeredBy: 'human' | 'machine_end_beep' | 'machine_start' }): Promise<SentWebhook>;
+  answerPlacedCall(callId: string, signer: WebhookSigner, options?: { answeredBy?: Callee; through?: (url: string) => string }): Promise<SentWebhook>;
+  /** Posts a signed status callback (or AMD verdict) for a call to its status URL (`through`: as above). */
+  sendStatus(callId: string, signer: WebhookSigner, status: 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed' | { answeredBy: 'human' | 'machine_end_beep' | 'machine_start' }, through?: (url: string) => string): Promise<SentWebhook>;
   close(): Promise<void>;
 }
 
@@ -90,7 +94,7 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
       faulted = 0;
     },
     addLiveCall(callId, call = {}) {
-      const live: FakeCall = { callId, from: '+15550100001', to: '+15550100002', status: 'in-progress', digitsSent: [], ...call };
+      const live: FakeCall = { callId, from: '+15550100001', to: '+15550100002', status: 'in-progress', direction: 'inbound', digitsSent: [], ...call };
       calls.set(callId, live);
       return live;
     },
@@ -100,18 +104,19 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
       call.status = 'in-progress';
       const params = progressParams(auth.carrier, call, 'in-progress');
       if (call.machineDetection && auth.carrier !== 'plivo') Object.assign(params, { AnsweredBy: ANSWERED_BY[options.answeredBy ?? 'human'], MachineDetectionDuration: '3120' });
-      return sendVoiceWebhook(signer, call.answerUrl, params);
+      const through = options.through ?? ((url: string) => url);
+      return sendVoiceWebhook(signer, call.answerUrl, params, through(call.answerUrl));
     },
-    async sendStatus(callId, signer, status) {
+    async sendStatus(callId, signer, status, through = (url) => url) {
       const call = calls.get(callId);
       if (!call?.statusUrl) throw new Error(`no placed call ${callId}`);
       if (typeof status === 'object') {
         const params: Record<string, string> = auth.carrier === 'plivo' ? { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', Machine: status.answeredBy === 'human' ? 'false' : 'true', From: call.from, To: call.to, Direction: 'outbound' } : { ...progressParams(auth.carrier, call, 'in-progress'), AnsweredBy: status.answeredBy, MachineDetectionDuration: '2310' };
-        return sendVoiceWebhook(signer, call.statusUrl, params);
+        return sendVoiceWebhook(signer, call.statusUrl, params, through(call.statusUrl));
       }
       const wire = status === 'answered' ? 'in-progress' : status;
       if (wire === 'completed' || wire === 'busy' || wire === 'no-answer' || wire === 'failed') call.status = 'completed';
-      return sendVoiceWebhook(signer, call.statusUrl, progressParams(auth.carrier, call, auth.carrier === 'plivo' && wire === 'no-answer' ? 'timeout' : wire));
+      return sendVoiceWebhook(signer, call.statusUrl, progressParams(auth.carrier, call, auth.carrier === 'plivo' && wire === 'no-answer' ? 'timeout' : wire), through(call.statusUrl));
     },
     close: listening.close,
   };
@@ -236,6 +241,7 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
 
 /** A placed call's progress as the carrier posts it. */
 function progressParams(carrier: CarrierName, call: FakeCall, status: string): Record<string, string> {
-  if (carrier === 'plivo') return { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', CallStatus: status, Direction: 'outbound', From: call.from, To: call.to };
-  return { CallSid: call.callId, CallStatus: status, Direction: carrier === 'twilio' ? 'outbound-api' : 'outbound', From: call.from, To: call.to, AccountSid: 'AC00000000000000000000000000000000' };
+  const inbound = call.direction === 'inbound';
+  if (carrier === 'plivo') return { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', CallStatus: status, Direction: inbound ? 'inbound' : 'outbound', From: call.from, To: call.to };
+  return { CallSid: call.callId, CallStatus: status, Direction: inbound ? 'inbound' : carrier === 'twilio' ? 'outbound-api' : 'outbound', From: call.from, To: call.to, AccountSid: 'AC00000000000000000000000000000000' };
 }

@@ -175,12 +175,21 @@ describeEachStore('phone calls in the store', (open) => {
       const { ada } = await twoAccounts(store);
       const call = await store.sessions.create(phoneSession(ada.id, { direction: 'outbound', from: '+15551230001', to: '+15557654321', callStatus: 'queued' }));
 
-      expect((await store.sessions.setCallStatus(call.id, 'answered'))?.callStatus).toBe('answered');
-      expect((await store.sessions.setCallStatus(call.id, 'ringing'))?.callStatus).toBe('answered');
-      expect((await store.sessions.setCallStatus(call.id, 'completed'))?.callStatus).toBe('completed');
-      expect((await store.sessions.setCallStatus(call.id, 'failed'))?.callStatus).toBe('completed');
-      expect((await store.sessions.setCallStatus(call.id, 'queued'))?.callStatus).toBe('completed');
+      const moved = async (status: Parameters<typeof store.sessions.setCallStatus>[1]) => {
+        const result = await store.sessions.setCallStatus(call.id, status);
+        return [result?.session.callStatus, result?.moved];
+      };
+      expect(await moved('answered')).toEqual(['answered', true]);
+      expect(await moved('answered')).toEqual(['answered', false]);
+      expect(await moved('ringing')).toEqual(['answered', false]);
+      expect(await moved('completed')).toEqual(['completed', true]);
+      expect(await moved('failed')).toEqual(['completed', false]);
+      expect(await moved('queued')).toEqual(['completed', false]);
       expect(await store.sessions.setCallStatus('no-such-session', 'ringing')).toBeNull();
+      // The same status delivered twice at once (to two nodes): one delivery moves it.
+      const again = await store.sessions.create(phoneSession(ada.id, { direction: 'outbound', from: '+15551230001', to: '+15557654322', callStatus: 'queued' }));
+      const both = await Promise.all([store.sessions.setCallStatus(again.id, 'ringing'), store.sessions.setCallStatus(again.id, 'ringing')]);
+      expect(both.map((r) => r?.moved).sort()).toEqual([false, true]);
     });
 
     it('takes an outbound call’s carrier id once placed, never one another call of the carrier holds, and keeps the transfer target', async () => {

@@ -152,8 +152,9 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
 
     setCallStatus(id, status) {
       return db.write((tx) => {
-        tx.run(`UPDATE sessions SET call_status = ? WHERE id = ? AND (call_status IS NULL OR ${RANK_SQL} < ?)`, [status, id, callStatusRank(status)]);
-        return findById(id);
+        const moved = tx.run(`UPDATE sessions SET call_status = ? WHERE id = ? AND (call_status IS NULL OR ${RANK_SQL} < ?)`, [status, id, callStatusRank(status)]) > 0;
+        const session = findById(id);
+        return session ? { session, moved } : null;
       });
     },
 
