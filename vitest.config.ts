@@ -9,10 +9,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 //   PostgreSQL (store/postgres, store/both-stores: the repositories on sql.js and PostgreSQL).
 // - e2e: Debian Chromium against a real server; only these need the studio built.
 // - postgres: test/api's and test/phone's own files again with the store on PostgreSQL; their
-//   subfolders run once, in the integration project. test/api's: embedded-store-only (its data
-//   folder and journal), not-about-the-store (worker pool, scrypt, rate limits: a second run would
-//   ask nothing new, at the highest cost); test/phone/several-nodes starts nodes on PostgreSQL
-//   itself. The phone files that start no server are left out (PHONE_FILES_WITHOUT_A_SERVER).
+//   subfolders run once: embedded-store-only (its data folder and journal), not-about-the-store
+//   (worker pool, scrypt, rate limits: a second run would ask nothing new, at the highest cost),
+//   phone/carrier-protocols (no server), phone/several-nodes (starts its nodes on PostgreSQL).
 type Project = 'unit' | 'integration' | 'e2e';
 const FOLDERS: Record<string, Project> = {
   ...Object.fromEntries(['architecture', 'audio', 'config', 'electron', 'engine', 'flow', 'providers/embedded', 'renderer', 'store', 'testing', 'transports'].map((f) => [f, 'unit'])),
@@ -53,12 +52,6 @@ class SlowFilesFirst extends BaseSequencer {
   }
 }
 
-/**
- * The phone files the postgres project leaves out: they drive the carriers' modules and fakes
- * against stand-ins of their own, and start no server, so the store takes no part.
- */
-const PHONE_FILES_WITHOUT_A_SERVER = ['test/phone/fake-carriers-speak-to-a-stream-server.test.ts', 'test/phone/rest-calls-reach-each-carrier-api.test.ts'];
-
 /** The second group: five files at a time (`--maxWorkers` does not reach projects; a group's must agree). */
 const REST = { maxWorkers: 5, sequence: { groupOrder: 1 } };
 
@@ -73,13 +66,13 @@ export default defineConfig({
     // The last reporter prints the closing line `N passed, N failed, N skipped` that CI reads.
     reporters: ['default', './test/summary-reporter.ts'],
     testTimeout: 20_000,
-    hookTimeout: 30_000,
+    hookTimeout: 90_000, // hooks start servers, browsers, clusters: waits a loaded machine stretches
     projects: [
       // Pure work only: the long timeout lets big property tests finish when the cores are shared.
       { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000, ...REST } },
       // One PostgreSQL cluster for the files that need one; the bundled server for those that spawn it.
       { extends: true, test: { name: 'integration', include: files.integration, ...REST, globalSetup: ['test/support/shared-postgres.ts', 'test/support/server-bundle.ts'] } },
-      { extends: true, test: { name: 'postgres', include: ['test/api/*.test.ts', 'test/phone/*.test.ts'], exclude: PHONE_FILES_WITHOUT_A_SERVER, ...REST, globalSetup: ['test/support/postgres-global-setup.ts'] } },
+      { extends: true, test: { name: 'postgres', include: ['test/api/*.test.ts', 'test/phone/*.test.ts'], ...REST, globalSetup: ['test/support/postgres-global-setup.ts'] } },
       // The browser tests load the studio from the server: build it (when stale) first.
       { extends: true, test: { name: 'e2e', include: files.e2e, globalSetup: ['test/support/global-setup.ts'] } },
     ],

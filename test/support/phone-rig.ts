@@ -7,7 +7,7 @@ import { FakeCarrierStream, streamTargetFromMarkup } from '../fakes/carriers/med
 import { startFakeCarrierApi, type FakeCarrierApi, type FakeCarrierAuth } from '../fakes/carriers/rest-server.ts';
 import { telnyxSigningKey } from '../fakes/carriers/signing.ts';
 import { inboundCallParams, sendVoiceWebhook, type SentWebhook, type WebhookSigner } from '../fakes/carriers/voice-webhook.ts';
-import { startVoiceRig, type VoiceRig, type VoiceRigOptions } from './voice-server.ts';
+import { RIG_START_TIMEOUT_MS, startVoiceRig, type VoiceRig, type VoiceRigOptions } from './voice-server.ts';
 
 export const BUSINESS_NUMBER = '+15550100002';
 export const CALLER_NUMBER = '+15550100001';
@@ -110,12 +110,15 @@ export async function startPhoneRig(carrier: CarrierName, options: VoiceRigOptio
 /** A phone rig for a test file: started before its tests, closed after them. */
 export function usePhoneRig(carrier: CarrierName, options: VoiceRigOptions & { flowYaml?: string } = {}): () => PhoneRig {
   let rig: PhoneRig | undefined;
+  let starting: Promise<PhoneRig> | undefined;
   beforeAll(async () => {
-    rig = await startPhoneRig(carrier, options);
-  });
+    starting = startPhoneRig(carrier, options);
+    rig = await starting;
+  }, RIG_START_TIMEOUT_MS);
   afterAll(async () => {
-    await rig?.close();
-  });
+    // A start the hook gave up waiting for still finishes: it is closed too, once it has.
+    await (rig ?? (await starting?.catch(() => undefined)))?.close();
+  }, RIG_START_TIMEOUT_MS);
   return () => {
     if (!rig) throw new Error('usePhoneRig: used outside a test, or the rig failed to start');
     return rig;

@@ -85,6 +85,12 @@ export interface VoiceRigHandle extends VoiceRig {
 }
 
 /**
+ * How long a rig may take to start (servers, fakes, an account, a flow): seconds when the machine
+ * is quiet, far longer beside a second test run. A wait, not a measure of speed.
+ */
+export const RIG_START_TIMEOUT_MS = 120_000;
+
+/**
  * Starts a voice rig before the tests of the enclosing file or describe block and closes it, with
  * every client it connected, after them. The handle stands for the rig inside tests and hooks.
  */
@@ -96,15 +102,18 @@ export function useVoiceRig(options: VoiceRigOptions = {}): VoiceRigHandle {
     if (!started) throw new Error('useVoiceRig: the rig is used outside a test or hook, or it failed to start');
     return started;
   };
+  let starting: Promise<VoiceRig> | undefined;
   beforeAll(async () => {
-    started = await startVoiceRig(options);
-  });
+    starting = startVoiceRig(options);
+    started = await starting;
+  }, RIG_START_TIMEOUT_MS);
   const close = (): Promise<void> => {
     for (const client of clients.splice(0)) client.close();
-    closing ??= started ? started.close() : Promise.resolve();
+    // A start the hook gave up waiting for still finishes: it is closed too, once it has.
+    closing ??= (async () => (started ?? (await starting?.catch(() => undefined)))?.close())();
     return closing;
   };
-  afterAll(close);
+  afterAll(close, RIG_START_TIMEOUT_MS);
   const handle: VoiceRigHandle = {
     get server() {
       return rig().server;

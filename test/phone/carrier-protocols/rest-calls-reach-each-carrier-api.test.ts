@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { CarrierCalls, CarrierName, CredentialsByCarrier } from '../../server/transports/carriers/carrier.ts';
-import { CARRIERS } from '../../server/transports/carriers/index.ts';
-import { ProviderError } from '../../server/providers/types.ts';
-import { startFakeCarrierApi, type FakeCarrierApi, type FakeCarrierAuth } from '../fakes/carriers/rest-server.ts';
-import { telnyxSigningKey } from '../fakes/carriers/signing.ts';
-import type { WebhookSigner } from '../fakes/carriers/voice-webhook.ts';
+import type { CarrierCalls, CarrierName, CredentialsByCarrier } from '../../../server/transports/carriers/carrier.ts';
+import { CARRIERS } from '../../../server/transports/carriers/index.ts';
+import { ProviderError } from '../../../server/providers/types.ts';
+import { startFakeCarrierApi, type FakeCarrierApi, type FakeCarrierAuth } from '../../fakes/carriers/rest-server.ts';
+import { telnyxSigningKey } from '../../fakes/carriers/signing.ts';
+import type { WebhookSigner } from '../../fakes/carriers/voice-webhook.ts';
 
 const telnyxKey = telnyxSigningKey();
 const SETUP: { [Name in CarrierName]: { auth: FakeCarrierAuth; credentials: CredentialsByCarrier[Name]; authorization: string } } = {
