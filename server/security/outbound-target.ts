@@ -185,3 +185,31 @@ export function guardedLookup(policy: OutboundPolicy) {
     });
   };
 }
+
+/** Whether a listening host is loopback only (the desktop app, a server behind a proxy on the same machine). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
+  return isIP(bare) !== 0 && rangeOf(parseAddress(bare)) === 'loopback';
+}
+
+/** Ranges the server never sends ICE connectivity checks to: nothing a caller is reached at. */
+const NEVER_PROBED = new Set(['linkLocal', 'multicast', 'broadcast', 'unspecified', 'notGlobal']);
+
+/**
+ * Null when the server may send ICE connectivity checks to a remote candidate's address, else
+ * why not. A caller's candidates name addresses the server then sends STUN to, so a client could
+ * point it at cloud metadata (169.254.169.254), a multicast group, or a service on the server's
+ * own loopback. Loopback is a candidate only where the server itself listens on loopback (the
+ * desktop app: the studio on the same machine). Private and other ranges are the callers' own
+ * networks, which ICE is for. A `.local` name is an mDNS name, resolved on the local link only;
+ * any other name would be resolved through DNS, to anything, and is refused.
+ */
+export function iceCandidateRefusal(address: string, options: { loopbackDeployment: boolean }): string | null {
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (isIP(bare) === 0) return /^[a-z0-9-]+(\.[a-z0-9-]+)*\.local\.?$/i.test(bare) ? null : 'a host name, not an address';
+  const range = rangeOf(parseAddress(bare));
+  if (NEVER_PROBED.has(range)) return RANGE_WORDS[range] ?? range;
+  if (range === 'loopback' && !options.loopbackDeployment) return 'loopback, and this server does not listen on loopback only';
+  return null;
+}

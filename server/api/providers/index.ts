@@ -7,7 +7,7 @@ import { AppError } from '../../errors.ts';
 import { keyContext, resolveProviders } from '../../billing/provider-choice.ts';
 import { PROVIDER_KINDS, VENDORS, type ProviderKind } from '../../providers/catalog.ts';
 import { maskSecret, type SecretBox } from '../../security/secret-box.ts';
-import { outboundTargetProblem } from '../../security/outbound-target.ts';
+import { isLoopbackHost, outboundTargetProblem } from '../../security/outbound-target.ts';
 import { checkProviderKey } from '../../providers/vendors.ts';
 import type { ProviderSettings, ProviderSettingsChanges } from '../../store/store.ts';
 import type { Config } from '../../config.ts';
@@ -51,7 +51,7 @@ const modelOf = (settings: ProviderSettings, kind: ProviderKind) => settings[`${
 
 /** A server that listens on loopback is its user's own machine (the desktop app): its own network is theirs to use. */
 function loopbackOnly(config: Config): boolean {
-  return ['127.0.0.1', '::1', 'localhost'].includes(config.host);
+  return isLoopbackHost(config.host);
 }
 
 function sealedKeyOf(settings: ProviderSettings, kind: ProviderKind): string | null {
