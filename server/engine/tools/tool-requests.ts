@@ -2,7 +2,7 @@
 // account's secrets named in the headers are opened for this request only, the body is signed like
 // a webhook (Standard Webhooks, with the account's `tool_signing_secret`), and the answer must be
 // JSON within the tool's timeout. It is the same kind of request as a webhook (one an account
-// points the server at) and connects through the same private-network guard
+// points the server at) and connects through the same outbound-address guard
 // (security/outbound-target.ts; --allow-private-webhooks covers both). No redirect is followed;
 // the answer is bounded. Every secret the request carried is taken back out of the answer, and of
 // any error made of it (security/secret-redaction.ts): a receiver that echoes the request would
