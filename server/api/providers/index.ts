@@ -7,7 +7,7 @@ import { AppError } from '../../errors.ts';
 import { keyContext, resolveProviders } from '../../billing/provider-choice.ts';
 import { PROVIDER_KINDS, VENDORS, type ProviderKind } from '../../providers/catalog.ts';
 import { maskSecret, type SecretBox } from '../../security/secret-box.ts';
-import { privateTargetProblem } from '../../security/outbound-target.ts';
+import { isLoopbackHost, outboundTargetProblem } from '../../security/outbound-target.ts';
 import { checkProviderKey } from '../../providers/vendors.ts';
 import type { ProviderSettings, ProviderSettingsChanges } from '../../store/store.ts';
 import type { Config } from '../../config.ts';
@@ -51,7 +51,7 @@ const modelOf = (settings: ProviderSettings, kind: ProviderKind) => settings[`${
 
 /** A server that listens on loopback is its user's own machine (the desktop app): its own network is theirs to use. */
 function loopbackOnly(config: Config): boolean {
-  return ['127.0.0.1', '::1', 'localhost'].includes(config.host);
+  return isLoopbackHost(config.host);
 }
 
 function sealedKeyOf(settings: ProviderSettings, kind: ProviderKind): string | null {
@@ -130,9 +130,9 @@ export async function providerRoutes(server: FastifyInstance): Promise<void> {
       if (!touched || part.keySource !== 'account') continue;
       const target = part.baseUrl;
       if (target && !loopbackOnly(config)) {
-        const problem = await privateTargetProblem(target);
+        const problem = await outboundTargetProblem(target, { allowPrivate: false });
         if (problem) {
-          throw new AppError('invalid_request', `${kind}_base_url cannot point at this server's own network: ${problem}.`, [{ field: `${kind}_base_url`, message: problem }]);
+          throw new AppError('invalid_request', `${kind}_base_url must be a public internet address, not this server's own network or host: ${problem}.`, [{ field: `${kind}_base_url`, message: problem }]);
         }
       }
       const plainKey = (body[`${kind}_api_key`] as string | null | undefined) ?? secrets.open(part.sealedKey!, keyContext(accountId, kind));

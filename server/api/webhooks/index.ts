@@ -10,7 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { WEBHOOK_EVENT_TYPES, webhookSecretContext, type WebhookEventType } from '../../outcomes/webhooks/events.ts';
-import { privateTargetProblem } from '../../security/outbound-target.ts';
+import { outboundTargetProblem } from '../../security/outbound-target.ts';
 import { newWebhookSecret } from '../../security/webhook-signature.ts';
 import { newWebhookId, type Webhook, type WebhookAttempt, type WebhookDelivery } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
@@ -94,10 +94,12 @@ export async function webhookRoutes(server: FastifyInstance, options: WebhookRou
     if ((await store.webhooks.listByAccount(accountId)).length >= MAX_WEBHOOKS_PER_ACCOUNT) {
       throw new AppError('invalid_request', `An account has at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints; delete one first.`);
     }
-    if (!config.webhooks.allowPrivate) {
-      const problem = await privateTargetProblem(body.url);
-      if (problem) throw new AppError('webhook_target_not_allowed', undefined, [{ field: 'url', message: problem }]);
-    }
+    // Checked whatever the opt-in: it allows private networks, never this host's own addresses.
+    // Where private networks are allowed, a name not resolvable yet (a receiver still to come up
+    // on the local network) is saved as before; every delivery checks where it connects.
+    const { allowPrivate } = config.webhooks;
+    const problem = await outboundTargetProblem(body.url, { allowPrivate }, { unresolved: allowPrivate ? 'allow' : 'refuse' });
+    if (problem) throw new AppError('webhook_target_not_allowed', undefined, [{ field: 'url', message: problem }]);
     const id = newWebhookId();
     const secret = newWebhookSecret();
     const webhook = await store.webhooks.create({

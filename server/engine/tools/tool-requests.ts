@@ -2,16 +2,18 @@
 // account's secrets named in the headers are opened for this request only, the body is signed like
 // a webhook (Standard Webhooks, with the account's `tool_signing_secret`), and the answer must be
 // JSON within the tool's timeout. It is the same kind of request as a webhook (one an account
-// points the server at) and connects through the same private-network guard
+// points the server at) and connects through the same outbound-address guard
 // (security/outbound-target.ts; --allow-private-webhooks covers both). No redirect is followed;
-// the answer is bounded.
+// the answer is bounded. Every secret the request carried is taken back out of the answer, and of
+// any error made of it (security/secret-redaction.ts): a receiver that echoes the request would
+// otherwise put them in the session's timeline, its detail, its webhooks and the studio.
 import { request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
 import { TOOL_SIGNING_SECRET, fillSecretReferences, secretReferences } from '../../flow/secret-references.ts';
 import type { SendToolRequest, ToolRequestInput, ToolRequestResult } from '../http-tools.ts';
-import { guardedLookup, isPrivateAddress } from '../../security/outbound-target.ts';
+import { guardedLookup, literalTargetProblem } from '../../security/outbound-target.ts';
 import { secretContext, type SecretBox } from '../../security/secret-box.ts';
+import { secretRedactor, type SecretRedactor } from '../../security/secret-redaction.ts';
 import { newWebhookMessageId, signWebhook } from '../../security/webhook-signature.ts';
 import type { SecretsRepository } from '../../store/repositories/secrets.ts';
 
@@ -55,10 +57,17 @@ async function sendToolRequest(input: ToolRequestInput, options: ToolRequestOpti
     return fail(`requests are signed, and the account has no ${TOOL_SIGNING_SECRET}: set it with PUT /v1/secrets/${TOOL_SIGNING_SECRET}`);
   }
   const headers: Record<string, string> = {};
+  const carried: string[] = [];
+  const carriedHeaders: string[] = [];
   for (const [name, template] of Object.entries(input.headers)) {
     const { text, missing } = fillSecretReferences(template, (secret) => opened.get(secret));
     if (missing.length > 0) return fail(`the account has no secret named ${missing.join(', ')} (header ${name}); set it with PUT /v1/secrets/${missing[0]}`);
     headers[name.toLowerCase()] = text;
+    const used = secretReferences(template);
+    if (used.length > 0) {
+      carried.push(...used.map((secret) => opened.get(secret)!));
+      carriedHeaders.push(text);
+    }
   }
   let signed;
   try {
@@ -66,10 +75,10 @@ async function sendToolRequest(input: ToolRequestInput, options: ToolRequestOpti
   } catch {
     return fail(`the account's ${TOOL_SIGNING_SECRET} is not a signing secret (whsec_ and base64)`);
   }
-  return exchange(input, { ...headers, ...signed }, options, started);
+  return exchange(input, { ...headers, ...signed }, options, started, secretRedactor(carried, carriedHeaders));
 }
 
-function exchange(input: ToolRequestInput, headers: Record<string, string>, options: ToolRequestOptions, started: number): Promise<ToolRequestResult> {
+function exchange(input: ToolRequestInput, headers: Record<string, string>, options: ToolRequestOptions, started: number, redact: SecretRedactor): Promise<ToolRequestResult> {
   const maxBytes = options.maxAnswerBytes ?? MAX_TOOL_ANSWER_BYTES;
   return new Promise((resolve) => {
     let settled = false;
@@ -85,17 +94,19 @@ function exchange(input: ToolRequestInput, headers: Record<string, string>, opti
       settled = true;
       clearTimeout(timer);
       input.signal.removeEventListener('abort', onAbort);
-      resolve({ ...result, durationMs: performance.now() - started });
+      const clean = result.ok ? { ...result, body: redact.json(result.body) } : { ...result, error: redact.text(result.error) };
+      resolve({ ...clean, durationMs: performance.now() - started });
     };
     const fail = (error: string, status: number | null = null) => finish({ ok: false, status, error });
 
     const target = new URL(input.url);
-    const host = target.hostname.replace(/^\[|\]$/g, '');
-    if (!options.allowPrivate && isIP(host) && isPrivateAddress(host)) return fail(`${host} is an address of the server's own network`);
+    // An IP literal is connected to without a lookup: it is checked here instead.
+    const literal = literalTargetProblem(target, { allowPrivate: options.allowPrivate });
+    if (literal) return fail(literal);
     const requestOptions: RequestOptions = {
       method: input.method,
       headers: { ...headers, 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(input.body), 'user-agent': USER_AGENT },
-      lookup: guardedLookup(options.allowPrivate) as RequestOptions['lookup'],
+      lookup: guardedLookup({ allowPrivate: options.allowPrivate }) as RequestOptions['lookup'],
     };
     request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, requestOptions, (response) => {
       const status = response.statusCode ?? 0;
@@ -113,7 +124,9 @@ function exchange(input: ToolRequestInput, headers: Record<string, string>, opti
       response.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         if (status >= 300 && status < 400) return fail(`redirects are not followed (answered ${status})`, status);
-        if (status < 200 || status >= 300) return fail(`answered ${status}${text.trim() ? `: ${text.trim().slice(0, 200)}` : ''}`, status);
+        // Redacted before it is cut: a secret cut in two would no longer be found.
+        const kept = redact.text(text.trim()).slice(0, 200);
+        if (status < 200 || status >= 300) return fail(`answered ${status}${kept ? `: ${kept}` : ''}`, status);
         if (text.trim() === '') return finish({ ok: true, status, body: null });
         try {
           finish({ ok: true, status, body: JSON.parse(text) as unknown });

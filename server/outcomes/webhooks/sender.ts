@@ -8,8 +8,7 @@
 // rebinding), so the addresses are checked in the connection's own lookup.
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
-import { guardedLookup, isPrivateAddress } from '../../security/outbound-target.ts';
+import { guardedLookup, literalTargetProblem } from '../../security/outbound-target.ts';
 
 export interface AttemptResult {
   delivered: boolean;
@@ -60,15 +59,13 @@ export function sendWebhook(url: string, body: string, headers: Record<string, s
     } catch {
       return fail(new Error('the URL is not valid'));
     }
-    const host = target.hostname.replace(/^\[|\]$/g, '');
     // An IP literal is connected to without a lookup: it is checked here instead.
-    if (!options.allowPrivate && isIP(host) && isPrivateAddress(host)) {
-      return fail(Object.assign(new Error(`${host} is an address of the server's own network`), { code: 'EPRIVATE' }));
-    }
+    const literal = literalTargetProblem(target, { allowPrivate: options.allowPrivate });
+    if (literal) return fail(Object.assign(new Error(literal), { code: 'EPRIVATE' }));
     const requestOptions: RequestOptions = {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': USER_AGENT },
-      lookup: guardedLookup(options.allowPrivate) as RequestOptions['lookup'],
+      lookup: guardedLookup({ allowPrivate: options.allowPrivate }) as RequestOptions['lookup'],
       signal: options.signal,
     };
     const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, requestOptions, (response) => {

@@ -12,6 +12,9 @@
 // and candidates, a peer's candidates in all and its PATCH rate are checked before werift sees
 // any of it (sdp-bounds.ts); the cap on peers
 // counts a place from before the first await of an offer, so concurrent offers cannot pass it.
+// Remote candidates naming addresses the server must not probe (link-local, multicast, its own
+// loopback unless it listens on loopback only) are dropped from offers and PATCHes
+// (candidate-filter.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SlotPool, type Slot } from '../../engine/session-slots.ts';
@@ -27,6 +30,8 @@ import { admitEngineSession, decorateAdmittedSession } from '../session-admissio
 import { iceConfiguration } from './ice-servers.ts';
 import type { WebRtcPeer } from './peer.ts';
 import { checkCandidateBounds, checkOfferBounds, MAX_PATCHES_PER_WINDOW, PATCH_WINDOW_MS } from './sdp-bounds.ts';
+import { candidateRefusal, withoutRefusedCandidates } from './candidate-filter.ts';
+import { isLoopbackHost } from '../../security/outbound-target.ts';
 
 // werift takes about half a second to import: it loads with the first offer (and in the
 // background once the server is up), not on the server's start-up path.
@@ -72,6 +77,8 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   /** Places of peers, taken before an offer's first await and given back when the peer closes or the offer fails. */
   const peerSlots = new SlotPool({ total: config.engine.maxPeerConnections });
   const patchRate = new RateLimiter(MAX_PATCHES_PER_WINDOW, PATCH_WINDOW_MS);
+  /** A server on loopback only (the desktop app) is reached by a browser on the same machine, over loopback. */
+  const loopbackDeployment = isLoopbackHost(config.host);
   decorateAdmittedSession(app);
   await testPageRoute(app);
 
@@ -90,8 +97,10 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   };
 
   const answerOrBadSdp = async (peer: WebRtcPeer, sdp: string) => {
+    const { sdp: usable, dropped } = withoutRefusedCandidates(sdp, loopbackDeployment);
+    if (dropped > 0) app.log.debug({ peer: peer.logId, dropped }, 'dropped remote ICE candidates the server does not probe');
     try {
-      return await peer.answer(sdp);
+      return await peer.answer(usable);
     } catch (error) {
       throw new AppError('bad_request', `The SDP offer could not be used: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -204,6 +213,11 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     checkCandidateBounds(entry.candidates, usable.length);
     entry.candidates += usable.length;
     for (const candidate of usable) {
+      const refusal = candidateRefusal(candidate.candidate, loopbackDeployment);
+      if (refusal !== null) {
+        app.log.debug({ peer: peer.logId, refusal }, 'dropped a remote ICE candidate the server does not probe');
+        continue;
+      }
       // A candidate werift cannot use is skipped, not fatal.
       try {
         await peer.addCandidate(candidate);
