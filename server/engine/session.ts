@@ -14,7 +14,7 @@ import type { SessionOutput, SessionSetup } from './session-setup.ts';
 import { SessionPipeline } from './session-pipeline.ts';
 import { TokenBucket } from './token-bucket.ts';
 
-export type { SessionEndRecord, SessionLogger, SessionOutput, SessionSetup } from './session-setup.ts';
+export type { SessionEndRecord, SessionLogger, SessionOutput, SessionSetup, WarmTransferHelp } from './session-setup.ts';
 export { FALLBACK_LINE } from './agent-replies.ts';
 
 /**
@@ -45,7 +45,7 @@ export class VoiceSession {
       sendAudio: (frame) => this.output.sendAudio(frame),
       hook: (event) => this.hook(event),
       end: (reason) => void this.end(reason),
-      ...(output.transfer ? { transfer: (action) => output.transfer!(action) } : {}),
+      ...(output.transfer ? { transfer: (action, warm) => output.transfer!(action, warm) } : {}),
       ...(output.sendDigits ? { sendDigits: (digits) => output.sendDigits!(digits) } : {}),
     });
   }

@@ -13,6 +13,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { VoiceSession } from '../../engine/session.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
+import type { TransferAction } from '../../flow/runtime.ts';
 import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';
@@ -20,6 +21,7 @@ import { openCarrierCredentials } from './carrier-credentials.ts';
 import { PhoneMediaBridge } from './media-bridge.ts';
 import { ReorderWindow } from '../carriers/reorder-window.ts';
 import { carrierApiUrl } from './carrier-api.ts';
+import { WarmTransferCall, type TransferResult } from './warm-transfer.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
 const START_TIMEOUT_MS = 10_000;
@@ -41,9 +43,13 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   });
   let session: VoiceSession | null = null;
   let callerGone = false;
+  // The stream closed or stopped. Once the call runs, a transfer being made decides what that means.
+  let callerLeft = (): void => {
+    if (session) void session.end('caller_hung_up');
+  };
   socket.on('close', () => {
     callerGone = true;
-    if (session) void session.end('caller_hung_up');
+    callerLeft();
   });
   socket.on('error', (error) => log.warn({ err: error }, 'phone stream error'));
 
@@ -131,30 +137,52 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   const reorder = carrier.name === 'telnyx' ? new ReorderWindow<Uint8Array>() : null;
   // A transferred call is the carrier's to carry on: the stream ends, the phone call does not.
   let transferred = false;
+  // The carrier closes the stream when it moves the call: while a transfer is being made, a close
+  // may be that, not the caller hanging up.
+  let coldTransfer: Promise<TransferResult> | null = null;
+  let warmTransfer: WarmTransferCall | null = null;
   const rest = async () => {
     const credentials = await openCarrierCredentials(app.services, claimed.accountId, carrier.name);
     return credentials ? carrier.calls(credentials as never) : null;
   };
   const restOptions = (retries: number) => ({ baseUrl: carrierApiUrl(app.services.config, carrier.name), signal: AbortSignal.timeout(30_000), timeoutMs: 10_000, retries });
+  /** A cold transfer: the carrier moves the live call to the target, and Voxflow leaves. */
+  const transferCold = async (action: TransferAction): Promise<TransferResult> => {
+    const calls = await rest();
+    if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
+    try {
+      // The caller sees the business's number, not the transferring line's own.
+      await calls.transfer(claimed.carrierCallId, { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) }, restOptions(2));
+    } catch (error) {
+      return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    transferred = true;
+    await store.sessions.setTransferredTo(claimed.id, action.to);
+    return { ok: true };
+  };
   session = admitted.start({
     sendEvent: (event) => bridge.event(event),
     sendAudio: (frame) => bridge.agentAudio(frame),
     close: () => {
+      void warmTransfer?.cancel('the call ended while the person was called');
       if (!callerGone && !transferred) void hangUp(app, carrier, claimed, log);
       if (socket.readyState === socket.OPEN) socket.close(1000, 'call ended');
     },
-    transfer: async (action) => {
-      const calls = await rest();
-      if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
-      try {
-        // The caller sees the business's number, not the transferring line's own.
-        await calls.transfer(claimed.carrierCallId, { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) }, restOptions(2));
-      } catch (error) {
-        return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
+    transfer: async (action, help) => {
+      if (action.mode === 'warm') {
+        if (!help) return { ok: false, reason: 'a warm transfer needs the engine\'s summary' };
+        const warm = new WarmTransferCall({ app, carrier, call: claimed, action, help, log, endSession: (reason) => void session?.end(reason) });
+        warmTransfer = warm;
+        if (callerGone) warm.callerLeft();
+        const result = await warm.outcome;
+        warmTransfer = null;
+        if (result.ok) transferred = true;
+        return result;
       }
-      transferred = true;
-      await store.sessions.setTransferredTo(claimed.id, action.to);
-      return { ok: true };
+      coldTransfer = transferCold(action);
+      const result = await coldTransfer;
+      coldTransfer = null;
+      return result;
     },
     sendDigits: async (digits: string) => {
       const calls = await rest();
@@ -164,6 +192,14 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     },
   });
   const live = session;
+  callerLeft = () => {
+    if (warmTransfer) warmTransfer.callerLeft();
+    else if (coldTransfer) {
+      void coldTransfer.then((result) => {
+        if (!result.ok) void live.end('caller_hung_up');
+      });
+    } else if (!transferred) void live.end('caller_hung_up');
+  };
   onMessage = (text) => {
     const message = carrier.parseStreamMessage(text);
     switch (message.type) {
@@ -183,7 +219,7 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
         return;
       case 'stop':
         callerGone = true;
-        void live.end('caller_hung_up');
+        callerLeft();
         return;
       case 'malformed':
         bridge.counters.malformed++;

@@ -1,4 +1,5 @@
 import type { Carrier } from '../carrier.ts';
+import { callerJoinsConference, personJoinsConference } from '../conference.ts';
 import { telnyxCalls } from './calls.ts';
 import { telnyxAnswerWithStream, telnyxNotInService, telnyxSayAndHangUp, telnyxTransferMarkup } from './markup.ts';
 import { parseTelnyxStreamMessage, telnyxClearMessage, telnyxMarkMessage, telnyxMediaMessage } from './stream.ts';
@@ -12,6 +13,7 @@ export const telnyx: Carrier<'telnyx'> = {
   notInService: telnyxNotInService,
   sayAndHangUp: telnyxSayAndHangUp,
   transferMarkup: telnyxTransferMarkup,
+  warmTransfer: { callerJoins: callerJoinsConference, personJoins: personJoinsConference },
   parseStreamMessage: parseTelnyxStreamMessage,
   mediaMessage: (_streamId, bytes) => telnyxMediaMessage(bytes),
   markMessage: (_streamId, name) => telnyxMarkMessage(name),

@@ -1,4 +1,5 @@
 import type { Carrier } from '../carrier.ts';
+import { callerJoinsConference, personJoinsConference } from '../conference.ts';
 import { parseTwilioStyleWebhook } from '../form-webhook.ts';
 import { twilioCalls } from './calls.ts';
 import { twilioAnswerWithStream, twilioNotInService, twilioSayAndHangUp, twilioTransferMarkup } from './markup.ts';
@@ -13,6 +14,7 @@ export const twilio: Carrier<'twilio'> = {
   notInService: twilioNotInService,
   sayAndHangUp: twilioSayAndHangUp,
   transferMarkup: twilioTransferMarkup,
+  warmTransfer: { callerJoins: callerJoinsConference, personJoins: personJoinsConference },
   parseStreamMessage: parseTwilioStreamMessage,
   // Twilio streams μ-law only.
   mediaMessage: (streamId, bytes) => twilioMediaMessage(streamId, bytes),
