@@ -42,12 +42,19 @@ export interface SummaryInput {
 export async function transferSummary(input: SummaryInput): Promise<string> {
   const fallback = fallbackSummary(input);
   if (!input.llm) return fallback;
+  const budget = new AbortController();
+  const timer = setTimeout(() => budget.abort(new Error('the summary took too long')), input.timeoutMs ?? SUMMARY_MODEL_TIMEOUT_MS);
+  // Bounded even when a provider does not stop on its signal: the person is listening already.
+  const outOfTime = new Promise<never>((_resolve, reject) => budget.signal.addEventListener('abort', () => reject(budget.signal.reason), { once: true }));
   try {
-    const written = await modelSummary(input.llm, input.history, AbortSignal.any([input.signal, AbortSignal.timeout(input.timeoutMs ?? SUMMARY_MODEL_TIMEOUT_MS)]));
+    const written = await Promise.race([modelSummary(input.llm, input.history, AbortSignal.any([input.signal, budget.signal])), outOfTime]);
     const clean = clip(written.replace(/\s+/g, ' ').replace(LONG_DIGITS, 'a number withheld').trim());
     return clean.length > 0 ? clean : fallback;
   } catch {
     return fallback;
+  } finally {
+    clearTimeout(timer);
+    budget.abort();
   }
 }
 

@@ -113,9 +113,10 @@ export async function startPhoneRig(carrier: CarrierName, options: VoiceRigOptio
 /** A phone rig for a test file: started before its tests, closed after them. */
 export function usePhoneRig(carrier: CarrierName, options: VoiceRigOptions & { flowYaml?: string } = {}): () => PhoneRig {
   let rig: PhoneRig | undefined;
+  // Generous: a rig starts a server with the voice stack, which is slow on a loaded machine.
   beforeAll(async () => {
     rig = await startPhoneRig(carrier, options);
-  });
+  }, 120_000);
   afterAll(async () => {
     await rig?.close();
   });
