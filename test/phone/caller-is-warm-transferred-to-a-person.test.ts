@@ -134,6 +134,25 @@ describe.each(['twilio', 'telnyx'] as const)('a %s caller warm-transferred to th
     await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 10_000 });
   });
 
+  it('stops the person\'s phone ringing when the caller hangs up first', { timeout: 90_000 }, async () => {
+    const callId = carrier === 'twilio' ? 'CA88888888888888888888888888888888' : 'v3:warm-caller-left';
+    const placed = legsPlaced();
+    const stream = await rig().call(callId);
+    const id = await liveSession();
+    await inState(id, 'menu');
+    stream.pressDigit('0');
+    const leg = await personLeg(placed);
+    await vi.waitFor(() => expect(rig().api.calls.get(leg.callId)!.status).not.toBe('completed'), { timeout: 5_000 });
+    await stream.hangUp();
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 15_000, interval: 100 });
+    // The person's leg was hung up through the carrier's API; the caller's call was left alone.
+    await vi.waitFor(() => expect(rig().api.calls.get(leg.callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
+    expect(rig().api.calls.get(callId)!.redirectedTo).toBeUndefined();
+    // The person picking up now only hears that the caller is gone.
+    rig().api.calls.get(leg.callId)!.status = 'in-progress';
+    expect((await rig().api.answerPlacedCall(leg.callId, rig().signer)).body).toMatch(/no longer on the line/);
+  });
+
   it('takes the caller back to the menu, saying why, when the carrier cannot call the person', { timeout: 90_000 }, async () => {
     const callId = carrier === 'twilio' ? 'CA66666666666666666666666666666666' : 'v3:warm-refused';
     const placed = legsPlaced();
