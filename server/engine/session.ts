@@ -15,6 +15,8 @@ import { SessionPipeline } from './session-pipeline.ts';
 import { TokenBucket } from './token-bucket.ts';
 
 export type { SessionEndRecord, SessionLogger, SessionOutput, SessionSetup, WarmTransferHelp } from './session-setup.ts';
+// What a transport's transfer is asked to do, for the transports, which do not read the flow model.
+export type { TransferAction } from '../flow/runtime.ts';
 export { FALLBACK_LINE } from './agent-replies.ts';
 
 /**

@@ -11,9 +11,8 @@
 // the session ends and nothing is sent to the carrier.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { VoiceSession } from '../../engine/session.ts';
+import type { TransferAction, VoiceSession } from '../../engine/session.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
-import type { TransferAction } from '../../flow/runtime.ts';
 import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
 import { admitClaimedSession } from '../session-admission.ts';

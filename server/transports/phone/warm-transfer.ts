@@ -13,8 +13,7 @@
 // - the caller hung up while the person's phone rang: the leg is hung up, the session ends
 //   `caller_hung_up`.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { WarmTransferHelp } from '../../engine/session.ts';
-import type { TransferAction } from '../../flow/runtime.ts';
+import type { TransferAction, WarmTransferHelp } from '../../engine/session.ts';
 import { newSessionToken } from '../../security/opaque-tokens.ts';
 import type { Session, WarmTransfer } from '../../store/store.ts';
 import type { Carrier, CarrierCalls } from '../carriers/carrier.ts';
