@@ -4,6 +4,7 @@
 //                                            account's numbers, or an outbound call was answered
 //   WS   /telephony/{carrier}/stream/{token} the call's bidirectional media stream
 //   POST /telephony/{carrier}/status         the carrier's progress callbacks
+//   POST /telephony/{carrier}/warm/…         a warm transfer's person leg (warm-transfer-routes.ts)
 //   POST /v1/calls                           an outbound call, placed from a backend (API key)
 //
 // A call is a session like any other: the voice webhook checks the carrier's signature with the

@@ -8,7 +8,10 @@
 // presses to the session, the agent's paced speech out. When the session ends first (the flow
 // ended the call, credits ran out, the server is stopping), the carrier's REST API hangs the
 // phone up, retried with backoff; when the caller hangs up first (`stop`, or the stream closes),
-// the session ends and nothing is sent to the carrier.
+// the session ends and nothing is sent to the carrier. A transfer moves the call elsewhere
+// through the carrier (cold: at once; warm: once the person answers, warm-transfer.ts), and the
+// carrier then closes the stream: while one is being made, its outcome says whether a close was
+// the caller hanging up.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { TransferAction, VoiceSession } from '../../engine/session.ts';
