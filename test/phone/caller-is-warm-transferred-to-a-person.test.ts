@@ -227,3 +227,42 @@ describe('a warm transfer whose summary the session\'s model writes', () => {
     expect(before - (await balance())).toBe(ended.credits_charged_usd_cents);
   });
 });
+
+describe('a warm transfer nobody picks up', () => {
+  const rig = usePhoneRig('telnyx', { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML.replace('mode: cold, on_failed: menu', 'mode: warm, timeout_seconds: 5, on_failed: menu') });
+
+  it('stops the ringing after the flow\'s timeout_seconds and takes the caller back to the menu', { timeout: 90_000 }, async () => {
+    const { server, account, api } = rig();
+    const detail = async (id: string) => (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body;
+    const stream = await rig().call('v3:warm-rings-out');
+    const id = await vi.waitFor(
+      async () => {
+        const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
+        const found = list.body.find((s: { status: string }) => s.status === 'connected');
+        expect(found).toBeDefined();
+        return found.id as string;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    await vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe('menu'), { timeout: 15_000, interval: 100 });
+    stream.pressDigit('0');
+    const leg = await vi.waitFor(() => api.placedCallTo(FRONT_DESK) ?? expect.fail('the front desk was not called yet'), { timeout: 20_000, interval: 100 });
+    await api.sendStatus(leg.callId, rig().signer, 'ringing');
+    // Nobody answers: after 5 s the leg is hung up, and the caller is back at the menu.
+    const failed = await vi.waitFor(
+      async () => {
+        const events = (await server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: account.apiKey })).body.events as TimelineEvent[];
+        const found = events.find((e) => e.type === 'transfer' && e.event.status === 'failed');
+        expect(found).toBeDefined();
+        return found!.event;
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    expect(failed.reason).toBe(`${FRONT_DESK} did not answer within 5 s`);
+    await vi.waitFor(() => expect(api.calls.get(leg.callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe('menu'), { timeout: 15_000, interval: 100 });
+    expect((await detail(id)).status).toBe('connected');
+    await stream.hangUp();
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up' }), { timeout: 10_000 });
+  });
+});

@@ -173,7 +173,16 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     transfer: async (action, help) => {
       if (action.mode === 'warm') {
         if (!help) return { ok: false, reason: 'a warm transfer needs the engine\'s summary' };
-        const warm = new WarmTransferCall({ app, carrier, call: claimed, action, help, log, endSession: (reason) => void session?.end(reason) });
+        const warm = new WarmTransferCall({
+          app,
+          carrier,
+          call: claimed,
+          action,
+          help,
+          log,
+          endSession: (reason) => void session?.end(reason),
+          ...(action.timeoutSeconds ? { ringTimeoutMs: action.timeoutSeconds * 1000 } : {}),
+        });
         warmTransfer = warm;
         if (callerGone) warm.callerLeft();
         const result = await warm.outcome;
