@@ -116,7 +116,7 @@ export class FlowSpeechRules {
       }
       this.#reprompts += 1;
       const line = this.runtime?.idle()?.reprompt;
-      if (line) this.#sayLine(line);
+      if (line) void this.sayLine(line);
       this.#repromptTimer = setTimeout(check, idle.afterMs);
     };
     this.#repromptTimer = setTimeout(check, idle.afterMs);
@@ -126,14 +126,14 @@ export class FlowSpeechRules {
     if (this.#repromptTimer) clearTimeout(this.#repromptTimer);
   }
 
-  /** A line said outside a turn (a reprompt): heard, shown, and remembered as said. */
-  #sayLine(line: string): void {
+  /** A line said outside a turn (a reprompt, a warm transfer's hold line): heard, shown, and remembered as said. */
+  sayLine(line: string): Promise<void> {
     const speech = this.host.lineSpeech();
     this.host.audioOut.beginReply();
     speech.say(line, null);
     this.host.send({ type: 'transcript', role: 'agent', text: line, final: true });
     this.host.history.addAssistant(line);
-    void speech.finished().finally(() => {
+    return speech.finished().finally(() => {
       if (!this.host.turnInFlight()) this.host.audioOut.endReply();
     });
   }

@@ -36,6 +36,7 @@ import { flowStateEvents } from './agent-turn.ts';
 import type { TransferAction } from '../flow/runtime.ts';
 import type { HookEvent } from './hooks.ts';
 import { runHttpTool } from './http-tools.ts';
+import { transferSummary } from './transfer-summary.ts';
 import type { SessionOutput, SessionSetup } from './session-setup.ts';
 import { SessionLimits } from './session-limits.ts';
 import { SpokenTurns } from './spoken-turns.ts';
@@ -55,6 +56,9 @@ export interface PipelineHost {
   sendDigits?: SessionOutput['sendDigits'];
 }
 
+/** Said while a warm transfer rings the person; then the caller hears nothing until it is answered or not. */
+export const HOLD_LINE = 'Please hold while I connect you.';
+
 /** What enters the pipeline from outside: the caller's audio and keys, a typed turn, the client's interrupt. */
 export type PipelineInput = CallerAudioFrame | TypedTurnFrame | InterruptFrame | KeypadFrame;
 
@@ -73,6 +77,12 @@ export class SessionPipeline {
   private turnCount = 0;
   /** The voicemail message is being left: the session ends once it has played. */
   #endAfterVoicemail = false;
+  /**
+   * A transfer is being made: the caller is on hold. What they say is remembered but not
+   * answered, and their keys move nothing, so the flow does not move on under a person about
+   * to pick up.
+   */
+  private handingOn = false;
 
   constructor(
     private readonly setup: SessionSetup,
@@ -155,7 +165,15 @@ export class SessionPipeline {
         signal,
         nextTurnNumber,
       },
-      { push: (frame) => (frame.type === 'caller_turn' || frame.type === 'caller_words' ? this.agent.push(frame) : this.control(frame)), send },
+      {
+        push: (frame) => {
+          if (frame.type === 'caller_turn' && this.handingOn) this.history.addUser(frame.text);
+          else if (frame.type === 'caller_turn' || frame.type === 'caller_words') {
+            if (!this.handingOn) this.agent.push(frame);
+          } else this.control(frame);
+        },
+        send,
+      },
     );
     this.gate = new CallerSpeechGate(() => this.flowSpeech.guardsCallerSpeech, { push: (frame) => this.spoken.push(frame) });
     this.vad = setup.userInput
@@ -233,7 +251,7 @@ export class SessionPipeline {
         return;
       case 'dtmf':
         this.noteActivity();
-        this.keypad.push(frame);
+        if (!this.handingOn) this.keypad.push(frame);
         return;
     }
   }
@@ -304,15 +322,30 @@ export class SessionPipeline {
     const { host } = this;
     host.send({ type: 'transfer', to: action.to, mode: action.mode, status: 'started' });
     let result: { ok: true } | { ok: false; reason: string };
+    let holdLine: Promise<void> = Promise.resolve();
     if (!host.transfer) result = { ok: false, reason: 'this session is not a phone call: there is no line to hand on' };
-    else if (action.mode === 'warm') result = { ok: false, reason: 'warm transfers are not made by this server yet; use mode: cold' };
     else {
+      this.handingOn = true;
+      // The person's phone may ring for half a minute: the caller is on hold, not idle.
+      const onHold = setInterval(() => this.noteActivity(), 1_000);
       try {
-        result = await host.transfer(action);
+        if (action.mode === 'warm') {
+          holdLine = this.flowSpeech.sayLine(HOLD_LINE);
+          result = await host.transfer(action, { summary: () => (action.summary ? this.summarize() : Promise.resolve('')) });
+        } else {
+          result = await host.transfer(action);
+        }
       } catch (error) {
         result = { ok: false, reason: error instanceof Error ? error.message : String(error) };
+      } finally {
+        clearInterval(onHold);
+        this.handingOn = false;
       }
+      this.noteActivity();
     }
+    if (host.signal.aborted) return;
+    // The caller hears the hold line out before the flow takes them back.
+    if (!result.ok) await holdLine.catch(() => undefined);
     if (host.signal.aborted) return;
     if (result.ok) {
       host.send({ type: 'transfer', to: action.to, mode: action.mode, status: 'completed' });
@@ -329,6 +362,18 @@ export class SessionPipeline {
     host.hook({ type: 'state_changed', from: move.fromState, to: move.toState, tool: move.via });
     for (const event of flowStateEvents(this.runtime)) host.send(event);
     this.agent.answerKeypad({ type: 'keypad_answer', entries: move.entered ? [move.entered] : [], respond: move.entered?.respond ?? true });
+  }
+
+  /** What a warm transfer tells the person: the session's model over the conversation so far, or the flow's account of it. */
+  private summarize(): Promise<string> {
+    return transferSummary({
+      llm: this.setup.providers.llm,
+      history: this.history.snapshot(),
+      flowName: this.setup.flow?.id ?? null,
+      path: this.runtime?.path ?? [],
+      variables: this.runtime?.variables ?? {},
+      signal: this.host.signal,
+    });
   }
 
   /** A `send_dtmf` tool: the keys go down the line where the transport can play them. */

@@ -86,6 +86,12 @@ export interface SessionEndRecord {
   durationSecs: number;
 }
 
+/** What the engine gives a warm transfer: the transport dials the person and asks for this while it rings. */
+export interface WarmTransferHelp {
+  /** What the person is told before the caller joins ('' when the flow asks for no summary); never rejects, bounded in time. */
+  summary(): Promise<string>;
+}
+
 export interface SessionOutput {
   sendEvent(event: ServerEvent): void;
   sendAudio(frame: Int16Array): void;
@@ -95,7 +101,7 @@ export interface SessionOutput {
    * number or SIP address through the carrier, resolving once the carrier took the transfer, or
    * with why it could not.
    */
-  transfer?(action: TransferAction): Promise<{ ok: true } | { ok: false; reason: string }>;
+  transfer?(action: TransferAction, warm?: WarmTransferHelp): Promise<{ ok: true } | { ok: false; reason: string }>;
   /** Phone calls only: plays keypad tones to the other party (a flow's `send_dtmf` tool). */
   sendDigits?(digits: string): Promise<void>;
   /**

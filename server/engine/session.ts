@@ -14,7 +14,9 @@ import type { SessionOutput, SessionSetup } from './session-setup.ts';
 import { SessionPipeline } from './session-pipeline.ts';
 import { TokenBucket } from './token-bucket.ts';
 
-export type { SessionEndRecord, SessionLogger, SessionOutput, SessionSetup } from './session-setup.ts';
+export type { SessionEndRecord, SessionLogger, SessionOutput, SessionSetup, WarmTransferHelp } from './session-setup.ts';
+// What a transport's transfer is asked to do, for the transports, which do not read the flow model.
+export type { TransferAction } from '../flow/runtime.ts';
 export { FALLBACK_LINE } from './agent-replies.ts';
 
 /**
@@ -45,7 +47,7 @@ export class VoiceSession {
       sendAudio: (frame) => this.output.sendAudio(frame),
       hook: (event) => this.hook(event),
       end: (reason) => void this.end(reason),
-      ...(output.transfer ? { transfer: (action) => output.transfer!(action) } : {}),
+      ...(output.transfer ? { transfer: (action, warm) => output.transfer!(action, warm) } : {}),
       ...(output.sendDigits ? { sendDigits: (digits) => output.sendDigits!(digits) } : {}),
     });
   }

@@ -29,6 +29,8 @@ export interface TransferAction {
   summary: boolean;
   /** The state to go to when the transfer fails (`transferFailed()`); null: the call ends. */
   onFailed: string | null;
+  /** Warm only: how long the person's phone may ring; absent for the transport's default. */
+  timeoutSeconds?: number;
 }
 
 /** A move the keypad or a failed transfer made, as a tool call's move is reported. */

@@ -173,6 +173,8 @@ export const Transfer = z.strictObject({
   mode: TransferMode.optional(),
   /** Warm only: tell the person a summary of the call before joining them. */
   summary: z.boolean().optional(),
+  /** Warm only: how long the person's phone may ring before the caller goes to on_failed (30 when absent). */
+  timeout_seconds: boundedNumber(5, 120, true, 'seconds').optional(),
   /** Where the caller goes when the transfer fails (no answer, busy); required for warm. */
   on_failed: z.string().optional(),
 });

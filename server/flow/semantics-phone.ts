@@ -97,5 +97,8 @@ function checkTransfer(transfer: Obj, path: Array<string | number>, stateName: s
   if (!warm && transfer.summary !== undefined) {
     out.push({ code: 'invalid_value', message: 'summary is told to the person in a warm transfer only: add mode: warm, or remove summary', path: [...path, 'summary'], atKey: true });
   }
+  if (!warm && transfer.timeout_seconds !== undefined) {
+    out.push({ code: 'invalid_value', message: 'timeout_seconds is how long a warm transfer rings the person: add mode: warm, or remove timeout_seconds', path: [...path, 'timeout_seconds'], atKey: true });
+  }
   onFailed(transfer.on_failed);
 }

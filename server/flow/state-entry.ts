@@ -30,7 +30,15 @@ export function enterState(document: FlowDocument, stateName: string, variables:
     resetContext: state?.context === 'reset',
     interruptible: state?.interruptible !== false,
     ...(transfer
-      ? { transfer: { to: transfer.to, mode: transfer.mode ?? 'cold', summary: transfer.mode === 'warm' && transfer.summary === true, onFailed: transfer.on_failed ?? null } }
+      ? {
+          transfer: {
+            to: transfer.to,
+            mode: transfer.mode ?? 'cold',
+            summary: transfer.mode === 'warm' && transfer.summary === true,
+            onFailed: transfer.on_failed ?? null,
+            ...(transfer.mode === 'warm' && transfer.timeout_seconds !== undefined ? { timeoutSeconds: transfer.timeout_seconds } : {}),
+          },
+        }
       : {}),
   };
 }

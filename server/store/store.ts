@@ -19,6 +19,7 @@ import type { ProvidersRepository } from './repositories/providers.ts';
 import type { SecretsRepository } from './repositories/secrets.ts';
 import type { SessionsRepository } from './repositories/sessions.ts';
 import type { TimelinesRepository } from './repositories/timelines.ts';
+import type { WarmTransfersRepository } from './repositories/warm-transfers.ts';
 import type { WebhooksRepository } from './repositories/webhooks.ts';
 
 export * from './errors.ts';
@@ -50,6 +51,7 @@ export type {
   SessionsRepository,
 } from './repositories/sessions.ts';
 export { CALL_STATUSES, callStatusRank } from './repositories/sessions.ts';
+export type { NewWarmTransfer, WarmTransfer, WarmTransfersRepository, WarmTransferState } from './repositories/warm-transfers.ts';
 export type { TimelineCounters, TimelineEntry, TimelinesRepository } from './repositories/timelines.ts';
 export type {
   AttemptOutcome,
@@ -93,6 +95,8 @@ export interface Store {
   phoneNumbers: PhoneNumbersRepository;
   /** Each account's numbers its outbound calls must not ring. */
   doNotCall: DoNotCallRepository;
+  /** Phone calls' warm transfers while they are made, readable from any node. */
+  warmTransfers: WarmTransfersRepository;
   /** An account's named secrets for flow http tools, sealed (docs/flows.md#extended-flow-keys). */
   secrets: SecretsRepository;
   timelines: TimelinesRepository;

@@ -85,6 +85,9 @@ export class TestSession {
         sendEvent: (event) => void this.events.push({ at: clock.now() - this.startedAt, event: structuredClone(event) }),
         sendAudio: () => {},
         close: () => {},
+        // A flow test has no phone line: a transfer, cold or warm, is taken as made (the person
+        // answers at once), so a step can expect `transferred_to`; no summary is asked of the model.
+        transfer: async () => ({ ok: true }),
       },
     );
     this.caller = audio ? new CallerAudio(clock, (frame) => this.session.pushAudio(frame)) : null;

@@ -97,7 +97,10 @@ export async function startPhoneRig(carrier: CarrierName, options: VoiceRigOptio
         const answered = await ring(callId);
         if (answered.status !== 200) throw new Error(`voice webhook: ${answered.status} ${answered.body}`);
         api.addLiveCall(callId, { from: CALLER_NUMBER, to: BUSINESS_NUMBER });
-        return FakeCarrierStream.connect({ carrier, target: streamTargetFromMarkup(carrier, answered.body), callId, from: CALLER_NUMBER, to: BUSINESS_NUMBER });
+        const stream = await FakeCarrierStream.connect({ carrier, target: streamTargetFromMarkup(carrier, answered.body), callId, from: CALLER_NUMBER, to: BUSINESS_NUMBER });
+        // A call moved elsewhere (a transfer) leaves its stream: the carrier stops it and closes it.
+        api.whenRedirected(callId, () => void stream.hangUp());
+        return stream;
       },
       close,
     };

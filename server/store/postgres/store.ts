@@ -17,6 +17,7 @@ import { createPgProvidersRepository } from './providers.ts';
 import { createPgSecretsRepository } from './secrets.ts';
 import { createPgSessionsRepository } from './sessions.ts';
 import { createPgTimelinesRepository } from './timelines.ts';
+import { createPgWarmTransfersRepository } from './warm-transfers.ts';
 import { createPgWebhooksRepository } from './webhooks.ts';
 
 export interface OpenPostgresStoreOptions extends OpenPostgresOptions {
@@ -59,6 +60,7 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     providers: createPgProvidersRepository(pg),
     phoneNumbers: createPgPhoneNumbersRepository(pg),
     doNotCall: createPgDoNotCallRepository(pg),
+    warmTransfers: createPgWarmTransfersRepository(pg),
     secrets: createPgSecretsRepository(pg),
     timelines: createPgTimelinesRepository(pg),
     webhooks: createPgWebhooksRepository(pg),

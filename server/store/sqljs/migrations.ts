@@ -332,4 +332,28 @@ export const MIGRATIONS: readonly Migration[] = [
           CREATE INDEX sessions_outbound_by_account ON sessions(account_id, created_at) WHERE direction = 'outbound';
           CREATE INDEX sessions_outbound_live ON sessions(account_id) WHERE direction = 'outbound' AND status != 'ended';`,
   },
+  {
+    version: 12,
+    name: "warm transfers: the person's leg of a phone call being handed on",
+    // Kept in the store because the carrier's callbacks for the person's leg may reach any node
+    // (repositories/warm-transfers.ts). The answer URL's key is kept as its digest only.
+    sql: `CREATE TABLE warm_transfers (
+            id              TEXT PRIMARY KEY,
+            session_id      TEXT NOT NULL,
+            account_id      TEXT NOT NULL REFERENCES accounts(id),
+            carrier         TEXT NOT NULL,
+            caller_call_id  TEXT NOT NULL,
+            target          TEXT NOT NULL,
+            conference      TEXT NOT NULL,
+            answer_key_hash TEXT NOT NULL,
+            summary         TEXT,
+            leg_call_id     TEXT,
+            state           TEXT NOT NULL,
+            reason          TEXT,
+            created_at      REAL NOT NULL,
+            updated_at      REAL NOT NULL
+          );
+          CREATE UNIQUE INDEX warm_transfers_by_answer_key ON warm_transfers(answer_key_hash);
+          CREATE INDEX warm_transfers_by_session ON warm_transfers(session_id);`,
+  },
 ];

@@ -18,6 +18,7 @@ import { createProvidersRepository } from './repositories/providers.ts';
 import { createSecretsRepository } from './repositories/secrets.ts';
 import { createSessionsRepository } from './repositories/sessions.ts';
 import { createTimelinesRepository } from './repositories/timelines.ts';
+import { createWarmTransfersRepository } from './repositories/warm-transfers.ts';
 import { createWebhooksRepository } from './repositories/webhooks.ts';
 
 /**
@@ -57,6 +58,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     providers: createProvidersRepository(db),
     phoneNumbers: createPhoneNumbersRepository(db),
     doNotCall: createDoNotCallRepository(db),
+    warmTransfers: createWarmTransfersRepository(db),
     secrets: createSecretsRepository(db),
     timelines: createTimelinesRepository(db),
     webhooks: createWebhooksRepository(db),

@@ -68,6 +68,7 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
   providers: { get: true, update: true, carrierCredentials: true, updateCarrierCredentials: true },
   phoneNumbers: { create: true, list: true, get: true, findByCarrierNumber: true, delete: true, recordCall: true },
   doNotCall: { add: true, list: true, remove: true, isDoNotCall: true },
+  warmTransfers: { create: true, get: true, findByAnswerKey: true, setLegCallId: true, setSummary: true, move: true },
   secrets: { list: true, sealed: true, put: true, delete: true },
   timelines: { append: true, page: true, purgeBefore: true },
   webhooks: {

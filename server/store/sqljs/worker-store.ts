@@ -301,6 +301,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     providers: remote('providers'),
     phoneNumbers: remote('phoneNumbers'),
     doNotCall: remote('doNotCall'),
+    warmTransfers: remote('warmTransfers'),
     secrets: remote('secrets'),
     timelines: remote('timelines'),
     webhooks: remote('webhooks'),

@@ -140,6 +140,11 @@ export interface CarrierCalls {
   /** Cold transfer: the live call leaves the stream and dials the target. */
   transfer(callId: string, request: TransferRequest, options: RestOptions): Promise<void>;
   placeCall(request: PlaceCallRequest, options: RestOptions): Promise<{ callId: string }>;
+  /**
+   * Replaces what a live call is doing with this markup (a warm transfer moves the caller into a
+   * conference this way); absent where the carrier moves a call only by pointing it at a URL.
+   */
+  redirect?(callId: string, markup: Markup, options: RestOptions): Promise<void>;
   /** Plays keypad tones to the other party; absent where the carrier cannot during a stream. */
   sendDigits?(callId: string, digits: string, options: RestOptions): Promise<void>;
 }
@@ -177,6 +182,11 @@ export interface Carrier<Name extends CarrierName = CarrierName> {
   sayAndHangUp(text: string): Markup;
   /** The markup a cold transfer runs (dial the target, then end). */
   transferMarkup(request: TransferRequest): Markup;
+  /**
+   * A warm transfer's two sides of one conference: the caller's call is redirected into it, and
+   * the person's leg answers with the summary and then joins it. Absent where not built (Plivo).
+   */
+  warmTransfer?: { callerJoins(conference: string): Markup; personJoins(conference: string, summary: string): Markup };
   parseStreamMessage(text: string): StreamMessage;
   mediaMessage(streamId: string, bytes: Uint8Array, encoding?: G711Law): string;
   markMessage(streamId: string, name: string): string;

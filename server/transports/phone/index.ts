@@ -4,6 +4,7 @@
 //                                            account's numbers, or an outbound call was answered
 //   WS   /telephony/{carrier}/stream/{token} the call's bidirectional media stream
 //   POST /telephony/{carrier}/status         the carrier's progress callbacks
+//   POST /telephony/{carrier}/warm/…         a warm transfer's person leg (warm-transfer-routes.ts)
 //   POST /v1/calls                           an outbound call, placed from a backend (API key)
 //
 // A call is a session like any other: the voice webhook checks the carrier's signature with the
@@ -28,10 +29,12 @@ import type { CallStatus, Session } from '../../store/store.ts';
 import type { Carrier, CarrierName, Markup, VoiceWebhook } from '../carriers/carrier.ts';
 import { CARRIERS } from '../carriers/index.ts';
 import { carrierApiUrl } from './carrier-api.ts';
+import { answer, parsedCall, verifiedWebhook } from './carrier-webhook.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
 import { runPhoneStream } from './phone-stream.ts';
 import { registerTransferMarkup } from './transfer-markup.ts';
 import { endUnstreamed, machineVerdict, VOICEMAIL_PARAMETER } from './voicemail.ts';
+import { registerWarmTransferRoutes } from './warm-transfer-routes.ts';
 
 /** An unclaimed stream token of an inbound call dies this soon: the carrier opens the stream at once. */
 export const INBOUND_STREAM_TOKEN_TTL_SECS = 30;
@@ -48,11 +51,6 @@ const FINAL_STATUSES: ReadonlySet<CallStatus> = new Set(['busy', 'no_answer', 'f
 const markupResponse = { 200: mediaBody("The carrier's markup (TwiML, TeXML or Plivo XML) that answers the call", ['application/xml', 'text/xml']) };
 const WebhookQuery = z.object({ session: z.string().max(64).optional(), stream: z.string().max(128).optional() });
 
-/** The URL the carrier requested, as it signed it: our public base and the path with its query. */
-export function signedUrl(publicUrl: string, request: FastifyRequest): string {
-  return publicUrl + request.url;
-}
-
 export function streamUrl(publicUrl: string, carrier: CarrierName, token: string): string {
   return publicUrl.replace(/^http(s?):/i, 'ws$1:') + `/telephony/${carrier}/stream/${token}`;
 }
@@ -66,39 +64,11 @@ export async function phoneTransport(server: FastifyInstance): Promise<void> {
   for (const carrier of Object.values(CARRIERS)) {
     registerCarrier(server, carrier as Carrier);
     if (carrier.transfersByUrl) registerTransferMarkup(server, carrier as Carrier);
+    registerWarmTransferRoutes(server, carrier as Carrier);
   }
   registerOutboundCalls(server);
 }
 
-function formParams(body: unknown): Record<string, string> {
-  if (typeof body !== 'string') return {};
-  const params: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(body)) params[name] = value;
-  return params;
-}
-
-/** Reads a carrier's webhook and checks its signature with the credentials of the account it concerns. */
-async function verifiedWebhook(app: FastifyInstance, carrier: Carrier, request: FastifyRequest, accountId: string): Promise<void> {
-  const rawBody = typeof request.body === 'string' ? request.body : '';
-  const credentials = await openCarrierCredentials(app.services, accountId, carrier.name);
-  const verdict = credentials
-    ? carrier.verifyVoiceWebhook({ url: signedUrl(app.services.publicUrl(), request), headers: request.headers, rawBody, params: formParams(request.body) }, credentials as never)
-    : { ok: false as const, reason: `the account has no ${carrier.name} credentials` };
-  if (!verdict.ok) {
-    request.log.warn({ carrier: carrier.name, reason: verdict.reason }, 'carrier webhook refused');
-    throw new AppError('carrier_signature_invalid', `The ${carrier.name} signature does not check out: ${verdict.reason}.`);
-  }
-}
-
-function parsedCall(carrier: Carrier, request: FastifyRequest): VoiceWebhook {
-  const parsed = carrier.parseVoiceWebhook(formParams(request.body));
-  if (!parsed.ok) throw new AppError('invalid_request', `This is not a ${carrier.name} webhook: ${parsed.reason}.`);
-  return parsed.call;
-}
-
-function answer(reply: FastifyReply, markup: Markup) {
-  return reply.header('content-type', markup.contentType).send(markup.body);
-}
 
 function registerCarrier(server: FastifyInstance, carrier: Carrier): void {
   const app = server.withTypeProvider<ZodTypeProvider>();

@@ -8,10 +8,13 @@
 // presses to the session, the agent's paced speech out. When the session ends first (the flow
 // ended the call, credits ran out, the server is stopping), the carrier's REST API hangs the
 // phone up, retried with backoff; when the caller hangs up first (`stop`, or the stream closes),
-// the session ends and nothing is sent to the carrier.
+// the session ends and nothing is sent to the carrier. A transfer moves the call elsewhere
+// through the carrier (cold: at once; warm: once the person answers, warm-transfer.ts), and the
+// carrier then closes the stream: while one is being made, its outcome says whether a close was
+// the caller hanging up.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { VoiceSession } from '../../engine/session.ts';
+import type { TransferAction, VoiceSession } from '../../engine/session.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
 import type { Session } from '../../store/store.ts';
 import type { Carrier, StreamMessage } from '../carriers/carrier.ts';
@@ -23,6 +26,7 @@ import { ReorderWindow } from '../carriers/reorder-window.ts';
 import { carrierApiUrl } from './carrier-api.ts';
 import { transferMarkupUrl } from './transfer-markup.ts';
 import { VOICEMAIL_PARAMETER } from './voicemail.ts';
+import { WarmTransferCall, type TransferResult } from './warm-transfer.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
 const START_TIMEOUT_MS = 10_000;
@@ -44,9 +48,13 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   });
   let session: VoiceSession | null = null;
   let callerGone = false;
+  // The stream closed or stopped. Once the call runs, a transfer being made decides what that means.
+  let callerLeft = (): void => {
+    if (session) void session.end('caller_hung_up');
+  };
   socket.on('close', () => {
     callerGone = true;
-    if (session) void session.end('caller_hung_up');
+    callerLeft();
   });
   socket.on('error', (error) => log.warn({ err: error }, 'phone stream error'));
 
@@ -134,6 +142,10 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   const reorder = carrier.name === 'telnyx' ? new ReorderWindow<Uint8Array>() : null;
   // A transferred call is the carrier's to carry on: the stream ends, the phone call does not.
   let transferred = false;
+  // The carrier closes the stream when it moves the call: while a transfer is being made, a close
+  // may be that, not the caller hanging up.
+  let coldTransfer: Promise<TransferResult> | null = null;
+  let warmTransfer: WarmTransferCall | null = null;
   const rest = async () => {
     const credentials = await openCarrierCredentials(app.services, claimed.accountId, carrier.name);
     return credentials ? carrier.calls(credentials as never) : null;
@@ -142,27 +154,54 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   // The carrier's verdict on the answered call, carried by our markup: an answering machine
   // past its greeting, to leave the flow's message on (voicemail.ts).
   const leaveVoicemail = claimed.direction === 'outbound' && start.customParameters[VOICEMAIL_PARAMETER] === '1';
+  /** A cold transfer: the carrier moves the live call to the target, and Voxflow leaves. */
+  const transferCold = async (action: TransferAction): Promise<TransferResult> => {
+    const calls = await rest();
+    if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
+    try {
+      // The caller sees the business's number, not the transferring line's own.
+      const request = { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) };
+      await calls.transfer(claimed.carrierCallId, carrier.transfersByUrl ? { ...request, markupUrl: transferMarkupUrl(app, carrier, claimed, request) } : request, restOptions(2));
+    } catch (error) {
+      return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    transferred = true;
+    await store.sessions.setTransferredTo(claimed.id, action.to);
+    return { ok: true };
+  };
   session = admitted.start({
     sendEvent: (event) => bridge.event(event),
     sendAudio: (frame) => bridge.agentAudio(frame),
     lineAudio: { sampleRate: CARRIER_RATE, record: (tap) => bridge.record(tap) },
     close: () => {
+      void warmTransfer?.cancel('the call ended while the person was called');
       if (!callerGone && !transferred) void hangUp(app, carrier, claimed, log);
       if (socket.readyState === socket.OPEN) socket.close(1000, 'call ended');
     },
-    transfer: async (action) => {
-      const calls = await rest();
-      if (!calls || !claimed.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
-      try {
-        // The caller sees the business's number, not the transferring line's own.
-        const request = { to: action.to, ...(claimed.toNumber && claimed.direction === 'inbound' ? { callerId: claimed.toNumber } : {}) };
-        await calls.transfer(claimed.carrierCallId, carrier.transfersByUrl ? { ...request, markupUrl: transferMarkupUrl(app, carrier, claimed, request) } : request, restOptions(2));
-      } catch (error) {
-        return { ok: false, reason: `${carrier.name} did not transfer the call: ${error instanceof Error ? error.message : String(error)}` };
+    transfer: async (action, help) => {
+      if (action.mode === 'warm') {
+        if (!help) return { ok: false, reason: 'a warm transfer needs the engine\'s summary' };
+        const warm = new WarmTransferCall({
+          app,
+          carrier,
+          call: claimed,
+          action,
+          help,
+          log,
+          endSession: (reason) => void session?.end(reason),
+          ...(action.timeoutSeconds ? { ringTimeoutMs: action.timeoutSeconds * 1000 } : {}),
+        });
+        warmTransfer = warm;
+        if (callerGone) warm.callerLeft();
+        const result = await warm.outcome;
+        warmTransfer = null;
+        if (result.ok) transferred = true;
+        return result;
       }
-      transferred = true;
-      await store.sessions.setTransferredTo(claimed.id, action.to);
-      return { ok: true };
+      coldTransfer = transferCold(action);
+      const result = await coldTransfer;
+      coldTransfer = null;
+      return result;
     },
     sendDigits: async (digits: string) => {
       const calls = await rest();
@@ -172,6 +211,14 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     },
   }, { leaveVoicemail });
   const live = session;
+  callerLeft = () => {
+    if (warmTransfer) warmTransfer.callerLeft();
+    else if (coldTransfer) {
+      void coldTransfer.then((result) => {
+        if (!result.ok) void live.end('caller_hung_up');
+      });
+    } else if (!transferred) void live.end('caller_hung_up');
+  };
   onMessage = (text) => {
     const message = carrier.parseStreamMessage(text);
     switch (message.type) {
@@ -191,7 +238,7 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
         return;
       case 'stop':
         callerGone = true;
-        void live.end('caller_hung_up');
+        callerLeft();
         return;
       case 'malformed':
         bridge.counters.malformed++;

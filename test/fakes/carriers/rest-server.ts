@@ -44,6 +44,13 @@ export interface FakeCarrierApi {
   calls: Map<string, FakeCall>;
   /** Requests from now on misbehave (the first `times` of them when set). */
   setFault(fault: CountedFault | undefined): void;
+  /** The call the carrier placed to this number last (a warm transfer's person leg). */
+  placedCallTo(number: string): FakeCall | undefined;
+  /**
+   * Runs once the call's markup is replaced (a transfer): the carrier ends the call's media
+   * stream then, as the call leaves its <Connect><Stream>.
+   */
+  whenRedirected(callId: string, listener: (call: FakeCall) => void): void;
   /** A call the carrier is carrying (an inbound call, as its webhook announced it). */
   addLiveCall(callId: string, call?: Partial<FakeCall>): FakeCall;
   /**
@@ -65,6 +72,13 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
   const calls = new Map<string, FakeCall>();
   let fault: CountedFault | undefined;
   let faulted = 0;
+  const redirectListeners = new Map<string, (call: FakeCall) => void>();
+  const redirected = (call: FakeCall) => {
+    const listener = redirectListeners.get(call.callId);
+    redirectListeners.delete(call.callId);
+    // After the REST answer has gone, as the carrier acts on the update once it accepted it.
+    if (listener) setImmediate(() => listener(call));
+  };
 
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
     const raw = (await readBody(req)).toString('utf8');
@@ -79,7 +93,7 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
     if (active?.status) return errorReply(auth.carrier, res, active.status, 'Service unavailable');
     if (!authorized(auth, req.headers.authorization)) return errorReply(auth.carrier, res, 401, 'Authentication failed');
     const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, string>;
-    route(auth, req.method ?? 'GET', recorded.path, fields, calls, res);
+    route(auth, req.method ?? 'GET', recorded.path, fields, calls, res, redirected);
   };
 
   const listening = await listen(handler);
@@ -92,6 +106,12 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
     setFault(next) {
       fault = next;
       faulted = 0;
+    },
+    placedCallTo(number) {
+      return [...calls.values()].filter((call) => call.to === number && call.answerUrl).at(-1);
+    },
+    whenRedirected(callId, listener) {
+      redirectListeners.set(callId, listener);
     },
     addLiveCall(callId, call = {}) {
       const live: FakeCall = { callId, from: '+15550100001', to: '+15550100002', status: 'in-progress', direction: 'inbound', digitsSent: [], ...call };
@@ -148,7 +168,7 @@ function errorReply(carrier: CarrierName, res: ServerResponse, status: number, m
   return sendJson(res, status, { api_id: randomUUID(), error: message });
 }
 
-function route(auth: FakeCarrierAuth, method: string, path: string, fields: Record<string, string>, calls: Map<string, FakeCall>, res: ServerResponse): void {
+function route(auth: FakeCarrierAuth, method: string, path: string, fields: Record<string, string>, calls: Map<string, FakeCall>, res: ServerResponse, redirected: (call: FakeCall) => void): void {
   const liveCall = (id: string) => {
     const wanted = decodeURIComponent(id);
     // A placed Plivo call is kept by its request_uuid; once answered, its CallUUID names it.
@@ -168,8 +188,10 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
       const call = liveCall(update[1]!);
       if (!call) return errorReply('twilio', res, 404, 'The requested resource was not found');
       if (fields.Status === 'completed') call.status = 'completed';
-      else if (fields.Twiml) call.redirectedTo = fields.Twiml;
-      else return errorReply('twilio', res, 400, 'Status or Twiml is required');
+      else if (fields.Twiml) {
+        call.redirectedTo = fields.Twiml;
+        redirected(call);
+      } else return errorReply('twilio', res, 400, 'Status or Twiml is required');
       return sendJson(res, 200, { sid: call.callId, status: call.status });
     }
   } else if (auth.carrier === 'telnyx') {
@@ -185,8 +207,10 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
       const call = liveCall(update[1]!);
       if (!call) return errorReply('telnyx', res, 404, 'Resource not found');
       if (fields.Status === 'completed') call.status = 'completed';
-      else if (fields.Texml) call.redirectedTo = fields.Texml;
-      else return errorReply('telnyx', res, 422, 'Status, Url or Texml is required');
+      else if (fields.Texml) {
+        call.redirectedTo = fields.Texml;
+        redirected(call);
+      } else return errorReply('telnyx', res, 422, 'Status, Url or Texml is required');
       return sendJson(res, 200, { account_sid: auth.accountSid, sid: call.callId, status: call.status });
     }
     const dtmf = /^\/v2\/calls\/([^/]+)\/actions\/send_dtmf$/.exec(path);
@@ -223,6 +247,7 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
       }
       if (method === 'POST' && fields.aleg_url) {
         call.redirectedTo = fields.aleg_url;
+        redirected(call);
         sendJson(res, 202, { api_id: randomUUID(), message: 'call transferred' });
         // Then Plivo fetches the new XML from that URL, signed as every request it sends (here
         // only from a server on this machine: a test's made-up address is not fetched).

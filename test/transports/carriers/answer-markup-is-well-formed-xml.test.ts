@@ -76,3 +76,29 @@ test('the XML reader used above rejects what a carrier would reject', () => {
   expect(() => parseXml('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Say>x</Response>')).toThrow();
   expect(() => parseXml('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Stream url="a"b"/></Response>')).toThrow();
 });
+
+describe.each(['twilio', 'telnyx'] as const)('%s warm transfer markup', (name) => {
+  const warm = CARRIERS[name].warmTransfer!;
+
+  test('the person hears the summary as text, then joins the conference, starting it and ending it when they leave', () => {
+    const summary = 'Ann <ann@example.com> & Bo say "move it" to 9 o\'clock';
+    const response = parseXml(warm.personJoins('voxflow-abc_123', summary).body);
+    expect(response.children.map((child) => child.name)).toEqual(['Say', 'Dial']);
+    expect(response.children[0]!.text).toBe(summary);
+    const conference = find(response, 'Conference')!;
+    expect(conference.text).toBe('voxflow-abc_123');
+    expect(conference.attributes).toEqual({ startConferenceOnEnter: 'true', endConferenceOnExit: 'true', beep: 'false' });
+    // No summary asked for: straight into the conference.
+    expect(parseXml(warm.personJoins('voxflow-abc_123', '').body).children.map((child) => child.name)).toEqual(['Dial']);
+  });
+
+  test('the caller waits in the same conference for the person, and leaving ends it', () => {
+    const response = parseXml(warm.callerJoins('voxflow-abc_123').body);
+    expect(response.children.map((child) => child.name)).toEqual(['Dial']);
+    expect(find(response, 'Conference')).toMatchObject({ text: 'voxflow-abc_123', attributes: { startConferenceOnEnter: 'false', endConferenceOnExit: 'true', beep: 'false' } });
+  });
+});
+
+test('plivo makes no warm transfer: its markup moves a live call only by URL', () => {
+  expect(CARRIERS.plivo.warmTransfer).toBeUndefined();
+});

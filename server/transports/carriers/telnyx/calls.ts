@@ -3,7 +3,7 @@
 // fetches our answer markup like an inbound call. Keypad tones go through Call Control's
 // send_dtmf, which takes the same id (a TeXML CallSid is the call's call_control_id).
 // https://developers.telnyx.com/api-reference/texml-rest-commands/update-call
-import type { CarrierCalls, PlaceCallRequest, RestOptions, TelnyxCredentials, TransferRequest } from '../carrier.ts';
+import type { CarrierCalls, Markup, PlaceCallRequest, RestOptions, TelnyxCredentials, TransferRequest } from '../carrier.ts';
 import { DTMF_SEQUENCE } from '../carrier.ts';
 import { apiUrl, carrierRequest } from '../rest.ts';
 import { telnyxTransferMarkup } from './markup.ts';
@@ -26,6 +26,9 @@ export function telnyxCalls(credentials: TelnyxCredentials): CarrierCalls {
     },
     async transfer(callId: string, request: TransferRequest, options: RestOptions) {
       await updateCall(callId, new URLSearchParams({ Texml: telnyxTransferMarkup(request).body }), options);
+    },
+    async redirect(callId: string, markup: Markup, options: RestOptions) {
+      await updateCall(callId, new URLSearchParams({ Texml: markup.body }), options);
     },
     async placeCall(request: PlaceCallRequest, options: RestOptions) {
       if (!credentials.applicationSid) throw new Error('telnyx: the TeXML application id is missing from the credentials');

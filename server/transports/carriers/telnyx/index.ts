@@ -1,4 +1,5 @@
 import type { Carrier } from '../carrier.ts';
+import { callerJoinsConference, personJoinsConference } from '../conference.ts';
 import { telnyxCalls } from './calls.ts';
 import { telnyxHangUp, telnyxAnswerWithStream, telnyxNotInService, telnyxSayAndHangUp, telnyxTransferMarkup } from './markup.ts';
 import { parseTelnyxStreamMessage, telnyxClearMessage, telnyxMarkMessage, telnyxMediaMessage } from './stream.ts';
@@ -13,6 +14,7 @@ export const telnyx: Carrier<'telnyx'> = {
   hangUpMarkup: telnyxHangUp,
   sayAndHangUp: telnyxSayAndHangUp,
   transferMarkup: telnyxTransferMarkup,
+  warmTransfer: { callerJoins: callerJoinsConference, personJoins: personJoinsConference },
   parseStreamMessage: parseTelnyxStreamMessage,
   mediaMessage: (_streamId, bytes) => telnyxMediaMessage(bytes),
   markMessage: (_streamId, name) => telnyxMarkMessage(name),

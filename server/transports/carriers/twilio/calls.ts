@@ -4,7 +4,7 @@
 //
 // No sendDigits: Twilio plays keypad tones only from TwiML (<Play digits>), and new TwiML on a
 // live call replaces the <Connect><Stream>, which would end the conversation.
-import type { CarrierCalls, PlaceCallRequest, RestOptions, TransferRequest, TwilioCredentials } from '../carrier.ts';
+import type { CarrierCalls, Markup, PlaceCallRequest, RestOptions, TransferRequest, TwilioCredentials } from '../carrier.ts';
 import { apiUrl, basicAuth, carrierRequest } from '../rest.ts';
 import { twilioTransferMarkup } from './markup.ts';
 
@@ -23,6 +23,9 @@ export function twilioCalls(credentials: TwilioCredentials): CarrierCalls {
     },
     async transfer(callId: string, request: TransferRequest, options: RestOptions) {
       await updateCall(callId, new URLSearchParams({ Twiml: twilioTransferMarkup(request).body }), options);
+    },
+    async redirect(callId: string, markup: Markup, options: RestOptions) {
+      await updateCall(callId, new URLSearchParams({ Twiml: markup.body }), options);
     },
     async placeCall(request: PlaceCallRequest, options: RestOptions) {
       const form = new URLSearchParams({

@@ -1,4 +1,5 @@
 import type { Carrier } from '../carrier.ts';
+import { callerJoinsConference, personJoinsConference } from '../conference.ts';
 import { parseTwilioStyleWebhook } from '../form-webhook.ts';
 import { twilioCalls } from './calls.ts';
 import { twilioHangUp, twilioAnswerWithStream, twilioNotInService, twilioSayAndHangUp, twilioTransferMarkup } from './markup.ts';
@@ -14,6 +15,7 @@ export const twilio: Carrier<'twilio'> = {
   hangUpMarkup: twilioHangUp,
   sayAndHangUp: twilioSayAndHangUp,
   transferMarkup: twilioTransferMarkup,
+  warmTransfer: { callerJoins: callerJoinsConference, personJoins: personJoinsConference },
   parseStreamMessage: parseTwilioStreamMessage,
   // Twilio streams μ-law only.
   mediaMessage: (streamId, bytes) => twilioMediaMessage(streamId, bytes),

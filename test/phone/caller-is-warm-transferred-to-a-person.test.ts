@@ -1,0 +1,275 @@
+// A warm transfer on a phone call: the caller presses 0 for the front desk, hears that they are
+// being connected and asked to hold, while Voxflow calls the front desk through the carrier from
+// the business's number. When the person answers, the carrier fetches the leg's answer URL and
+// gets a summary of the call (in the carrier's own voice, to the person only) followed by a
+// conference; the caller's live call is redirected into the same conference, and Voxflow leaves.
+// When nobody answers, or the carrier cannot call the person, the caller is still on the line
+// and the agent takes them back to the menu.
+import { describe, expect, it, vi } from 'vitest';
+import { signedWebhook } from '../fakes/carriers/voice-webhook.ts';
+import { telnyxSigningKey } from '../fakes/carriers/signing.ts';
+import { BUSINESS_NUMBER, usePhoneRig } from '../support/phone-rig.ts';
+import { FRONT_DESK, PHONE_MENU_YAML } from '../support/phone-menu-flow.ts';
+
+const WARM_MENU_YAML = PHONE_MENU_YAML.replace(`mode: cold, on_failed: menu`, 'mode: warm, summary: true, on_failed: menu');
+
+type TimelineEvent = { type: string; event: Record<string, unknown> };
+
+describe.each(['twilio', 'telnyx'] as const)('a %s caller warm-transferred to the front desk', (carrier) => {
+  const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: WARM_MENU_YAML });
+  const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
+  const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
+  const transfers = async (id: string) => (await events(id)).filter((e) => e.type === 'transfer').map((e) => e.event);
+  const balance = async () => (await rig().server.request('GET', '/v1/credits/balance', { apiKey: rig().account.apiKey })).body.balance_usd_cents as number;
+  const liveSession = async () =>
+    vi.waitFor(
+      async () => {
+        const list = await rig().server.request('GET', '/v1/sessions', { apiKey: rig().account.apiKey });
+        const found = list.body.find((s: { transport: string; status: string }) => s.transport === carrier && s.status === 'connected');
+        expect(found).toBeDefined();
+        return found.id as string;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+  const inState = (id: string, state: string) => vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe(state), { timeout: 15_000, interval: 100 });
+  const agentLines = async (id: string) => (await events(id)).filter((e) => e.type === 'transcript' && e.event.role === 'agent').map((e) => e.event.text as string);
+  /** What the agent said once the transfer had failed. */
+  const linesAfterTheFailure = async (id: string) => {
+    const timeline = await events(id);
+    const failedAt = timeline.findIndex((e) => e.type === 'transfer' && e.event.status === 'failed');
+    return timeline.slice(failedAt + 1).filter((e) => e.type === 'transcript' && e.event.role === 'agent').map((e) => e.event.text as string);
+  };
+  const MENU_LINE = 'Press 1 to give your account number, or 0 for the front desk.';
+  /** The carrier has been asked to call the front desk: the person's leg, ringing. */
+  const personLeg = (placedBefore: number) =>
+    vi.waitFor(
+      () => {
+        const legs = [...rig().api.calls.values()].filter((call) => call.to === FRONT_DESK && call.answerUrl);
+        expect(legs.length).toBe(placedBefore + 1);
+        return legs.at(-1)!;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+  const legsPlaced = () => [...rig().api.calls.values()].filter((call) => call.to === FRONT_DESK && call.answerUrl).length;
+
+  it('calls the person, tells them what the call is about, and joins them with the caller in one conference', { timeout: 90_000 }, async () => {
+    const callId = carrier === 'twilio' ? 'CA44444444444444444444444444444444' : 'v3:warm-answered';
+    const before = await balance();
+    const placed = legsPlaced();
+    const stream = await rig().call(callId);
+    const id = await liveSession();
+    await inState(id, 'menu');
+    stream.pressDigit('1');
+    await inState(id, 'account');
+    for (const digit of ['0', '4', '2', '7', '#']) stream.pressDigit(digit);
+    await inState(id, 'thanks');
+    stream.pressDigit('0');
+
+    const leg = await personLeg(placed);
+    // From the business's number, so the person sees who is calling.
+    expect(leg.from).toBe(BUSINESS_NUMBER);
+    await vi.waitFor(async () => expect(await agentLines(id)).toEqual(expect.arrayContaining(['Connecting you to the front desk.', 'Please hold while I connect you.'])), { timeout: 15_000, interval: 100 });
+    expect((await detail(id)).status).toBe('connected');
+
+    // A forged answer (signed with a key that is not the account's) changes nothing.
+    const forger = carrier === 'twilio' ? { carrier, authToken: 'not-the-token' } as const : { carrier, key: telnyxSigningKey() } as const;
+    const forged = signedWebhook(forger, leg.answerUrl!, { CallSid: leg.callId, CallStatus: 'in-progress', Direction: 'outbound-api', From: leg.from, To: leg.to });
+    expect((await fetch(leg.answerUrl!, { method: 'POST', headers: forged.headers, body: forged.body })).status).toBe(403);
+    expect(rig().api.calls.get(callId)!.redirectedTo).toBeUndefined();
+
+    await rig().api.sendStatus(leg.callId, rig().signer, 'ringing');
+    const answered = await rig().api.answerPlacedCall(leg.callId, rig().signer);
+    expect(answered.status).toBe(200);
+    // The person hears what the call is about (the account number the caller typed), then joins the conference.
+    const said = /<Say>([^<]*)<\/Say>/.exec(answered.body)?.[1] ?? '';
+    expect(said).toMatch(/account number 0427/);
+    expect(said.length).toBeLessThanOrEqual(600);
+    const conference = /<Conference[^>]*>([^<]+)<\/Conference>/.exec(answered.body)?.[1];
+    expect(conference).toBe(`voxflow-${id}`);
+    expect(answered.body.indexOf('<Say>')).toBeLessThan(answered.body.indexOf('<Conference'));
+    // The caller's call was moved into the same conference (and not hung up).
+    expect(rig().api.calls.get(callId)!.redirectedTo).toContain(`>${conference}</Conference>`);
+    expect(rig().api.calls.get(callId)!.status).toBe('in-progress');
+
+    const ended = await vi.waitFor(
+      async () => {
+        const body = await detail(id);
+        expect(body).toMatchObject({ status: 'ended', end_reason: 'transferred', transferred_to: FRONT_DESK });
+        return body;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect((await transfers(id)).map((e) => [e.status, e.mode, e.to])).toEqual([
+      ['started', 'warm', FRONT_DESK],
+      ['completed', 'warm', FRONT_DESK],
+    ]);
+    // Billed once: what the session says it charged is what left the balance.
+    expect(before - (await balance())).toBe(ended.credits_charged_usd_cents);
+
+    // The same answer again (a replay, or the carrier retrying) only hears that the caller is gone.
+    const asked = rig().api.requests.length;
+    const again = await rig().api.answerPlacedCall(leg.callId, rig().signer);
+    expect(again.body).toMatch(/no longer on the line/);
+    expect(again.body).not.toContain('<Conference');
+    expect(rig().api.requests.length).toBe(asked);
+    expect((await detail(id)).end_reason).toBe('transferred');
+  });
+
+  it('takes the caller back to the menu when the person does not answer', { timeout: 90_000 }, async () => {
+    const callId = carrier === 'twilio' ? 'CA55555555555555555555555555555555' : 'v3:warm-no-answer';
+    const placed = legsPlaced();
+    const stream = await rig().call(callId);
+    const id = await liveSession();
+    await inState(id, 'menu');
+    stream.pressDigit('0');
+    const leg = await personLeg(placed);
+    await rig().api.sendStatus(leg.callId, rig().signer, 'no-answer');
+
+    await vi.waitFor(async () => expect((await transfers(id)).map((e) => e.status)).toEqual(['started', 'failed']), { timeout: 20_000, interval: 100 });
+    const failed = (await transfers(id)).find((e) => e.status === 'failed')!;
+    expect(failed).toMatchObject({ mode: 'warm', to: FRONT_DESK });
+    expect(failed.reason).toMatch(/did not answer/);
+    // Still on the line: the agent says the menu again, and the keys work again.
+    await inState(id, 'menu');
+    await vi.waitFor(async () => expect(await linesAfterTheFailure(id)).toEqual([MENU_LINE]), { timeout: 15_000, interval: 100 });
+    expect(rig().api.calls.get(callId)!.redirectedTo).toBeUndefined();
+    stream.pressDigit('1');
+    await inState(id, 'account');
+    expect((await detail(id)).status).toBe('connected');
+
+    await stream.hangUp();
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 10_000 });
+  });
+
+  it('stops the person\'s phone ringing when the caller hangs up first', { timeout: 90_000 }, async () => {
+    const callId = carrier === 'twilio' ? 'CA88888888888888888888888888888888' : 'v3:warm-caller-left';
+    const placed = legsPlaced();
+    const stream = await rig().call(callId);
+    const id = await liveSession();
+    await inState(id, 'menu');
+    stream.pressDigit('0');
+    const leg = await personLeg(placed);
+    await vi.waitFor(() => expect(rig().api.calls.get(leg.callId)!.status).not.toBe('completed'), { timeout: 5_000 });
+    await stream.hangUp();
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 15_000, interval: 100 });
+    // The person's leg was hung up through the carrier's API; the caller's call was left alone.
+    await vi.waitFor(() => expect(rig().api.calls.get(leg.callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
+    expect(rig().api.calls.get(callId)!.redirectedTo).toBeUndefined();
+    // The person picking up now only hears that the caller is gone.
+    rig().api.calls.get(leg.callId)!.status = 'in-progress';
+    expect((await rig().api.answerPlacedCall(leg.callId, rig().signer)).body).toMatch(/no longer on the line/);
+  });
+
+  it('takes the caller back to the menu, saying why, when the carrier cannot call the person', { timeout: 90_000 }, async () => {
+    const callId = carrier === 'twilio' ? 'CA66666666666666666666666666666666' : 'v3:warm-refused';
+    const placed = legsPlaced();
+    const stream = await rig().call(callId);
+    const id = await liveSession();
+    await inState(id, 'menu');
+    rig().api.setFault({ status: 400, times: 1 });
+    try {
+      stream.pressDigit('0');
+      await vi.waitFor(async () => expect((await transfers(id)).map((e) => e.status)).toEqual(['started', 'failed']), { timeout: 20_000, interval: 100 });
+    } finally {
+      rig().api.setFault(undefined);
+    }
+    expect(legsPlaced()).toBe(placed);
+    const failed = (await transfers(id)).find((e) => e.status === 'failed')!;
+    expect(failed.reason).toMatch(new RegExp(`${carrier} did not call \\${FRONT_DESK}.*400`));
+    await inState(id, 'menu');
+    await vi.waitFor(async () => expect(await linesAfterTheFailure(id)).toEqual([MENU_LINE]), { timeout: 15_000, interval: 100 });
+
+    await stream.hangUp();
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 10_000 });
+  });
+});
+
+describe('a warm transfer whose summary the session\'s model writes', () => {
+  const MODEL_SUMMARY = 'Ann is calling about her account, number 0427, and would like to move her Tuesday cleaning.';
+  const rig = usePhoneRig('twilio', {
+    transcripts: [],
+    flowYaml: WARM_MENU_YAML,
+    rules: [{ when: { systemIncludes: 'handing this phone call' }, respond: { text: MODEL_SUMMARY } }],
+  });
+
+  it('tells the person what the model wrote from the conversation, and bills the model once', { timeout: 90_000 }, async () => {
+    const { server, account, api, openai } = rig();
+    const balance = async () => (await server.request('GET', '/v1/credits/balance', { apiKey: account.apiKey })).body.balance_usd_cents as number;
+    const before = await balance();
+    const callId = 'CA77777777777777777777777777777777';
+    const stream = await rig().call(callId);
+    const id = await vi.waitFor(
+      async () => {
+        const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
+        const found = list.body.find((s: { status: string }) => s.status === 'connected');
+        expect(found).toBeDefined();
+        return found.id as string;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    const state = async () => (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body.path.at(-1)?.state;
+    await vi.waitFor(async () => expect(await state()).toBe('menu'), { timeout: 15_000, interval: 100 });
+    stream.pressDigit('1');
+    await vi.waitFor(async () => expect(await state()).toBe('account'), { timeout: 15_000, interval: 100 });
+    for (const digit of ['0', '4', '2', '7', '#']) stream.pressDigit(digit);
+    await vi.waitFor(async () => expect(await state()).toBe('thanks'), { timeout: 15_000, interval: 100 });
+    stream.pressDigit('0');
+    const leg = await vi.waitFor(() => api.placedCallTo(FRONT_DESK) ?? expect.fail('the front desk was not called yet'), { timeout: 20_000, interval: 100 });
+    // The model was asked with the conversation so far.
+    await vi.waitFor(() => expect(openai.requests.some((r) => JSON.stringify(r.body).includes('handing this phone call'))).toBe(true), { timeout: 15_000, interval: 100 });
+    const asked = openai.requests.find((r) => JSON.stringify(r.body).includes('handing this phone call'))!;
+    expect(JSON.stringify(asked.body)).toContain('The caller entered 0427');
+
+    const answered = await api.answerPlacedCall(leg.callId, rig().signer);
+    expect(answered.body).toContain(`<Say>${MODEL_SUMMARY}</Say>`);
+    const ended = await vi.waitFor(
+      async () => {
+        const body = (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body;
+        expect(body).toMatchObject({ status: 'ended', end_reason: 'transferred', transferred_to: FRONT_DESK });
+        return body;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(ended.credits_charged_usd_cents).toBeGreaterThan(0);
+    expect(before - (await balance())).toBe(ended.credits_charged_usd_cents);
+  });
+});
+
+describe('a warm transfer nobody picks up', () => {
+  const rig = usePhoneRig('telnyx', { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML.replace('mode: cold, on_failed: menu', 'mode: warm, timeout_seconds: 5, on_failed: menu') });
+
+  it('stops the ringing after the flow\'s timeout_seconds and takes the caller back to the menu', { timeout: 90_000 }, async () => {
+    const { server, account, api } = rig();
+    const detail = async (id: string) => (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body;
+    const stream = await rig().call('v3:warm-rings-out');
+    const id = await vi.waitFor(
+      async () => {
+        const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
+        const found = list.body.find((s: { status: string }) => s.status === 'connected');
+        expect(found).toBeDefined();
+        return found.id as string;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    await vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe('menu'), { timeout: 15_000, interval: 100 });
+    stream.pressDigit('0');
+    const leg = await vi.waitFor(() => api.placedCallTo(FRONT_DESK) ?? expect.fail('the front desk was not called yet'), { timeout: 20_000, interval: 100 });
+    await api.sendStatus(leg.callId, rig().signer, 'ringing');
+    // Nobody answers: after 5 s the leg is hung up, and the caller is back at the menu.
+    const failed = await vi.waitFor(
+      async () => {
+        const events = (await server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: account.apiKey })).body.events as TimelineEvent[];
+        const found = events.find((e) => e.type === 'transfer' && e.event.status === 'failed');
+        expect(found).toBeDefined();
+        return found!.event;
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    expect(failed.reason).toBe(`${FRONT_DESK} did not answer within 5 s`);
+    await vi.waitFor(() => expect(api.calls.get(leg.callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe('menu'), { timeout: 15_000, interval: 100 });
+    expect((await detail(id)).status).toBe('connected');
+    await stream.hangUp();
+    await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up' }), { timeout: 10_000 });
+  });
+});
