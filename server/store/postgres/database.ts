@@ -90,13 +90,24 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
+/**
+ * A connection-level failure as the store's own error: the API answers it 503 store_unavailable
+ * with Retry-After (PostgreSQL restarting, a failover, the network), not 500; anything else is
+ * left as it is.
+ */
+function asStoreError(error: unknown, shownUrl: string): unknown {
+  if (!isConnectionError(error)) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnreachableError(shownUrl, `the connection failed (${reason})`, { cause: error });
+}
+
 /** Errors that say the server is gone, not that the statement was wrong. */
 function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   if (typeof code !== 'string') {
     // pg throws plain Errors when a connection ends under a query.
     const message = error instanceof Error ? error.message : '';
-    return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
   }
   return (
     code.startsWith('08') || // connection_exception
@@ -268,7 +279,7 @@ class PostgresDatabase implements PgDatabase {
       let broken = false;
       try {
         const tx = queryable(client, (work) => this.track(work));
-        await client.query('BEGIN');
+        await this.track(client.query('BEGIN'));
         const result = await fn(tx);
         await this.track(client.query('COMMIT'));
         return result;
@@ -333,7 +344,10 @@ class PostgresDatabase implements PgDatabase {
     if (this.closed) throw new StoreClosedError();
   }
 
-  /** Keeps `writable()` true while queries succeed and false after one fails for want of a connection. */
+  /**
+   * Keeps `writable()` true while queries succeed and false after one fails for want of a
+   * connection, and turns such a failure into a StoreUnreachableError (the API's 503).
+   */
   private async track<T>(work: Promise<T>): Promise<T> {
     try {
       const result = await work;
@@ -341,7 +355,7 @@ class PostgresDatabase implements PgDatabase {
       return result;
     } catch (error) {
       if (isConnectionError(error)) this.setReachable(false);
-      throw error;
+      throw asStoreError(error, this.shownUrl);
     }
   }
 
