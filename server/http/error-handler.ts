@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.ts';
+import { discardRestOfUpload } from './refused-uploads.ts';
 import { SessionCapReachedError, StoreClosedError, StoreFailedError, StoreUnreachableError } from '../store/store.ts';
 
 /** Fastify's own error codes, as registry codes (with a more precise message where it helps). */
@@ -66,6 +67,7 @@ export const errorHandlerPlugin = fp(
         return sendCoded(reply, 'store_unavailable', STORE_UNREACHABLE_MESSAGE);
       }
       const known = (error as FastifyError).code ? FASTIFY_CODES[(error as FastifyError).code] : undefined;
+      if ((error as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE') discardRestOfUpload(request, reply);
       if (known) return sendCoded(reply, known.code, known.message);
       // JSON.parse failures surface as a 400 SyntaxError from the content-type parser.
       if (error instanceof SyntaxError && (error as FastifyError).statusCode === 400) {
