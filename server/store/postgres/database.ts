@@ -190,6 +190,13 @@ async function checkIsPostgres(pool: pg.Pool, shownUrl: string): Promise<void> {
  */
 async function migrate(pool: pg.Pool, migrations: readonly PgMigration[], shownUrl: string): Promise<void> {
   const client = await pool.connect();
+  // Checked out, the client has no listener of the pool's: a cut connection must fail the
+  // migration, not end the process with an 'error' nobody hears.
+  let lost = false;
+  const onLost = () => {
+    lost = true;
+  };
+  client.on('error', onLost);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     try {
@@ -223,7 +230,8 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[], shownU
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
     }
   } finally {
-    client.release();
+    client.off('error', onLost);
+    client.release(lost || undefined);
   }
 }
 
@@ -277,6 +285,13 @@ class PostgresDatabase implements PgDatabase {
     for (let attempt = 1; ; attempt++) {
       const client = await this.track(this.pool.connect());
       let broken = false;
+      // A checked-out client has no listener of the pool's: its connection cut (PostgreSQL
+      // restarting, pg_terminate_backend) would be an 'error' nobody hears, which ends the process.
+      // The failure reaches the statement waiting on it anyway; the client is destroyed, not pooled.
+      const onLost = () => {
+        broken = true;
+      };
+      client.on('error', onLost);
       try {
         const tx = queryable(client, (work) => this.track(work));
         await this.track(client.query('BEGIN'));
@@ -291,6 +306,7 @@ class PostgresDatabase implements PgDatabase {
         if (attempt < TRANSACTION_ATTEMPTS && sqlstate !== undefined && RETRYABLE_SQLSTATES.has(sqlstate)) continue;
         throw error;
       } finally {
+        client.off('error', onLost);
         // A client whose ROLLBACK failed may be mid-transaction: destroy it rather than pool it.
         client.release(broken || undefined);
       }
