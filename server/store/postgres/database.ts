@@ -118,6 +118,40 @@ function isConnectionError(error: unknown): boolean {
   );
 }
 
+/** A pooled client taken out of the pool, until given back with `giveBack`. */
+interface CheckedOut {
+  client: pg.PoolClient;
+  /** Back to the pool; destroyed instead when asked, or when its connection failed while out. */
+  giveBack(destroy?: boolean): void;
+}
+
+/**
+ * A client out of the pool has no listener of the pool's: its connection cut (PostgreSQL
+ * restarting, pg_terminate_backend) would be an 'error' nobody hears, which ends the process. The
+ * listener is added in pg's own callback, not after an await: a connection cut right after it
+ * opened may say so in the very read that finished opening it. The failure reaches the
+ * statement waiting on the client anyway.
+ */
+function checkOut(pool: pg.Pool): Promise<CheckedOut> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error || !client) return reject(error ?? new Error('the pool gave no client'));
+      let lost = false;
+      const onLost = () => {
+        lost = true;
+      };
+      client.on('error', onLost);
+      resolve({
+        client,
+        giveBack(destroy = false) {
+          client.off('error', onLost);
+          client.release(destroy || lost || undefined);
+        },
+      });
+    });
+  });
+}
+
 function queryable(client: pg.Pool | pg.PoolClient, track: <T>(work: Promise<T>) => Promise<T>): PgQueryable {
   return {
     async rows<T>(sql: string, params?: unknown[]) {
@@ -189,14 +223,8 @@ async function checkIsPostgres(pool: pg.Pool, shownUrl: string): Promise<void> {
  * a session advisory lock: a second node starting at the same moment waits, then finds them applied.
  */
 async function migrate(pool: pg.Pool, migrations: readonly PgMigration[], shownUrl: string): Promise<void> {
-  const client = await pool.connect();
-  // Checked out, the client has no listener of the pool's: a cut connection must fail the
-  // migration, not end the process with an 'error' nobody hears.
-  let lost = false;
-  const onLost = () => {
-    lost = true;
-  };
-  client.on('error', onLost);
+  const out = await checkOut(pool);
+  const client = out.client;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     try {
@@ -230,8 +258,7 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[], shownU
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
     }
   } finally {
-    client.off('error', onLost);
-    client.release(lost || undefined);
+    out.giveBack();
   }
 }
 
@@ -283,15 +310,9 @@ class PostgresDatabase implements PgDatabase {
   async transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T> {
     this.assertOpen();
     for (let attempt = 1; ; attempt++) {
-      const client = await this.track(this.pool.connect());
+      const out = await this.track(checkOut(this.pool));
+      const client = out.client;
       let broken = false;
-      // A checked-out client has no listener of the pool's: its connection cut (PostgreSQL
-      // restarting, pg_terminate_backend) would be an 'error' nobody hears, which ends the process.
-      // The failure reaches the statement waiting on it anyway; the client is destroyed, not pooled.
-      const onLost = () => {
-        broken = true;
-      };
-      client.on('error', onLost);
       try {
         const tx = queryable(client, (work) => this.track(work));
         await this.track(client.query('BEGIN'));
@@ -306,9 +327,8 @@ class PostgresDatabase implements PgDatabase {
         if (attempt < TRANSACTION_ATTEMPTS && sqlstate !== undefined && RETRYABLE_SQLSTATES.has(sqlstate)) continue;
         throw error;
       } finally {
-        client.off('error', onLost);
         // A client whose ROLLBACK failed may be mid-transaction: destroy it rather than pool it.
-        client.release(broken || undefined);
+        out.giveBack(broken);
       }
     }
   }
