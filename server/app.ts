@@ -23,6 +23,7 @@ import { authPlugin } from './http/auth.ts';
 import { errorHandlerPlugin, frameworkErrors } from './http/error-handler.ts';
 import { hostAndOriginPlugin } from './http/host-and-origin.ts';
 import { jsonBodyPlugin } from './http/json-body.ts';
+import { nulCharactersPlugin } from './http/nul-characters.ts';
 import { rateLimitsPlugin } from './http/rate-limits.ts';
 import { responseHeadersPlugin } from './http/response-headers.ts';
 import { servicesPlugin, type Services } from './http/services.ts';
@@ -299,6 +300,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(jsonBodyPlugin);
     await app.register(hostAndOriginPlugin);
     await app.register(rateLimitsPlugin);
+    await app.register(nulCharactersPlugin);
     await app.register(authPlugin);
     // Before any route: it validates, serializes and documents every route registered after it.
     await app.register(apiContractPlugin, { checkResponses: options.checkResponses ?? false });

@@ -3,7 +3,8 @@
 // every SWEEP_SECS it ends the connected sessions that gone nodes (crashed, or cut off past
 // NODE_GONE_AFTER_SECS) left behind, so they do not read as live forever nor hold places under
 // their account's session cap. Every node sweeps; the store ends each session once, so the one that
-// ended it tells the webhooks.
+// ended it tells the webhooks. A gone node's row is removed by the sweep after the one that ended
+// its sessions.
 //
 // The embedded sql.js store has one node: its start ends what an earlier run left (app.ts), and
 // there is nothing to beat or sweep while it runs.
@@ -51,6 +52,9 @@ export function startNodePresence(
   const sweep = setInterval(
     () =>
       run('end the sessions of gone nodes', async () => {
+        // First the rows of gone nodes an earlier sweep emptied: a row goes one sweep after its
+        // node's sessions were ended, never with them (repositories/nodes.ts).
+        await store.nodes.forgetGone();
         const ended = await store.sessions.endInterrupted();
         if (ended.length > 0) {
           log.warn({ sessions: ended.length, node: store.nodes.self }, 'ended the sessions of a node that stopped answering (end_reason server_restarted)');

@@ -10,6 +10,7 @@ export const DIAGNOSTIC_CODES = {
   // The yaml library's warnings are reported under this code too, as warnings.
   yaml_syntax: 'error',
   too_many_aliases: 'error',
+  too_deeply_nested: 'error',
   missing_key: 'error',
   unknown_key: 'error',
   wrong_type: 'error',

@@ -3,6 +3,7 @@
 import { LineCounter, isScalar, visit, type Document } from 'yaml';
 import { DocumentLocator } from './locate.ts';
 import { parseYaml } from './parse-yaml.ts';
+import { dataTooDeep, isStackOverflowError, tooDeepMessage, tooDeeplyNested } from './nesting.ts';
 import { checkSemantics } from './semantics.ts';
 import { checkStructure } from './structure.ts';
 import { DIAGNOSTIC_CODES } from './diagnostic-codes.ts';
@@ -55,7 +56,13 @@ function parseUnchecked(yamlText: string): ParseResult {
   const locator = new DocumentLocator(doc, lines, yamlText);
   const diagnostics: Diagnostic[] = [];
 
+  // Before anything reads the document by recursion; the library's own overflow is not reported.
+  const tooDeep = tooDeeplyNested(doc, yamlText);
+  if (tooDeep) {
+    diagnostics.push({ severity: 'error', code: 'too_deeply_nested', message: tooDeep.message, path: [], ...locator.offsetPosition(tooDeep.offset) });
+  }
   for (const problem of doc.errors) {
+    if (tooDeep && isStackOverflowError(problem)) continue;
     const at = locator.offsetPosition(problem.pos[0]);
     diagnostics.push({ severity: 'error', code: 'yaml_syntax', message: problem.message, path: [], ...at });
   }
@@ -85,6 +92,10 @@ function parseUnchecked(yamlText: string): ParseResult {
         column: 1,
       },
     ]);
+  }
+
+  if (dataTooDeep(data)) {
+    return finish(null, [...diagnostics, { severity: 'error', code: 'too_deeply_nested', message: tooDeepMessage(true), path: [], line: 1, column: 1 }]);
   }
 
   if (data === null || data === undefined) {

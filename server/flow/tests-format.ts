@@ -19,6 +19,7 @@ import { LineCounter, isMap, isSeq } from 'yaml';
 import { z } from 'zod';
 import { DocumentLocator } from './locate.ts';
 import { parseYaml } from './parse-yaml.ts';
+import { dataTooDeep, isStackOverflowError, tooDeepMessage, tooDeeplyNested } from './nesting.ts';
 import { describePath, describeValue } from './structure.ts';
 import { KEYPAD_RUN_PATTERN } from './keypad.ts';
 import { transferTargetProblem } from './semantics-phone.ts';
@@ -31,6 +32,7 @@ export const TEST_DIAGNOSTIC_CODES = {
   document_too_large: 'error',
   yaml_syntax: 'error',
   too_many_aliases: 'error',
+  too_deeply_nested: 'error',
   missing_key: 'error',
   unknown_key: 'error',
   wrong_type: 'error',
@@ -171,7 +173,12 @@ function parseUnchecked(text: string, flow: FlowDocument | null): TestParseResul
   const locator = new DocumentLocator(doc, lines, text);
   const shape = isMap(doc.contents) && doc.contents.has('tests') ? 'suite' : 'test';
   const diagnostics: TestDiagnostic[] = [];
-  for (const problem of doc.errors) diagnostics.push(at('yaml_syntax', problem.message, [], locator.offsetPosition(problem.pos[0])));
+  // Before anything reads the document by recursion; the library's own overflow is not reported.
+  const tooDeep = tooDeeplyNested(doc, text);
+  if (tooDeep) diagnostics.push(at('too_deeply_nested', tooDeep.message, [], locator.offsetPosition(tooDeep.offset)));
+  for (const problem of doc.errors) {
+    if (!(tooDeep && isStackOverflowError(problem))) diagnostics.push(at('yaml_syntax', problem.message, [], locator.offsetPosition(problem.pos[0])));
+  }
   if (diagnostics.length > 0) return finish(null, shape, diagnostics);
 
   let data: unknown;
@@ -180,6 +187,7 @@ function parseUnchecked(text: string, flow: FlowDocument | null): TestParseResul
   } catch {
     return finish(null, shape, [at('too_many_aliases', `aliases in this document expand to more than ${MAX_YAML_ALIASES} copies`, [], start)]);
   }
+  if (dataTooDeep(data)) return finish(null, shape, [at('too_deeply_nested', tooDeepMessage(true), [], start)]);
   if (data === null || data === undefined) {
     return finish(null, shape, [at('wrong_type', 'the document is empty: a test is a map with name and steps, a suite a map with tests', [], start)]);
   }

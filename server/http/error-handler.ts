@@ -4,7 +4,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.ts';
-import { SessionCapReachedError, StoreClosedError, StoreFailedError } from '../store/store.ts';
+import { discardRestOfUpload } from './refused-uploads.ts';
+import { SessionCapReachedError, StoreClosedError, StoreFailedError, StoreUnreachableError } from '../store/store.ts';
 
 /** Fastify's own error codes, as registry codes (with a more precise message where it helps). */
 const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
@@ -14,6 +15,13 @@ const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'malformed_json', message: 'The body is empty but the content type says JSON.' },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'malformed_json' },
 };
+
+/**
+ * The database could not be reached (PostgreSQL restarting, a failover): a moment's matter, so the
+ * client is told to try again then; a node recovers on its own once the database answers.
+ */
+const STORE_RETRY_AFTER_SECONDS = '1';
+const STORE_UNREACHABLE_MESSAGE = 'The database cannot be reached right now; try again shortly.';
 
 function sendCoded(reply: FastifyReply, code: ErrorCode, message?: string, details?: unknown[]) {
   return reply.status(ERRORS[code].status).send(errorBody(code, message ?? ERRORS[code].message, details));
@@ -34,7 +42,7 @@ export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors'
 export function errorCodeOf(error: unknown): ErrorCode {
   if (error instanceof AppError) return error.code;
   if (error instanceof SessionCapReachedError) return 'too_many_sessions';
-  if (error instanceof StoreFailedError || error instanceof StoreClosedError) return 'store_unavailable';
+  if (error instanceof StoreFailedError || error instanceof StoreClosedError || error instanceof StoreUnreachableError) return 'store_unavailable';
   return 'internal';
 }
 
@@ -52,7 +60,14 @@ export const errorHandlerPlugin = fp(
         request.log.error({ err: error }, 'store unavailable');
         return sendCoded(reply, 'store_unavailable');
       }
+      // One line, no stack: during a database restart every request in flight ends here.
+      if (error instanceof StoreUnreachableError) {
+        request.log.warn({ reason: error.message }, 'store unreachable; answered 503');
+        void reply.header('retry-after', STORE_RETRY_AFTER_SECONDS);
+        return sendCoded(reply, 'store_unavailable', STORE_UNREACHABLE_MESSAGE);
+      }
       const known = (error as FastifyError).code ? FASTIFY_CODES[(error as FastifyError).code] : undefined;
+      if ((error as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE') discardRestOfUpload(request, reply);
       if (known) return sendCoded(reply, known.code, known.message);
       // JSON.parse failures surface as a 400 SyntaxError from the content-type parser.
       if (error instanceof SyntaxError && (error as FastifyError).statusCode === 400) {

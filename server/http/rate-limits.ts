@@ -1,12 +1,22 @@
 // Rate limits (docs/api.md): every request counts against its IP, signup and login against a
 // tight per-IP budget, and each authenticated request against its credential (the auth plugin
 // calls `limitCredential` once it knows who is calling). Past a limit: 429 with Retry-After.
-// The windows live in this process: with several nodes each node counts for itself.
+// The windows live in this process: with several nodes each node counts for itself. A route may
+// stand outside them (`config.rateLimited: false`): /health, which a load balancer or monitor
+// polls from the same address as the traffic it fronts, and which must not read 429 (the node
+// "down") because that traffic is being limited.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import type { Principal } from './services.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** False for a route no rate limit counts or refuses (health checks). */
+    rateLimited?: boolean;
+  }
+}
 
 function take(limiter: RateLimiter, key: string): void {
   const decision = limiter.take(key);
@@ -27,6 +37,7 @@ export const rateLimitsPlugin = fp(
     );
 
     app.addHook('onRequest', async (request) => {
+      if (request.routeOptions.config.rateLimited === false) return;
       take(perIp, request.ip);
       if (request.routeOptions.url !== undefined && request.routeOptions.config.authAttempt) {
         take(authAttempts, `${request.ip} ${request.routeOptions.url}`);

@@ -173,7 +173,7 @@ export class FlowJobs {
   /** A Pipecat FlowConfig (the request body's JSON text) as a Voxflow flow, or the body's refusal. */
   async importPipecat(account: string, jsonText: string, maxDepth: number): Promise<Exclude<FlowJobResults['pipecat_import'], { refused: unknown }>> {
     const result = await this.run(account, { kind: 'pipecat_import', jsonText, maxDepth });
-    if ('refused' in result) throw new AppError(result.refused.code, result.refused.message);
+    if ('refused' in result) throw new AppError(result.refused.code, result.refused.message, result.refused.details);
     return result;
   }
 

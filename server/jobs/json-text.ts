@@ -7,10 +7,11 @@
 // It refuses what server/http/json-body.ts refuses, with the same codes: text that is not JSON
 // (400 malformed_json), a `__proto__` or `constructor.prototype` key (400 malformed_json, as
 // Fastify's parser does), nesting past the limit the caller passes (422 invalid_request, the
-// limit being json-depth.ts's, which this layer may not import). The walk below measures depth
-// and looks for those keys in one pass, without recursion.
+// limit being json-depth.ts's, which this layer may not import), a NUL character in a string or a
+// key (422 invalid_request naming the field, as http/nul-characters.ts words it). The walk below
+// measures depth and looks for those keys in one pass, without recursion.
 
-export type JsonTextRefusal = { code: 'malformed_json' | 'invalid_request'; message: string };
+export type JsonTextRefusal = { code: 'malformed_json' | 'invalid_request'; message: string; details?: unknown[] };
 
 export type ParsedJsonText = { ok: true; value: unknown } | { ok: false; refusal: JsonTextRefusal };
 
@@ -38,7 +39,34 @@ export function parseJsonText(text: string, maxDepth: number): ParsedJsonText {
       if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: here });
     }
   }
+  // Valid JSON holds a NUL only as the escape \u0000: without one in the text, no walk is needed.
+  if (text.includes('\\u0000')) {
+    const found = findNulCharacter(value);
+    if (found) {
+      return { ok: false, refusal: { code: 'invalid_request', message: `The body is not valid: ${found.field}: ${found.message}.`, details: [found] } };
+    }
+  }
   return { ok: true, value };
+}
+
+/** Where the first NUL is, as http/nul-characters.ts names it (a key's at the object holding it); null if none. */
+function findNulCharacter(value: unknown): { field: string; message: string } | null {
+  const stack: Array<{ value: unknown; path: string[] }> = [{ value, path: [] }];
+  const fieldOf = (path: string[]) => (path.length > 0 ? path.join('.') : 'body');
+  while (stack.length > 0) {
+    const { value: current, path } = stack.pop()!;
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return { field: fieldOf(path), message: 'must not contain the NUL character (U+0000)' };
+      continue;
+    }
+    if (typeof current !== 'object' || current === null) continue;
+    const entries = Array.isArray(current) ? current.map((child, i) => [String(i), child] as const) : Object.entries(current);
+    if (!Array.isArray(current) && entries.some(([key]) => key.includes('\u0000'))) {
+      return { field: fieldOf(path), message: 'must not have a key containing the NUL character (U+0000)' };
+    }
+    for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], path: [...path, entries[i]![0]] });
+  }
+  return null;
 }
 
 function isConstructorPrototype(object: object): boolean {

@@ -153,6 +153,16 @@ describe('sizes and hostile documents', () => {
     expect((await server.request('GET', '/health')).status).toBe(200);
   });
 
+  it('refuses a flow nested thousands deep with 422 too_deeply_nested: the limit and the line where it went past it, not a stack overflow', { timeout: 60_000 }, async () => {
+    const yaml = `${GUESSING_GAME_YAML}\nextra:\n  deep: ${'['.repeat(5_000)}${']'.repeat(5_000)}\n`;
+    const response = await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'deep', yaml_content: yaml } });
+    expectError(response, 422, 'invalid_flow');
+    expect(response.text).not.toMatch(/call stack/i);
+    const deepLine = yaml.split('\n').findIndex((l) => l.startsWith('  deep:')) + 1;
+    expect(response.body.error.details).toEqual([expect.objectContaining({ code: 'too_deeply_nested', line: deepLine, message: expect.stringContaining('at most 64') })]);
+    expect(response.body.error.message).toContain(`line ${deepLine}`);
+  });
+
   it('refuses a document with more than 100 aliases with 422 too_many_aliases', async () => {
     const aliases = Array.from({ length: 101 }, (_, i) => `  k${i}: *t`).join('\n');
     const response = await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'aliases', yaml_content: `text: &t hello\nmore:\n${aliases}\n` } });

@@ -93,11 +93,22 @@ describe('the per-IP rate limit', () => {
     const statuses: number[] = [];
     let last;
     for (let i = 0; i < 6; i++) {
-      last = await server.request('GET', '/health');
+      last = await server.request('GET', '/capabilities');
       statuses.push(last.status);
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     expectError(last!, 429, 'rate_limited');
     expectRetryAfter(last!);
+  });
+
+  it('still answers /health to a client it refuses everything else: a load balancer on that address must not see the node as down', async () => {
+    for (let i = 0; i < 6; i++) await server.request('GET', '/capabilities');
+    expectError(await server.request('GET', '/capabilities'), 429, 'rate_limited');
+    for (let i = 0; i < 10; i++) {
+      const health = await server.request('GET', '/health');
+      expect({ check: i, status: health.status, health: health.body?.status }).toEqual({ check: i, status: 200, health: 'ok' });
+    }
+    // Health checks take no share of the budget either: the address is still refused, not let through.
+    expectError(await server.request('GET', '/capabilities'), 429, 'rate_limited');
   });
 });

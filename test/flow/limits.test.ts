@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseFlow } from '../../server/flow/parse.ts';
+import { MAX_NESTING_DEPTH } from '../../server/flow/nesting.ts';
+import { parseFlowTests } from '../../server/flow/tests-format.ts';
 import { aliasBomb } from '../support/generate-flow.ts';
 
 const GAME = readFileSync(new URL('../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');
@@ -47,6 +49,58 @@ describe('hostile and oversized flow documents', () => {
     expect(parseFlow(GAME + euros).diagnostics[0]?.code).toBe('document_too_large');
     const fits = `# ${'€'.repeat(80_000)}\n`; // 240,000 bytes
     expect(parseFlow(GAME + fits).diagnostics).toEqual([]);
+  });
+
+  // Each shape a nesting can take, 5,000 levels deep (the yaml library's own reader overflows its
+  // stack long before), and just past the limit: a clear refusal at the line where it went too deep.
+  // `levels`: maps and lists one inside the other, the document's own map the first.
+  const SHAPES: Array<{ shape: string; make: (levels: number) => { yaml: string; tooDeepAt: number } }> = [
+    { shape: 'flow lists', make: (n) => ({ yaml: `id: x\nsettings:\n  extra: ${'['.repeat(n - 2)}${']'.repeat(n - 2)}\n`, tooDeepAt: 3 }) },
+    { shape: 'flow maps', make: (n) => ({ yaml: `id: x\nsettings:\n  extra: ${'{a: '.repeat(n - 2)}1${'}'.repeat(n - 2)}\n`, tooDeepAt: 3 }) },
+    { shape: 'block lists', make: (n) => ({ yaml: `id: x\nitems:\n${'- '.repeat(n - 1)}x\n`, tooDeepAt: 3 }) },
+    {
+      shape: 'block maps, a level a line',
+      // Line i holds the key of the map at depth i: the first map too deep starts on the line after the limit.
+      make: (n) => ({ yaml: `${Array.from({ length: n }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n')} end\n`, tooDeepAt: MAX_NESTING_DEPTH + 1 }),
+    },
+  ];
+  it.each(SHAPES)('refuses $shape nested past the limit with too_deeply_nested at the line, not a stack overflow', ({ make }) => {
+    let tried = 0;
+    for (const levels of [MAX_NESTING_DEPTH + 1, 200, 5_000]) {
+      const { yaml, tooDeepAt } = make(levels);
+      // Block maps 5,000 deep are megabytes of indentation: refused as too large before this.
+      if (new TextEncoder().encode(yaml).length > 256 * 1024) continue;
+      tried++;
+      const result = parseFlow(yaml);
+      expect(result.document).toBeNull();
+      expect(result.diagnostics.map((d) => d.code), `${levels} levels`).toEqual(['too_deeply_nested']);
+      expect(result.diagnostics[0]!.message).toContain(`at most ${MAX_NESTING_DEPTH}`);
+      expect(result.diagnostics[0]!.message).not.toMatch(/call stack/i);
+      expect(result.diagnostics[0]!.line, `${levels} levels`).toBe(tooDeepAt);
+    }
+    expect(tried).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(SHAPES)('reads $shape nested exactly as deep as allowed', ({ make }) => {
+    const codes = parseFlow(make(MAX_NESTING_DEPTH).yaml).diagnostics.map((d) => d.code);
+    expect(codes).not.toContain('too_deeply_nested');
+    expect(codes).not.toContain('yaml_syntax');
+  });
+
+  it('refuses a document whose aliases nest it too deep once expanded', () => {
+    // Each anchor is 21 levels deep where it is written; the last, expanded, over 80.
+    const levels = ['a0: &a0 [1]'];
+    for (let i = 1; i <= 4; i++) levels.push(`a${i}: &a${i} ${'['.repeat(20)}*a${i - 1}${']'.repeat(20)}`);
+    const result = parseFlow(`${levels.join('\n')}\n`);
+    expect(result.diagnostics.map((d) => d.code)).toEqual(['too_deeply_nested']);
+    expect(result.diagnostics[0]!.message).toContain('aliases expanded');
+  });
+
+  it('refuses a flow test nested too deep the same way', () => {
+    const result = parseFlowTests(`name: deep\nsteps:\n  - user: hi\n    expect: {variables: {x: ${'['.repeat(5_000)}${']'.repeat(5_000)}}}\n`, null);
+    expect(result.diagnostics.map((d) => d.code)).toEqual(['too_deeply_nested']);
+    expect(result.diagnostics[0]).toMatchObject({ line: 4 });
+    expect(result.diagnostics[0]!.message).toContain(`at most ${MAX_NESTING_DEPTH}`);
   });
 
   it('reads unicode state names, prompts and emoji as designers write them', () => {

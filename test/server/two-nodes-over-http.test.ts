@@ -191,28 +191,33 @@ describe('two nodes on one PostgreSQL, over HTTP', () => {
       killed.child.kill('SIGKILL');
       await killed.exited;
       expect((await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.status).toBe('connected');
-
-      // Polled until the other node ends it; each poll notes when its answer came back.
-      let endSeenAt = 0;
-      await expect
-        .poll(
-          async () => {
-            const reason = (await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.end_reason;
-            endSeenAt = Date.now() / 1000;
-            return reason;
-          },
-          { timeout: 40_000, interval: 250 },
-        )
-        .toBe('server_restarted');
-      // Not before the dead node had been silent for the whole node timeout: the answer that first
-      // showed the end came back at least 4 s after the node's last heartbeat. (Measured from the
-      // heartbeat, not the kill: on a loaded machine the last beat may come well before the kill.)
+      // When the dead node was last seen, read while its call is still connected (its row stays until then).
       const db = new pg.Client({ connectionString: databaseUrl });
       await db.connect();
       try {
-        const { rows } = await db.query('SELECT n.last_seen_at FROM nodes n JOIN sessions s ON s.node_id = n.id WHERE s.id = $1', [sessionId]);
-        expect(rows).toHaveLength(1);
-        expect(endSeenAt - Number(rows[0].last_seen_at)).toBeGreaterThanOrEqual(4);
+        const lastSeen = async () => (await db.query('SELECT n.id, n.last_seen_at FROM nodes n JOIN sessions s ON s.node_id = n.id WHERE s.id = $1', [sessionId])).rows;
+        const [deadNode] = await lastSeen();
+        expect(deadNode).toBeDefined();
+        // Polled until the other node ends it; each poll notes when its answer came back.
+        let endSeenAt = 0;
+        await expect
+          .poll(
+            async () => {
+              const reason = (await a.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey })).body.end_reason;
+              endSeenAt = Date.now() / 1000;
+              return reason;
+            },
+            { timeout: 40_000, interval: 250 },
+          )
+          .toBe('server_restarted');
+        // Not before the dead node had been silent for the whole node timeout: the answer that first
+        // showed the end came back at least 4 s after the node's last heartbeat. (Measured from the
+        // heartbeat, not the kill: on a loaded machine the last beat may come well before the kill.)
+        // The row, unless a sweep has removed it already, has not moved since it was read.
+        expect(endSeenAt - Number(deadNode.last_seen_at)).toBeGreaterThanOrEqual(4);
+        for (const row of await lastSeen()) expect(Number(row.last_seen_at)).toBe(Number(deadNode.last_seen_at));
+        // A later sweep removes the row: a killed node leaves nothing behind in nodes.
+        await expect.poll(async () => (await db.query('SELECT 1 FROM nodes WHERE id = $1', [deadNode.id])).rows.length, { timeout: 20_000, interval: 250 }).toBe(0);
       } finally {
         await db.end();
       }

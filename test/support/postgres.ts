@@ -21,6 +21,8 @@ export interface TestPostgres {
   dir: string;
   /** A new, empty database; its URL. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server (fast: connections are cut) and starts it again on the same port and data. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,7 +72,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-sync']);
   const port = await freePort();
   // No socket directory of the system's (it may not exist or be writable): TCP on loopback only.
-  await as('pg_ctl', ['-D', data, '-l', join(data, 'log'), '-w', '-t', '60', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} ${durability}`, 'start']);
+  const start = () => as('pg_ctl', ['-D', data, '-l', join(data, 'log'), '-w', '-t', '60', '-o', `-p ${port} -h 127.0.0.1 -k ${dir} ${durability}`, 'start']);
+  await start();
   const base = `postgres://postgres@127.0.0.1:${port}`;
   let stopped = false;
   return {
@@ -81,6 +84,10 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
       await run(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name]);
       return `${base}/${name}`;
+    },
+    async restart() {
+      await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+      await start();
     },
     async stop() {
       if (stopped) return;

@@ -29,7 +29,8 @@ export async function healthRoutes(server: FastifyInstance): Promise<void> {
 
   // A store that refuses writes (a full disk, a failed journal) makes the node unhealthy: 503,
   // so a load balancer stops sending it calls that would all fail.
-  app.get('/health', { config: { auth: 'none' }, schema: { response: { 200: Health, 503: Health.describe('The store refuses writes') } } }, async (_request, reply) => {
+  // Never rate limited: polled from the addresses of the traffic it fronts (http/rate-limits.ts).
+  app.get('/health', { config: { auth: 'none', rateLimited: false }, schema: { response: { 200: Health, 503: Health.describe('The store refuses writes') } } }, async (_request, reply) => {
     const storeWritable = app.services.store.writable();
     if (!storeWritable) void reply.status(503);
     return {

@@ -90,13 +90,24 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
+/**
+ * A connection-level failure as the store's own error: the API answers it 503 store_unavailable
+ * with Retry-After (PostgreSQL restarting, a failover, the network), not 500; anything else is
+ * left as it is.
+ */
+function asStoreError(error: unknown, shownUrl: string): unknown {
+  if (!isConnectionError(error)) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnreachableError(shownUrl, `the connection failed (${reason})`, { cause: error });
+}
+
 /** Errors that say the server is gone, not that the statement was wrong. */
 function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   if (typeof code !== 'string') {
     // pg throws plain Errors when a connection ends under a query.
     const message = error instanceof Error ? error.message : '';
-    return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
   }
   return (
     code.startsWith('08') || // connection_exception
@@ -105,6 +116,40 @@ function isConnectionError(error: unknown): boolean {
     code === '57P03' || // cannot_connect_now
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN'].includes(code)
   );
+}
+
+/** A pooled client taken out of the pool, until given back with `giveBack`. */
+interface CheckedOut {
+  client: pg.PoolClient;
+  /** Back to the pool; destroyed instead when asked, or when its connection failed while out. */
+  giveBack(destroy?: boolean): void;
+}
+
+/**
+ * A client out of the pool has no listener of the pool's: its connection cut (PostgreSQL
+ * restarting, pg_terminate_backend) would be an 'error' nobody hears, which ends the process. The
+ * listener is added in pg's own callback, not after an await: a connection cut right after it
+ * opened may say so in the very read that finished opening it. The failure reaches the
+ * statement waiting on the client anyway.
+ */
+function checkOut(pool: pg.Pool): Promise<CheckedOut> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error || !client) return reject(error ?? new Error('the pool gave no client'));
+      let lost = false;
+      const onLost = () => {
+        lost = true;
+      };
+      client.on('error', onLost);
+      resolve({
+        client,
+        giveBack(destroy = false) {
+          client.off('error', onLost);
+          client.release(destroy || lost || undefined);
+        },
+      });
+    });
+  });
 }
 
 function queryable(client: pg.Pool | pg.PoolClient, track: <T>(work: Promise<T>) => Promise<T>): PgQueryable {
@@ -178,7 +223,8 @@ async function checkIsPostgres(pool: pg.Pool, shownUrl: string): Promise<void> {
  * a session advisory lock: a second node starting at the same moment waits, then finds them applied.
  */
 async function migrate(pool: pg.Pool, migrations: readonly PgMigration[], shownUrl: string): Promise<void> {
-  const client = await pool.connect();
+  const out = await checkOut(pool);
+  const client = out.client;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     try {
@@ -212,7 +258,7 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[], shownU
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
     }
   } finally {
-    client.release();
+    out.giveBack();
   }
 }
 
@@ -264,11 +310,12 @@ class PostgresDatabase implements PgDatabase {
   async transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T> {
     this.assertOpen();
     for (let attempt = 1; ; attempt++) {
-      const client = await this.track(this.pool.connect());
+      const out = await this.track(checkOut(this.pool));
+      const client = out.client;
       let broken = false;
       try {
         const tx = queryable(client, (work) => this.track(work));
-        await client.query('BEGIN');
+        await this.track(client.query('BEGIN'));
         const result = await fn(tx);
         await this.track(client.query('COMMIT'));
         return result;
@@ -281,7 +328,7 @@ class PostgresDatabase implements PgDatabase {
         throw error;
       } finally {
         // A client whose ROLLBACK failed may be mid-transaction: destroy it rather than pool it.
-        client.release(broken || undefined);
+        out.giveBack(broken);
       }
     }
   }
@@ -333,7 +380,10 @@ class PostgresDatabase implements PgDatabase {
     if (this.closed) throw new StoreClosedError();
   }
 
-  /** Keeps `writable()` true while queries succeed and false after one fails for want of a connection. */
+  /**
+   * Keeps `writable()` true while queries succeed and false after one fails for want of a
+   * connection, and turns such a failure into a StoreUnreachableError (the API's 503).
+   */
   private async track<T>(work: Promise<T>): Promise<T> {
     try {
       const result = await work;
@@ -341,7 +391,7 @@ class PostgresDatabase implements PgDatabase {
       return result;
     } catch (error) {
       if (isConnectionError(error)) this.setReachable(false);
-      throw error;
+      throw asStoreError(error, this.shownUrl);
     }
   }
 

@@ -37,7 +37,7 @@ export interface PostgresStore extends Store {
 
 export async function openPostgresStore(options: OpenPostgresStoreOptions): Promise<PostgresStore> {
   const pg = await openPostgres(options);
-  const nodes = createPgNodesRepository(pg, options.nodeId);
+  const nodes = createPgNodesRepository(pg, options.nodeId, options.nodeGoneAfterSecs);
   try {
     await nodes.join();
   } catch (error) {

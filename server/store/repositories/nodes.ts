@@ -3,7 +3,8 @@
 // connected. On PostgreSQL several nodes share one database: each keeps a row in `nodes` fresh
 // (a heartbeat every NODE_HEARTBEAT_SECS) and removes it when it stops cleanly, so a node whose row
 // is missing or older than NODE_GONE_AFTER_SECS is gone, and its 'connected' sessions can be ended
-// by any other node (sessions.endInterrupted) rather than read as live forever.
+// by any other node (sessions.endInterrupted) rather than read as live forever; the row of a node
+// that died goes once its sessions have been ended (forgetGone).
 //
 // The embedded sql.js store has one node by construction (its process holds the data dir's
 // lock): its sessions record the node id too, but it keeps no heartbeat rows; the lock says who
@@ -27,6 +28,14 @@ export interface NodesRepository {
    * had been forgotten); on sql.js it writes nothing.
    */
   beat(): Promise<void>;
+  /**
+   * Removes the rows of gone nodes that no longer hold a connected session, and says how many.
+   * A node's sweep calls it before ending gone nodes' sessions, so a dead node's row outlives the
+   * sweep that ended its calls (whoever looks into why they ended still finds when it was last
+   * seen) and goes at the next. A node forgotten while still alive (a pause past the node
+   * timeout) writes its row again at its next beat. On sql.js it removes nothing.
+   */
+  forgetGone(): Promise<number>;
 }
 
 /** `node_` and 8 random URL-safe characters (48 bits: unique among any real fleet's restarts). */

@@ -46,7 +46,7 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
   flowVersions: { list: true, get: true, getDraft: true, currentEtag: true, saveDraft: true, discardDraft: true, publish: true },
   flowStorage: { usage: true },
   flowTests: { list: true, get: true, count: true, create: true, update: true, remove: true, startRun: true, finishRun: true, getRun: true, listRuns: true },
-  nodes: { beat: true },
+  nodes: { beat: true, forgetGone: true },
   sessions: {
     create: true,
     createConnected: true,

@@ -218,6 +218,35 @@ describe('listening across nodes', () => {
 });
 
 describe('losing the server', () => {
+  it("a transaction whose connection is cut between its statements fails with StoreUnreachableError, and the process hears no stray 'error'", async () => {
+    const url = await nodes.database();
+    const db = closeAfterTest(await openPostgres({ url, poolSize: 2 }));
+    const admin = closeAfterTest(await openPostgres({ url, poolSize: 1 }));
+    const stray: unknown[] = [];
+    const onStray = (error: unknown) => stray.push(error);
+    process.on('uncaughtException', onStray);
+    try {
+      let cut!: () => void;
+      const wasCut = new Promise<void>((resolve) => (cut = resolve));
+      const failed = db.transaction(async (tx) => {
+        const { pid } = (await tx.row<{ pid: number }>('SELECT pg_backend_pid() AS pid'))!;
+        await admin.run('SELECT pg_terminate_backend($1)', [pid]);
+        // The client learns of it while no statement of it is running.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        cut();
+        return tx.row('SELECT 1');
+      });
+      await expect(failed).rejects.toThrow(StoreUnreachableError);
+      await wasCut;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(stray).toEqual([]);
+      // The pool goes on with fresh connections.
+      expect(await db.transaction((tx) => tx.row<{ one: number }>('SELECT 1 AS one'))).toEqual({ one: 1 });
+    } finally {
+      process.off('uncaughtException', onStray);
+    }
+  });
+
   it('says it cannot write once its PostgreSQL is gone, and its queries fail', async () => {
     const own = await startPostgres();
     let db: PgDatabase | undefined;

@@ -115,6 +115,46 @@ describe("a running node's presence", () => {
       await presence.stop();
     }
   });
+
+  it("removes a killed node's row at the sweep after the one that ended its sessions, and never a live node's; a node forgotten while only paused comes back at its next beat", async () => {
+    const { a, b, clock } = await twoNodes();
+    const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
+    const left = await connectedOn(a, account.id);
+    await connectedOn(b, account.id);
+    const nodeIds = async () => (await b.pg.rows<{ id: string }>('SELECT id FROM nodes ORDER BY id')).map((row) => row.id);
+    const both = [a.nodes.self, b.nodes.self].sort();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const handed: string[][] = [];
+    const presence = startNodePresence(b, { warn: () => undefined }, (ids) => handed.push(ids));
+    try {
+      // A went silent at T0; B beats on. Until A is gone, both rows stay.
+      const sweepAt = async (at: number) => {
+        for (let t = at - SWEEP_SECS + NODE_HEARTBEAT_SECS; t <= at; t += NODE_HEARTBEAT_SECS) {
+          clock.t = T0 + t;
+          await vi.advanceTimersByTimeAsync(NODE_HEARTBEAT_SECS * 1000);
+        }
+        await expect.poll(async () => (await b.pg.row<{ at: number }>('SELECT last_seen_at AS at FROM nodes WHERE id = $1', [b.nodes.self]))?.at).toBe(T0 + at);
+      };
+      await sweepAt(SWEEP_SECS);
+      expect(await nodeIds()).toEqual(both);
+      // The sweep at 60 s ends A's call; A's row, the record of when it was last seen, stays for now.
+      clock.t = T0 + NODE_GONE_AFTER_SECS;
+      await sweepAt(2 * SWEEP_SECS);
+      await expect.poll(() => handed).toEqual([[left.id]]);
+      expect(await nodeIds()).toEqual(both);
+      // The next sweep removes it: nothing of A is connected any more. B, alive, stays.
+      await sweepAt(3 * SWEEP_SECS);
+      await expect.poll(nodeIds).toEqual([b.nodes.self]);
+      // A was only paused: its next beat writes its row again, and what it connects counts as live.
+      await a.nodes.beat();
+      expect(await nodeIds()).toEqual(both);
+      const after = await connectedOn(a, account.id);
+      expect(await b.sessions.endInterrupted()).toEqual([]);
+      expect(await b.sessions.findById(after.id)).toMatchObject({ status: 'connected' });
+    } finally {
+      await presence.stop();
+    }
+  });
 });
 
 describe('the per-account session cap over two nodes', () => {

@@ -7,5 +7,6 @@ export function createEmbeddedNodesRepository(self: string): NodesRepository {
   return {
     self,
     beat: async () => undefined,
+    forgetGone: async () => 0,
   };
 }

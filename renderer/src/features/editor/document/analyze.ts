@@ -19,7 +19,7 @@ export interface Analysis {
 }
 
 /** Codes after which the text has no data worth drawing. */
-const UNREADABLE = new Set(['yaml_syntax', 'too_many_aliases', 'document_too_large']);
+const UNREADABLE = new Set(['yaml_syntax', 'too_many_aliases', 'too_deeply_nested', 'document_too_large']);
 
 export function analyzeFlowText(text: string): Analysis {
   const { document, diagnostics } = parseFlow(text);
