@@ -26,7 +26,7 @@ describe('password hashing at the production cost', () => {
     expect(stored).not.toContain(Buffer.from(password).toString('base64'));
   });
 
-  it('logs in, and keeps answering GET /health while four logins are hashing', { timeout: 30_000 }, async () => {
+  it('logs in, and keeps answering GET /health while four logins are hashing', { timeout: 90_000 }, async () => {
     let loginsFinished = 0;
     const logins = Array.from({ length: 4 }, () =>
       server.request('POST', '/auth/login', { body: { email, password } }).then((response) => {

@@ -85,7 +85,7 @@ describe('voxflow --serve in the packaged app', () => {
     expect(fake.exit).toHaveBeenCalledWith(2);
   });
 
-  it('gives the server entry the same flags: `node server/main.ts` with them serves and stops cleanly', { timeout: 45_000 }, async () => {
+  it('gives the server entry the same flags: `node server/main.ts` with them serves and stops cleanly', { timeout: 120_000 }, async () => {
     const dataDir = await dataFolder();
     const serverArgv = serverArgvOf(packagedArgv('--serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'));
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...serverArgv], { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
