@@ -69,7 +69,7 @@ export default defineConfig({
     hookTimeout: 90_000, // hooks start servers, browsers, clusters: waits a loaded machine stretches
     projects: [
       // Pure work only: the long timeout lets big property tests finish when the cores are shared.
-      { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 60_000, ...REST } },
+      { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 120_000, ...REST } },
       // One PostgreSQL cluster for the files that need one; the bundled server for those that spawn it.
       { extends: true, test: { name: 'integration', include: files.integration, ...REST, globalSetup: ['test/support/shared-postgres.ts', 'test/support/server-bundle.ts'] } },
       { extends: true, test: { name: 'postgres', include: ['test/api/*.test.ts', 'test/phone/*.test.ts'], ...REST, globalSetup: ['test/support/postgres-global-setup.ts'] } },

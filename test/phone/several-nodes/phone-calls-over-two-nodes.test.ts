@@ -126,7 +126,9 @@ describe('phone calls over two nodes on one PostgreSQL', () => {
     // The key press reaches B's session: the flow says goodbye and ends the call.
     stream.pressDigit('1');
     await vi.waitFor(async () => expect(await detail(a, id)).toMatchObject({ status: 'ended', end_reason: 'flow_ended' }), { timeout: 30_000, interval: 200 });
-    expect((await detail(b, id)).path.map((p: { state: string }) => p.state)).toEqual(['menu', 'hours']);
+    // The path's last move is stored by the session's event writer, which may land a moment after
+    // the end itself.
+    await vi.waitFor(async () => expect((await detail(b, id)).path.map((p: { state: string }) => p.state)).toEqual(['menu', 'hours']), { timeout: 10_000, interval: 200 });
     // B, which holds the call, hung it up through the carrier's REST API; A never called it.
     await vi.waitFor(() => expect(hangUpsOf(callId)).toHaveLength(1), { timeout: 15_000, interval: 100 });
     expect(b.made(hangUpsOf(callId)[0]!)).toBe(true);
