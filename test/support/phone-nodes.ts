@@ -44,6 +44,8 @@ export interface Answer {
 
 export interface PhoneNodes {
   api: FakeCarrierApi;
+  /** The fleet's database, for what only it can tell (a node's last heartbeat). */
+  databaseUrl: string;
   signer: WebhookSigner;
   /** A new node joining the fleet (the same database, keys and settings), stopped after the test. */
   startNode(name: string): Promise<PhoneNode>;
@@ -105,6 +107,7 @@ export function phoneNodesForThisFile(): () => Promise<PhoneNodes> {
     const cleanups: Array<() => Promise<void>> = [];
     const nodes: PhoneNodes = {
       api,
+      databaseUrl,
       signer: { carrier: 'twilio', authToken: TWILIO_TOKEN },
       async startNode(name) {
         const egress = await startEgress(Number(new URL(api.baseUrl).port));
