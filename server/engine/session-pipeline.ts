@@ -1,6 +1,8 @@
 // The voice pipeline of one session, assembled in this one place. Each stage takes frames
 // (frames.ts) and gives frames and client events through its own output, and knows nothing of
-// the stages around it; the wires below say where each output goes.
+// the stages around it; the wires below say where each output goes. It is one file over 400
+// lines on purpose: the wiring of every stage, with the hold and voicemail modes that change it,
+// is the one place a new stage is added, and split it would no longer be read at once.
 //
 //   caller audio ─► VadStage ─► CallerSpeechGate ─► SpokenTurns ─► AgentReplies ─► SpeechQueue ─► AudioOut ─► transport
 //                   VAD, end      interruptible:      STT             LLM + flow      TTS, one        paced 20 ms

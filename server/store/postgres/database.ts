@@ -6,6 +6,10 @@
 // Unlike the sql.js store, every read is a round trip and another node may write between two of
 // them: a repository that checks then writes does both in one statement or in `transaction` with
 // a row lock, never as two separate calls.
+//
+// Over 400 lines, one idea: the connection's whole life (pool, checked-out clients and their
+// error listeners, retries, which failures mean the database is unreachable) is kept together,
+// since each part's correctness depends on the others (a cut connection is seen by all of them).
 
 import pg from 'pg';
 import { StoreClosedError, StoreSchemaTooNewError, StoreUnreachableError } from '../errors.ts';
