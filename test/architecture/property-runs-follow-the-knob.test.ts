@@ -1,5 +1,5 @@
-// VOXFLOW_FC_RUNS reaches every fast-check property (docs/testing.md): unset, each tries its own
-// count; set, the count scales with it. A property that names a fixed numRuns would ignore the
+// VOXFLOW_FC_RUNS reaches every fast-check property (docs/testing.md): unset, each tries half of
+// the count it names for 500; set, the count scales with it. A property that names a fixed numRuns would ignore the
 // knob, so none may.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,7 @@ const TEST_DIR = fileURLToPath(new URL('../', import.meta.url));
 describe('fast-check run counts', () => {
   it('follow VOXFLOW_FC_RUNS: the default when unset, scaled counts when set, a clear error when not a count', () => {
     expect(propertyRuns({})).toBe(DEFAULT_PROPERTY_RUNS);
-    expect(scaledRuns(3000, {})).toBe(3000);
+    expect(scaledRuns(3000, {})).toBe(1500);
     expect(propertyRuns({ VOXFLOW_FC_RUNS: '20' })).toBe(20);
     expect(scaledRuns(3000, { VOXFLOW_FC_RUNS: '20' })).toBe(120);
     expect(scaledRuns(150, { VOXFLOW_FC_RUNS: '1' })).toBe(1);

@@ -43,8 +43,10 @@ describe('a server whose close never settles', () => {
 
   // The voice-activity model loads on a worker thread just after the serving line; exiting while
   // it loads used to abort the process from inside onnxruntime (SIGABRT, no exit code).
-  it('still exits 1, not by a signal, when forced out while the voice model is loading', { timeout: 300_000 }, async () => {
-    for (let attempt = 0; attempt < 3; attempt++) {
+  // Once in `npm test` (it aborted about one start in ten before the fix); the soak bench repeats it.
+  const attempts = Number(process.env.VOXFLOW_CRASH_ROUNDS ?? 1);
+  it('still exits 1, not by a signal, when forced out while the voice model is loading', { timeout: 60_000 + attempts * 60_000 }, async () => {
+    for (let attempt = 0; attempt < attempts; attempt++) {
       const server = await startHanging(0.1);
       try {
         server.child.kill('SIGTERM');
