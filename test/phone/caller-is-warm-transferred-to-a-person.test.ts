@@ -8,14 +8,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { signedWebhook } from '../fakes/carriers/voice-webhook.ts';
 import { telnyxSigningKey } from '../fakes/carriers/signing.ts';
-import { BUSINESS_NUMBER, usePhoneRig } from '../support/phone-rig.ts';
+import { BUSINESS_NUMBER, carriersToTest, usePhoneRig } from '../support/phone-rig.ts';
 import { FRONT_DESK, PHONE_MENU_YAML } from '../support/phone-menu-flow.ts';
 
 const WARM_MENU_YAML = PHONE_MENU_YAML.replace(`mode: cold, on_failed: menu`, 'mode: warm, summary: true, on_failed: menu');
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
-describe.each(['twilio', 'telnyx'] as const)('a %s caller warm-transferred to the front desk', (carrier) => {
+describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('a %s caller warm-transferred to the front desk', (carrier) => {
   const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: WARM_MENU_YAML });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
   const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;

@@ -6,11 +6,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { sendVoiceWebhook } from '../fakes/carriers/voice-webhook.ts';
 import { FRONT_DESK, PHONE_MENU_YAML } from '../support/phone-menu-flow.ts';
-import { BUSINESS_NUMBER, CALLER_NUMBER, usePhoneRig } from '../support/phone-rig.ts';
+import { BUSINESS_NUMBER, CALLER_NUMBER, carriersToTest, usePhoneRig } from '../support/phone-rig.ts';
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
-describe.each(['twilio', 'telnyx', 'plivo'] as const)('a %s caller on a keypad menu', (carrier) => {
+describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'plivo'))('a %s caller on a keypad menu', (carrier) => {
   const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
   const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;

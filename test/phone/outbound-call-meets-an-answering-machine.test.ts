@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dbfs } from '../../server/audio/pcm.ts';
 import { pickUp } from '../fakes/carriers/answering-machine.ts';
-import { BUSINESS_NUMBER, usePhoneRig, type PhoneRig } from '../support/phone-rig.ts';
+import { BUSINESS_NUMBER, carriersToTest, usePhoneRig, type PhoneRig } from '../support/phone-rig.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const CALLEE = '+15550107777';
@@ -35,7 +35,7 @@ const MS_PER_WORD = 250;
 const MACHINE_FLOW = flowYaml(`{ detect: true, message: "${MESSAGE}" }`);
 const SILENT_MACHINE_FLOW = flowYaml('{ detect: true }');
 
-describe.each(['twilio', 'telnyx'] as const)('an outbound %s call with answering-machine detection', (carrier) => {
+describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('an outbound %s call with answering-machine detection', (carrier) => {
   // A hosted voice (the OpenAI fake's, a tone burst per word), so the message costs a minute of
   // speech; recognition and the model are never used on a machine, and cost nothing.
   const rig = usePhoneRig(carrier, { llm: 'none', tts: 'openai', openai: { msPerWord: MS_PER_WORD }, transcripts: [], flowYaml: MACHINE_FLOW, config: { webhooks: { allowPrivate: true } } });

@@ -5,12 +5,12 @@
 // account's limits are refused before the carrier hears of them.
 import { describe, expect, it, vi } from 'vitest';
 import { FakeCarrierStream, streamTargetFromMarkup } from '../fakes/carriers/media-stream-client.ts';
-import { BUSINESS_NUMBER, usePhoneRig } from '../support/phone-rig.ts';
+import { BUSINESS_NUMBER, carriersToTest, usePhoneRig } from '../support/phone-rig.ts';
 import { GUESSING_GAME_RULES } from '../support/voice-server.ts';
 
 const CALLEE = '+15550107777';
 
-describe.each(['twilio', 'telnyx', 'plivo'] as const)('an outbound %s call', (carrier) => {
+describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'plivo'))('an outbound %s call', (carrier) => {
   const rig = usePhoneRig(carrier, { rules: GUESSING_GAME_RULES, transcripts: [], config: { outboundCalls: { concurrent: 2, perMinute: 10 } } });
   const place = (body: Record<string, unknown>) => rig().server.request('POST', '/v1/calls', { apiKey: rig().account.apiKey, body: { flow_id: rig().flowId, from: BUSINESS_NUMBER, to: CALLEE, ...body } });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;

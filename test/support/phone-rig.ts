@@ -1,7 +1,7 @@
 // A voice rig that takes phone calls: the server with the provider fakes, a carrier's fake REST
 // API, an account with that carrier's credentials and a number bound to a published flow. A call
 // is what the carrier does: a signed voice webhook, then the media stream our markup names.
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { CarrierName } from '../../server/transports/carriers/carrier.ts';
 import { FakeCarrierStream, streamTargetFromMarkup } from '../fakes/carriers/media-stream-client.ts';
 import { startFakeCarrierApi, type FakeCarrierApi, type FakeCarrierAuth } from '../fakes/carriers/rest-server.ts';
@@ -21,6 +21,19 @@ export interface PhoneRig extends VoiceRig {
   ring(callId: string, options?: { to?: string; signer?: WebhookSigner }): Promise<SentWebhook>;
   /** Rings, then opens the stream the markup names, as the carrier does once the call is answered. */
   call(callId: string): Promise<FakeCarrierStream>;
+}
+
+/**
+ * The carriers a phone test file runs its cases for: every one it names on the embedded store,
+ * and only `onPostgres` in the `postgres` project. What the store keeps of a call (its number,
+ * session, billing, keypad presses, transfer legs) is the same whichever carrier carried it, and
+ * the carriers' own protocols are already asked on the embedded store; each file names a
+ * different carrier for PostgreSQL, so every carrier's calls reach it. The phone files were half
+ * of that project's time, and the suite must keep within minutes on two cores.
+ */
+export function carriersToTest<C extends CarrierName>(carriers: readonly C[], onPostgres: C): readonly C[] {
+  const onPostgresProject = process.env.VITEST ? Boolean(inject('voxflowPostgres')) : false;
+  return onPostgresProject ? [onPostgres] : carriers;
 }
 
 const TWILIO_SID = 'AC0123456789abcdef0123456789abcdef';
