@@ -30,15 +30,17 @@ describe('call recordings', () => {
     const detail = await rig.server.request('GET', `/v1/sessions/${id}`, { apiKey: rig.account.apiKey });
     expect(detail.body.recording).toMatchObject({ url: expect.stringMatching(new RegExp(`/v1/sessions/${id}/recording$`)), format: 'audio/wav' });
 
-    // The recording is complete once the session has closed; its header may lag by a write.
+    // The recording's last writes may land a moment after the session has closed (a download
+    // before then is the part written so far): wait until it stops growing.
     let wav = Buffer.alloc(0);
-    for (let i = 0; i < 50; i++) {
+    for (let same = 0, i = 0; same < 3 && i < 50; i++) {
       const response = await fetch(`${rig.server.url}/v1/sessions/${id}/recording`, { headers: { 'x-service-key': rig.account.apiKey } });
       expect(response.status).toBe(200);
       expect(response.headers.get('accept-ranges')).toBe('bytes');
-      wav = Buffer.from(await response.arrayBuffer());
-      if (wav.readUInt32LE(40) === wav.length - 44) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const body = Buffer.from(await response.arrayBuffer());
+      same = body.length === wav.length ? same + 1 : 0;
+      wav = body;
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
     expect(wav.readUInt16LE(22)).toBe(2); // stereo
