@@ -56,8 +56,9 @@ describe('/health and free disk space', () => {
   it('turns degraded when a file takes the disk below the minimum, and ok again once it is deleted', { timeout: 90_000 }, async () => {
     const disk = await quietDisk();
     const dataDir = await dataFolder(disk);
-    // The minimum sits 96 MiB under the free space now; a 192 MiB file takes the disk below it.
-    const minFreeDiskMb = Math.floor((await freeBytes(disk)) / MIB) - 96;
+    // The minimum sits 256 MiB under the free space now; a 512 MiB file takes the disk below it.
+    // (The margins are wide so what other processes write there meanwhile cannot decide it.)
+    const minFreeDiskMb = Math.floor((await freeBytes(disk)) / MIB) - 256;
     const server = await startTestServer({ dataDir, minFreeDiskMb });
     afterThisTest(() => server.close());
     const health = () => server.request('GET', '/health');
@@ -69,7 +70,7 @@ describe('/health and free disk space', () => {
 
     const filler = join(dataDir, 'filler.bin');
     afterThisTest(() => rm(filler, { force: true }));
-    await writeFile(filler, Buffer.alloc(192 * MIB, 1));
+    await writeFile(filler, Buffer.alloc(512 * MIB, 1));
     await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(503);
     const low = await health();
     expect(low.body).toMatchObject({ status: 'degraded', store_writable: true });
