@@ -105,6 +105,11 @@ export const ConfigSchema = z.object({
    * session's list row stays.
    */
   retentionDays: positiveInt.default(30),
+  /**
+   * MiB of free disk below which /health answers 503 degraded (the disks of the data folder and
+   * its recordings), before a write fails on a full disk; 0: never. A fraction is allowed.
+   */
+  minFreeDiskMb: z.coerce.number().min(0).default(256),
   /** Webhook delivery (docs/api.md#what-a-call-leaves-behind). */
   webhooks: z
     .object({
@@ -314,6 +319,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_FLOWS_PER_ACCOUNT', 'limits.flowsPerAccount', '<n>', 'flows one account may keep, 0 for no limit (past it: 413 flow_quota_exceeded)', { shownDefault: '200' }),
   setting('VOXFLOW_FLOW_STORAGE_MB', 'limits.flowStorageMb', '<MiB>', "MiB of flow text one account may keep, all versions and drafts counted (a fraction such as 0.5 allowed), 0 for no limit (past it: 413 flow_quota_exceeded)", { shownDefault: '20' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
+  setting('VOXFLOW_MIN_FREE_DISK_MB', 'minFreeDiskMb', '<MiB>', 'free disk space below which GET /health answers 503 degraded, for the data folder and its recordings (0: never)', { shownDefault: '256' }),
   setting('VOXFLOW_ALLOW_PRIVATE_WEBHOOKS', 'webhooks.allowPrivate', '[yes|no]', 'let webhook endpoints be on loopback or private networks (on in the desktop app)', { shownDefault: 'no', switch: true }),
   setting('VOXFLOW_WEBHOOK_RETRY_SECONDS', 'webhooks.retrySeconds', '<s,s,…>', 'comma-separated waits before each retry of a failed webhook delivery', { shownDefault: '30,120,600,2700', list: true }),
 ];

@@ -34,6 +34,7 @@ export const ERRORS = {
   test_run_in_progress: { status: 409, message: 'A test run of this account is in progress; wait for its result first.' },
   phone_number_taken: { status: 409, message: 'This phone number is already bound on this server; release it there first, or ask your carrier.' },
   flow_in_use: { status: 409, message: 'Phone numbers still answer with this flow: delete them or bind them to another flow first.' },
+  recording_starting: { status: 409, message: 'The recording started a moment ago and has nothing in it yet; ask again in a second.' },
   phone_number_not_outbound: { status: 409, message: 'Outbound calls are placed from a number of the account bound to a carrier.' },
   flow_not_published: { status: 409, message: 'This flow has no published version: publish it first (drafts never take real calls).' },
   draft_conflict: { status: 412, message: 'The draft was changed elsewhere since it was opened: reload it, or save again to keep yours.' },

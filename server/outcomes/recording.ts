@@ -171,3 +171,36 @@ export class CallRecording {
 export function startRecording(dataDir: string, sessionId: string, log: RecordingLog, sampleRate?: number): CallRecording {
   return new CallRecording(join(dataDir, 'recordings'), `${sessionId}.wav`, log, sampleRate);
 }
+
+/** A recording's WAV as it can be sent now: its header, and the bytes from the file it covers. */
+export interface WavToSend {
+  /** The file's header with its sizes set to the whole sample frames the file holds now. */
+  header: Buffer;
+  /** Bytes to send: the header and those frames (a live recording's last frame may be half written). */
+  size: number;
+}
+
+/**
+ * Reads a recording's header to send it with a file of `size` bytes, which may still be being
+ * written: a live recording's header claims the longest size a WAV can until the call ends, so a
+ * download mid-call would otherwise be a WAV whose header does not match its length. 'starting':
+ * the file is younger than its header (created a moment ago). null: not a WAV written here.
+ */
+export async function wavToSend(path: string, size: number): Promise<WavToSend | 'starting' | null> {
+  if (size < HEADER_BYTES) return 'starting';
+  const handle = await open(path, 'r');
+  const header = Buffer.alloc(HEADER_BYTES);
+  try {
+    const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, 0);
+    if (bytesRead < HEADER_BYTES) return 'starting';
+  } finally {
+    await handle.close();
+  }
+  const frameBytes = header.readUInt16LE(32);
+  const ours = header.toString('latin1', 0, 4) === 'RIFF' && header.toString('latin1', 8, 16) === 'WAVEfmt ' && header.toString('latin1', 36, 40) === 'data' && frameBytes > 0;
+  if (!ours) return null;
+  const dataBytes = Math.min(0xffffffff - 36, Math.floor((size - HEADER_BYTES) / frameBytes) * frameBytes);
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.writeUInt32LE(dataBytes, 40);
+  return { header, size: HEADER_BYTES + dataBytes };
+}

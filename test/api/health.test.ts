@@ -6,6 +6,8 @@ const STRING_FIELDS = ['status', 'service', 'transport', 'stt_provider', 'tts_pr
 // store_writable is ours, so a load balancer takes the node out: false when the store refuses
 // writes.
 const BOOLEAN_FIELDS = ['stt_configured', 'tts_configured', 'llm_configured', 'turn_configured', 'system_prompt_configured', 'store_writable'];
+// Also ours: the least free disk space where the node writes, and why it is degraded (empty when ok).
+const OTHER_FIELDS = ['disk_free_bytes', 'problems'];
 
 function expectHealthShape(body: Record<string, unknown>) {
   expect(body.status).toBe('ok');
@@ -32,7 +34,8 @@ describe('GET /health on a server with default providers', () => {
   it('carries every field of the engine router\'s health table with the right type', async () => {
     const response = await server.request('GET', '/health');
     expectHealthShape(response.body);
-    expect(Object.keys(response.body).sort()).toEqual([...STRING_FIELDS, ...BOOLEAN_FIELDS].sort());
+    expect(Object.keys(response.body).sort()).toEqual([...STRING_FIELDS, ...BOOLEAN_FIELDS, ...OTHER_FIELDS].sort());
+    expect(response.body.problems).toEqual([]);
   });
 
   it('reports speech-to-text and the language model as not configured, and the embedded speech output as configured', async () => {

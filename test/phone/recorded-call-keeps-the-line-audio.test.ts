@@ -3,6 +3,7 @@
 // caller's frames as they came, the agent's as the caller was sent them), not the engine's 16 kHz.
 import { describe, expect, it, vi } from 'vitest';
 import { decodeMulaw } from '../../server/audio/g711.ts';
+import { finishedRecording } from '../support/recordings.ts';
 import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
 import { GUESSING_GAME_RULES } from '../support/voice-server.ts';
@@ -64,15 +65,7 @@ describe('a recorded Twilio call', () => {
     );
     expect(ended.recording).toMatchObject({ url: expect.stringMatching(new RegExp(`/v1/sessions/${session.id}/recording$`)), format: 'audio/wav' });
 
-    // The recording is complete once the session has closed; its header may lag by a write.
-    let wav = Buffer.alloc(0);
-    for (let i = 0; i < 50; i++) {
-      const response = await fetch(`${server.url}/v1/sessions/${session.id}/recording`, { headers: { 'x-service-key': account.apiKey } });
-      expect(response.status).toBe(200);
-      wav = Buffer.from(await response.arrayBuffer());
-      if (wav.readUInt32LE(40) === wav.length - 44) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const { wav } = await finishedRecording(`${server.url}/v1/sessions/${session.id}/recording`, { 'x-service-key': account.apiKey });
     expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
     expect(wav.readUInt16LE(20)).toBe(1); // PCM
     expect(wav.readUInt16LE(22)).toBe(2); // stereo

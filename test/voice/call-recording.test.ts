@@ -1,6 +1,7 @@
 // A session started with record: true leaves a stereo WAV: the caller on the left, the agent on
 // the right, each where it was heard; it is served with range requests, to its own account only.
 import { describe, expect, it } from 'vitest';
+import { finishedRecording } from '../support/recordings.ts';
 import { createAccount } from '../support/server.ts';
 import { GUESSING_GAME_RULES, connectSession, useVoiceRig } from '../support/voice-server.ts';
 
@@ -30,16 +31,8 @@ describe('call recordings', () => {
     const detail = await rig.server.request('GET', `/v1/sessions/${id}`, { apiKey: rig.account.apiKey });
     expect(detail.body.recording).toMatchObject({ url: expect.stringMatching(new RegExp(`/v1/sessions/${id}/recording$`)), format: 'audio/wav' });
 
-    // The recording is complete once the session has closed; its header may lag by a write.
-    let wav = Buffer.alloc(0);
-    for (let i = 0; i < 50; i++) {
-      const response = await fetch(`${rig.server.url}/v1/sessions/${id}/recording`, { headers: { 'x-service-key': rig.account.apiKey } });
-      expect(response.status).toBe(200);
-      expect(response.headers.get('accept-ranges')).toBe('bytes');
-      wav = Buffer.from(await response.arrayBuffer());
-      if (wav.readUInt32LE(40) === wav.length - 44) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const { wav, response } = await finishedRecording(`${rig.server.url}/v1/sessions/${id}/recording`, { 'x-service-key': rig.account.apiKey });
+    expect(response.headers.get('accept-ranges')).toBe('bytes');
     expect(wav.toString('latin1', 0, 4)).toBe('RIFF');
     expect(wav.readUInt16LE(22)).toBe(2); // stereo
     expect(wav.readUInt32LE(24)).toBe(16_000);

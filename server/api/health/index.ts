@@ -4,7 +4,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Capabilities, Health } from '../../protocol/api/engine-router.ts';
+import { recordingsDir } from '../../outcomes/retention.ts';
 import { EMBEDDED_VENDORS, TURN_PROVIDER, defaultModel } from '../../providers/catalog.ts';
+import { DiskSpaceWatch } from './disk-space.ts';
 
 interface ProviderConfig {
   provider: string;
@@ -23,18 +25,30 @@ export async function healthRoutes(server: FastifyInstance): Promise<void> {
   const { stt, llm, tts } = config.providers;
   // Known once every route is registered; not looked up on each request.
   let webrtc = false;
+  // Free space is measured on a timer (disk-space.ts); a request only reads the last sample.
+  const disk = new DiskSpaceWatch(
+    [
+      { name: 'data folder', path: config.dataDir },
+      { name: 'recordings folder', path: recordingsDir(config.dataDir) },
+    ],
+    config.minFreeDiskMb * 1024 * 1024,
+    app.log,
+  );
   app.addHook('onReady', async () => {
     webrtc = app.hasRoute({ method: 'POST', url: '/offer' });
+    disk.start();
   });
+  app.addHook('onClose', () => disk.stop());
 
-  // A store that refuses writes (a full disk, a failed journal) makes the node unhealthy: 503,
-  // so a load balancer stops sending it calls that would all fail.
+  // A store that refuses writes (a full disk, a failed journal), or a disk nearly full, makes the
+  // node unhealthy: 503, so a load balancer stops sending it calls that would fail.
   // Never rate limited: polled from the addresses of the traffic it fronts (http/rate-limits.ts).
-  app.get('/health', { config: { auth: 'none', rateLimited: false }, schema: { response: { 200: Health, 503: Health.describe('The store refuses writes') } } }, async (_request, reply) => {
+  app.get('/health', { config: { auth: 'none', rateLimited: false }, schema: { response: { 200: Health, 503: Health.describe('The store refuses writes, or a disk is nearly full') } } }, async (_request, reply) => {
     const storeWritable = app.services.store.writable();
-    if (!storeWritable) void reply.status(503);
+    const problems = [...(storeWritable ? [] : ['the store refuses writes']), ...disk.problems()];
+    if (problems.length > 0) void reply.status(503);
     return {
-      status: storeWritable ? ('ok' as const) : ('degraded' as const),
+      status: problems.length === 0 ? ('ok' as const) : ('degraded' as const),
       store_writable: storeWritable,
       service: 'voxflow',
       transport: webrtc ? 'webrtc+websocket' : 'websocket',
@@ -47,6 +61,8 @@ export async function healthRoutes(server: FastifyInstance): Promise<void> {
       turn_provider: TURN_PROVIDER,
       turn_configured: engine.hearsVoice,
       system_prompt_configured: config.engine.assistantPrompt.trim().length > 0,
+      disk_free_bytes: disk.freeBytes(),
+      problems,
     };
   });
 

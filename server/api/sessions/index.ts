@@ -3,6 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -15,6 +16,7 @@ import { accountOf } from '../../http/services.ts';
 import { mediaBody, noBody } from '../../http/api-contract.ts';
 import { optionalBody } from '../../http/validation.ts';
 import { CreatedSession, SessionDetail, SessionEventsPage, SessionView } from '../../protocol/api/sessions.ts';
+import { wavToSend } from '../../outcomes/recording.ts';
 import { recordingsDir } from '../../outcomes/retention.ts';
 import { recordingFormat, sessionDetail, sessionListItem } from '../../outcomes/session-detail.ts';
 
@@ -119,23 +121,32 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
     if (!session.recordingFile || /[/\\]/.test(session.recordingFile)) throw new AppError('recording_not_found');
     const path = join(recordingsDir(config.dataDir), session.recordingFile);
     let size: number;
+    let wav: Awaited<ReturnType<typeof wavToSend>>;
     try {
       size = (await stat(path)).size;
+      // A live call's WAV is sent as what exists so far: whole frames, under a header that says
+      // their length (the file's own claims the longest WAV until the call ends).
+      wav = recordingFormat(session.recordingFile) === 'audio/wav' ? await wavToSend(path, size) : null;
     } catch {
       throw new AppError('recording_not_found');
     }
+    if (wav === 'starting') {
+      void reply.header('retry-after', '1');
+      throw new AppError('recording_starting');
+    }
+    if (wav) size = wav.size;
     reply.header('content-type', recordingFormat(session.recordingFile)).header('accept-ranges', 'bytes').header('cache-control', 'private, no-store');
     const range = byteRange(request.headers.range, size);
     if (range === 'bad') return reply.status(416).header('content-range', `bytes */${size}`).send();
     // A live call's recording grows while it is read: send exactly the bytes the length promised,
     // or the client stops reading at content-length and the connection is left mid-body (a
     // server closing then waits for its keep-alive to time out).
-    if (range === null) return reply.header('content-length', size).send(size === 0 ? Buffer.alloc(0) : createReadStream(path, { start: 0, end: size - 1 }));
+    if (range === null) return reply.header('content-length', size).send(size === 0 ? Buffer.alloc(0) : recordingBytes(path, wav?.header ?? null, 0, size - 1));
     return reply
       .status(206)
       .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
       .header('content-length', range.end - range.start + 1)
-      .send(createReadStream(path, { start: range.start, end: range.end }));
+      .send(recordingBytes(path, wav?.header ?? null, range.start, range.end));
   });
 
   // The raw timeline, a page at a time: `after` is the last seq the caller has.
@@ -148,6 +159,21 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
       next_after: page.length === query.limit ? page[page.length - 1]!.seq : null,
     };
   });
+}
+
+/** Bytes [start, end] of a recording, its first ones taken from `header` when given instead of the file. */
+function recordingBytes(path: string, header: Buffer | null, start: number, end: number): Buffer | Readable {
+  if (!header || start >= header.length) return createReadStream(path, { start, end });
+  const head = header.subarray(start, Math.min(end + 1, header.length));
+  if (end < header.length) return head;
+  return Readable.from(
+    (async function* () {
+      yield head;
+      // Opened once the header is taken, so a client gone before then leaves no file open.
+      yield* createReadStream(path, { start: header.length, end });
+    })(),
+    { objectMode: false },
+  );
 }
 
 /** One `bytes=a-b`, `bytes=a-` or `bytes=-n` range within `size`; null when absent, 'bad' when unsatisfiable. */

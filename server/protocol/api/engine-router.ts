@@ -18,6 +18,10 @@ export const Health = z.object({
   turn_provider: z.string(),
   turn_configured: z.boolean(),
   system_prompt_configured: z.boolean(),
+  /** The least free space of the disks this node writes to (data folder, recordings); null before it is first measured. */
+  disk_free_bytes: z.number().nullable(),
+  /** Why the status is degraded, one sentence each (the store refusing writes, a disk nearly full); empty when ok. */
+  problems: z.array(z.string()),
 });
 
 export const Capabilities = z.object({

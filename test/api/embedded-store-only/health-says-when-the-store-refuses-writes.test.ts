@@ -35,7 +35,7 @@ describe.runIf(existsSync('/dev/full'))('/health on a full disk', () => {
 
     const after = await server.request('GET', '/health');
     expect(after.status).toBe(503);
-    expect(after.body).toMatchObject({ status: 'degraded', store_writable: false, service: 'voxflow' });
+    expect(after.body).toMatchObject({ status: 'degraded', store_writable: false, service: 'voxflow', problems: ['the store refuses writes'] });
     // Making the data dir private never touches what a symlink in it points at.
     expect((await lstat(join(dataDir, JOURNAL_FILE))).isSymbolicLink()).toBe(true);
     expect((await stat('/dev/full')).mode).toBe(deviceMode);

@@ -2,10 +2,10 @@
 // timeline and recording are forgotten, its row (times, cost, end reason) stays; younger sessions
 // keep everything. Recordings are files in the node's data folder whichever store holds the rows.
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { purgeExpired, recordingsDir } from '../../../server/outcomes/retention.ts';
+import { purgeExpired, purgeExpiredWithReport, recordingsDir } from '../../../server/outcomes/retention.ts';
 import { describeEachStore } from './both-stores.ts';
 import { tempDataDir } from '../helpers.ts';
 
@@ -47,5 +47,36 @@ describeEachStore('retention', (open) => {
     expect(row).toMatchObject({ id: session.id, recordingFile: null, timeline: { events: 0, bytes: 0, dropped: 0 } });
     // Nothing left to purge.
     expect(await purgeExpired(store, dataDir, 30, cutoffNow)).toBe(0);
+  });
+
+  it("deletes the node's own recordings last written before the cutoff, whoever purged their rows, and names what it could not delete", async () => {
+    const dataDir = await tempDataDir();
+    const now = Date.now() / 1000;
+    const clock = { now: now - 40 * 86_400 };
+    const { store } = await open({ now: () => clock.now });
+    const account = await store.accounts.create({ email: 'sweep@example.com', passwordHash: 'x' });
+    const old = await store.sessions.createConnected({ accountId: account.id, flowId: null, transport: 'websocket', mode: 'assistant', context: {}, metadata: {}, record: true });
+    const dir = recordingsDir(dataDir);
+    await mkdir(dir, { recursive: true });
+    // The old session's name is taken by a folder, which no unlink removes: a file it cannot delete.
+    await mkdir(join(dir, `${old.id}.wav`));
+    await store.sessions.setRecordingFile(old.id, `${old.id}.wav`);
+    const at = async (name: string, secs: number) => {
+      await writeFile(join(dir, name), 'RIFF');
+      await utimes(join(dir, name), secs, secs);
+    };
+    // A recording whose row another node purged long ago, one of a call today, and not a recording.
+    await at('purged-elsewhere.wav', now - 40 * 86_400);
+    await at('today.wav', now - 60);
+    await at('notes.txt', now - 40 * 86_400);
+
+    const report = await purgeExpiredWithReport(store, dataDir, 30, now);
+    expect(report.sessions).toBe(1);
+    expect(report.files).toBe(1);
+    expect(report.undeleted).toEqual([{ file: `${old.id}.wav`, reason: expect.any(String) }]);
+    expect(existsSync(join(dir, 'purged-elsewhere.wav'))).toBe(false);
+    expect(existsSync(join(dir, 'today.wav'))).toBe(true);
+    expect(existsSync(join(dir, 'notes.txt'))).toBe(true);
+    expect((await store.sessions.findById(old.id))!.recordingFile).toBeNull();
   });
 });

@@ -1,0 +1,84 @@
+// /health says `degraded` (503) before a write fails on a full disk: once the free space of the
+// disk the data folder and its recordings are on falls below --min-free-disk-mb, and `ok` again
+// by itself once space is freed. Nothing fills a real disk: the minimum is set above the free
+// space, or just below it on a RAM disk and then crossed by writing a file and deleting it.
+import { existsSync } from 'node:fs';
+import { access, constants, mkdtemp, rm, statfs, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { afterThisTest } from '../../support/after-this-test.ts';
+import { startTestServer } from '../../support/server.ts';
+
+const MIB = 1024 * 1024;
+
+/** A data folder of its own, removed after the test; on `under` when given. */
+async function dataFolder(under = tmpdir()): Promise<string> {
+  const dir = await mkdtemp(join(under, 'voxflow-disk-'));
+  afterThisTest(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function freeBytes(path: string): Promise<number> {
+  const fs = await statfs(path);
+  return fs.bavail * fs.bsize;
+}
+
+/** A RAM disk others barely write to, so its free space holds still while the test crosses the minimum. */
+async function quietDisk(): Promise<string> {
+  try {
+    if (existsSync('/dev/shm')) {
+      await access('/dev/shm', constants.W_OK);
+      return '/dev/shm';
+    }
+  } catch {
+    // not writable here: the temp folder's disk instead
+  }
+  return tmpdir();
+}
+
+describe('/health and free disk space', () => {
+  it('answers 503 degraded, saying which folder is short of space, when the minimum is above the free space', { timeout: 60_000 }, async () => {
+    const dataDir = await dataFolder();
+    // Far above what any disk here has free.
+    const server = await startTestServer({ dataDir, minFreeDiskMb: 1024 ** 3 });
+    afterThisTest(() => server.close());
+
+    await expect.poll(async () => (await server.request('GET', '/health')).status, { timeout: 30_000, interval: 250 }).toBe(503);
+    const { body } = await server.request('GET', '/health');
+    expect(body).toMatchObject({ status: 'degraded', store_writable: true, service: 'voxflow' });
+    expect(body.problems).toEqual([expect.stringMatching(/^disk space low: [\d.]+ MiB free for the data folder and the recordings folder, below 1073741824 MiB$/)]);
+    expect(body.disk_free_bytes).toBeGreaterThan(0);
+    // Only the node's health: the API still works while there is space to write.
+    expect((await server.request('POST', '/auth/signup', { body: { email: 'disk@example.com', password: 'correct horse battery staple' } })).status).toBe(200);
+  });
+
+  it('turns degraded when a file takes the disk below the minimum, and ok again once it is deleted', { timeout: 90_000 }, async () => {
+    const disk = await quietDisk();
+    const dataDir = await dataFolder(disk);
+    // The minimum sits 256 MiB under the free space now; a 512 MiB file takes the disk below it.
+    // (The margins are wide so what other processes write there meanwhile cannot decide it.)
+    const minFreeDiskMb = Math.floor((await freeBytes(disk)) / MIB) - 256;
+    const server = await startTestServer({ dataDir, minFreeDiskMb });
+    afterThisTest(() => server.close());
+    const health = () => server.request('GET', '/health');
+
+    await expect.poll(async () => (await health()).body.disk_free_bytes, { timeout: 30_000, interval: 250 }).toBeGreaterThan(minFreeDiskMb * MIB);
+    const before = await health();
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ status: 'ok', problems: [] });
+
+    const filler = join(dataDir, 'filler.bin');
+    afterThisTest(() => rm(filler, { force: true }));
+    await writeFile(filler, Buffer.alloc(512 * MIB, 1));
+    await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(503);
+    const low = await health();
+    expect(low.body).toMatchObject({ status: 'degraded', store_writable: true });
+    expect(low.body.problems).toEqual([expect.stringContaining(`below ${minFreeDiskMb} MiB`)]);
+    expect(low.body.disk_free_bytes).toBeLessThan(minFreeDiskMb * MIB);
+
+    await rm(filler);
+    await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(200);
+    expect((await health()).body).toMatchObject({ status: 'ok', problems: [] });
+  });
+});
