@@ -83,7 +83,7 @@ describe.each(['twilio', 'telnyx', 'plivo'] as const)('a %s caller warm-transfer
 
     // A forged answer (signed with a key that is not the account's) changes nothing.
     const forger = carrier === 'telnyx' ? ({ carrier, key: telnyxSigningKey() } as const) : ({ carrier, authToken: 'not-the-token' } as const);
-    const fields =
+    const fields: Record<string, string> =
       carrier === 'plivo'
         ? { CallUUID: leg.callId, RequestUUID: leg.requestUuid!, CallStatus: 'in-progress', Direction: 'outbound', From: leg.from, To: leg.to }
         : { CallSid: leg.callId, CallStatus: 'in-progress', Direction: 'outbound-api', From: leg.from, To: leg.to };
