@@ -173,6 +173,12 @@ export interface Carrier<Name extends CarrierName = CarrierName> {
    * than handing the carrier the markup itself: TransferRequest.markupUrl is required.
    */
   transfersByUrl?: true;
+  /**
+   * Its answering-machine detector listens while the call already runs and posts its verdict
+   * to the status URL later, without saying when the greeting ends (Plivo): the flow starts on
+   * the answer, and a machine's verdict turns the call to leaving the message (voicemail.ts).
+   */
+  asyncMachineDetection?: true;
   verifyVoiceWebhook(request: WebhookRequest, credentials: CredentialsByCarrier[Name], now?: Date): WebhookVerdict;
   /** Form fields (Twilio, Plivo, Telnyx TeXML) or a parsed JSON body (Telnyx Call Control events). */
   parseVoiceWebhook(body: unknown): ParsedWebhook;

@@ -7,6 +7,7 @@ import { parsePlivoWebhook, verifyPlivoWebhook } from './webhook.ts';
 export const plivo: Carrier<'plivo'> = {
   name: 'plivo',
   transfersByUrl: true,
+  asyncMachineDetection: true,
   verifyVoiceWebhook: verifyPlivoWebhook,
   parseVoiceWebhook: parsePlivoWebhook,
   // The stream asks for 8 kHz μ-law; Plivo offers no A-law on streams.
