@@ -12,7 +12,7 @@ test('Twilio: an inbound call, an outbound call in progress and the end of a cal
 test("Twilio: the answering machine's verdicts, the beep being the moment to leave a message", () => {
   const parse = CARRIERS.twilio.parseVoiceWebhook;
   const verdict = (AnsweredBy: string) => parse({ CallSid: 'CA1', CallStatus: 'in-progress', Direction: 'outbound-api', AnsweredBy });
-  expect(verdict('machine_end_beep')).toMatchObject({ call: { answeredBy: 'machine' } });
+  expect(verdict('machine_end_beep')).toMatchObject({ call: { answeredBy: 'machine_end' } });
   expect(verdict('machine_start')).toMatchObject({ call: { answeredBy: 'machine' } });
   expect(verdict('human')).toMatchObject({ call: { answeredBy: 'human' } });
   expect(verdict('fax')).toMatchObject({ call: { answeredBy: 'fax' } });
@@ -40,7 +40,7 @@ test('Plivo: CallUUID names the call, RequestUUID the placement, Machine=true a 
   const parse = CARRIERS.plivo.parseVoiceWebhook;
   expect(parse({ CallUUID: 'u1', From: '+1555', To: '+1556', Direction: 'inbound', CallStatus: 'ringing' })).toEqual({ ok: true, call: { callId: 'u1', from: '+1555', to: '+1556', direction: 'inbound', status: 'ringing' } });
   expect(parse({ CallUUID: 'u2', RequestUUID: 'r2', Direction: 'outbound', CallStatus: 'timeout' })).toMatchObject({ call: { status: 'no_answer', placementId: 'r2' } });
-  expect(parse({ CallUUID: 'u2', RequestUUID: 'r2', Direction: 'outbound', Machine: 'true' })).toMatchObject({ call: { status: 'answered', answeredBy: 'machine_end' } });
+  expect(parse({ CallUUID: 'u2', RequestUUID: 'r2', Direction: 'outbound', Machine: 'true' })).toMatchObject({ call: { status: 'answered', answeredBy: 'machine' } });
 });
 
 test.each(['twilio', 'telnyx', 'plivo'] as const)('%s: a webhook without a call id or with an unknown status is refused with a reason', (name) => {
