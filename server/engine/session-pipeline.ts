@@ -25,13 +25,14 @@
 import type { FlowRuntime, StateEntry } from '../flow/runtime.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { sessionError, type SessionErrorCode } from '../protocol/session-errors.ts';
-import { ProviderError } from '../providers/types.ts';
+import { ENGINE_SAMPLE_RATE, ProviderError } from '../providers/types.ts';
 import { AgentReplies } from './agent-replies.ts';
 import { AudioOut } from './audio-out.ts';
 import { interruptAgent, type BargeInTarget } from './barge-in.ts';
 import { CallerSpeechGate } from './caller-speech-gate.ts';
 import { ConversationHistory } from './conversation-history.ts';
 import { FlowSpeechRules } from './flow-speech-rules.ts';
+import { GREETING_END_SILENCE_MS, GreetingEnd } from './greeting-end.ts';
 import type { CallerAudioFrame, ControlFrame, ErrorFrame, InterruptFrame, KeypadFrame, TypedTurnFrame } from './frames.ts';
 import { KeypadStage } from './keypad-stage.ts';
 import { flowStateEvents } from './agent-turn.ts';
@@ -79,6 +80,14 @@ export class SessionPipeline {
   private turnCount = 0;
   /** The voicemail message is being left: the session ends once it has played. */
   #endAfterVoicemail = false;
+  /**
+   * A machine answered after the flow began (machineAnswered): the flow, the model and the keys
+   * stop for good, and the machine's greeting is listened to until it is over.
+   */
+  #machine = false;
+  #greeting: GreetingEnd | null = null;
+  /** The VAD is in a turn of the caller's (or the machine's). */
+  #callerSpeaking = false;
   /**
    * A transfer is being made: the caller is on hold. What they say is remembered but not
    * answered, and their keys move nothing, so the flow does not move on under a person about
@@ -145,7 +154,8 @@ export class SessionPipeline {
         send,
         lineSpeech: () => this.agent.openSpeech(signal, null),
         turnInFlight: () => this.agent.turnInFlight,
-        isEnded: () => signal.aborted,
+        // Once a machine answered, the flow's lines, moves and reprompts are over.
+        isEnded: () => signal.aborted || this.#machine,
         end: (reason) => this.control({ type: 'end', reason }),
         transfer: (action) => this.control({ type: 'transfer', action }),
         lastActivityAt: () => this.limits.lastActivityAt,
@@ -169,6 +179,7 @@ export class SessionPipeline {
       },
       {
         push: (frame) => {
+          if ((frame.type === 'caller_turn' || frame.type === 'caller_words') && this.#machine) return;
           if (frame.type === 'caller_turn' && this.handingOn) this.history.addUser(frame.text);
           else if (frame.type === 'caller_turn' || frame.type === 'caller_words') {
             if (!this.handingOn) this.agent.push(frame);
@@ -182,8 +193,16 @@ export class SessionPipeline {
       ? new VadStage(setup.userInput, {
           push: (frame) => {
             if (frame.type === 'warning') return this.control(frame);
+            if (frame.type === 'speech_started') this.#callerSpeaking = true;
+            else if (frame.type === 'turn_ended') this.#callerSpeaking = false;
             // The caller is there, whether the gate lets their speech through or not.
             if (!signal.aborted) this.noteActivity();
+            if (this.#machine) {
+              // A machine's greeting is listened to for its end, not answered.
+              if (frame.type === 'speech_started') this.#greeting?.speechStarted();
+              else if (frame.type === 'turn_ended') this.#greeting?.turnEnded();
+              return;
+            }
             this.gate.push(frame);
           },
         })
@@ -238,9 +257,36 @@ export class SessionPipeline {
     });
   }
 
+  /**
+   * An answering machine took the call after the flow began: the carrier's detector said so while
+   * the call ran (Plivo), and does not say when the greeting ends. The agent stops mid-word (the
+   * carrier drops what it holds), the flow and the model stop for good, and once the machine's
+   * greeting is over (greeting-end.ts: its beep, or a second of silence after its speech) the
+   * message is left as leaveVoicemail leaves it. No message: the session ends at once.
+   */
+  machineAnswered(message: string | null): void {
+    if (this.#machine || this.#endAfterVoicemail || this.host.signal.aborted) return;
+    this.#machine = true;
+    this.flowSpeech.stop();
+    interruptAgent(this.bargeIn, this.agent.takeTurn());
+    if (!message) {
+      this.host.end('voicemail');
+      return;
+    }
+    this.vad?.setEndpointingMs(GREETING_END_SILENCE_MS);
+    this.#greeting = new GreetingEnd(this.#callerSpeaking, ENGINE_SAMPLE_RATE, () => {
+      this.#greeting = null;
+      if (!this.host.signal.aborted) this.leaveVoicemail(message);
+    });
+  }
+
   push(frame: PipelineInput): void {
     switch (frame.type) {
       case 'caller_audio':
+        // Nothing a machine sends once its greeting is over is heard: it is recording us.
+        if (this.#endAfterVoicemail) return;
+        this.#greeting?.audio(frame.pcm);
+        if (this.#endAfterVoicemail) return;
         if (this.vad) this.vad.push(frame);
         else this.control({ type: 'warning', code: 'vad_unavailable' });
         return;
@@ -253,7 +299,7 @@ export class SessionPipeline {
         return;
       case 'dtmf':
         this.noteActivity();
-        if (!this.handingOn) this.keypad.push(frame);
+        if (!this.handingOn && !this.#machine) this.keypad.push(frame);
         return;
     }
   }
@@ -298,6 +344,7 @@ export class SessionPipeline {
           if (!this.audioOut.isBusy) this.host.end('voicemail');
           return;
         }
+        if (this.#machine) return;
         this.flowSpeech.afterAgentSpoke();
         return;
       case 'error':

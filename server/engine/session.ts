@@ -101,6 +101,16 @@ export class VoiceSession {
     this.pipeline.push({ type: 'caller_audio', pcm });
   }
 
+  /**
+   * A phone call's carrier says an answering machine took the call, after the flow began (its
+   * detector listens while the call runs): the flow's voicemail message is left once the
+   * machine's greeting is over, and the session ends with `voicemail`.
+   */
+  machineAnswered(): void {
+    if (this.ended || this.setup.leaveVoicemail) return;
+    this.pipeline.machineAnswered(this.runtime?.voicemail()?.message ?? null);
+  }
+
   /** Keys the caller pressed (a phone's DTMF): committed on the flow as its keypad says. */
   pushDigits(digits: string): void {
     if (this.ended || this.setup.leaveVoicemail || digits.length === 0) return;

@@ -4,7 +4,8 @@
 // gets a summary of the call (in the carrier's own voice, to the person only) followed by a
 // conference; the caller's live call is redirected into the same conference, and Voxflow leaves.
 // When nobody answers, or the carrier cannot call the person, the caller is still on the line
-// and the agent takes them back to the menu.
+// and the agent takes them back to the menu. Plivo takes no markup in a REST update: the caller's
+// call is pointed at a URL of ours that serves the conference, which Plivo then fetches, signed.
 import { describe, expect, it, vi } from 'vitest';
 import { signedWebhook } from '../fakes/carriers/voice-webhook.ts';
 import { telnyxSigningKey } from '../fakes/carriers/signing.ts';
@@ -15,7 +16,7 @@ const WARM_MENU_YAML = PHONE_MENU_YAML.replace(`mode: cold, on_failed: menu`, 'm
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
-describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('a %s caller warm-transferred to the front desk', (carrier) => {
+describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'telnyx'))('a %s caller warm-transferred to the front desk', (carrier) => {
   const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: WARM_MENU_YAML });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
   const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
@@ -51,9 +52,18 @@ describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('a %s cal
       { timeout: 20_000, interval: 100 },
     );
   const legsPlaced = () => [...rig().api.calls.values()].filter((call) => call.to === FRONT_DESK && call.answerUrl).length;
+  /** What the carrier says to the person in its own voice: TwiML and TeXML's <Say>, Plivo's <Speak>. */
+  const sayTag = carrier === 'plivo' ? 'Speak' : 'Say';
+  /** The markup the caller's call was moved to: given inline (Twilio, Telnyx), or fetched from our URL (Plivo). */
+  const callerMovedTo = async (callId: string) => {
+    const call = rig().api.calls.get(callId)!;
+    if (carrier !== 'plivo') return call.redirectedTo;
+    await vi.waitFor(() => expect(call.transferFetched?.status).toBe(200), { timeout: 10_000, interval: 50 });
+    return call.transferFetched!.body;
+  };
 
   it('calls the person, tells them what the call is about, and joins them with the caller in one conference', { timeout: 90_000 }, async () => {
-    const callId = carrier === 'twilio' ? 'CA44444444444444444444444444444444' : 'v3:warm-answered';
+    const callId = { twilio: 'CA44444444444444444444444444444444', telnyx: 'v3:warm-answered', plivo: '4b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const before = await balance();
     const placed = legsPlaced();
     const stream = await rig().call(callId);
@@ -72,8 +82,12 @@ describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('a %s cal
     expect((await detail(id)).status).toBe('connected');
 
     // A forged answer (signed with a key that is not the account's) changes nothing.
-    const forger = carrier === 'twilio' ? { carrier, authToken: 'not-the-token' } as const : { carrier, key: telnyxSigningKey() } as const;
-    const forged = signedWebhook(forger, leg.answerUrl!, { CallSid: leg.callId, CallStatus: 'in-progress', Direction: 'outbound-api', From: leg.from, To: leg.to });
+    const forger = carrier === 'telnyx' ? ({ carrier, key: telnyxSigningKey() } as const) : ({ carrier, authToken: 'not-the-token' } as const);
+    const fields: Record<string, string> =
+      carrier === 'plivo'
+        ? { CallUUID: leg.callId, RequestUUID: leg.requestUuid!, CallStatus: 'in-progress', Direction: 'outbound', From: leg.from, To: leg.to }
+        : { CallSid: leg.callId, CallStatus: 'in-progress', Direction: 'outbound-api', From: leg.from, To: leg.to };
+    const forged = signedWebhook(forger, leg.answerUrl!, fields);
     expect((await fetch(leg.answerUrl!, { method: 'POST', headers: forged.headers, body: forged.body })).status).toBe(403);
     expect(rig().api.calls.get(callId)!.redirectedTo).toBeUndefined();
 
@@ -81,14 +95,17 @@ describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('a %s cal
     const answered = await rig().api.answerPlacedCall(leg.callId, rig().signer);
     expect(answered.status).toBe(200);
     // The person hears what the call is about (the account number the caller typed), then joins the conference.
-    const said = /<Say>([^<]*)<\/Say>/.exec(answered.body)?.[1] ?? '';
+    const said = new RegExp(`<${sayTag}>([^<]*)</${sayTag}>`).exec(answered.body)?.[1] ?? '';
     expect(said).toMatch(/account number 0427/);
     expect(said.length).toBeLessThanOrEqual(600);
     const conference = /<Conference[^>]*>([^<]+)<\/Conference>/.exec(answered.body)?.[1];
     expect(conference).toBe(`voxflow-${id}`);
-    expect(answered.body.indexOf('<Say>')).toBeLessThan(answered.body.indexOf('<Conference'));
-    // The caller's call was moved into the same conference (and not hung up).
-    expect(rig().api.calls.get(callId)!.redirectedTo).toContain(`>${conference}</Conference>`);
+    expect(answered.body.indexOf(`<${sayTag}>`)).toBeLessThan(answered.body.indexOf('<Conference'));
+    // The caller's call was moved into the same conference (and not hung up), where it waits for the person.
+    const callerMarkup = await callerMovedTo(callId);
+    expect(callerMarkup).toContain(`>${conference}</Conference>`);
+    expect(callerMarkup).toContain('startConferenceOnEnter="false"');
+    expect(callerMarkup).not.toContain(`<${sayTag}>`);
     expect(rig().api.calls.get(callId)!.status).toBe('in-progress');
 
     const ended = await vi.waitFor(
@@ -116,7 +133,7 @@ describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('a %s cal
   });
 
   it('takes the caller back to the menu when the person does not answer', { timeout: 90_000 }, async () => {
-    const callId = carrier === 'twilio' ? 'CA55555555555555555555555555555555' : 'v3:warm-no-answer';
+    const callId = { twilio: 'CA55555555555555555555555555555555', telnyx: 'v3:warm-no-answer', plivo: '5b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const placed = legsPlaced();
     const stream = await rig().call(callId);
     const id = await liveSession();
@@ -142,26 +159,27 @@ describe.each(carriersToTest(['twilio', 'telnyx'] as const, 'telnyx'))('a %s cal
   });
 
   it('stops the person\'s phone ringing when the caller hangs up first', { timeout: 90_000 }, async () => {
-    const callId = carrier === 'twilio' ? 'CA88888888888888888888888888888888' : 'v3:warm-caller-left';
+    const callId = { twilio: 'CA88888888888888888888888888888888', telnyx: 'v3:warm-caller-left', plivo: '8b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const placed = legsPlaced();
     const stream = await rig().call(callId);
     const id = await liveSession();
     await inState(id, 'menu');
     stream.pressDigit('0');
     const leg = await personLeg(placed);
-    await vi.waitFor(() => expect(rig().api.calls.get(leg.callId)!.status).not.toBe('completed'), { timeout: 5_000 });
+    await vi.waitFor(() => expect(leg.status).not.toBe('completed'), { timeout: 5_000 });
     await stream.hangUp();
     await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 15_000, interval: 100 });
-    // The person's leg was hung up through the carrier's API; the caller's call was left alone.
-    await vi.waitFor(() => expect(rig().api.calls.get(leg.callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
+    // The person's leg was hung up through the carrier's API while it still rang (Plivo: the call
+    // request cancelled by its request_uuid); the caller's call was left alone.
+    await vi.waitFor(() => expect(leg.status).toBe('completed'), { timeout: 15_000, interval: 100 });
     expect(rig().api.calls.get(callId)!.redirectedTo).toBeUndefined();
     // The person picking up now only hears that the caller is gone.
-    rig().api.calls.get(leg.callId)!.status = 'in-progress';
+    leg.status = 'in-progress';
     expect((await rig().api.answerPlacedCall(leg.callId, rig().signer)).body).toMatch(/no longer on the line/);
   });
 
   it('takes the caller back to the menu, saying why, when the carrier cannot call the person', { timeout: 90_000 }, async () => {
-    const callId = carrier === 'twilio' ? 'CA66666666666666666666666666666666' : 'v3:warm-refused';
+    const callId = { twilio: 'CA66666666666666666666666666666666', telnyx: 'v3:warm-refused', plivo: '6b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const placed = legsPlaced();
     const stream = await rig().call(callId);
     const id = await liveSession();
@@ -235,13 +253,13 @@ describe('a warm transfer whose summary the session\'s model writes', () => {
   });
 });
 
-describe('a warm transfer nobody picks up', () => {
-  const rig = usePhoneRig('telnyx', { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML.replace('mode: cold, on_failed: menu', 'mode: warm, timeout_seconds: 5, on_failed: menu') });
+describe.each(carriersToTest(['telnyx', 'plivo'] as const, 'plivo'))('a %s warm transfer nobody picks up', (carrier) => {
+  const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML.replace('mode: cold, on_failed: menu', 'mode: warm, timeout_seconds: 5, on_failed: menu') });
 
   it('stops the ringing after the flow\'s timeout_seconds and takes the caller back to the menu', { timeout: 90_000 }, async () => {
     const { server, account, api } = rig();
     const detail = async (id: string) => (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body;
-    const stream = await rig().call('v3:warm-rings-out');
+    const stream = await rig().call(carrier === 'plivo' ? '9b4e28ba-2fa1-11d2-883f-0016d3cca427' : 'v3:warm-rings-out');
     const id = await vi.waitFor(
       async () => {
         const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
@@ -266,7 +284,7 @@ describe('a warm transfer nobody picks up', () => {
       { timeout: 30_000, interval: 200 },
     );
     expect(failed.reason).toBe(`${FRONT_DESK} did not answer within 5 s`);
-    await vi.waitFor(() => expect(api.calls.get(leg.callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(() => expect(leg.status).toBe('completed'), { timeout: 15_000, interval: 100 });
     await vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe('menu'), { timeout: 15_000, interval: 100 });
     expect((await detail(id)).status).toBe('connected');
     await stream.hangUp();

@@ -342,4 +342,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           CREATE UNIQUE INDEX warm_transfers_by_answer_key ON warm_transfers(answer_key_hash);
           CREATE INDEX warm_transfers_by_session ON warm_transfers(session_id);`,
   },
+  {
+    version: 13,
+    name: "phone calls: a carrier's answering-machine verdict that comes apart from the answer",
+    // Plivo detects a machine while the call already runs and posts its verdict to any node; the
+    // node holding the call's stream reads it here (docs/phone-calls.md, voicemail).
+    sql: `ALTER TABLE sessions ADD COLUMN answered_by TEXT;`,
+  },
 ];

@@ -201,6 +201,11 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
       return row ? toSession(row) : null;
     },
 
+    async setAnsweredBy(id, answeredBy) {
+      const row = await db.row<SessionRow>('UPDATE sessions SET answered_by = $1 WHERE id = $2 AND answered_by IS NULL RETURNING *', [answeredBy, id]);
+      return row ? toSession(row) : null;
+    },
+
     async countOutbound(accountId, now) {
       const row = await db.row<{ live: number; last_minute: number }>(
         `SELECT

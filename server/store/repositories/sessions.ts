@@ -79,6 +79,12 @@ export interface Session {
   callStatus: CallStatus | null;
   /** Where a transfer sent the caller (a number or a SIP address). */
   transferredTo: string | null;
+  /**
+   * Who answered an outbound call, when the carrier says so apart from the answer (Plivo's
+   * asynchronous machine detection); null until then, and for the carriers whose verdict comes
+   * with the answer.
+   */
+  answeredBy: 'human' | 'machine' | null;
 }
 
 export interface NewSession {
@@ -193,6 +199,11 @@ export interface SessionsRepository {
   setCarrierCallId(id: string, callId: string): Promise<Session | null>;
   /** Where the caller was transferred (a number or a SIP address). */
   setTransferredTo(id: string, target: string): Promise<Session | null>;
+  /**
+   * The carrier's answering-machine verdict, kept once: a later or repeated one changes nothing.
+   * Returns the session when this call set it, null otherwise.
+   */
+  setAnsweredBy(id: string, answeredBy: 'human' | 'machine'): Promise<Session | null>;
   /**
    * An account's outbound calls, for its limits: those still live (not ended, no final call
    * status, and a token not yet expired or claimed) and those placed in the 60 s before `now`.

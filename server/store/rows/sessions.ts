@@ -35,6 +35,7 @@ export interface SessionRow {
   carrier_call_id: string | null;
   call_status: string | null;
   transferred_to: string | null;
+  answered_by: string | null;
 }
 
 /** The columns a new session is inserted with, in order: one list for both stores' INSERT. */
@@ -104,6 +105,7 @@ export function unstartedSession(
     carrierCallId: input.phone?.carrierCallId ?? null,
     callStatus: input.phone?.callStatus ?? null,
     transferredTo: null,
+    answeredBy: null,
   };
 }
 
@@ -137,6 +139,7 @@ export function toSession(row: SessionRow): Session {
     carrierCallId: row.carrier_call_id,
     callStatus: row.call_status as CallStatus | null,
     transferredTo: row.transferred_to,
+    answeredBy: row.answered_by === 'human' || row.answered_by === 'machine' ? row.answered_by : null,
   };
 }
 

@@ -62,6 +62,7 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
     setCallStatus: true,
     setCarrierCallId: true,
     setTransferredTo: true,
+  setAnsweredBy: true,
     countOutbound: true,
   },
   credits: { grant: true, debit: true, balance: true },

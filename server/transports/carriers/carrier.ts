@@ -135,7 +135,10 @@ export interface TransferRequest {
 }
 
 export interface CarrierCalls {
-  /** Ends the call; a call already over counts as ended. */
+  /**
+   * Ends the call; a call already over counts as ended. Also a placed call still ringing, by the
+   * id placeCall returned (Plivo cancels it by its request_uuid).
+   */
   hangUp(callId: string, options: RestOptions): Promise<void>;
   /** Cold transfer: the live call leaves the stream and dials the target. */
   transfer(callId: string, request: TransferRequest, options: RestOptions): Promise<void>;
@@ -145,6 +148,8 @@ export interface CarrierCalls {
    * conference this way); absent where the carrier moves a call only by pointing it at a URL.
    */
   redirect?(callId: string, markup: Markup, options: RestOptions): Promise<void>;
+  /** The same where the carrier takes only a URL that answers with the markup (Plivo's `aleg_url`). */
+  redirectToUrl?(callId: string, markupUrl: string, options: RestOptions): Promise<void>;
   /** Plays keypad tones to the other party; absent where the carrier cannot during a stream. */
   sendDigits?(callId: string, digits: string, options: RestOptions): Promise<void>;
 }
@@ -168,6 +173,12 @@ export interface Carrier<Name extends CarrierName = CarrierName> {
    * than handing the carrier the markup itself: TransferRequest.markupUrl is required.
    */
   transfersByUrl?: true;
+  /**
+   * Its answering-machine detector listens while the call already runs and posts its verdict
+   * to the status URL later, without saying when the greeting ends (Plivo): the flow starts on
+   * the answer, and a machine's verdict turns the call to leaving the message (voicemail.ts).
+   */
+  asyncMachineDetection?: true;
   verifyVoiceWebhook(request: WebhookRequest, credentials: CredentialsByCarrier[Name], now?: Date): WebhookVerdict;
   /** Form fields (Twilio, Plivo, Telnyx TeXML) or a parsed JSON body (Telnyx Call Control events). */
   parseVoiceWebhook(body: unknown): ParsedWebhook;
@@ -183,8 +194,9 @@ export interface Carrier<Name extends CarrierName = CarrierName> {
   /** The markup a cold transfer runs (dial the target, then end). */
   transferMarkup(request: TransferRequest): Markup;
   /**
-   * A warm transfer's two sides of one conference: the caller's call is redirected into it, and
-   * the person's leg answers with the summary and then joins it. Absent where not built (Plivo).
+   * A warm transfer's two sides of one conference: the caller's call is redirected into it (by a
+   * URL serving `callerJoins` where the carrier `transfersByUrl`), and the person's leg answers
+   * with the summary and then joins it.
    */
   warmTransfer?: { callerJoins(conference: string): Markup; personJoins(conference: string, summary: string): Markup };
   parseStreamMessage(text: string): StreamMessage;

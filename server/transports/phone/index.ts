@@ -33,7 +33,7 @@ import { answer, parsedCall, verifiedWebhook } from './carrier-webhook.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
 import { runPhoneStream } from './phone-stream.ts';
 import { registerTransferMarkup } from './transfer-markup.ts';
-import { endUnstreamed, machineVerdict, VOICEMAIL_PARAMETER } from './voicemail.ts';
+import { endUnstreamed, machineVerdict, VOICEMAIL_LISTEN, VOICEMAIL_NOW, VOICEMAIL_PARAMETER } from './voicemail.ts';
 import { registerWarmTransferRoutes } from './warm-transfer-routes.ts';
 
 /** An unclaimed stream token of an inbound call dies this soon: the carrier opens the stream at once. */
@@ -134,6 +134,10 @@ function registerCarrier(server: FastifyInstance, carrier: Carrier): void {
       // A call we hold no session for (a number released since, another system's call): nothing to record.
       if (!session || session.transport !== name) return reply.status(204).send();
       await verifiedWebhook(server, carrier, request, session.accountId);
+      // A verdict that comes while the call runs (Plivo): kept for the node holding the stream.
+      if (carrier.asyncMachineDetection && session.direction === 'outbound' && (call.answeredBy === 'machine' || call.answeredBy === 'human')) {
+        await store.sessions.setAnsweredBy(session.id, call.answeredBy);
+      }
       await recordCallStatus(server, session, call.status);
       return reply.status(204).send();
     },
@@ -164,13 +168,14 @@ async function answerOutbound(app: FastifyInstance, carrier: Carrier, request: F
   if (call.placementId && call.placementId === session.carrierCallId && call.callId !== session.carrierCallId) {
     session = (await app.services.store.sessions.setCarrierCallId(session.id, call.callId)) ?? session;
   }
-  const verdict = await machineVerdict(app, session, call.answeredBy);
+  const verdict = await machineVerdict(app, carrier, session, call.answeredBy);
   if (verdict.kind === 'hang_up') {
     request.log.info({ carrier: carrier.name, session: session.id, reason: verdict.reason }, 'an outbound call met a machine: hung up');
     await endUnstreamed(app, session, verdict.reason);
     return answer(reply, carrier.hangUpMarkup());
   }
-  const parameters = verdict.kind === 'leave_message' ? { [VOICEMAIL_PARAMETER]: '1' } : undefined;
+  const parameters =
+    verdict.kind === 'leave_message' ? { [VOICEMAIL_PARAMETER]: VOICEMAIL_NOW } : verdict.kind === 'listen_for_machine' ? { [VOICEMAIL_PARAMETER]: VOICEMAIL_LISTEN } : undefined;
   return answer(reply, carrier.answerWithStream(streamUrl(app.services.publicUrl(), carrier.name, token), { token, ...(parameters ? { parameters } : {}) }));
 }
 

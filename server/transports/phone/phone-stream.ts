@@ -25,7 +25,7 @@ import { CARRIER_RATE, PhoneMediaBridge } from './media-bridge.ts';
 import { ReorderWindow } from '../carriers/reorder-window.ts';
 import { carrierApiUrl } from './carrier-api.ts';
 import { transferMarkupUrl } from './transfer-markup.ts';
-import { VOICEMAIL_PARAMETER } from './voicemail.ts';
+import { listenForMachine, VOICEMAIL_LISTEN, VOICEMAIL_NOW, VOICEMAIL_PARAMETER } from './voicemail.ts';
 import { WarmTransferCall, type TransferResult } from './warm-transfer.ts';
 
 /** The carrier sends `connected` and `start` at once; a stream silent past this is closed. */
@@ -152,8 +152,10 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
   };
   const restOptions = (retries: number) => ({ baseUrl: carrierApiUrl(app.services.config, carrier.name), signal: AbortSignal.timeout(30_000), timeoutMs: 10_000, retries });
   // The carrier's verdict on the answered call, carried by our markup: an answering machine
-  // past its greeting, to leave the flow's message on (voicemail.ts).
-  const leaveVoicemail = claimed.direction === 'outbound' && start.customParameters[VOICEMAIL_PARAMETER] === '1';
+  // past its greeting, to leave the flow's message on; or a verdict still to come while the
+  // flow runs (Plivo), read from the store (voicemail.ts).
+  const voicemailMode = claimed.direction === 'outbound' ? start.customParameters[VOICEMAIL_PARAMETER] : undefined;
+  const leaveVoicemail = voicemailMode === VOICEMAIL_NOW;
   /** A cold transfer: the carrier moves the live call to the target, and Voxflow leaves. */
   const transferCold = async (action: TransferAction): Promise<TransferResult> => {
     const calls = await rest();
@@ -211,6 +213,7 @@ export async function runPhoneStream(app: FastifyInstance, carrier: Carrier, soc
     },
   }, { leaveVoicemail });
   const live = session;
+  if (voicemailMode === VOICEMAIL_LISTEN) void listenForMachine(app, claimed.id, live, log);
   callerLeft = () => {
     if (warmTransfer) warmTransfer.callerLeft();
     else if (coldTransfer) {

@@ -1,10 +1,12 @@
-// The markup of a cold transfer, served to a carrier that moves a live call only by pointing it
-// at a URL (Plivo: "transfer the call to aleg_url", which it then fetches like an answer URL).
+// The markup of a transfer, served to a carrier that moves a live call only by pointing it at a
+// URL (Plivo: "transfer the call to aleg_url", which it then fetches like an answer URL): a cold
+// transfer's dial of the target, or the conference a warm transfer moves the caller into once the
+// person has answered.
 //
 //   POST /telephony/{carrier}/transfer?session={id}&t={ticket}
 //
-// The ticket is the transfer itself (target and caller id) sealed with the server's secret key,
-// bound to the session, and valid for TRANSFER_TICKET_TTL_SECS: unguessable and unforgeable,
+// The ticket is the transfer itself (target and caller id, or the conference) sealed with the
+// server's secret key, bound to the session, and valid for TRANSFER_TICKET_TTL_SECS: unguessable and unforgeable,
 // and readable on any node that shares the key (as every node of a cluster must), so the
 // carrier's fetch may land on another node than the one holding the call. The request must carry
 // the carrier's signature under the account's credentials and name the very call the session
@@ -24,15 +26,27 @@ import { openCarrierCredentials } from './carrier-credentials.ts';
 export const TRANSFER_TICKET_TTL_SECS = 120;
 
 const TransferQuery = z.object({ session: z.string().min(1).max(64), t: z.string().min(1).max(1024) });
-const Ticket = z.object({ to: z.string().min(1).max(256), callerId: z.string().max(64).optional(), exp: z.number() });
+const Ticket = z.union([
+  z.object({ to: z.string().min(1).max(256), callerId: z.string().max(64).optional(), exp: z.number() }),
+  z.object({ conference: z.string().min(1).max(128), exp: z.number() }),
+]);
 
 const ticketContext = (carrier: string, sessionId: string) => `carrier-transfer:${carrier}:${sessionId}`;
 
 /** The URL the carrier fetches the transfer's markup from; sealed for this session's call. */
 export function transferMarkupUrl(app: FastifyInstance, carrier: Carrier, session: Session, request: TransferRequest): string {
-  const ticket = { to: request.to, ...(request.callerId ? { callerId: request.callerId } : {}), exp: Date.now() / 1000 + TRANSFER_TICKET_TTL_SECS };
-  const sealed = Buffer.from(app.services.secrets.seal(JSON.stringify(ticket), ticketContext(carrier.name, session.id))).toString('base64url');
-  return `${app.services.publicUrl()}/telephony/${carrier.name}/transfer?session=${encodeURIComponent(session.id)}&t=${sealed}`;
+  return ticketUrl(app, carrier, session.id, { to: request.to, ...(request.callerId ? { callerId: request.callerId } : {}) });
+}
+
+/** The URL a warm transfer points the caller's call at: the conference the person is joining. */
+export function conferenceMarkupUrl(app: FastifyInstance, carrier: Carrier, sessionId: string, conference: string): string {
+  return ticketUrl(app, carrier, sessionId, { conference });
+}
+
+function ticketUrl(app: FastifyInstance, carrier: Carrier, sessionId: string, what: { to: string; callerId?: string } | { conference: string }): string {
+  const ticket = { ...what, exp: Date.now() / 1000 + TRANSFER_TICKET_TTL_SECS };
+  const sealed = Buffer.from(app.services.secrets.seal(JSON.stringify(ticket), ticketContext(carrier.name, sessionId))).toString('base64url');
+  return `${app.services.publicUrl()}/telephony/${carrier.name}/transfer?session=${encodeURIComponent(sessionId)}&t=${sealed}`;
 }
 
 export function registerTransferMarkup(server: FastifyInstance, carrier: Carrier): void {
@@ -49,9 +63,9 @@ export function registerTransferMarkup(server: FastifyInstance, carrier: Carrier
     {
       config: { auth: 'none' },
       schema: {
-        description: `The markup of a cold transfer, fetched by ${carrier.name} once asked to move a live call`,
+        description: `The markup of a transfer (a cold transfer's dial, a warm transfer's conference), fetched by ${carrier.name} once asked to move a live call`,
         querystring: TransferQuery,
-        response: { 200: mediaBody('The transfer markup: dial the target, then hang up', ['application/xml', 'text/xml']) },
+        response: { 200: mediaBody('The transfer markup: dial the target then hang up, or join the conference', ['application/xml', 'text/xml']) },
       },
     },
     async (request, reply) => {
@@ -83,7 +97,9 @@ export function registerTransferMarkup(server: FastifyInstance, carrier: Carrier
       const key = digest(t);
       if (ticket.exp < now || spent.has(key)) throw refused();
       spent.set(key, ticket.exp);
-      const markup = carrier.transferMarkup({ to: ticket.to, ...(ticket.callerId ? { callerId: ticket.callerId } : {}) });
+      if ('conference' in ticket && !carrier.warmTransfer) throw refused();
+      const markup =
+        'conference' in ticket ? carrier.warmTransfer!.callerJoins(ticket.conference) : carrier.transferMarkup({ to: ticket.to, ...(ticket.callerId ? { callerId: ticket.callerId } : {}) });
       return reply.header('content-type', markup.contentType).send(markup.body);
     },
   );

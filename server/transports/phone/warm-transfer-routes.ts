@@ -10,17 +10,22 @@
 // same request again finds the transfer moved on and only hears that the caller is gone. On an
 // answer this node moves the caller's live call into the conference through the carrier's REST
 // API, a stateless request any node can make, and records the outcome in the store, where the
-// node holding the caller's stream reads it (warm-transfer.ts).
+// node holding the caller's stream reads it (warm-transfer.ts). Where the carrier moves a live
+// call only by pointing it at a URL (Plivo), the caller's call is pointed at a sealed URL that
+// serves the conference (transfer-markup.ts), and the leg is first named by the id placeCall
+// returned (Plivo's request_uuid): a callback naming it so is the leg's, and its CallUUID is kept
+// from then on.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { mediaBody, noBody } from '../../http/api-contract.ts';
 import { digest } from '../../security/opaque-tokens.ts';
 import type { WarmTransfer } from '../../store/store.ts';
-import type { CallStatus, Carrier } from '../carriers/carrier.ts';
+import type { CallStatus, Carrier, Markup, VoiceWebhook } from '../carriers/carrier.ts';
 import { carrierApiUrl } from './carrier-api.ts';
 import { openCarrierCredentials } from './carrier-credentials.ts';
 import { answer, parsedCall, verifiedWebhook } from './carrier-webhook.ts';
+import { conferenceMarkupUrl } from './transfer-markup.ts';
 
 /** Said to a person who answers after the caller left or the transfer was given up. */
 export const CALLER_GONE_LINE = 'Sorry, the caller is no longer on the line. Goodbye.';
@@ -42,6 +47,17 @@ export function registerWarmTransferRoutes(server: FastifyInstance, carrier: Car
   const app = server.withTypeProvider<ZodTypeProvider>();
   const { store } = app.services;
   const name = carrier.name;
+  /**
+   * The callback is about the leg this transfer placed. The carrier may name it by the id
+   * placeCall returned until it rings (Plivo's request_uuid, sent beside its CallUUID): the
+   * CallUUID is kept then, so a hang-up reaches the call itself.
+   */
+  const isTheLeg = async (transfer: WarmTransfer, call: VoiceWebhook): Promise<boolean> => {
+    if (!transfer.legCallId || call.callId === transfer.legCallId) return true;
+    if (call.placementId !== transfer.legCallId) return false;
+    await store.warmTransfers.setLegCallId(transfer.id, call.callId);
+    return true;
+  };
 
   app.post(
     `/telephony/${name}/warm/answer`,
@@ -60,7 +76,7 @@ export function registerWarmTransferRoutes(server: FastifyInstance, carrier: Car
       if (!transfer || transfer.carrier !== name) return answer(reply, carrier.sayAndHangUp(CALLER_GONE_LINE));
       await verifiedWebhook(server, carrier, request, transfer.accountId);
       // Signed, with this transfer's key, but for another call: not the leg we placed.
-      if (transfer.legCallId && call.callId !== transfer.legCallId) return answer(reply, carrier.sayAndHangUp(CALLER_GONE_LINE));
+      if (!(await isTheLeg(transfer, call))) return answer(reply, carrier.sayAndHangUp(CALLER_GONE_LINE));
       const answered = await store.warmTransfers.move(transfer.id, ['dialing'], 'answered');
       if (!answered) return answer(reply, carrier.sayAndHangUp(CALLER_GONE_LINE));
 
@@ -89,7 +105,7 @@ export function registerWarmTransferRoutes(server: FastifyInstance, carrier: Car
       const transfer = await store.warmTransfers.get(request.query.transfer);
       if (!transfer || transfer.carrier !== name) return reply.status(204).send();
       await verifiedWebhook(server, carrier, request, transfer.accountId);
-      if (transfer.legCallId && call.callId !== transfer.legCallId) return reply.status(204).send();
+      if (!(await isTheLeg(transfer, call))) return reply.status(204).send();
       const ended = LEG_ENDED[call.status];
       // Only a leg still ringing fails here; once answered, the answer route decides.
       if (ended) await store.warmTransfers.move(transfer.id, ['dialing'], 'failed', `${transfer.target} ${ended}`);
@@ -109,10 +125,15 @@ async function summaryWhenWritten(app: FastifyInstance, transfer: WarmTransfer):
   return NO_SUMMARY_LINE;
 }
 
-/** Redirects the caller's live call into the conference, as a cold transfer redirects it to the target. */
-async function moveCallerIn(app: FastifyInstance, carrier: Carrier, transfer: WarmTransfer, markup: ReturnType<NonNullable<Carrier['warmTransfer']>['callerJoins']>): Promise<void> {
+/**
+ * Redirects the caller's live call into the conference, as a cold transfer redirects it to the
+ * target: with the markup itself, or (Plivo) by pointing the call at a sealed URL that serves it.
+ */
+async function moveCallerIn(app: FastifyInstance, carrier: Carrier, transfer: WarmTransfer, markup: Markup): Promise<void> {
   const credentials = await openCarrierCredentials(app.services, transfer.accountId, carrier.name);
   const calls = credentials ? carrier.calls(credentials as never) : null;
-  if (!calls?.redirect) throw new Error(`the account's ${carrier.name} credentials are missing`);
-  await calls.redirect(transfer.callerCallId, markup, { baseUrl: carrierApiUrl(app.services.config, carrier.name), signal: AbortSignal.timeout(12_000), timeoutMs: 5_000, retries: 1 });
+  const options = { baseUrl: carrierApiUrl(app.services.config, carrier.name), signal: AbortSignal.timeout(12_000), timeoutMs: 5_000, retries: 1 };
+  if (calls?.redirect) return calls.redirect(transfer.callerCallId, markup, options);
+  if (calls?.redirectToUrl) return calls.redirectToUrl(transfer.callerCallId, conferenceMarkupUrl(app, carrier, transfer.sessionId, transfer.conference), options);
+  throw new Error(`the account's ${carrier.name} credentials are missing`);
 }

@@ -109,7 +109,7 @@ export class WarmTransferCall {
     if (!carrier.warmTransfer) return { ok: false, reason: `warm transfers through ${carrier.name} are not made by this server; use mode: cold` };
     const credentials = await openCarrierCredentials(app.services, call.accountId, carrier.name);
     const calls = credentials ? carrier.calls(credentials as never) : null;
-    if (!calls?.redirect || !call.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
+    if (!(calls?.redirect || calls?.redirectToUrl) || !call.carrierCallId) return { ok: false, reason: `the account's ${carrier.name} credentials are missing` };
     this.#calls = calls;
     // The person sees the business's number: the one called for an inbound call, the one calling for an outbound one.
     const businessNumber = call.direction === 'outbound' ? call.fromNumber : call.toNumber;
@@ -170,6 +170,8 @@ export class WarmTransferCall {
     for (;;) {
       const current = await store.warmTransfers.get(id);
       if (!current) return { ok: false, reason: 'the transfer was lost' };
+      // A callback may have named the leg anew (Plivo: its CallUUID, once it rings).
+      if (current.legCallId && this.#transfer) this.#transfer = { ...this.#transfer, legCallId: current.legCallId };
       switch (current.state) {
         case 'joined':
           await store.sessions.setTransferredTo(call.id, action.to);

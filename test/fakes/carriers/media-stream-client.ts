@@ -170,6 +170,11 @@ export class FakeCarrierStream {
     await this.closedPromise;
   }
 
+  /** The socket is open: what is sent now reaches the other end. */
+  get isOpen(): boolean {
+    return this.socket.readyState === WebSocket.OPEN;
+  }
+
   waitForClose(): Promise<void> {
     return this.closedPromise;
   }

@@ -27,6 +27,8 @@ export interface FakeCall {
   answerUrl?: string;
   statusUrl?: string;
   machineDetection?: boolean;
+  /** Plivo: where its asynchronous detector posts its verdict (Machine=true|false). */
+  machineDetectionUrl?: string;
   /** An inbound call's status callbacks say so; a placed call's say outbound. */
   direction?: 'inbound' | 'outbound';
   /** Plivo names a placed call by its request_uuid first. */
@@ -96,6 +98,9 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
     route(auth, req.method ?? 'GET', recorded.path, fields, calls, res, redirected);
   };
 
+  /** A placed call by the id the placing answered (Plivo's request_uuid) or by its call id. */
+  const placed = (id: string) => calls.get(id) ?? [...calls.values()].find((call) => call.callId === id);
+
   const listening = await listen(handler);
   const baseUrl = `http://127.0.0.1:${listening.port}`;
 
@@ -119,7 +124,7 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
       return live;
     },
     async answerPlacedCall(callId, signer, options = {}) {
-      const call = calls.get(callId);
+      const call = placed(callId);
       if (!call?.answerUrl) throw new Error(`no placed call ${callId}`);
       call.status = 'in-progress';
       const params = progressParams(auth.carrier, call, 'in-progress');
@@ -128,10 +133,16 @@ export async function startFakeCarrierApi(auth: FakeCarrierAuth): Promise<FakeCa
       return sendVoiceWebhook(signer, call.answerUrl, params, through(call.answerUrl));
     },
     async sendStatus(callId, signer, status, through = (url) => url) {
-      const call = calls.get(callId);
+      const call = placed(callId);
       if (!call?.statusUrl) throw new Error(`no placed call ${callId}`);
       if (typeof status === 'object') {
-        const params: Record<string, string> = auth.carrier === 'plivo' ? { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', Machine: status.answeredBy === 'human' ? 'false' : 'true', From: call.from, To: call.to, Direction: 'outbound' } : { ...progressParams(auth.carrier, call, 'in-progress'), AnsweredBy: status.answeredBy, MachineDetectionDuration: '2310' };
+        if (auth.carrier === 'plivo') {
+          // Plivo's asynchronous detector posts to machine_detection_url, while the call runs.
+          const url = call.machineDetectionUrl ?? call.statusUrl;
+          const params = { CallUUID: call.callId, RequestUUID: call.requestUuid ?? '', Machine: status.answeredBy === 'human' ? 'false' : 'true', From: call.from, To: call.to, Direction: 'outbound' };
+          return sendVoiceWebhook(signer, url, params, through(url));
+        }
+        const params = { ...progressParams(auth.carrier, call, 'in-progress'), AnsweredBy: status.answeredBy, MachineDetectionDuration: '2310' };
         return sendVoiceWebhook(signer, call.statusUrl, params, through(call.statusUrl));
       }
       const wire = status === 'answered' ? 'in-progress' : status;
@@ -225,7 +236,7 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
     if (method === 'POST' && path === prefix) {
       if (!fields.from || !fields.to || !fields.answer_url) return errorReply('plivo', res, 400, 'from, to and answer_url are required');
       const requestUuid = randomUUID();
-      const call: FakeCall = { callId: randomUUID(), requestUuid, from: fields.from, to: fields.to, status: 'queued', answerUrl: fields.answer_url, statusUrl: fields.hangup_url, machineDetection: fields.machine_detection !== undefined, digitsSent: [] };
+      const call: FakeCall = { callId: randomUUID(), requestUuid, from: fields.from, to: fields.to, status: 'queued', answerUrl: fields.answer_url, statusUrl: fields.hangup_url, machineDetection: fields.machine_detection !== undefined, ...(fields.machine_detection_url ? { machineDetectionUrl: fields.machine_detection_url } : {}), digitsSent: [] };
       calls.set(requestUuid, call);
       return sendJson(res, 201, { api_id: randomUUID(), message: 'call fired', request_uuid: requestUuid });
     }
@@ -236,9 +247,20 @@ function route(auth: FakeCarrierAuth, method: string, path: string, fields: Reco
       call.digitsSent.push(fields.digits ?? '');
       return sendJson(res, 202, { api_id: randomUUID(), message: 'digits sent' });
     }
+    // A call not answered yet is cancelled by its request_uuid (the id the placing answered).
+    const request = new RegExp(`^/v1/Account/${auth.authId}/Request/([^/]+)/$`).exec(path);
+    if (method === 'DELETE' && request) {
+      const call = calls.get(decodeURIComponent(request[1]!));
+      if (!call?.requestUuid || call.status !== 'queued') return errorReply('plivo', res, 404, 'not found');
+      call.status = 'completed';
+      res.writeHead(204).end();
+      return;
+    }
     const one = new RegExp(`^${prefix}([^/]+)/$`).exec(path);
     if (one) {
-      const call = liveCall(one[1]!);
+      // A live call is named by its CallUUID only: its request_uuid names the request, not the call.
+      const wanted = decodeURIComponent(one[1]!);
+      const call = [...calls.values()].find((c) => c.callId === wanted && c.status !== 'completed');
       if (!call) return errorReply('plivo', res, 404, 'not found');
       if (method === 'DELETE') {
         call.status = 'completed';

@@ -207,6 +207,19 @@ describeEachStore('phone calls in the store', (open) => {
       expect((await store.sessions.findById(other.id))?.transferredTo).toBe('sip:desk@example.com');
     });
 
+    it('keeps the first answering-machine verdict a carrier sends apart from the answer; a later one changes nothing', async () => {
+      const { store } = await storeWithClock(open);
+      const { ada } = await twoAccounts(store);
+      const call = await store.sessions.create(phoneSession(ada.id, { direction: 'outbound', from: '+15551230001', to: '+15557654321', callStatus: 'queued' }, 'plivo'));
+      expect(call.answeredBy).toBeNull();
+      // The same verdict delivered twice at once (to two nodes): one delivery sets it.
+      const both = await Promise.all([store.sessions.setAnsweredBy(call.id, 'machine'), store.sessions.setAnsweredBy(call.id, 'machine')]);
+      expect(both.map((session) => session?.answeredBy ?? null).sort()).toEqual(['machine', null]);
+      expect(await store.sessions.setAnsweredBy(call.id, 'human')).toBeNull();
+      expect((await store.sessions.findById(call.id))?.answeredBy).toBe('machine');
+      expect(await store.sessions.setAnsweredBy('no-such-session', 'machine')).toBeNull();
+    });
+
     it('counts an account’s live outbound calls and those placed in the last minute, for its limits', async () => {
       const { store, clock } = await storeWithClock(open);
       const { ada, bo } = await twoAccounts(store);

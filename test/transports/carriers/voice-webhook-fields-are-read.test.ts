@@ -36,11 +36,11 @@ test('Telnyx Call Control events: answered, hung up busy, and machine detection'
   expect(event('call.speak.ended', {})).toMatchObject({ ok: false });
 });
 
-test('Plivo: CallUUID names the call, RequestUUID the placement, Machine=true a machine', () => {
+test('Plivo: CallUUID names the call, RequestUUID the placement, Machine=true a machine (not said to be past its greeting)', () => {
   const parse = CARRIERS.plivo.parseVoiceWebhook;
   expect(parse({ CallUUID: 'u1', From: '+1555', To: '+1556', Direction: 'inbound', CallStatus: 'ringing' })).toEqual({ ok: true, call: { callId: 'u1', from: '+1555', to: '+1556', direction: 'inbound', status: 'ringing' } });
   expect(parse({ CallUUID: 'u2', RequestUUID: 'r2', Direction: 'outbound', CallStatus: 'timeout' })).toMatchObject({ call: { status: 'no_answer', placementId: 'r2' } });
-  expect(parse({ CallUUID: 'u2', RequestUUID: 'r2', Direction: 'outbound', Machine: 'true' })).toMatchObject({ call: { status: 'answered', answeredBy: 'machine_end' } });
+  expect(parse({ CallUUID: 'u2', RequestUUID: 'r2', Direction: 'outbound', Machine: 'true' })).toMatchObject({ call: { status: 'answered', answeredBy: 'machine' } });
 });
 
 test.each(['twilio', 'telnyx', 'plivo'] as const)('%s: a webhook without a call id or with an unknown status is refused with a reason', (name) => {

@@ -175,6 +175,13 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
       });
     },
 
+    setAnsweredBy(id, answeredBy) {
+      return db.write((tx) => {
+        const changed = tx.run('UPDATE sessions SET answered_by = ? WHERE id = ? AND answered_by IS NULL', [answeredBy, id]);
+        return changed > 0 ? findById(id) : null;
+      });
+    },
+
     async countOutbound(accountId, now) {
       const row = db.get<{ live: number; last_minute: number }>(OUTBOUND_COUNT_SQL, [accountId, now, accountId, now - 60])!;
       return { live: row.live, lastMinute: row.last_minute };

@@ -65,11 +65,12 @@ export function parsePlivoWebhook(body: unknown): ParsedWebhook {
   const text = (key: string) => (typeof params[key] === 'string' && params[key] !== '' ? (params[key] as string) : undefined);
   const callId = text('CallUUID');
   if (!callId) return { ok: false, reason: 'the webhook has no CallUUID' };
-  // The machine-detection callback carries Machine=true|false and no CallStatus.
+  // The machine-detection callback carries Machine=true|false and no CallStatus. Plivo detects
+  // while the call runs and never says when the greeting ends: a machine, not `machine_end`.
   const machine = text('Machine');
   const status = machine !== undefined ? 'answered' : STATUS[text('CallStatus') ?? ''];
   if (!status) return { ok: false, reason: `unknown CallStatus ${JSON.stringify(text('CallStatus') ?? null)}` };
-  const answeredBy = machine !== undefined ? (machine === 'true' ? 'machine_end' : 'human') : answeredByOf(text('AnsweredBy'));
+  const answeredBy = machine !== undefined ? (machine === 'true' ? 'machine' : 'human') : answeredByOf(text('AnsweredBy'));
   const placementId = text('RequestUUID');
   return {
     ok: true,
