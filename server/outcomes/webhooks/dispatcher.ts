@@ -1,7 +1,17 @@
 // Delivers the outbox (docs/api.md#what-a-call-leaves-behind): at least once, retried with backoff,
 // off every request's and every session's path. Timers only: a delivery is picked when it falls
-// due, at most `concurrency` attempts run at once and at most `perEndpoint` to one endpoint, so a
-// receiver that hangs for its whole timeout holds two places, never the others' deliveries.
+// due, at most `concurrency` attempts run at once, at most `perEndpoint` to one endpoint and at
+// most `perAccount` for one account's endpoints, so receivers that hang for their whole timeout
+// hold their account's few places, never another account's deliveries.
+//
+// Fairness (docs/webhooks-delivery.md): when places are free and several accounts wait, they take
+// turns, the account served longest ago first, one delivery each per round, rather than the oldest
+// delivery across all accounts going first. An endpoint whose last two attempts got no answer gets
+// the short timeout until one is delivered; after `pauseAfterFailures` failed attempts in a row it
+// is paused (its deliveries stay pending and due, no attempt is made or counted), then one probe
+// with the full timeout: delivered ends the pause, failed pauses it again for twice as long, up to
+// `maxPauseSeconds`. This state is this process's own, in memory: each node of several keeps its
+// own, and a restart starts every endpoint afresh.
 //
 // A delivery's row is its state: an attempt's outcome and the next due time are written in one
 // durable write after the attempt. A crash mid-attempt leaves the row pending and due, so the
@@ -18,6 +28,14 @@ export interface DispatcherOptions {
   timeoutMs: number;
   concurrency: number;
   perEndpoint: number;
+  /** Unset: defaultPerAccount(concurrency). */
+  perAccount?: number;
+  /** The timeout of an endpoint whose last two attempts timed out, until one is delivered. */
+  shortTimeoutMs?: number;
+  /** Failed attempts in a row that pause an endpoint. */
+  pauseAfterFailures?: number;
+  firstPauseSeconds?: number;
+  maxPauseSeconds?: number;
   allowPrivate: boolean;
   /** Deliveries done (delivered or given up) are kept this long for the list, like timelines. */
   retentionDays: number;
@@ -35,10 +53,42 @@ const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** After an attempt whose outcome could not be stored (a full disk): a pause, not a tight loop of resends. */
 const PAUSE_AFTER_STORE_FAILURE_MS = 5_000;
 const PURGE_BATCH = 500;
+/** Timeouts in a row after which an endpoint's attempts get the short timeout. */
+const TIMEOUTS_BEFORE_SHORT = 2;
+/** Accounts remembered for taking turns; past this the order starts afresh (a bound, never reached by a server's active accounts at once). */
+const TURNS_KEPT = 10_000;
 
+/**
+ * An account's share of the places: a quarter of them (2 of the default 8), at least one. It
+ * takes four accounts whose receivers all hang at once to fill every place, and then the short
+ * timeout and the pause free them within seconds; one account on its own is slowed only while its
+ * receivers are slower than its share allows (2 in flight, as one endpoint already had).
+ */
+export function defaultPerAccount(concurrency: number): number {
+  return Math.max(1, Math.floor(concurrency / 4));
+}
+
+/** One endpoint's recent luck, on this node. Endpoints with none are not in the map. */
+interface EndpointHealth {
+  /** Failed attempts in a row. */
+  failures: number;
+  /** Attempts in a row that got no answer within their timeout. */
+  timeouts: number;
+  /** Unix ms when the pause ends (then one probe goes); 0: not paused. */
+  pausedUntil: number;
+  /** Pauses in a row (each one twice as long as the last, capped). */
+  pauses: number;
+  /** The probe after a pause is in flight: nothing else goes to this endpoint until it ends. */
+  probing: boolean;
+}
 export class WebhookDispatcher {
   private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly perEndpoint = new Map<string, number>();
+  private readonly perAccount = new Map<string, number>();
+  private readonly health = new Map<string, EndpointHealth>();
+  /** When each account was last served (a counter): the one served longest ago goes first. */
+  private readonly turns = new Map<string, number>();
+  private turn = 0;
   private timer: NodeJS.Timeout | null = null;
   private purgeTimer: NodeJS.Timeout | null = null;
   private wakeQueued = false;
@@ -46,7 +96,7 @@ export class WebhookDispatcher {
   private pumping = false;
   private pumpAgain = false;
   private closed = false;
-  private pausedUntil = 0;
+  private storeTroubleUntil = 0;
 
   constructor(
     private readonly store: Store,
@@ -79,6 +129,22 @@ export class WebhookDispatcher {
     });
   }
 
+  /**
+   * Unix seconds when this endpoint's pause ends on this node, or null when it is not paused: its
+   * pending deliveries wait for that (the deliveries list shows it).
+   */
+  pausedUntil(webhookId: string): number | null {
+    const health = this.health.get(webhookId);
+    return health && health.pausedUntil > 0 ? health.pausedUntil / 1000 : null;
+  }
+
+  /** Someone asked for a delivery now ("retry now"): a paused endpoint gets its probe at once. */
+  probeNow(webhookId: string): void {
+    const health = this.health.get(webhookId);
+    if (health && health.pausedUntil > Date.now()) health.pausedUntil = Date.now();
+    this.wake();
+  }
+
   /** Stops picking deliveries and aborts the attempts in flight; they stay pending for the next start. */
   async close(): Promise<void> {
     this.closed = true;
@@ -99,7 +165,7 @@ export class WebhookDispatcher {
     this.pumping = true;
     this.pumpOnce()
       .catch((error: unknown) => {
-        this.pausedUntil = Date.now() + PAUSE_AFTER_STORE_FAILURE_MS;
+        this.storeTroubleUntil = Date.now() + PAUSE_AFTER_STORE_FAILURE_MS;
         this.log.error({ err: error }, 'could not read the webhook outbox');
         this.schedule(PAUSE_AFTER_STORE_FAILURE_MS);
       })
@@ -119,49 +185,170 @@ export class WebhookDispatcher {
     this.timer.unref();
   }
 
+  private get perAccountLimit(): number {
+    return this.options.perAccount ?? defaultPerAccount(this.options.concurrency);
+  }
+
   private async pumpOnce(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const pauseLeft = this.pausedUntil - Date.now();
+    const pauseLeft = this.storeTroubleUntil - Date.now();
     if (pauseLeft > 0) return this.schedule(pauseLeft);
     const now = Date.now() / 1000;
-    if (this.inFlight.size < this.options.concurrency) {
-      for (const delivery of await this.store.webhooks.due(now, DUE_BATCH + this.inFlight.size)) {
-        if (this.closed) return;
+    // Each look leaves out the endpoints and accounts already at their limit, so one account's
+    // backlog never fills the batch ahead of another's; it looks again while places are left and
+    // the last look's picks filled an account or an endpoint (more of others' may be behind them).
+    while (!this.closed && this.inFlight.size < this.options.concurrency) {
+      const limit = DUE_BATCH + this.inFlight.size;
+      const due = await this.store.webhooks.due(now, limit, this.heldBack(Date.now()));
+      if (this.closed) return;
+      const { started, filled } = this.pickInTurns(due);
+      if (started === 0 || !filled || due.length < limit) break;
+    }
+    // Due ones held back by the limits are picked when an attempt ends (it wakes the pump); those
+    // of a paused endpoint when its pause ends (the timer below).
+    const next = await this.store.webhooks.nextDueAt();
+    let sleepMs = next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, (next - now) * 1000));
+    const pauseEnds = this.nextPauseEnd(Date.now());
+    if (next !== null && sleepMs === 0) {
+      if (pauseEnds === null) return;
+      sleepMs = pauseEnds;
+    } else if (pauseEnds !== null) sleepMs = Math.min(sleepMs, pauseEnds);
+    this.schedule(Math.max(sleepMs, 5));
+  }
+
+  /** What the next look at the outbox leaves out: endpoints at their limit or paused, accounts at their share. */
+  private heldBack(nowMs: number): { webhooks: string[]; accounts: string[] } {
+    const webhooks = new Set<string>();
+    for (const [id, count] of this.perEndpoint) if (count >= this.options.perEndpoint) webhooks.add(id);
+    for (const [id, health] of this.health) if (!this.mayTake(id, health, nowMs)) webhooks.add(id);
+    const accounts = [...this.perAccount].filter(([, count]) => count >= this.perAccountLimit).map(([id]) => id);
+    return { webhooks: [...webhooks], accounts };
+  }
+
+  /** Whether an endpoint may take an attempt now, as far as its pause goes. */
+  private mayTake(webhookId: string, health: EndpointHealth | undefined, nowMs: number): boolean {
+    if (!health || health.pausedUntil === 0) return true;
+    if (health.pausedUntil > nowMs || health.probing) return false;
+    // The pause is over: one probe, and only once the attempts begun before it have ended.
+    return (this.perEndpoint.get(webhookId) ?? 0) === 0;
+  }
+
+  /** Milliseconds until the first pause ends, or null when no endpoint is paused. */
+  private nextPauseEnd(nowMs: number): number | null {
+    let soonest: number | null = null;
+    for (const health of this.health.values()) {
+      if (health.pausedUntil === 0 || health.probing) continue;
+      const left = Math.max(0, health.pausedUntil - nowMs);
+      if (soonest === null || left < soonest) soonest = left;
+    }
+    return soonest;
+  }
+
+  /**
+   * Starts what the places allow, accounts taking turns: the one served longest ago first, one
+   * delivery each per round, each account's soonest due first. `filled`: an account or an
+   * endpoint reached its limit, so more due deliveries may be behind this batch.
+   */
+  private pickInTurns(due: WebhookDelivery[]): { started: number; filled: boolean } {
+    const byAccount = new Map<string, WebhookDelivery[]>();
+    for (const delivery of due) {
+      if (this.inFlight.has(delivery.id)) continue;
+      const list = byAccount.get(delivery.accountId);
+      if (list) list.push(delivery);
+      else byAccount.set(delivery.accountId, [delivery]);
+    }
+    const order = [...byAccount.keys()].sort((a, b) => (this.turns.get(a) ?? -1) - (this.turns.get(b) ?? -1));
+    let started = 0;
+    let filled = false;
+    const nowMs = Date.now();
+    for (let progress = true; progress && this.inFlight.size < this.options.concurrency; ) {
+      progress = false;
+      for (const accountId of order) {
         if (this.inFlight.size >= this.options.concurrency) break;
-        if (this.inFlight.has(delivery.id)) continue;
-        if ((this.perEndpoint.get(delivery.webhookId) ?? 0) >= this.options.perEndpoint) continue;
-        this.begin(delivery);
+        if ((this.perAccount.get(accountId) ?? 0) >= this.perAccountLimit) {
+          filled = true;
+          continue;
+        }
+        const waiting = byAccount.get(accountId)!;
+        const index = waiting.findIndex((d) => (this.perEndpoint.get(d.webhookId) ?? 0) < this.options.perEndpoint && this.mayTake(d.webhookId, this.health.get(d.webhookId), nowMs));
+        if (index < 0) {
+          if (waiting.length > 0) filled = true;
+          continue;
+        }
+        const [delivery] = waiting.splice(index, 1);
+        this.begin(delivery!);
+        started++;
+        progress = true;
       }
     }
-    // Due ones held back by the limits are picked when an attempt ends (it wakes the pump).
-    const next = await this.store.webhooks.nextDueAt();
-    const sleepMs = next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, (next - now) * 1000));
-    if (next !== null && sleepMs === 0) return;
-    this.schedule(Math.max(sleepMs, 5));
+    return { started, filled };
   }
 
   private begin(delivery: WebhookDelivery): void {
     const controller = new AbortController();
-    this.perEndpoint.set(delivery.webhookId, (this.perEndpoint.get(delivery.webhookId) ?? 0) + 1);
-    const done = this.attempt(delivery, controller.signal)
+    const { webhookId, accountId } = delivery;
+    this.perEndpoint.set(webhookId, (this.perEndpoint.get(webhookId) ?? 0) + 1);
+    this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
+    if (this.turns.size >= TURNS_KEPT) this.turns.clear();
+    this.turns.set(accountId, this.turn++);
+    const health = this.health.get(webhookId);
+    const probe = health !== undefined && health.pausedUntil !== 0;
+    if (probe) health.probing = true;
+    // A probe gets the full timeout: a slow receiver that has come back can still answer it.
+    const timeoutMs =
+      !probe && health !== undefined && health.timeouts >= TIMEOUTS_BEFORE_SHORT
+        ? Math.min(this.options.timeoutMs, this.options.shortTimeoutMs ?? 2_000)
+        : this.options.timeoutMs;
+    const done = this.attempt(delivery, controller.signal, timeoutMs)
+      .then((outcome) => {
+        if (outcome) this.learn(webhookId, outcome, probe);
+      })
       .catch((error: unknown) => {
-        this.pausedUntil = Date.now() + PAUSE_AFTER_STORE_FAILURE_MS;
+        this.storeTroubleUntil = Date.now() + PAUSE_AFTER_STORE_FAILURE_MS;
         this.log.error({ err: error, delivery: delivery.id }, 'a webhook delivery attempt failed to run');
       })
       .finally(() => {
         this.inFlight.delete(delivery.id);
-        const left = (this.perEndpoint.get(delivery.webhookId) ?? 1) - 1;
-        if (left > 0) this.perEndpoint.set(delivery.webhookId, left);
-        else this.perEndpoint.delete(delivery.webhookId);
+        const h = this.health.get(webhookId);
+        if (probe && h) h.probing = false;
+        this.release(this.perEndpoint, webhookId);
+        this.release(this.perAccount, accountId);
         this.wake();
       });
     this.inFlight.set(delivery.id, { controller, done });
   }
 
-  private async attempt(delivery: WebhookDelivery, signal: AbortSignal): Promise<void> {
+  private release(counts: Map<string, number>, key: string): void {
+    const left = (counts.get(key) ?? 1) - 1;
+    if (left > 0) counts.set(key, left);
+    else counts.delete(key);
+  }
+
+  /** What an attempt's outcome says of its endpoint: delivered forgets its bad luck; failures in a row pause it. */
+  private learn(webhookId: string, outcome: AttemptResult | 'gone', probe: boolean): void {
+    if (outcome === 'gone' || outcome.delivered) {
+      this.health.delete(webhookId);
+      return;
+    }
+    const health = this.health.get(webhookId) ?? { failures: 0, timeouts: 0, pausedUntil: 0, pauses: 0, probing: false };
+    this.health.set(webhookId, health);
+    health.failures++;
+    health.timeouts = outcome.timedOut ? health.timeouts + 1 : 0;
+    // An attempt begun before the pause that fails meanwhile changes nothing of it; a probe that fails pauses again, longer.
+    if (health.pausedUntil !== 0 && !probe) return;
+    if (!probe && health.failures < (this.options.pauseAfterFailures ?? 5)) return;
+    health.pauses++;
+    const first = (this.options.firstPauseSeconds ?? 30) * 1000;
+    const pauseMs = Math.min((this.options.maxPauseSeconds ?? 600) * 1000, first * 2 ** Math.min(health.pauses - 1, 20));
+    health.pausedUntil = Date.now() + pauseMs;
+    if (!probe) this.log.warn({ webhook: webhookId, failures: health.failures, pause_seconds: pauseMs / 1000 }, 'a webhook endpoint keeps failing: paused, its deliveries wait');
+  }
+
+  /** One attempt, recorded; what the endpoint did (null: nothing learnt of it), 'gone' when it was deleted. */
+  private async attempt(delivery: WebhookDelivery, signal: AbortSignal, timeoutMs: number): Promise<AttemptResult | 'gone' | null> {
     const webhook = await this.store.webhooks.find(delivery.accountId, delivery.webhookId);
-    if (!webhook) return; // deleted since: its deliveries were given up
+    if (!webhook) return 'gone'; // deleted since: its deliveries were given up
     const at = Date.now() / 1000;
     let result: AttemptResult;
     let secret: string | null = null;
@@ -173,9 +360,9 @@ export class WebhookDispatcher {
     }
     if (secret !== null) {
       const headers = signWebhook(secret, delivery.id, delivery.payload);
-      result = await sendWebhook(webhook.url, delivery.payload, { ...headers }, { timeoutMs: this.options.timeoutMs, allowPrivate: this.options.allowPrivate, signal });
+      result = await sendWebhook(webhook.url, delivery.payload, { ...headers }, { timeoutMs, allowPrivate: this.options.allowPrivate, signal });
       // Shutdown: the attempt is not an outcome; the row stays due for the next start.
-      if (signal.aborted) return;
+      if (signal.aborted) return null;
     }
     const outcome = result!;
     const attemptsSoFar = delivery.attempts + 1;
@@ -187,5 +374,7 @@ export class WebhookDispatcher {
       status,
       nextAttemptAt: status === 'pending' ? Date.now() / 1000 + wait! : null,
     });
+    // A signing secret that cannot be read says nothing of the receiver.
+    return secret === null ? null : outcome;
   }
 }
