@@ -4,7 +4,7 @@
 // most `perAccount` for one account's endpoints, so receivers that hang for their whole timeout
 // hold their account's few places, never another account's deliveries.
 //
-// Fairness (docs/webhooks-delivery.md): when places are free and several accounts wait, they take
+// Fairness (docs/api.md#webhooks): when places are free and several accounts wait, they take
 // turns, the account served longest ago first, one delivery each per round, rather than the oldest
 // delivery across all accounts going first. An endpoint whose last two attempts got no answer gets
 // the short timeout until one is delivered; after `pauseAfterFailures` failed attempts in a row it
