@@ -234,12 +234,17 @@ export class WebhookDispatcher {
     return (this.perEndpoint.get(webhookId) ?? 0) === 0;
   }
 
-  /** Milliseconds until the first pause ends, or null when no endpoint is paused. */
+  /**
+   * Milliseconds until the first pause still running ends (a little after, as a timer may fire a
+   * millisecond early), or null when none is. A pause that has ended waits for its probe, which
+   * the next look at the outbox starts; it is no reason to look again (an endpoint with nothing
+   * left to send would have the pump looking every few milliseconds).
+   */
   private nextPauseEnd(nowMs: number): number | null {
     let soonest: number | null = null;
     for (const health of this.health.values()) {
-      if (health.pausedUntil === 0 || health.probing) continue;
-      const left = Math.max(0, health.pausedUntil - nowMs);
+      if (health.pausedUntil <= nowMs || health.probing) continue;
+      const left = health.pausedUntil - nowMs + 2;
       if (soonest === null || left < soonest) soonest = left;
     }
     return soonest;
