@@ -62,3 +62,40 @@ it("serves waiting accounts in turns, not one account's backlog first", { timeou
   await until('the outbox idle', async () => (await store.webhooks.nextDueAt()) === null);
   expect(problems).toEqual([]);
 });
+
+it("leaves an account's other endpoints a place while one of its endpoints hangs", { timeout: 60_000 }, async () => {
+  const hung = await startWebhookReceiver();
+  const healthy = await startWebhookReceiver();
+  cleanups.push(() => hung.close(), () => healthy.close());
+  hung.answerWith(() => 'hang');
+  const store = closeAfterTest(await openStore({ dataDir: await tempDataDir() }));
+  const secrets = new SecretBox(randomBytes(32));
+  const account = await store.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
+  for (const [id, url] of [['wh_hung', hung.url], ['wh_fine', healthy.url]] as const) {
+    await store.webhooks.create({ id, accountId: account.id, url, events: ['session.ended'], secretEnc: secrets.seal(`whsec_${randomBytes(24).toString('base64')}`, webhookSecretContext(id)) });
+  }
+  const now = Date.now() / 1000;
+  // The hanging endpoint's three are the oldest: oldest first, they would take both of the account's places.
+  await store.webhooks.enqueue(
+    [...[0, 1, 2].map((n) => ['wh_hung', n] as const), ...[0, 1, 2].map((n) => ['wh_fine', n] as const)].map(([webhookId, n], i) => ({
+      id: `msg_${webhookId}_${n}`,
+      webhookId,
+      accountId: account.id,
+      sessionId: null,
+      eventType: 'session.ended',
+      payload: JSON.stringify({ endpoint: webhookId, n }),
+      createdAt: now - 10 + i,
+    })),
+  );
+  const log = { warn: () => undefined, error: () => undefined };
+  const dispatcher = new WebhookDispatcher(store, secrets, log, { retrySeconds: [30], timeoutMs: 5_000, concurrency: 8, perEndpoint: 2, perAccount: 2, allowPrivate: true, retentionDays: 30 });
+  cleanups.push(() => dispatcher.close());
+  const started = Date.now();
+  dispatcher.start();
+
+  await until('the healthy endpoint’s three', () => healthy.received.length >= 3);
+  // All three while the hanging endpoint's first attempt still waits out its 5 s.
+  expect(healthy.received.at(-1)!.at - started).toBeLessThan(4_000);
+  // Meanwhile the hanging endpoint held one place, not both (once nothing else waits it may take the second).
+  expect(hung.received.filter((r) => r.at < healthy.received[2]!.at)).toHaveLength(1);
+});

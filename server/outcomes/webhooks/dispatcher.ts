@@ -220,7 +220,7 @@ export class WebhookDispatcher {
   /** What the next look at the outbox leaves out: endpoints at their limit or paused, accounts at their share. */
   private heldBack(nowMs: number): { webhooks: string[]; accounts: string[] } {
     const webhooks = new Set<string>();
-    for (const [id, count] of this.perEndpoint) if (count >= this.options.perEndpoint) webhooks.add(id);
+    for (const [id, count] of this.perEndpoint) if (count >= (this.health.get(id)?.timeouts ? 1 : this.options.perEndpoint)) webhooks.add(id);
     for (const [id, health] of this.health) if (!this.mayTake(id, health, nowMs)) webhooks.add(id);
     const accounts = [...this.perAccount].filter(([, count]) => count >= this.perAccountLimit).map(([id]) => id);
     return { webhooks: [...webhooks], accounts };
@@ -276,7 +276,7 @@ export class WebhookDispatcher {
           continue;
         }
         const waiting = byAccount.get(accountId)!;
-        const index = waiting.findIndex((d) => (this.perEndpoint.get(d.webhookId) ?? 0) < this.options.perEndpoint && this.mayTake(d.webhookId, this.health.get(d.webhookId), nowMs));
+        const index = this.nextOfAccount(waiting, nowMs);
         if (index < 0) {
           if (waiting.length > 0) filled = true;
           continue;
@@ -288,6 +288,30 @@ export class WebhookDispatcher {
       }
     }
     return { started, filled };
+  }
+
+  /**
+   * Which of an account's waiting deliveries goes next (its index; -1: none may): its endpoints
+   * take turns as the accounts do, the one with the fewest attempts in flight first, each one's
+   * soonest due first; an endpoint whose last attempt timed out gets one place at a time. So a
+   * receiver that hangs holds one of its account's places, and the account's other endpoints keep
+   * the other.
+   */
+  private nextOfAccount(waiting: WebhookDelivery[], nowMs: number): number {
+    let best = -1;
+    let bestInFlight = Infinity;
+    for (let i = 0; i < waiting.length; i++) {
+      const { webhookId } = waiting[i]!;
+      const inFlight = this.perEndpoint.get(webhookId) ?? 0;
+      if (inFlight >= bestInFlight) continue;
+      const health = this.health.get(webhookId);
+      const limit = health && health.timeouts > 0 ? 1 : this.options.perEndpoint;
+      if (inFlight >= limit || !this.mayTake(webhookId, health, nowMs)) continue;
+      best = i;
+      bestInFlight = inFlight;
+      if (inFlight === 0) break;
+    }
+    return best;
   }
 
   private begin(delivery: WebhookDelivery): void {
