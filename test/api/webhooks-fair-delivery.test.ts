@@ -85,7 +85,7 @@ describe('webhook delivery when one account has receivers that never answer', ()
     });
     const owner = await createAccount(server);
     flowId = await createFlow(server, owner.apiKey);
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await server?.close();
     await Promise.all(receivers.map((r) => r.close()));
