@@ -8,8 +8,8 @@
 // - fairness: a second server with the production delivery settings (eight places, two per
 //   endpoint, 10 s timeout); one account has 20 endpoints on a receiver that accepts the connection
 //   and never answers, and one session of its own puts 80 deliveries in the outbox, each able to hold
-//   a place for 10 s; then another account's sessions end one after another and each session.ended
-//   is timed as above.
+//   a place for 10 s; then another account's sessions end one after another, a second apart (more
+//   than one timeout in all), and each session.ended is timed as above.
 import { availableParallelism, loadavg } from 'node:os';
 import { WebhookOutbox } from '../../server/outcomes/webhooks/outbox.ts';
 import type { Store } from '../../server/store/store.ts';
@@ -67,10 +67,12 @@ async function latencyBesideHangingEndpoints(): Promise<{ sorted: number[]; hang
       const { sessionId, endedAt } = await playSession(server, quiet, quietFlow);
       const arrived = await healthy.waitFor((r) => r.json?.data?.session_id === sessionId, 120_000, 'session.ended');
       latencies.push(arrived.at - endedAt);
+      // Spread over more than one 10 s timeout, so the hanging endpoints' attempts end and start again meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
     const how =
       `${HANGING_ENDPOINTS} endpoints of one account that accept and never answer, 80 deliveries for them (production settings: 8 places, 2 per endpoint, 10 s timeout); ` +
-      `${FAIR_SESSIONS} sessions of another account ended one after another, session.ended to a loopback receiver; load average ${load.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`;
+      `${FAIR_SESSIONS} sessions of another account ended one after another, a second apart, session.ended to a loopback receiver; load average ${load.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`;
     return { sorted: latencies.sort((a, b) => a - b), hangingRequests: hanging.received.length, how };
   } finally {
     await server.close();
