@@ -6,12 +6,9 @@
 //
 // Fairness (docs/api.md#webhooks): when places are free and several accounts wait, they take
 // turns, the account served longest ago first, one delivery each per round, rather than the oldest
-// delivery across all accounts going first. An endpoint whose last two attempts got no answer gets
-// the short timeout until one is delivered; after `pauseAfterFailures` failed attempts in a row it
-// is paused (its deliveries stay pending and due, no attempt is made or counted), then one probe
-// with the full timeout: delivered ends the pause, failed pauses it again for twice as long, up to
-// `maxPauseSeconds`. This state is this process's own, in memory: each node of several keeps its
-// own, and a restart starts every endpoint afresh.
+// delivery across all accounts going first; an account's endpoints take turns within its share.
+// What is learnt of each receiver (short timeouts, pauses of an endpoint that keeps failing) is
+// endpoint-health.ts's.
 //
 // A delivery's row is its state: an attempt's outcome and the next due time are written in one
 // durable write after the attempt. A crash mid-attempt leaves the row pending and due, so the
@@ -19,6 +16,7 @@
 import type { SecretBox } from '../../security/secret-box.ts';
 import { signWebhook } from '../../security/webhook-signature.ts';
 import type { Store, WebhookDelivery } from '../../store/store.ts';
+import { EndpointHealth, type AttemptPlan } from './endpoint-health.ts';
 import { webhookSecretContext } from './events.ts';
 import { sendWebhook, type AttemptResult } from './sender.ts';
 
@@ -53,8 +51,6 @@ const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** After an attempt whose outcome could not be stored (a full disk): a pause, not a tight loop of resends. */
 const PAUSE_AFTER_STORE_FAILURE_MS = 5_000;
 const PURGE_BATCH = 500;
-/** Timeouts in a row after which an endpoint's attempts get the short timeout. */
-const TIMEOUTS_BEFORE_SHORT = 2;
 /** Accounts remembered for taking turns; past this the order starts afresh (a bound, never reached by a server's active accounts at once). */
 const TURNS_KEPT = 10_000;
 
@@ -68,24 +64,11 @@ export function defaultPerAccount(concurrency: number): number {
   return Math.max(1, Math.floor(concurrency / 4));
 }
 
-/** One endpoint's recent luck, on this node. Endpoints with none are not in the map. */
-interface EndpointHealth {
-  /** Failed attempts in a row. */
-  failures: number;
-  /** Attempts in a row that got no answer within their timeout. */
-  timeouts: number;
-  /** Unix ms when the pause ends (then one probe goes); 0: not paused. */
-  pausedUntil: number;
-  /** Pauses in a row (each one twice as long as the last, capped). */
-  pauses: number;
-  /** The probe after a pause is in flight: nothing else goes to this endpoint until it ends. */
-  probing: boolean;
-}
 export class WebhookDispatcher {
   private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly perEndpoint = new Map<string, number>();
   private readonly perAccount = new Map<string, number>();
-  private readonly health = new Map<string, EndpointHealth>();
+  private readonly health: EndpointHealth;
   /** When each account was last served (a counter): the one served longest ago goes first. */
   private readonly turns = new Map<string, number>();
   private turn = 0;
@@ -103,7 +86,9 @@ export class WebhookDispatcher {
     private readonly secrets: SecretBox,
     private readonly log: DispatcherLog,
     private readonly options: DispatcherOptions,
-  ) {}
+  ) {
+    this.health = new EndpointHealth(options, log);
+  }
 
   /** Starts delivering, the outbox left by an earlier run included. */
   start(): void {
@@ -134,14 +119,12 @@ export class WebhookDispatcher {
    * pending deliveries wait for that (the deliveries list shows it).
    */
   pausedUntil(webhookId: string): number | null {
-    const health = this.health.get(webhookId);
-    return health && health.pausedUntil > 0 ? health.pausedUntil / 1000 : null;
+    return this.health.pausedUntil(webhookId);
   }
 
   /** Someone asked for a delivery now ("retry now"): a paused endpoint gets its probe at once. */
   probeNow(webhookId: string): void {
-    const health = this.health.get(webhookId);
-    if (health && health.pausedUntil > Date.now()) health.pausedUntil = Date.now();
+    this.health.endPause(webhookId);
     this.wake();
   }
 
@@ -209,7 +192,7 @@ export class WebhookDispatcher {
     // of a paused endpoint when its pause ends (the timer below).
     const next = await this.store.webhooks.nextDueAt();
     let sleepMs = next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, (next - now) * 1000));
-    const pauseEnds = this.nextPauseEnd(Date.now());
+    const pauseEnds = this.health.nextPauseEnd(Date.now());
     if (next !== null && sleepMs === 0) {
       if (pauseEnds === null) return;
       sleepMs = pauseEnds;
@@ -220,34 +203,10 @@ export class WebhookDispatcher {
   /** What the next look at the outbox leaves out: endpoints at their limit or paused, accounts at their share. */
   private heldBack(nowMs: number): { webhooks: string[]; accounts: string[] } {
     const webhooks = new Set<string>();
-    for (const [id, count] of this.perEndpoint) if (count >= (this.health.get(id)?.timeouts ? 1 : this.options.perEndpoint)) webhooks.add(id);
-    for (const [id, health] of this.health) if (!this.mayTake(id, health, nowMs)) webhooks.add(id);
+    for (const [id, count] of this.perEndpoint) if (count >= this.health.limit(id)) webhooks.add(id);
+    for (const id of this.health.held((webhookId) => this.perEndpoint.get(webhookId) ?? 0, nowMs)) webhooks.add(id);
     const accounts = [...this.perAccount].filter(([, count]) => count >= this.perAccountLimit).map(([id]) => id);
     return { webhooks: [...webhooks], accounts };
-  }
-
-  /** Whether an endpoint may take an attempt now, as far as its pause goes. */
-  private mayTake(webhookId: string, health: EndpointHealth | undefined, nowMs: number): boolean {
-    if (!health || health.pausedUntil === 0) return true;
-    if (health.pausedUntil > nowMs || health.probing) return false;
-    // The pause is over: one probe, and only once the attempts begun before it have ended.
-    return (this.perEndpoint.get(webhookId) ?? 0) === 0;
-  }
-
-  /**
-   * Milliseconds until the first pause still running ends (a little after, as a timer may fire a
-   * millisecond early), or null when none is. A pause that has ended waits for its probe, which
-   * the next look at the outbox starts; it is no reason to look again (an endpoint with nothing
-   * left to send would have the pump looking every few milliseconds).
-   */
-  private nextPauseEnd(nowMs: number): number | null {
-    let soonest: number | null = null;
-    for (const health of this.health.values()) {
-      if (health.pausedUntil <= nowMs || health.probing) continue;
-      const left = health.pausedUntil - nowMs + 2;
-      if (soonest === null || left < soonest) soonest = left;
-    }
-    return soonest;
   }
 
   /**
@@ -304,9 +263,7 @@ export class WebhookDispatcher {
       const { webhookId } = waiting[i]!;
       const inFlight = this.perEndpoint.get(webhookId) ?? 0;
       if (inFlight >= bestInFlight) continue;
-      const health = this.health.get(webhookId);
-      const limit = health && health.timeouts > 0 ? 1 : this.options.perEndpoint;
-      if (inFlight >= limit || !this.mayTake(webhookId, health, nowMs)) continue;
+      if (inFlight >= this.health.limit(webhookId) || !this.health.mayTake(webhookId, inFlight, nowMs)) continue;
       best = i;
       bestInFlight = inFlight;
       if (inFlight === 0) break;
@@ -321,17 +278,10 @@ export class WebhookDispatcher {
     this.perAccount.set(accountId, (this.perAccount.get(accountId) ?? 0) + 1);
     if (this.turns.size >= TURNS_KEPT) this.turns.clear();
     this.turns.set(accountId, this.turn++);
-    const health = this.health.get(webhookId);
-    const probe = health !== undefined && health.pausedUntil !== 0;
-    if (probe) health.probing = true;
-    // A probe gets the full timeout: a slow receiver that has come back can still answer it.
-    const timeoutMs =
-      !probe && health !== undefined && health.timeouts >= TIMEOUTS_BEFORE_SHORT
-        ? Math.min(this.options.timeoutMs, this.options.shortTimeoutMs ?? 2_000)
-        : this.options.timeoutMs;
-    const done = this.attempt(delivery, controller.signal, timeoutMs)
+    const plan: AttemptPlan = this.health.begin(webhookId);
+    const done = this.attempt(delivery, controller.signal, plan.timeoutMs)
       .then((outcome) => {
-        if (outcome) this.learn(webhookId, outcome, probe);
+        if (outcome) this.health.learn(webhookId, outcome, plan);
       })
       .catch((error: unknown) => {
         this.storeTroubleUntil = Date.now() + PAUSE_AFTER_STORE_FAILURE_MS;
@@ -339,8 +289,7 @@ export class WebhookDispatcher {
       })
       .finally(() => {
         this.inFlight.delete(delivery.id);
-        const h = this.health.get(webhookId);
-        if (probe && h) h.probing = false;
+        this.health.end(webhookId, plan);
         this.release(this.perEndpoint, webhookId);
         this.release(this.perAccount, accountId);
         this.wake();
@@ -352,26 +301,6 @@ export class WebhookDispatcher {
     const left = (counts.get(key) ?? 1) - 1;
     if (left > 0) counts.set(key, left);
     else counts.delete(key);
-  }
-
-  /** What an attempt's outcome says of its endpoint: delivered forgets its bad luck; failures in a row pause it. */
-  private learn(webhookId: string, outcome: AttemptResult | 'gone', probe: boolean): void {
-    if (outcome === 'gone' || outcome.delivered) {
-      this.health.delete(webhookId);
-      return;
-    }
-    const health = this.health.get(webhookId) ?? { failures: 0, timeouts: 0, pausedUntil: 0, pauses: 0, probing: false };
-    this.health.set(webhookId, health);
-    health.failures++;
-    health.timeouts = outcome.timedOut ? health.timeouts + 1 : 0;
-    // An attempt begun before the pause that fails meanwhile changes nothing of it; a probe that fails pauses again, longer.
-    if (health.pausedUntil !== 0 && !probe) return;
-    if (!probe && health.failures < (this.options.pauseAfterFailures ?? 5)) return;
-    health.pauses++;
-    const first = (this.options.firstPauseSeconds ?? 30) * 1000;
-    const pauseMs = Math.min((this.options.maxPauseSeconds ?? 600) * 1000, first * 2 ** Math.min(health.pauses - 1, 20));
-    health.pausedUntil = Date.now() + pauseMs;
-    if (!probe) this.log.warn({ webhook: webhookId, failures: health.failures, pause_seconds: pauseMs / 1000 }, 'a webhook endpoint keeps failing: paused, its deliveries wait');
   }
 
   /** One attempt, recorded; what the endpoint did (null: nothing learnt of it), 'gone' when it was deleted. */
