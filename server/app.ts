@@ -316,7 +316,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(secretRoutes);
     await app.register(phoneNumberRoutes);
     await app.register(doNotCallRoutes);
-    await app.register(webhookRoutes, { wake: () => webhookDispatcher.wake() });
+    await app.register(webhookRoutes, { wake: (webhookId) => webhookDispatcher.probeNow(webhookId), pausedUntil: (webhookId) => webhookDispatcher.pausedUntil(webhookId) });
     await app.register(webSocketServerPlugin);
     await app.register(websocketTransport);
     await app.register(phoneTransport);

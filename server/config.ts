@@ -125,6 +125,15 @@ export const ConfigSchema = z.object({
       /** Attempts in flight at once, all endpoints together, and for one endpoint. */
       concurrency: positiveInt.default(8),
       perEndpoint: positiveInt.default(2),
+      /** Attempts in flight at once for one account's endpoints; unset: a quarter of `concurrency` (at least 1). */
+      perAccount: positiveInt.optional(),
+      /** The timeout of an endpoint whose last two attempts got no answer, until one is delivered. */
+      shortTimeoutMs: positiveInt.default(2_000),
+      /** Consecutive failed attempts after which an endpoint is paused. */
+      pauseAfterFailures: positiveInt.default(5),
+      /** An endpoint's first pause, doubled at each failed probe up to `maxPauseSeconds`. */
+      firstPauseSeconds: z.coerce.number().positive().max(86_400).default(30),
+      maxPauseSeconds: z.coerce.number().positive().max(86_400).default(600),
     })
     .prefault({}),
   /**

@@ -55,6 +55,7 @@ export type { NewWarmTransfer, WarmTransfer, WarmTransfersRepository, WarmTransf
 export type { TimelineCounters, TimelineEntry, TimelinesRepository } from './repositories/timelines.ts';
 export type {
   AttemptOutcome,
+  DueExcept,
   NewWebhook,
   NewWebhookDelivery,
   Webhook,

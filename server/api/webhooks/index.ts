@@ -49,8 +49,10 @@ const WebhookParams = z.object({ webhook_id: z.string() });
 const DeliveryParams = z.object({ webhook_id: z.string(), delivery_id: z.string() });
 
 export interface WebhookRouteOptions {
-  /** Tells the dispatcher a delivery was made due (retry now). */
-  wake(): void;
+  /** Tells the dispatcher a delivery of this endpoint was made due (retry now): a pause of the endpoint ends for it. */
+  wake(webhookId: string): void;
+  /** Unix seconds when the endpoint's pause on this node ends; null when it is not paused. */
+  pausedUntil(webhookId: string): number | null;
 }
 
 // The store keeps event types as text; only the API's own (validated) ones are ever written.
@@ -62,7 +64,8 @@ function attemptView(attempt: WebhookAttempt) {
   return { attempt: attempt.attempt, at: attempt.at, status_code: attempt.statusCode, error: attempt.error, duration_ms: attempt.durationMs };
 }
 
-function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }) {
+/** `pausedUntil`: when the endpoint's pause on this node ends (a pending delivery waits for it), or null. */
+function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }, pausedUntil: number | null) {
   return {
     id: delivery.id,
     event_type: delivery.eventType as WebhookEventType,
@@ -73,6 +76,7 @@ function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[]
     next_attempt_at: delivery.status === 'pending' ? delivery.nextAttemptAt : null,
     last_attempt_at: delivery.lastAttemptAt,
     delivered_at: delivery.deliveredAt,
+    endpoint_paused_until: delivery.status === 'pending' ? pausedUntil : null,
     attempt_log: delivery.attemptLog.map(attemptView),
   };
 }
@@ -125,7 +129,8 @@ export async function webhookRoutes(server: FastifyInstance, options: WebhookRou
   app.get('/v1/webhooks/:webhook_id/deliveries', { config: auth, schema: { params: WebhookParams, querystring: DeliveriesQuery, response: { 200: z.array(WebhookDeliveryView) } } }, async (request) => {
     const webhook = await ownEndpoint(accountOf(request.principal), request.params.webhook_id);
     const { limit } = request.query;
-    return (await store.webhooks.listDeliveries(webhook.id, limit)).map(deliveryView);
+    const pausedUntil = options.pausedUntil(webhook.id);
+    return (await store.webhooks.listDeliveries(webhook.id, limit)).map((delivery) => deliveryView(delivery, pausedUntil));
   });
 
   // "Retry now": due at once, whatever its state (a given-up delivery gets one more attempt; a
@@ -134,8 +139,8 @@ export async function webhookRoutes(server: FastifyInstance, options: WebhookRou
     const webhook = await ownEndpoint(accountOf(request.principal), request.params.webhook_id);
     const made = await store.webhooks.retryNow(webhook.id, request.params.delivery_id, Date.now() / 1000);
     if (!made) throw new AppError('webhook_delivery_not_found', `No delivery "${request.params.delivery_id}" for this webhook endpoint.`);
-    options.wake();
+    options.wake(webhook.id);
     const delivery = (await store.webhooks.listDeliveries(webhook.id, 100)).find((d) => d.id === request.params.delivery_id);
-    return reply.status(202).send(delivery ? deliveryView(delivery) : { id: request.params.delivery_id, status: 'pending' as const });
+    return reply.status(202).send(delivery ? deliveryView(delivery, options.pausedUntil(webhook.id)) : { id: request.params.delivery_id, status: 'pending' as const });
   });
 }

@@ -15,6 +15,8 @@ export interface AttemptResult {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
+  /** No answer within the timeout (the dispatcher shortens the next attempts' wait for such an endpoint). */
+  timedOut?: boolean;
 }
 
 export interface SendOptions {
@@ -49,7 +51,7 @@ export function sendWebhook(url: string, body: string, headers: Record<string, s
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ ...result, durationMs: elapsed() });
+      resolve({ ...result, durationMs: elapsed(), ...(timedOut ? { timedOut: true } : {}) });
     };
     const fail = (error: unknown) => finish({ delivered: false, statusCode: null, error: describe(error, options.timeoutMs, timedOut) });
 

@@ -20,6 +20,11 @@ export const WebhookDeliveryView = z.object({
   next_attempt_at: UnixSeconds.nullable(),
   last_attempt_at: UnixSeconds.nullable(),
   delivered_at: UnixSeconds.nullable(),
+  /**
+   * A pending delivery of an endpoint paused after failing again and again: when the pause ends
+   * on the node that answered and one probe goes; null otherwise.
+   */
+  endpoint_paused_until: UnixSeconds.nullable(),
   attempt_log: z.array(WebhookAttemptView),
 });
 /** "Retry now" answers with the delivery; one that vanished meanwhile (pruned) only with its id. */

@@ -117,7 +117,13 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
       });
     },
 
-    async due(now, limit) {
+    async due(now, limit, except = {}) {
+      const exceptWebhooks = [...(except.webhooks ?? [])];
+      const exceptAccounts = [...(except.accounts ?? [])];
+      // Held back by the dispatcher's limits: still claimed (renewed) by this node, not handed out now.
+      const heldBack = new Set(exceptWebhooks);
+      const heldAccounts = new Set(exceptAccounts);
+      const wanted = (row: ClaimedRow) => !heldBack.has(row.webhook_id) && !heldAccounts.has(row.account_id);
       // This node's own claims first: renewed, and handed back to it (see the top of this file).
       for (const [id, claim] of ownClaims) if (claim.leaseUntil <= now) ownClaims.delete(id);
       const own = [...ownClaims];
@@ -132,21 +138,23 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
                RETURNING ${CLAIMED_COLUMNS}`,
               [now, DELIVERY_LEASE_SECONDS, own.map(([id]) => id), own.map(([, c]) => c.dueAt), own.map(([, c]) => c.leaseUntil)],
             );
-      // Then what is due and not being claimed elsewhere: locked, leased, in one statement.
+      const renewedWanted = renewed.filter(wanted).length;
+      // Then what is due and not being claimed elsewhere (nor held back here): locked, leased, in one statement.
       const fresh =
-        renewed.length >= limit
+        renewedWanted >= limit
           ? []
           : await db.rows<ClaimedRow>(
               `WITH picked AS (
                  SELECT d.id, d.next_attempt_at AS due_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
                  WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND w.deleted_at IS NULL
+                   AND NOT (d.webhook_id = ANY($4::text[])) AND NOT (d.account_id = ANY($5::text[]))
                  ORDER BY d.next_attempt_at, d.created_at LIMIT $3
                  FOR UPDATE OF d SKIP LOCKED
                )
                UPDATE webhook_deliveries d SET next_attempt_at = $1::double precision + $2
                FROM picked WHERE d.id = picked.id
                RETURNING ${CLAIMED_COLUMNS}`,
-              [now, DELIVERY_LEASE_SECONDS, limit - renewed.length],
+              [now, DELIVERY_LEASE_SECONDS, limit - renewedWanted, exceptWebhooks, exceptAccounts],
             );
       // A claim whose attempt was recorded while these statements ran is over: handing it out
       // again would send it again (its attempt has ended, so the dispatcher no longer has it in flight).
@@ -155,8 +163,11 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
       for (const [id] of own) if (!keptIds.has(id)) ownClaims.delete(id);
       const claimed = [...kept, ...fresh].sort((a, b) => a.due_at - b.due_at || a.created_at - b.created_at);
       for (const row of claimed) ownClaims.set(row.id, { dueAt: row.due_at, leaseUntil: row.lease_until });
-      // More own claims than asked for stay claimed (renewed) and come back next time.
-      return claimed.slice(0, limit).map((row) => toDelivery({ ...row, next_attempt_at: row.due_at }));
+      // More own claims than asked for, and those held back, stay claimed (renewed) and come back next time.
+      return claimed
+        .filter(wanted)
+        .slice(0, limit)
+        .map((row) => toDelivery({ ...row, next_attempt_at: row.due_at }));
     },
 
     async nextDueAt() {

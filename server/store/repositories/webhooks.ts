@@ -61,6 +61,16 @@ export interface AttemptOutcome {
   nextAttemptAt: number | null;
 }
 
+/**
+ * What the dispatcher is not taking now (docs/api.md#webhooks): endpoints at their limit or
+ * paused, accounts at their share. Their due deliveries are left out of due(), so they never fill
+ * the batch ahead of others'; they stay pending and due.
+ */
+export interface DueExcept {
+  webhooks?: readonly string[];
+  accounts?: readonly string[];
+}
+
 export interface WebhooksRepository {
   create(input: NewWebhook): Promise<Webhook>;
   /** Newest first; deleted endpoints are left out. */
@@ -73,8 +83,8 @@ export interface WebhooksRepository {
   remove(accountId: string, id: string): Promise<boolean>;
   /** Puts deliveries in the outbox, due at once, in one durable write. */
   enqueue(deliveries: readonly NewWebhookDelivery[]): Promise<void>;
-  /** Pending deliveries due by `now`, soonest first, of live endpoints. */
-  due(now: number, limit: number): Promise<WebhookDelivery[]>;
+  /** Pending deliveries due by `now`, soonest first, of live endpoints, but none of `except`'s. */
+  due(now: number, limit: number, except?: DueExcept): Promise<WebhookDelivery[]>;
   /** When the next pending delivery falls due; null when none is pending. */
   nextDueAt(): Promise<number | null>;
   /** Records one attempt and what follows from it, in one durable write. */

@@ -57,6 +57,24 @@ describeEachStore('the webhook outbox', (open) => {
     ]);
   });
 
+  it('leaves out the endpoints and accounts the dispatcher is not taking, so their backlog never hides another account', async () => {
+    const { store, account } = await storeWithEndpoint();
+    await store.webhooks.create({ id: 'wh3', accountId: account.id, url: 'https://example.com/third', events: ['session.started'], secretEnc: 'sealed3' });
+    const other = await store.accounts.create({ email: 'bo@example.com', passwordHash: 'h2' });
+    await store.webhooks.create({ id: 'wh2', accountId: other.id, url: 'https://example.com/bo', events: ['session.started'], secretEnc: 'sealed2' });
+    await store.webhooks.enqueue([
+      ...['a1', 'a2', 'a3', 'a4'].map((id, i) => delivery(id, account.id, 100 + i)),
+      { ...delivery('c1', account.id, 104), webhookId: 'wh3' },
+      { ...delivery('b1', other.id, 200), webhookId: 'wh2' },
+    ]);
+    // Oldest first, the first account's backlog would fill a batch of two.
+    expect((await store.webhooks.due(1_000, 2, { accounts: [account.id] })).map((d) => d.id)).toEqual(['b1']);
+    expect((await store.webhooks.due(1_000, 10, { webhooks: ['wh1'] })).map((d) => d.id)).toEqual(['c1', 'b1']);
+    expect((await store.webhooks.due(1_000, 10, { webhooks: ['wh1', 'wh3'], accounts: [other.id] })).map((d) => d.id)).toEqual([]);
+    // Nothing was lost by being left out.
+    expect((await store.webhooks.due(1_000, 10)).map((d) => d.id)).toEqual(['a1', 'a2', 'a3', 'a4', 'c1', 'b1']);
+  });
+
   it('records each attempt, waits out a retry, and lists the attempts in order', async () => {
     const { store, account } = await storeWithEndpoint();
     await store.webhooks.enqueue([delivery('m1', account.id, 100)]);

@@ -59,13 +59,16 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
       });
     },
 
-    async due(now, limit) {
+    async due(now, limit, except = {}) {
+      const webhooks = except.webhooks ?? [];
+      const accounts = except.accounts ?? [];
+      const notIn = (column: string, values: readonly string[]) => (values.length === 0 ? '' : ` AND ${column} NOT IN (${values.map(() => '?').join(', ')})`);
       return db
         .all<DeliveryRow>(
           `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-           WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL
+           WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL${notIn('d.webhook_id', webhooks)}${notIn('d.account_id', accounts)}
            ORDER BY d.next_attempt_at, d.created_at LIMIT ?`,
-          [now, limit],
+          [now, ...webhooks, ...accounts, limit],
         )
         .map(toDelivery);
     },
