@@ -7,6 +7,9 @@
 // - re-sync: from typing one character into CodeMirror (a transition's target, in the start
 //   state, which the view shows) until the graph shows the edge moved (the analysis in the flow
 //   worker, the graph derivation, edge routing, xyflow's update);
+// - readability on open: the zoom the view opens at, and how big the start state's name is drawn on
+//   screen (its font size times the zoom, in whichever look the cards have there), beside whether
+//   the start is in view: a name reads from 11 px;
 // - the longest frame (long-animation-frame entries) from navigating until a second after the
 //   flow is on screen, and from the first keystroke until half a second after the last; with
 //   what ran in it, so a row over its target says where the time went.
@@ -107,7 +110,23 @@ export function onScreen(page: Page, states: number, ids: string[]) {
   );
 }
 
+/** How the start state is seen once the flow is on screen: the zoom, its name's size on screen, in view or not. */
+export function readability(page: Page): Promise<{ zoom: number; namePx: number; inView: boolean }> {
+  return page.evaluate(() => {
+    const g = globalThis as any;
+    const doc = g.document;
+    const zoom = Number(/scale\(([\d.e-]+)\)/.exec(doc.querySelector('.svelte-flow__viewport').style.transform)?.[1] ?? NaN);
+    const el = doc.querySelector('.svelte-flow__node[data-id="s0"]');
+    const label = el && [...el.querySelectorAll('.name, .big-name')].find((e: any) => g.getComputedStyle(e).visibility === 'visible' && e.getClientRects().length > 0);
+    const pane = doc.querySelector('.svelte-flow__pane').getBoundingClientRect();
+    const box = el?.getBoundingClientRect();
+    const inView = Boolean(box && box.left >= pane.left && box.top >= pane.top && box.right <= pane.right && box.bottom <= pane.bottom);
+    return { zoom, namePx: label ? parseFloat(g.getComputedStyle(label).fontSize) * zoom : 0, inView };
+  });
+}
+
 interface SizeResult {
+  readable: { zoom: number; namePx: number; inView: boolean } | null;
   opens: number[];
   openFrames: Frame[];
   edits: number[];
@@ -131,6 +150,7 @@ export async function run(): Promise<BenchRow[]> {
       const ids = Array.from({ length: states <= 100 ? states : OPENING_VIEW }, (_, i) => `s${i}`);
       const opens: number[] = [];
       const openFrames: Frame[] = [];
+      let readable: SizeResult['readable'] = null;
       let page: Page | null = null;
       for (let i = 0; i < OPENS; i++) {
         await page?.close();
@@ -141,11 +161,16 @@ export async function run(): Promise<BenchRow[]> {
         await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
         await onScreen(page, states, ids);
         opens.push(Date.now() - start);
+        // Where the view settled (the first open; the others open the same way).
+        if (i === 0) {
+          await page.waitForTimeout(500);
+          readable = await readability(page);
+        }
         // What follows at once (the YAML pane's highlighting, measuring) is part of opening.
         await page.waitForTimeout(1000);
         openFrames.push(...(await takeFrames(page)));
       }
-      const result: SizeResult = { opens, openFrames, edits: [], editFrames: [], kib: (new TextEncoder().encode(yaml).length / 1024).toFixed(0) };
+      const result: SizeResult = { readable, opens, openFrames, edits: [], editFrames: [], kib: (new TextEncoder().encode(yaml).length / 1024).toFixed(0) };
       if (edits) {
         // Re-sync: s0's transitions line ends `skip0: s2 } }`. With the cursor after `s2`, typing 0
         // points skip0 at s20 and Backspace points it back at s2.
@@ -190,7 +215,15 @@ export async function run(): Promise<BenchRow[]> {
     const openHow = (states: number, kib: string) =>
       `${states} states / ${kib} KiB YAML, no saved layout (dagre runs); navigation → overview map shows every state and ${states <= 100 ? 'every state is drawn' : `the ${OPENING_VIEW} states in view are drawn`}; ${OPENS} fresh pages, Chromium 1280×800, production build; ${machine}`;
     const editHow = (states: number) => `one character typed into CodeMirror retargets s0's skip transition → its edge goes to the new state (page clock); ${EDITS} edits, ${states} states`;
+    const readRow = (states: number, r: SizeResult['readable']): BenchRow => ({
+      name: `readability on opening a ${states}-state flow`,
+      value: r ? `zoom ${r.zoom.toFixed(2)}, s0's name ${r.namePx.toFixed(1)} px on screen, s0 ${r.inView ? 'in view' : 'out of view'}` : 'not measured',
+      target: "≥ 11 px, s0 in view",
+      how: "the viewport's zoom and the start state's visible name (the card's, or the large one of the names-only look) font size × zoom, once the flow is on screen and 0.5 s later; Chromium 1280×800",
+    });
     return [
+      readRow(200, mid.readable),
+      readRow(500, big.readable),
       { name: 'open a 50-state flow', value: p50max(small.opens), target: '≤ 800 ms (as 200)', how: openHow(50, small.kib) },
       { name: 'open a 200-state flow', value: p50max(mid.opens), target: '≤ 800 ms', how: openHow(200, mid.kib) },
       { name: 'YAML keystroke → graph updated, 200 states', value: p50max(mid.edits), target: '≤ 100 ms', how: editHow(200) },
