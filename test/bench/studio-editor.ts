@@ -1,12 +1,15 @@
 // The flow editor on big flows, in Chromium at 1280×800 against a real server:
 // - open: from navigating to /flow-editor?flow=ID until the flow is on screen: the overview map
-//   shows every state, and the states the view opens on (the start and the seven after it) are
-//   drawn (fetch, parse and validate, dagre layout with its ranks wrapped into bands, edge
+//   shows every state, and the view is drawn: above 100 states the start state the view is centred
+//   on, else every state (fetch, parse and validate, dagre layout with its ranks wrapped into bands, edge
 //   routing, xyflow's first render). Above 100 states the canvas draws only the states in view,
 //   so "every state drawn" would be a state the studio never reaches; a 50-state flow draws all;
 // - re-sync: from typing one character into CodeMirror (a transition's target, in the start
 //   state, which the view shows) until the graph shows the edge moved (the analysis in the flow
 //   worker, the graph derivation, edge routing, xyflow's update);
+// - readability on open: the zoom the view opens at, and how big the start state's name is drawn on
+//   screen (its font size times the zoom, in whichever look the cards have there), beside whether
+//   the start is in view: a name reads from 11 px;
 // - the longest frame (long-animation-frame entries) from navigating until a second after the
 //   flow is on screen, and from the first keystroke until half a second after the last; with
 //   what ran in it, so a row over its target says where the time went.
@@ -23,8 +26,11 @@ import { ms, percentile, type BenchRow } from './bench-kit.ts';
 
 const OPENS = 3;
 const EDITS = 6;
-/** The states the view opens on, in a generated flow (FlowGraph fits the start and 7 after it). */
-const OPENING_VIEW = 8;
+/**
+ * The state a flow over 100 states opens on (FlowGraph centres it at the overview zoom; the canvas
+ * draws what is in view at once, so it being drawn is the view being drawn).
+ */
+const OPENING_STATE = 's0';
 
 export interface Frame {
   duration: number;
@@ -107,7 +113,23 @@ export function onScreen(page: Page, states: number, ids: string[]) {
   );
 }
 
+/** How the start state is seen once the flow is on screen: the zoom, its name's size on screen, in view or not. */
+export function readability(page: Page): Promise<{ zoom: number; namePx: number; inView: boolean }> {
+  return page.evaluate(() => {
+    const g = globalThis as any;
+    const doc = g.document;
+    const zoom = Number(/scale\(([\d.e-]+)\)/.exec(doc.querySelector('.svelte-flow__viewport').style.transform)?.[1] ?? NaN);
+    const el = doc.querySelector('.svelte-flow__node[data-id="s0"]');
+    const label = el && [...el.querySelectorAll('.name, .big-name')].find((e: any) => g.getComputedStyle(e).visibility === 'visible' && e.getClientRects().length > 0);
+    const pane = doc.querySelector('.svelte-flow__pane').getBoundingClientRect();
+    const box = el?.getBoundingClientRect();
+    const inView = Boolean(box && box.left >= pane.left && box.top >= pane.top && box.right <= pane.right && box.bottom <= pane.bottom);
+    return { zoom, namePx: label ? parseFloat(g.getComputedStyle(label).fontSize) * zoom : 0, inView };
+  });
+}
+
 interface SizeResult {
+  readable: { zoom: number; namePx: number; inView: boolean } | null;
   opens: number[];
   openFrames: Frame[];
   edits: number[];
@@ -128,9 +150,10 @@ export async function run(): Promise<BenchRow[]> {
     const measure = async (states: number, edits: boolean): Promise<SizeResult> => {
       const yaml = generateFlowYaml(states);
       const flowId = await createFlow(server, account.apiKey, `Bench ${states} states`, yaml);
-      const ids = Array.from({ length: states <= 100 ? states : OPENING_VIEW }, (_, i) => `s${i}`);
+      const ids = states <= 100 ? Array.from({ length: states }, (_, i) => `s${i}`) : [OPENING_STATE];
       const opens: number[] = [];
       const openFrames: Frame[] = [];
+      let readable: SizeResult['readable'] = null;
       let page: Page | null = null;
       for (let i = 0; i < OPENS; i++) {
         await page?.close();
@@ -141,11 +164,16 @@ export async function run(): Promise<BenchRow[]> {
         await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
         await onScreen(page, states, ids);
         opens.push(Date.now() - start);
+        // Where the view settled (the first open; the others open the same way).
+        if (i === 0) {
+          await page.waitForTimeout(500);
+          readable = await readability(page);
+        }
         // What follows at once (the YAML pane's highlighting, measuring) is part of opening.
         await page.waitForTimeout(1000);
         openFrames.push(...(await takeFrames(page)));
       }
-      const result: SizeResult = { opens, openFrames, edits: [], editFrames: [], kib: (new TextEncoder().encode(yaml).length / 1024).toFixed(0) };
+      const result: SizeResult = { readable, opens, openFrames, edits: [], editFrames: [], kib: (new TextEncoder().encode(yaml).length / 1024).toFixed(0) };
       if (edits) {
         // Re-sync: s0's transitions line ends `skip0: s2 } }`. With the cursor after `s2`, typing 0
         // points skip0 at s20 and Backspace points it back at s2.
@@ -188,9 +216,17 @@ export async function run(): Promise<BenchRow[]> {
     };
     const machine = `load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} during the run`;
     const openHow = (states: number, kib: string) =>
-      `${states} states / ${kib} KiB YAML, no saved layout (dagre runs); navigation → overview map shows every state and ${states <= 100 ? 'every state is drawn' : `the ${OPENING_VIEW} states in view are drawn`}; ${OPENS} fresh pages, Chromium 1280×800, production build; ${machine}`;
+      `${states} states / ${kib} KiB YAML, no saved layout (dagre runs); navigation → overview map shows every state and ${states <= 100 ? 'every state is drawn' : `the start state, centred, is drawn`}; ${OPENS} fresh pages, Chromium 1280×800, production build; ${machine}`;
     const editHow = (states: number) => `one character typed into CodeMirror retargets s0's skip transition → its edge goes to the new state (page clock); ${EDITS} edits, ${states} states`;
+    const readRow = (states: number, r: SizeResult['readable']): BenchRow => ({
+      name: `readability on opening a ${states}-state flow`,
+      value: r ? `zoom ${r.zoom.toFixed(2)}, s0's name ${r.namePx.toFixed(1)} px on screen, s0 ${r.inView ? 'in view' : 'out of view'}` : 'not measured',
+      target: "≥ 11 px, s0 in view",
+      how: "the viewport's zoom and the start state's visible name (the card's, or the large one of the names-only look) font size × zoom, once the flow is on screen and 0.5 s later; Chromium 1280×800",
+    });
     return [
+      readRow(200, mid.readable),
+      readRow(500, big.readable),
       { name: 'open a 50-state flow', value: p50max(small.opens), target: '≤ 800 ms (as 200)', how: openHow(50, small.kib) },
       { name: 'open a 200-state flow', value: p50max(mid.opens), target: '≤ 800 ms', how: openHow(200, mid.kib) },
       { name: 'YAML keystroke → graph updated, 200 states', value: p50max(mid.edits), target: '≤ 100 ms', how: editHow(200) },

@@ -63,9 +63,10 @@ describe('a 200-state flow', () => {
       }, WAIT)
       .toEqual(['leaves s0 at its bottom', 'enters s1 at its top']);
 
-    // Fit brings every state into view, and every one is drawn.
-    await page.getByRole('button', { name: 'Fit', exact: true }).click();
-    await expect.poll(() => page.locator('.svelte-flow__node').count(), WAIT).toBe(200);
+    // Zoomed out, the states that come into view are drawn. (Fit on a flow this big stays where
+    // names read: studio-editor-readable.test.ts.)
+    for (let i = 0; i < 5; i++) await page.getByRole('button', { name: 'Zoom Out' }).click();
+    await expect.poll(() => page.locator('.svelte-flow__node').count(), WAIT).toBeGreaterThan(drawnAtOpen * 2);
     await page.close();
   }, 120_000);
 });

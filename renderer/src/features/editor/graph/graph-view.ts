@@ -245,6 +245,8 @@ function samePath(a: EdgePath | null, b: EdgePath | null): boolean {
 export interface GraphActions {
   /** A transition's label was chosen: show its tool in the inspector. */
   activateLink(link: TransitionLink): void;
+  /** Zoomed out past where a card's text reads: the cards show their name alone, large. */
+  readonly namesOnly: boolean;
 }
 export const GRAPH_ACTIONS = Symbol('graph-actions');
 

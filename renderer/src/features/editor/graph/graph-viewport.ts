@@ -87,3 +87,80 @@ export function wholeFlowBox(
   const height = Math.max(bottom - top, canvas.height * 0.88);
   return { x: (left + right) / 2 - width / 2, y: (top + bottom) / 2 - height / 2, width, height };
 }
+
+// Readable: a state's name drawn at least 11 CSS px tall on screen. A card's own text (the name
+// at 13.5 px, the prompt at 12.5 px, the tool chips at 11.5 px) stops reading well below 60 %;
+// there the cards show their name alone, large (StateNode's names-only look), which reads down to
+// 11/36 ≈ 31 %.
+/** On-screen size (CSS px) at which a state's name reads. */
+export const READABLE_PX = 11;
+/** The card's name font (StateNode .name), in flow px. */
+export const CARD_NAME_PX = 13.5;
+/** The large name of the names-only look (StateNode .big-name), in flow px. */
+export const BIG_NAME_PX = 36;
+/** Below this zoom the cards show their name alone, large, and hide their prompt and tools. */
+export const NAMES_ONLY_BELOW = 0.6;
+/** Where a big flow opens and where Fit stops on it: the large names at 12.6 px on screen. */
+export const OVERVIEW_ZOOM = 0.35;
+/** Where one state is brought to (search, a problem): its whole card reads. */
+export const FOCUS_ZOOM = 1;
+/** Above this many states a flow is big: it opens, and Fit ends, on the start (or the selection). */
+export const BIG_FLOW_ABOVE = 100;
+
+/** The size, on screen, of a state's name at `zoom` (in whichever look the cards have there). */
+export function nameSizeOnScreen(zoom: number): number {
+  return (zoom < NAMES_ONLY_BELOW ? BIG_NAME_PX : CARD_NAME_PX) * zoom;
+}
+
+export function namesReadable(zoom: number): boolean {
+  return nameSizeOnScreen(zoom) >= READABLE_PX;
+}
+
+/** The zoom to bring one state to: the current one when names read there, else one where the card reads. */
+export function focusZoom(current: number): number {
+  return namesReadable(current) ? current : FOCUS_ZOOM;
+}
+
+/**
+ * What Fit does: show the whole `box` (padding as a fraction of the canvas), or, on a big flow
+ * whose whole would be drawn too small to read, stay at the overview zoom centred on one state.
+ */
+export function fitChoice(box: Size, canvas: Size, states: number, padding: number): 'whole' | 'centre' {
+  if (states <= BIG_FLOW_ABOVE) return 'whole';
+  const zoom = Math.min((canvas.width * (1 - 2 * padding)) / box.width, (canvas.height * (1 - 2 * padding)) / box.height);
+  return zoom >= OVERVIEW_ZOOM ? 'whole' : 'centre';
+}
+
+/** The state a big flow's view is centred on: the selected one, else the start, else the first. */
+export function anchorState(graph: FlowGraph, selected: string | null): string | null {
+  if (selected !== null && graph.cards.some((c) => c.name === selected)) return selected;
+  return graph.initial ?? graph.cards[0]?.name ?? null;
+}
+
+export interface SearchHit {
+  name: string;
+  /** The card prompt, when the match is in it. */
+  excerpt: string;
+}
+
+/**
+ * States matching what was typed in the canvas search (case-insensitive), best first: the name
+ * itself, names starting with it, names containing it, then card prompts containing it.
+ */
+export function searchStates(graph: FlowGraph, typed: string, limit = 8): SearchHit[] {
+  const q = typed.trim().toLowerCase();
+  if (q === '') return [];
+  const rank = (name: string, prompt: string): number => {
+    const n = name.toLowerCase();
+    if (n === q) return 0;
+    if (n.startsWith(q)) return 1;
+    if (n.includes(q)) return 2;
+    return prompt.toLowerCase().includes(q) ? 3 : -1;
+  };
+  return graph.cards
+    .map((c, i) => ({ c, i, r: rank(c.name, c.excerpt) }))
+    .filter((x) => x.r >= 0)
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .slice(0, limit)
+    .map(({ c }) => ({ name: c.name, excerpt: c.excerpt }));
+}
