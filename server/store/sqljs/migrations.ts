@@ -356,4 +356,10 @@ export const MIGRATIONS: readonly Migration[] = [
           CREATE UNIQUE INDEX warm_transfers_by_answer_key ON warm_transfers(answer_key_hash);
           CREATE INDEX warm_transfers_by_session ON warm_transfers(session_id);`,
   },
+  {
+    version: 13,
+    name: 'the node that holds each flow test run, so runs in progress are counted over every node',
+    sql: `ALTER TABLE flow_test_runs ADD COLUMN node_id TEXT;
+          CREATE INDEX flow_test_runs_running_by_account ON flow_test_runs(account_id) WHERE status = 'running';`,
+  },
 ];
