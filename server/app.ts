@@ -251,6 +251,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     const services: Services = {
       config,
+      minuteMs: options.minuteMs,
       publicUrl: () => publicUrlFor(config, listeningPort),
       store,
       passwords: new PasswordHasher(config.passwordHashCost, config.limits.concurrentPasswordHashes, config.limits.queuedPasswordHashes),
