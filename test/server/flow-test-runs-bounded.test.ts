@@ -120,9 +120,8 @@ describe('flow test runs, bounded', () => {
     await delay(500);
     expect(await balanceOf(a, account.apiKey)).toBe(before - 6 * rate);
 
-    // More calls than the balance pays: refused before anything runs or is charged.
-    const left = before - 6 * rate;
-    const tests = Math.ceil((left / rate + 1) / 20);
+    // More calls than a new account's balance pays: refused before anything runs or is charged.
+    const tests = Math.ceil((before / rate + 1) / 20);
     const big = await accountWithTests(a, suiteOf(tests));
     const bigBefore = await balanceOf(a, big.apiKey);
     const refused = await a.request('POST', `/v1/flows/${big.flowId}/tests/run`, { apiKey: big.apiKey, body: { mode: 'model', repeat: 20 } });
