@@ -204,8 +204,8 @@ export class FlowTestRuns {
           : overTime
             ? `The run was stopped after ${this.limits.maxRunMs / 1000} s, the longest a test run may take on this server; run fewer tests or fewer repeats at a time.`
             : job.abort.signal.aborted
-            ? 'The server stopped during this run; run the tests again.'
-            : `The run could not be completed: ${error instanceof Error ? error.message : String(error)}`;
+              ? 'The server stopped during this run; run the tests again.'
+              : `The run could not be completed: ${error instanceof Error ? error.message : String(error)}`;
         if (!job.abort.signal.aborted) log.warn({ err: error, run: record.id }, 'a flow test run failed');
         end = { status: 'error', resultJson: null, error: message };
       }

@@ -1,6 +1,7 @@
 // A flood of voice WebSocket connects to one node, and another account's reads on that node
 // (docs/benchmarks.md): GET /v1/flows with the other account's API key, one request at a time,
-// quiet and then during a flood from one address (a child process keeping 200 connects in flight:
+// quiet and then during a flood from one address (a child process, at the server's own priority as
+// an attacker's would be, keeping 400 connects in flight:
 // half to /ws with a third account's API key, the whole admission path, half to /v1/ws/ with
 // tokens never handed out, a claim in the store each). In one run, the server with the pending-
 // upgrade caps off (as before them) and with their defaults.
@@ -9,9 +10,10 @@ import type { ConfigInput } from '../../server/config.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { wsUrl } from '../support/voice-client.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
-import { lines, spawnTs } from './load-rig.ts';
+import { spawn } from 'node:child_process';
+import { lines } from './load-rig.ts';
 
-const CONCURRENCY = 200;
+const CONCURRENCY = 400;
 
 async function readLatencies(server: TestServer, apiKey: string, untilMs: number): Promise<number[]> {
   const out: number[] = [];
@@ -32,7 +34,8 @@ async function measure(config: ConfigInput, seconds: number): Promise<{ quiet: n
     const flooder = await createAccount(server);
     const quiet = await readLatencies(server, reader.apiKey, performance.now() + seconds * 1000);
     const urls = [wsUrl(server.url, '/ws?mode=assistant'), ...Array.from({ length: 8 }, (_, i) => wsUrl(server.url, `/v1/ws/vx_st_never${i}`))];
-    const child = spawnTs('./ws-flood-client.ts', [String(seconds + 2), String(CONCURRENCY), JSON.stringify({ 'x-service-key': flooder.apiKey }), ...urls.slice(0, 1), ...urls]);
+    const args = [String(seconds + 2), String(CONCURRENCY), JSON.stringify({ 'x-service-key': flooder.apiKey }), ...urls.slice(0, 1), ...urls];
+    const child = spawn(process.execPath, ['--import', 'tsx', new URL('./ws-flood-client.ts', import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     const summary = lines(child).next();
     await delay(1000); // the flood at full strength
     const flood = await readLatencies(server, reader.apiKey, performance.now() + seconds * 1000);
