@@ -104,11 +104,11 @@ export const ConfigSchema = z.object({
        * over yet), all addresses together and per address. Past either, a new upgrade is refused
        * with 503 at_capacity before any of that work, so a flood of connects costs little and
        * the rest of the server keeps answering. One backend starting a burst of calls at once
-       * (30 in the admission tests) comes from one address, and so do all clients behind a proxy
+       * (two accounts' 25 each at once in the admission tests) comes from one address, and so do all clients behind a proxy
        * the server does not trust: the per-address count leaves room for such a burst.
        */
-      pendingUpgrades: positiveInt.default(128),
-      pendingUpgradesPerAddress: positiveInt.default(32),
+      pendingUpgrades: positiveInt.default(256),
+      pendingUpgradesPerAddress: positiveInt.default(64),
       sessionsListed: positiveInt.default(50),
       sessionTokenTtlSeconds: positiveInt.default(600),
     })
@@ -339,8 +339,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_TEST_RUNS_PER_ACCOUNT', 'limits.testRunsPerAccount', '<n>', 'flow test runs one account may have in progress at once, over every node (past it: 429 test_run_in_progress)', { shownDefault: '1' }),
   setting('VOXFLOW_TEST_RUN_MAX_STEPS', 'limits.testRunMaxSteps', '<n>', 'steps one model or audio test run may play, tests × repeats × steps (past it: 422 test_run_too_large)', { shownDefault: '500' }),
   setting('VOXFLOW_TEST_RUN_MAX_SECONDS', 'limits.testRunMaxSeconds', '<s>', 'longest one flow test run may take; then it ends with an error saying so', { shownDefault: '900' }),
-  setting('VOXFLOW_PENDING_UPGRADES', 'limits.pendingUpgrades', '<n>', 'WebSocket connects being admitted at once (past it: 503 at_capacity at the upgrade, before any check)', { shownDefault: '128' }),
-  setting('VOXFLOW_PENDING_UPGRADES_PER_ADDRESS', 'limits.pendingUpgradesPerAddress', '<n>', 'WebSocket connects of one client address being admitted at once (past it: 503 at_capacity)', { shownDefault: '32' }),
+  setting('VOXFLOW_PENDING_UPGRADES', 'limits.pendingUpgrades', '<n>', 'WebSocket connects being admitted at once (past it: 503 at_capacity at the upgrade, before any check)', { shownDefault: '256' }),
+  setting('VOXFLOW_PENDING_UPGRADES_PER_ADDRESS', 'limits.pendingUpgradesPerAddress', '<n>', 'WebSocket connects of one client address being admitted at once (past it: 503 at_capacity)', { shownDefault: '64' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
   setting('VOXFLOW_ALLOW_PRIVATE_WEBHOOKS', 'webhooks.allowPrivate', '[yes|no]', 'let webhook endpoints be on loopback or private networks (on in the desktop app)', { shownDefault: 'no', switch: true }),
   setting('VOXFLOW_WEBHOOK_RETRY_SECONDS', 'webhooks.retrySeconds', '<s,s,…>', 'comma-separated waits before each retry of a failed webhook delivery', { shownDefault: '30,120,600,2700', list: true }),

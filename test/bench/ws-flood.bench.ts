@@ -109,7 +109,7 @@ export async function run(): Promise<BenchRow[]> {
       how,
     },
     {
-      name: "another account's GET /v1/flows during a WebSocket connect flood, caps at their defaults (128, 32 per address)",
+      name: "another account's GET /v1/flows during a WebSocket connect flood, caps at their defaults (256, 64 per address)",
       value: `${p95(on.flood)} p95, ${p50(on.flood)} p50 (quiet: ${p95(on.quiet)} p95); the flood's ${on.connects} connects: ${answered(on.statuses)}; ${perConnect(on)}`,
       target: 'p95 ≤ 2× quiet',
       how,
