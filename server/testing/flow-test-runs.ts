@@ -17,7 +17,7 @@ import { SessionMeter } from '../billing/metering.ts';
 import type { VoiceEngine } from '../engine/voice-engine.ts';
 import { suiteText } from '../flow/tests-format.ts';
 import type { FlowJobs } from '../jobs/flow-jobs.ts';
-import { TestRunSlotTakenError, type Flow, type FlowTestRunRecord, type Store } from '../store/store.ts';
+import type { Flow, FlowTestRunRecord, Store, StoreErrorCode } from '../store/store.ts';
 import { embeddedVoiceActivity, meteredRunnerProviders } from './configured-providers.ts';
 import type { TestMode } from './results.ts';
 import { RunnerSetupError, checkRunnable, runTests, simulatedCalls, stepsPlayed, type RunOptions } from './run-tests.ts';
@@ -287,7 +287,8 @@ export class FlowTestRuns {
         { perAccount: this.limits.runsPerAccount },
       );
     } catch (error) {
-      if (error instanceof TestRunSlotTakenError) throw this.inProgress();
+      // The store's TestRunSlotTakenError, told by its code (this layer sees the store's types only).
+      if ((error as { code?: StoreErrorCode }).code === 'test_run_slot_taken') throw this.inProgress();
       throw error;
     }
     return { parsed, options, record, estimatedCostCents };
