@@ -48,6 +48,7 @@ import { TimelineRecorder } from './outcomes/timeline.ts';
 import { WebhookDispatcher } from './outcomes/webhooks/dispatcher.ts';
 import { WebhookOutbox } from './outcomes/webhooks/outbox.ts';
 import { webSocketServerPlugin, websocketTransport } from './transports/websocket/index.ts';
+import { pendingUpgradesPlugin } from './http/pending-upgrades.ts';
 import { phoneTransport } from './transports/phone/index.ts';
 import { hangUpCallsOfGoneNodes } from './transports/phone/phone-stream.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
@@ -251,6 +252,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     });
     const services: Services = {
       config,
+      minuteMs: options.minuteMs,
       publicUrl: () => publicUrlFor(config, listeningPort),
       store,
       passwords: new PasswordHasher(config.passwordHashCost, config.limits.concurrentPasswordHashes, config.limits.queuedPasswordHashes),
@@ -300,6 +302,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(jsonBodyPlugin);
     await app.register(hostAndOriginPlugin);
     await app.register(rateLimitsPlugin);
+    await app.register(pendingUpgradesPlugin);
     await app.register(nulCharactersPlugin);
     await app.register(authPlugin);
     // Before any route: it validates, serializes and documents every route registered after it.

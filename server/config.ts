@@ -86,6 +86,29 @@ export const ConfigSchema = z.object({
        * and the quota tests, which reach it with a few small documents instead of many large ones.
        */
       flowStorageMb: z.coerce.number().min(0).default(20),
+      /**
+       * Flow test runs one account may have in progress at once, over every node on PostgreSQL.
+       * A model or audio run drives a whole voice session per test on this server's CPU and the
+       * account's providers, so a tenant cannot fill a node with them.
+       */
+      testRunsPerAccount: positiveInt.default(1),
+      /**
+       * Steps one model or audio run may play, every test's steps times its repeats: 500 is 100
+       * tests of five steps, or a 25-step test repeated 20 times. Past it: 422 test_run_too_large.
+       */
+      testRunMaxSteps: positiveInt.default(500),
+      /** The longest one flow test run may take (any mode); then it ends with an error saying so. */
+      testRunMaxSeconds: z.coerce.number().positive().default(900),
+      /**
+       * WebSocket upgrades being admitted at once (token, credential, store and flow checks not
+       * over yet), all addresses together and per address. Past either, a new upgrade is refused
+       * with 503 at_capacity before any of that work, so a flood of connects costs little and
+       * the rest of the server keeps answering. One backend starting a burst of calls at once
+       * (two accounts' 25 each at once in the admission tests) comes from one address, and so do all clients behind a proxy
+       * the server does not trust: the per-address count leaves room for such a burst.
+       */
+      pendingUpgrades: positiveInt.default(256),
+      pendingUpgradesPerAddress: positiveInt.default(64),
       sessionsListed: positiveInt.default(50),
       sessionTokenTtlSeconds: positiveInt.default(600),
     })
@@ -327,6 +350,11 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_FLOW_JOB_BUDGET_MS', 'limits.flowJobBudgetMs', '<ms>', 'CPU time one flow document may take to parse or edit (past it: 422 flow_too_complex)', { shownDefault: '5000' }),
   setting('VOXFLOW_FLOWS_PER_ACCOUNT', 'limits.flowsPerAccount', '<n>', 'flows one account may keep, 0 for no limit (past it: 413 flow_quota_exceeded)', { shownDefault: '200' }),
   setting('VOXFLOW_FLOW_STORAGE_MB', 'limits.flowStorageMb', '<MiB>', "MiB of flow text one account may keep, all versions and drafts counted (a fraction such as 0.5 allowed), 0 for no limit (past it: 413 flow_quota_exceeded)", { shownDefault: '20' }),
+  setting('VOXFLOW_TEST_RUNS_PER_ACCOUNT', 'limits.testRunsPerAccount', '<n>', 'flow test runs one account may have in progress at once, over every node (past it: 429 test_run_in_progress)', { shownDefault: '1' }),
+  setting('VOXFLOW_TEST_RUN_MAX_STEPS', 'limits.testRunMaxSteps', '<n>', 'steps one model or audio test run may play, tests × repeats × steps (past it: 422 test_run_too_large)', { shownDefault: '500' }),
+  setting('VOXFLOW_TEST_RUN_MAX_SECONDS', 'limits.testRunMaxSeconds', '<s>', 'longest one flow test run may take; then it ends with an error saying so', { shownDefault: '900' }),
+  setting('VOXFLOW_PENDING_UPGRADES', 'limits.pendingUpgrades', '<n>', 'WebSocket connects being admitted at once (past it: 503 at_capacity at the upgrade, before any check)', { shownDefault: '256' }),
+  setting('VOXFLOW_PENDING_UPGRADES_PER_ADDRESS', 'limits.pendingUpgradesPerAddress', '<n>', 'WebSocket connects of one client address being admitted at once (past it: 503 at_capacity)', { shownDefault: '64' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
   setting('VOXFLOW_MIN_FREE_DISK_MB', 'minFreeDiskMb', '<MiB>', 'free disk space below which GET /health answers 503 degraded, for the data folder and its recordings (0: never)', { shownDefault: '256' }),
   setting('VOXFLOW_ALLOW_PRIVATE_WEBHOOKS', 'webhooks.allowPrivate', '[yes|no]', 'let webhook endpoints be on loopback or private networks (on in the desktop app)', { shownDefault: 'no', switch: true }),

@@ -23,6 +23,8 @@ export interface Services {
   flowJobs: FlowJobs;
   /** A phone call's status changed: `call.status` into the webhook outbox, durably (never throws). */
   callStatus(session: Session, status: CallStatus): Promise<void>;
+  /** Length of a billed minute, when not a real one (tests shorten it). */
+  minuteMs?: number;
 }
 
 /** Who is calling, as established by the auth plugin. */

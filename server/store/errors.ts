@@ -11,6 +11,7 @@ export type StoreErrorCode =
   | 'email_taken'
   | 'idempotency_key_reused'
   | 'session_cap_reached'
+  | 'test_run_slot_taken'
   | 'phone_number_taken'
   | 'carrier_call_taken';
 
@@ -121,6 +122,19 @@ export class SessionCapReachedError extends StoreError {
 
   constructor(limit: number) {
     super('session_cap_reached', `This account already has ${limit} live voice sessions, the most it may hold at once; end one before starting another.`);
+    this.limit = limit;
+  }
+}
+
+/**
+ * The account runs as many flow tests as it may at once, on this node or another sharing the
+ * database (runs of a gone node do not count).
+ */
+export class TestRunSlotTakenError extends StoreError {
+  readonly limit: number;
+
+  constructor(limit: number) {
+    super('test_run_slot_taken', `This account already has ${limit} flow test run${limit === 1 ? '' : 's'} in progress, the most it may have at once; wait for its result first.`);
     this.limit = limit;
   }
 }

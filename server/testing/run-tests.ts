@@ -50,6 +50,11 @@ export interface RunOptions {
   /** The flow resource's id, reported in session_started. */
   flowId?: string | null;
   signal?: AbortSignal;
+  /**
+   * Each simulated call (one run of one test) begins here and gets the providers it uses, e.g.
+   * metered as a call of its own; `end` is awaited once the call is over.
+   */
+  startCall?(providers: RunnerProviders): Promise<{ providers: RunnerProviders; end(): Promise<void> }>;
   /** Each test's result as soon as it is known. */
   onTest?(result: TestResult): void;
 }
@@ -88,6 +93,7 @@ export async function runTests(flow: FlowDocument, tests: readonly FlowTest[], o
     results.push(result);
     options.onTest?.(result);
   }
+  options.signal?.throwIfAborted();
   return {
     mode: options.mode,
     passed: results.every((r) => r.passed),
@@ -121,7 +127,27 @@ function bargeInOf(step: TestStep | undefined): number | undefined {
 }
 
 async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions): Promise<TestRun> {
-  const { mode, providers } = options;
+  const call = options.startCall ? await options.startCall(options.providers) : null;
+  try {
+    return await runCall(flow, test, options, call?.providers ?? options.providers);
+  } finally {
+    await call?.end();
+  }
+}
+
+/** How many voice sessions a run of `tests` drives: one per test, `repeat` times each in model mode. */
+export function simulatedCalls(tests: readonly FlowTest[], options: Pick<RunOptions, 'mode' | 'repeat'>): number {
+  return tests.length * (options.mode === 'model' ? (options.repeat ?? 1) : 1);
+}
+
+/** The steps a run of `tests` plays: every test's steps, in each of its calls. */
+export function stepsPlayed(tests: readonly FlowTest[], options: Pick<RunOptions, 'mode' | 'repeat'>): number {
+  const perCall = tests.reduce((n, test) => n + Math.max(1, test.steps.length), 0);
+  return perCall * (options.mode === 'model' ? (options.repeat ?? 1) : 1);
+}
+
+async function runCall(flow: FlowDocument, test: FlowTest, options: RunOptions, providers: RunnerProviders): Promise<TestRun> {
+  const { mode } = options;
   const started = performance.now();
   const audio = mode === 'audio';
   const script = mode === 'model' ? null : createScriptModel();
@@ -145,7 +171,7 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
       sendToolRequest: scriptedToolSender(() => current?.tool_results),
     });
     await session.start();
-    let settled = await session.settle({ fromEvent: 0, spoke: false, bargeInAfterMs: bargeInOf(test.steps[0]), timeoutMs });
+    let settled = await session.settle({ fromEvent: 0, spoke: false, bargeInAfterMs: bargeInOf(test.steps[0]), timeoutMs, signal });
     if (settled === 'timeout') throw new Error(`the agent's greeting was not over after ${timeoutMs / 1000} s`);
     for (const [index, step] of test.steps.entries()) {
       signal.throwIfAborted();
@@ -161,7 +187,8 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
       } else if (step.dtmf !== undefined) {
         session.pressKeys(step.dtmf);
       }
-      settled = await session.settle({ fromEvent: from, spoke: audio && step.user !== undefined, bargeInAfterMs: bargeInOf(test.steps[index + 1]), timeoutMs });
+      settled = await session.settle({ fromEvent: from, spoke: audio && step.user !== undefined, bargeInAfterMs: bargeInOf(test.steps[index + 1]), timeoutMs, signal });
+      signal.throwIfAborted();
       const all = session.events.map((e) => e.event);
       const unfinished = settled === 'timeout' ? `the agent was still busy after ${timeoutMs / 1000} s` : null;
       steps.push(checkStep(index, step, all.slice(from), all, { prompt: session.session.runtime?.systemPrompt() ?? '', unfinished }));

@@ -126,12 +126,13 @@ export class TestSession {
    * — until it has been speaking that long (then the next action cuts it off). Typed runs play
    * the reply on their stepped clock meanwhile.
    */
-  async settle(options: { fromEvent: number; spoke: boolean; bargeInAfterMs?: number; timeoutMs: number }): Promise<Settled> {
+  async settle(options: { fromEvent: number; spoke: boolean; bargeInAfterMs?: number; timeoutMs: number; signal?: AbortSignal }): Promise<Settled> {
     const deadline = performance.now() + options.timeoutMs;
     const { clock } = this.setup;
     for (let quietChecks = 0; ; ) {
       if (this.session.isEnded) return 'ended';
-      if (performance.now() > deadline) return 'timeout';
+      // A stopped run (the server stopping, its wall time, its credit) waits no longer.
+      if (performance.now() > deadline || options.signal?.aborted) return 'timeout';
       const speakingSince = this.speakingSince(options.fromEvent);
       if (options.bargeInAfterMs !== undefined && speakingSince !== null && this.now - speakingSince >= options.bargeInAfterMs) return 'barge_in';
       if (this.quiet(options.fromEvent, options.spoke)) {

@@ -14,7 +14,7 @@ export interface OpenSession {
   end(): Promise<void>;
 }
 
-export type ConnectOutcome = OpenSession | { ok: false; status: number; code: string | undefined; message: string };
+export type ConnectOutcome = OpenSession | { ok: false; status: number; code: string | undefined; message: string; retryAfter?: string };
 
 /** Opens a voice WebSocket; a refused upgrade resolves with its status and the API error's code and message. */
 export function tryConnect(url: string, headers: Record<string, string> = {}): Promise<ConnectOutcome> {
@@ -37,7 +37,8 @@ export function tryConnect(url: string, headers: Record<string, string> = {}): P
         } catch {
           // Not the API's error body: the status says it all.
         }
-        resolve({ ok: false, status: response.statusCode ?? 0, code: error.code, message: error.message ?? '' });
+        const retryAfter = response.headers['retry-after'];
+        resolve({ ok: false, status: response.statusCode ?? 0, code: error.code, message: error.message ?? '', ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
       });
     });
     socket.once('open', () =>

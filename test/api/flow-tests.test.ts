@@ -147,15 +147,17 @@ describe('running a flow’s tests', () => {
     expect((await waitForRun(flowId, published.body.id)).status).toBe('passed');
   });
 
-  it('runs one suite of an account at a time: a second run asked for at once is refused with 409', async () => {
+  it('runs one suite of an account at a time: a second run asked for at once is refused with 429, saying the limit', async () => {
     const flowId = await createFlow(server, account.apiKey);
     await server.request('POST', `/v1/flows/${flowId}/tests/import`, { apiKey: account.apiKey, body: { yaml_content: SUITE_YAML } });
     const [first, second] = await Promise.all([
       server.request('POST', `/v1/flows/${flowId}/tests/run`, { apiKey: account.apiKey, body: {} }),
       server.request('POST', `/v1/flows/${flowId}/tests/run`, { apiKey: account.apiKey, body: {} }),
     ]);
-    expect([first.status, second.status].sort()).toEqual([202, 409]);
-    expectError(first.status === 409 ? first : second, 409, 'test_run_in_progress');
+    expect([first.status, second.status].sort()).toEqual([202, 429]);
+    const refused = first.status === 429 ? first : second;
+    expectError(refused, 429, 'test_run_in_progress');
+    expect(refused.body.error.details).toEqual([{ limit: 'test_runs_per_account', max: 1 }]);
     const started = first.status === 202 ? first : second;
     expect((await waitForRun(flowId, started.body.id)).status).toBe('passed');
     // Once it is over, the next run starts.

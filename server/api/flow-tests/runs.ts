@@ -59,14 +59,22 @@ export async function flowTestRunRoutes(server: FastifyInstance, { ownFlow }: { 
   const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, flowJobs, engine } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
-  const runs = new FlowTestRuns({ store, flowJobs, engine, log: app.log });
+  const { testRunsPerAccount, testRunMaxSteps, testRunMaxSeconds } = app.services.config.limits;
+  const runs = new FlowTestRuns({
+    store,
+    flowJobs,
+    engine,
+    log: app.log,
+    limits: { runsPerAccount: testRunsPerAccount, maxSteps: testRunMaxSteps, maxRunMs: testRunMaxSeconds * 1000 },
+    minuteMs: app.services.minuteMs,
+  });
   app.addHook('preClose', async () => runs.close());
 
   app.post('/v1/flows/:flow_id/tests/run', { config, schema: { params: FlowParams, body: RunBody, response: { 202: FlowTestRunView.describe('Started: poll GET …/tests/runs/{run_id} for the report') } } }, async (request, reply) => {
     const { body } = request;
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
-    const record = await runs.start(accountId, flow, {
+    const { record, estimatedCostCents } = await runs.start(accountId, flow, {
       mode: body.mode,
       testIds: body.test_ids,
       draft: body.draft,
@@ -74,7 +82,7 @@ export async function flowTestRunRoutes(server: FastifyInstance, { ownFlow }: { 
       minPassRate: body.min_pass_rate,
       speed: body.speed,
     });
-    return reply.status(202).send(runView(record, true));
+    return reply.status(202).send({ ...runView(record, true), estimated_cost_usd_cents: estimatedCostCents });
   });
 
   app.get('/v1/flows/:flow_id/tests/runs', { config, schema: { params: FlowParams, response: { 200: z.array(FlowTestRunView.describe('A run, without its report')) } } }, async (request) => {

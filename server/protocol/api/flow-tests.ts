@@ -84,6 +84,12 @@ export const FlowTestRunView = z.object({
   error: z.string().nullable(),
   created_at: UnixSeconds,
   finished_at: UnixSeconds.nullable(),
+  /**
+   * In the 202 that starts a run: what it is expected to cost, in the ledger's cents — each call
+   * it simulates (a test, times its repeats in model mode) at its first minute of the parts its
+   * mode uses (docs/testing.md). 0 for a scripted run, or when the account's own keys serve.
+   */
+  estimated_cost_usd_cents: z.number().int().min(0).optional(),
   /** The report, once the run is over (null when it ended in an error); the list of runs leaves it out. */
   result: z
     .object({ mode: TestMode, passed: z.boolean(), tests: z.array(TestResultView), coverage: FlowCoverage, duration_ms: z.number() })

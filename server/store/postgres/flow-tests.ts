@@ -1,10 +1,15 @@
 // Flow tests and their runs on PostgreSQL: the same promises as the sql.js
 // repository (server/store/repositories/flow-tests.ts). Nothing here is read-then-written across
-// nodes except the runs kept per flow: two nodes starting runs of one flow at once may each keep
-// the newest FLOW_TEST_RUNS_KEPT, which is still at most that many once both have committed.
+// nodes except the runs kept per flow (two nodes starting runs of one flow at once may each keep
+// the newest FLOW_TEST_RUNS_KEPT, which is still at most that many once both have committed) and
+// a run's slot: a claim locks the account's row (FOR NO KEY UPDATE, as a session's connect does),
+// counts the account's 'running' runs on live nodes and inserts in the same transaction, so two
+// nodes claiming at once are ordered and the second sees the first.
 import { newId } from '../ids.ts';
 import { FLOW_TEST_RUNS_KEPT } from '../repositories/flow-tests.ts';
 import type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository } from '../repositories/flow-tests.ts';
+import { TestRunSlotTakenError } from '../errors.ts';
+import { NODE_GONE_AFTER_SECS } from '../repositories/nodes.ts';
 import type { PgDatabase } from './database.ts';
 import type { TestRow } from '../rows/flow-tests.ts';
 import { toTest } from '../rows/flow-tests.ts';
@@ -41,7 +46,8 @@ const toRun = (row: RunRow): FlowTestRunRecord => ({
   finishedAt: row.finished_at,
 });
 
-export function createPgFlowTestsRepository(db: PgDatabase): FlowTestsRepository {
+export function createPgFlowTestsRepository(db: PgDatabase, node: { id: string; goneAfterSecs?: number }): FlowTestsRepository {
+  const goneAfterSecs = Number(node.goneAfterSecs ?? NODE_GONE_AFTER_SECS);
   return {
     async list(accountId, flowId) {
       const rows = await db.rows<TestRow>(`SELECT ${TEST_COLUMNS} FROM flow_tests WHERE account_id = $1 AND flow_id = $2 ORDER BY created_at, rowid`, [accountId, flowId]);
@@ -91,13 +97,22 @@ export function createPgFlowTestsRepository(db: PgDatabase): FlowTestsRepository
       return (await db.run('DELETE FROM flow_tests WHERE id = $1 AND account_id = $2 AND flow_id = $3', [id, accountId, flowId])) === 1;
     },
 
-    startRun(run) {
+    startRun(run, slot) {
       const record: FlowTestRunRecord = { ...run, id: newId(), status: 'running', resultJson: null, error: null, createdAt: db.now(), finishedAt: null };
       return db.transaction(async (tx) => {
+        if (slot) {
+          await tx.run('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [run.accountId]);
+          const running = await tx.row<{ n: number }>(
+            `SELECT COUNT(*) AS n FROM flow_test_runs r WHERE r.account_id = $1 AND r.status = 'running'
+               AND EXISTS (SELECT 1 FROM nodes n WHERE n.id = r.node_id AND n.last_seen_at > $2::double precision - ${goneAfterSecs})`,
+            [run.accountId, record.createdAt],
+          );
+          if (Number(running?.n ?? 0) >= slot.perAccount) throw new TestRunSlotTakenError(slot.perAccount);
+        }
         await tx.run(
-          `INSERT INTO flow_test_runs (id, account_id, flow_id, mode, draft, flow_version, test_ids, status, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8)`,
-          [record.id, run.accountId, run.flowId, run.mode, run.draft ? 1 : 0, run.flowVersion, JSON.stringify(run.testIds), record.createdAt],
+          `INSERT INTO flow_test_runs (id, account_id, flow_id, mode, draft, flow_version, test_ids, status, created_at, node_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9)`,
+          [record.id, run.accountId, run.flowId, run.mode, run.draft ? 1 : 0, run.flowVersion, JSON.stringify(run.testIds), record.createdAt, node.id],
         );
         await tx.run(
           `DELETE FROM flow_test_runs WHERE flow_id = $1 AND id NOT IN

@@ -349,4 +349,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // node holding the call's stream reads it here (docs/phone-calls.md, voicemail).
     sql: `ALTER TABLE sessions ADD COLUMN answered_by TEXT;`,
   },
+  {
+    version: 14,
+    name: 'the node that holds each flow test run, so runs in progress are counted over every node',
+    sql: `ALTER TABLE flow_test_runs ADD COLUMN node_id TEXT;
+          CREATE INDEX flow_test_runs_running_by_account ON flow_test_runs(account_id) WHERE status = 'running';`,
+  },
 ];

@@ -53,7 +53,7 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     flows: createPgFlowsRepository(pg),
     flowVersions: createPgFlowVersionsRepository(pg),
     flowStorage: createPgFlowStorageRepository(pg),
-    flowTests: createPgFlowTestsRepository(pg),
+    flowTests: createPgFlowTestsRepository(pg, { id: nodes.self, goneAfterSecs: options.nodeGoneAfterSecs }),
     nodes,
     sessions: createPgSessionsRepository(pg, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0, goneAfterSecs: options.nodeGoneAfterSecs }),
     credits: createPgCreditsRepository(pg),

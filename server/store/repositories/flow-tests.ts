@@ -47,7 +47,15 @@ export interface FlowTestsRepository {
   /** Null when it is not there. */
   update(accountId: string, flowId: string, id: string, changes: { name: string; yamlContent: string }): Promise<FlowTestRecord | null>;
   remove(accountId: string, flowId: string, id: string): Promise<boolean>;
-  startRun(run: NewFlowTestRun): Promise<FlowTestRunRecord>;
+  /**
+   * Stores a new 'running' run held by this node. With `perAccount`, it is a claim of one of the
+   * account's run slots: it throws TestRunSlotTakenError when the account already has that many
+   * runs 'running' on live nodes (on PostgreSQL every node sharing the database, under the
+   * account's row lock, as the session cap is counted; on sql.js this process). A 'running' row
+   * of a gone node, or of an earlier process of this data folder, was cut by a stop and does not
+   * count.
+   */
+  startRun(run: NewFlowTestRun, slot?: { perAccount: number }): Promise<FlowTestRunRecord>;
   finishRun(id: string, end: { status: Exclude<FlowTestRunStatus, 'running'>; resultJson: string | null; error: string | null }): Promise<void>;
   getRun(accountId: string, flowId: string, id: string): Promise<FlowTestRunRecord | null>;
   /** Newest first, without their reports. */

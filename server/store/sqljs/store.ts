@@ -51,7 +51,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     flows,
     flowVersions: createFlowVersionsRepository(db, (accountId) => flows.forgetList(accountId)),
     flowStorage: createFlowStorageRepository(db),
-    flowTests: createFlowTestsRepository(db),
+    flowTests: createFlowTestsRepository(db, { id: nodes.self }),
     nodes,
     sessions: createSessionsRepository(db, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
     credits: createCreditsRepository(db),

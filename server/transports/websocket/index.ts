@@ -3,13 +3,15 @@
 //   WS /v1/ws/:token             the hosted API's session, authenticated by its token alone
 //   WS /ws?mode=&program_id=     the engine router, with a JWT, an API key or ?session_token=
 // Refusals (unknown, expired or used token; no credit; no such flow; the account or the server
-// full) happen at the upgrade, as HTTP statuses, before any WebSocket exists.
+// full) happen at the upgrade, as HTTP statuses, before any WebSocket exists; connects past the
+// ones being admitted at once are refused before any of those checks (http/pending-upgrades.ts).
 import websocket from '@fastify/websocket';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../errors.ts';
 import { noBody } from '../../http/api-contract.ts';
+import { upgradeAdmitted } from '../../http/pending-upgrades.ts';
 import { digest } from '../../security/opaque-tokens.ts';
 import { admitClaimedSession, admitEngineSession, decorateAdmittedSession, type AdmittedSession } from '../session-admission.ts';
 
@@ -87,6 +89,7 @@ function refusedIfNeverAttached(request: FastifyRequest, admitted: AdmittedSessi
 }
 
 function attach(socket: WebSocket, request: FastifyRequest): void {
+  upgradeAdmitted(request);
   const session = request.admittedSession!.start({
     sendEvent: (event) => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));

@@ -1,5 +1,6 @@
 // The embedded store's (sql.js) flow-tests repository; its interface and types are in ../../repositories/flow-tests.ts.
 import type { Database } from '../database.ts';
+import { TestRunSlotTakenError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { FlowTestRecord, FlowTestRunStatus, FlowTestRunRecord, FlowTestsRepository } from '../../repositories/flow-tests.ts';
 import { FLOW_TEST_RUNS_KEPT } from '../../repositories/flow-tests.ts';
@@ -36,7 +37,11 @@ const toRun = (row: RunRow): FlowTestRunRecord => ({
   finishedAt: row.finished_at,
 });
 
-export function createFlowTestsRepository(db: Database): FlowTestsRepository {
+/**
+ * `node` is this process's id: the one process that holds the data folder. A 'running' row of
+ * another id was left by an earlier process, cut by its stop, and holds no slot.
+ */
+export function createFlowTestsRepository(db: Database, node: { id: string }): FlowTestsRepository {
   return {
     async list(accountId, flowId) {
       return db.all<TestRow>('SELECT * FROM flow_tests WHERE account_id = ? AND flow_id = ? ORDER BY created_at, rowid', [accountId, flowId]).map(toTest);
@@ -95,13 +100,17 @@ export function createFlowTestsRepository(db: Database): FlowTestsRepository {
       });
     },
 
-    startRun(run) {
+    startRun(run, slot) {
       const record: FlowTestRunRecord = { ...run, id: newId(), status: 'running', resultJson: null, error: null, createdAt: db.now(), finishedAt: null };
       return db.write((tx) => {
+        if (slot) {
+          const running = tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM flow_test_runs WHERE account_id = ? AND status = 'running' AND node_id = ?`, [run.accountId, node.id])!.n;
+          if (running >= slot.perAccount) throw new TestRunSlotTakenError(slot.perAccount);
+        }
         tx.run(
-          `INSERT INTO flow_test_runs (id, account_id, flow_id, mode, draft, flow_version, test_ids, status, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
-          [record.id, run.accountId, run.flowId, run.mode, run.draft ? 1 : 0, run.flowVersion, JSON.stringify(run.testIds), record.createdAt],
+          `INSERT INTO flow_test_runs (id, account_id, flow_id, mode, draft, flow_version, test_ids, status, created_at, node_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+          [record.id, run.accountId, run.flowId, run.mode, run.draft ? 1 : 0, run.flowVersion, JSON.stringify(run.testIds), record.createdAt, node.id],
         );
         tx.run(
           `DELETE FROM flow_test_runs WHERE flow_id = ? AND id NOT IN
