@@ -342,4 +342,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           CREATE UNIQUE INDEX warm_transfers_by_answer_key ON warm_transfers(answer_key_hash);
           CREATE INDEX warm_transfers_by_session ON warm_transfers(session_id);`,
   },
+  {
+    version: 13,
+    name: 'accounts remember when the studio signed out',
+    sql: `ALTER TABLE accounts ADD COLUMN signed_out_at DOUBLE PRECISION;`,
+  },
 ];

@@ -356,4 +356,11 @@ export const MIGRATIONS: readonly Migration[] = [
           CREATE UNIQUE INDEX warm_transfers_by_answer_key ON warm_transfers(answer_key_hash);
           CREATE INDEX warm_transfers_by_session ON warm_transfers(session_id);`,
   },
+  {
+    version: 13,
+    name: 'accounts remember when the studio signed out',
+    // Access and refresh tokens are stateless JWTs: signing out stores when, and any token issued
+    // before it is refused (http/auth.ts, POST /auth/refresh).
+    sql: `ALTER TABLE accounts ADD COLUMN signed_out_at REAL;`,
+  },
 ];
