@@ -251,7 +251,7 @@ describe('drafts, publish and history in the editor', () => {
     await cardPrompt.fill('Only the draft says this.');
     await cardPrompt.blur();
     // Talk with unsaved changes saves them first, to the draft.
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-state-prompt').innerText(), WAIT).toBe('Only the draft says this.');
