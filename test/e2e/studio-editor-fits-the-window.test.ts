@@ -28,11 +28,9 @@ interface Box {
 /** The header's parts a designer reads or clicks, each with its box. */
 function headerParts(page: Page): Promise<Box[]> {
   return page.evaluate(() => {
-    const header = document.querySelector('main header')!;
-    const parts = [
-      ...header.querySelectorAll(':scope > button, :scope > h1 input, .status, [data-testid="live-state"], .commands > button'),
-    ] as HTMLElement[];
-    return parts.map((element) => {
+    const header = (globalThis as any).document.querySelector('main header');
+    const parts: any[] = [...header.querySelectorAll(':scope > button, :scope > h1 input, .status, [data-testid="live-state"], .commands > button')];
+    return parts.map((element): Box => {
       const box = element.getBoundingClientRect();
       const name = element.getAttribute('aria-label') ?? element.textContent?.trim() ?? element.tagName;
       return { name, left: box.left, right: box.right, top: box.top, bottom: box.bottom };
@@ -57,10 +55,11 @@ describe('the editor fits the window', () => {
     await panel.getByRole('status').filter({ hasText: '0 of 2 passed' }).waitFor(WAIT);
     await screenshot(page, 'tests-tab-1280');
 
-    const widths = await page.evaluate(() => ({
-      document: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
-      main: [document.querySelector('main')!.scrollWidth, document.querySelector('main')!.clientWidth],
-    }));
+    const widths = await page.evaluate(() => {
+      const { documentElement, body } = (globalThis as any).document;
+      const main = body.querySelector('main');
+      return { document: [documentElement.scrollWidth, documentElement.clientWidth], main: [main.scrollWidth, main.clientWidth] };
+    });
     expect(widths.document[0]).toBe(widths.document[1]);
     expect(widths.main[0]).toBe(widths.main[1]);
     for (const locator of [panel.getByRole('button', { name: 'Run all' }), panel.getByRole('button', { name: 'Export' }), panel.getByRole('status')]) {

@@ -113,12 +113,12 @@ describe('the session view', () => {
     // Down at the latency table, the last thing on the page.
     await page.getByRole('table', { name: /latency/i }).scrollIntoViewIfNeeded();
     const sizes = await page.evaluate(() => {
-      const main = document.querySelector('main')!;
-      const root = document.scrollingElement!;
-      return { main: [main.scrollHeight, main.clientHeight], root: [root.scrollHeight, root.clientHeight] };
+      const main = (globalThis as any).document.querySelector('main');
+      const root = (globalThis as any).document.scrollingElement;
+      return { main: [main.scrollHeight, main.clientHeight] as number[], root: [root.scrollHeight, root.clientHeight] as number[] };
     });
     // The view is longer than the window, and only <main> scrolls it: no second scrollbar onto blank page.
-    expect(sizes.main[0]).toBeGreaterThan(sizes.main[1]);
+    expect(sizes.main[0]).toBeGreaterThan(sizes.main[1]!);
     expect(sizes.root[0]).toBe(sizes.root[1]);
   });
 

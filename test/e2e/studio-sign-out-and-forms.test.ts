@@ -112,7 +112,7 @@ describe('the studio’s sign-out and forms', () => {
     const settings = page.getByRole('group', { name: 'Model, voice and listening' });
     const temperature = settings.getByRole('spinbutton', { name: 'Temperature' });
     await temperature.waitFor(WAIT);
-    expect(await temperature.evaluate((input: HTMLInputElement) => [input.type, input.min, input.max])).toEqual(['number', '0', '2']);
+    expect(await temperature.evaluate((input: any) => [input.type, input.min, input.max])).toEqual(['number', '0', '2']);
 
     await temperature.fill('5');
     await temperature.press('Tab');
