@@ -49,6 +49,7 @@ export const ERRORS = {
   provider_key_rejected: { status: 422, message: 'The provider refused this key.' },
   webhook_target_not_allowed: { status: 422, message: 'This server sends webhooks only to public internet addresses, never to its own network or host; use a public address (or start it with --allow-private-webhooks for loopback and private networks).' },
   test_run_too_large: { status: 422, message: 'This run would play more steps than a test run may; run fewer tests or fewer repeats.' },
+  webhook_host_unresolvable: { status: 422, message: "The webhook URL's host name cannot be resolved: check it for typos, or that its DNS record exists." },
   flow_too_complex: { status: 422, message: 'The flow document takes too long to process; make it smaller or simpler.' },
   rate_limited: { status: 429, message: 'Too many requests; slow down.' },
   too_many_calls: { status: 429, message: 'This account places as many phone calls as it may right now; try again shortly.' },

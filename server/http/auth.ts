@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import { digest, looksLikeApiKey } from '../security/opaque-tokens.ts';
+import { AccessTokens } from '../security/access-tokens.ts';
 import type { AuthRule, Principal } from './services.ts';
 
 interface Credentials {
@@ -50,7 +51,9 @@ async function authenticate(app: FastifyInstance, credentials: Credentials): Pro
   }
   const verified = await accessTokens.verify(credentials.bearer!);
   if (!verified.ok) throw new AppError(verified.reason === 'expired' ? 'token_expired' : 'invalid_credentials');
-  if (!await store.accounts.findById(verified.accountId)) throw new AppError('invalid_credentials', 'The account of this token no longer exists.');
+  const account = await store.accounts.findById(verified.accountId);
+  if (!account) throw new AppError('invalid_credentials', 'The account of this token no longer exists.');
+  if (AccessTokens.signedOutSince(verified, account)) throw new AppError('invalid_credentials', 'This access token was issued before the account signed out: sign in again.');
   if (fromKey) {
     // Both headers: they must agree on the account, or the request is ambiguous about whose
     // data it acts on. The key, the more specific credential, decides the kind.

@@ -9,7 +9,11 @@ const REFRESH_AUDIENCE = 'voxflow-refresh';
 export const ACCESS_TOKEN_TTL_SECONDS = 24 * 60 * 60;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 
-export type VerifiedToken = { ok: true; accountId: string } | { ok: false; reason: 'expired' | 'invalid' };
+/**
+ * `issuedAt` is in Unix seconds with milliseconds (the `iat_ms` claim; `iat` alone for tokens
+ * from before it), so a sign-in a moment after a sign-out is not taken for one before it.
+ */
+export type VerifiedToken = { ok: true; accountId: string; issuedAt: number } | { ok: false; reason: 'expired' | 'invalid' };
 
 export class AccessTokens {
   private readonly key: Uint8Array;
@@ -38,7 +42,7 @@ export class AccessTokens {
 
   private sign(accountId: string, audience: string, ttlSeconds: number, now: number): Promise<string> {
     const issuedAt = Math.floor(now / 1000);
-    return new SignJWT({})
+    return new SignJWT({ iat_ms: now })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(accountId)
       .setIssuer(ISSUER)
@@ -48,10 +52,17 @@ export class AccessTokens {
       .sign(this.key);
   }
 
+  /** Whether a verified token was issued before the account's last sign-out (so it no longer works). */
+  static signedOutSince(token: { issuedAt: number }, account: { signedOutAt: number | null }): boolean {
+    return account.signedOutAt !== null && token.issuedAt < account.signedOutAt;
+  }
+
   private async check(token: string, audience: string): Promise<VerifiedToken> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, audience, requiredClaims: ['sub', 'exp'] });
-      return typeof payload.sub === 'string' && payload.sub ? { ok: true, accountId: payload.sub } : { ok: false, reason: 'invalid' };
+      if (typeof payload.sub !== 'string' || !payload.sub) return { ok: false, reason: 'invalid' };
+      const issuedAt = typeof payload.iat_ms === 'number' ? payload.iat_ms / 1000 : (payload.iat ?? 0);
+      return { ok: true, accountId: payload.sub, issuedAt };
     } catch (error) {
       return { ok: false, reason: error instanceof errors.JWTExpired ? 'expired' : 'invalid' };
     }

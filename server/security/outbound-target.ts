@@ -140,16 +140,28 @@ function resolvedProblem(host: string, address: string, policy: OutboundPolicy):
  * it whenever it does).
  */
 export async function outboundTargetProblem(url: string, policy: OutboundPolicy, options: { unresolved?: 'refuse' | 'allow' } = {}): Promise<string | null> {
+  return (await outboundTargetCheck(url, policy, options))?.problem ?? null;
+}
+
+/**
+ * outboundTargetProblem, saying also which kind of problem: a name that cannot be resolved (a
+ * typo, a record still to come) is not an address that is refused, and a user fixes it otherwise.
+ */
+export async function outboundTargetCheck(
+  url: string,
+  policy: OutboundPolicy,
+  options: { unresolved?: 'refuse' | 'allow' } = {},
+): Promise<{ kind: 'unresolvable' | 'refused'; problem: string } | null> {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
   } catch {
-    return options.unresolved === 'allow' ? null : `${host} cannot be resolved`;
+    return options.unresolved === 'allow' ? null : { kind: 'unresolvable', problem: `${host} cannot be resolved` };
   }
   for (const address of addresses) {
     const problem = resolvedProblem(host, address, policy);
-    if (problem) return problem;
+    if (problem) return { kind: 'refused', problem };
   }
   return null;
 }

@@ -79,4 +79,27 @@ describe('the refresh cookie', () => {
     expect(logout.status).toBe(204);
     expect(logout.headers.get('set-cookie')).toMatch(/^voxflow_refresh=;.*Max-Age=0/);
   });
+
+  it('signs out on the server: tokens issued before the logout stop working, a new sign-in works', async () => {
+    const login = await post('/auth/login', { body: { email, password } });
+    const cookie = cookieFrom(login);
+    const { access_token: before } = (await login.json()) as { access_token: string };
+    // Another tab of the same browser traded the cookie for its own access token.
+    const otherTab = (await (await post('/auth/refresh', { cookie, origin: server.url })).json()) as { access_token: string };
+    expect((await post('/auth/logout', { cookie, origin: server.url })).status).toBe(204);
+
+    for (const token of [before, otherTab.access_token]) {
+      const key = await post('/auth/api-keys?label=after%20sign-out', { bearer: token, origin: server.url });
+      expect(key.status).toBe(401);
+      expect(((await key.json()) as { error: { message: string } }).error.message).toContain('sign in again');
+    }
+    // A copy of the cookie kept from before is refused too.
+    expect((await post('/auth/refresh', { cookie, origin: server.url })).status).toBe(401);
+
+    // Signing in again at once works.
+    const again = await post('/auth/login', { body: { email, password } });
+    const { access_token } = (await again.json()) as { access_token: string };
+    expect((await fetch(`${server.url}/v1/flows`, { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(200);
+    expect((await post('/auth/refresh', { cookie: cookieFrom(again), origin: server.url })).status).toBe(200);
+  });
 });

@@ -242,6 +242,15 @@ describe('webhooks on a hosted server', () => {
     expect((await server.request('GET', '/v1/webhooks', { jwt: account.jwt })).body).toEqual([]);
   });
 
+  it('says a host name that cannot be resolved cannot be resolved, not that it is refused', async () => {
+    const account = await createAccount(server);
+    const response = await server.request('POST', '/v1/webhooks', { apiKey: account.apiKey, body: { url: 'https://no-such-host.invalid/hooks' } });
+    expect(response.status).toBe(422);
+    expect(response.body.error.code).toBe('webhook_host_unresolvable');
+    expect(response.body.error.details).toEqual([{ field: 'url', message: 'no-such-host.invalid cannot be resolved' }]);
+    expect((await server.request('GET', '/v1/webhooks', { jwt: account.jwt })).body).toEqual([]);
+  });
+
   it('checks the address again when it connects: a name that now resolves to loopback is not sent to', async () => {
     const receiver = await startWebhookReceiver();
     try {

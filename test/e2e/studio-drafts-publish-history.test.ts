@@ -92,13 +92,17 @@ describe('drafts, publish and history in the editor', () => {
     const rolledBack = await flowRecord(id);
     expect(rolledBack.published_version).toBe(3);
     expect(rolledBack.yaml_content).toBe(GUESSING_GAME_YAML);
-    // The editor still shows the text of version 2, now unpublished changes against v3.
-    await expect.poll(() => liveState(page), WAIT).toMatch(/Draft: unpublished changes/);
+    // The flow had no draft, and still has none: the editor shows what is live now, not the text
+    // rolled back from (which Publish would otherwise ship again).
+    await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v3 · Draft: none/);
+    await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe(ORIGINAL_WON);
+    expect(await page.getByText('Unsaved changes').count()).toBe(0);
+    expect(await flowRecord(id)).toMatchObject({ has_draft: false });
 
     // Open a version: its text comes into the editor as unsaved changes; nothing goes live.
     await page.getByRole('button', { name: 'History' }).click();
-    await list.locator('li[data-version="1"]').getByRole('button', { name: 'Open this version' }).click();
-    await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe(ORIGINAL_WON);
+    await list.locator('li[data-version="2"]').getByRole('button', { name: 'Open this version' }).click();
+    await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe('You got it, well done!');
     await expect.poll(() => page.getByText('Unsaved changes').isVisible(), WAIT).toBe(true);
     expect((await flowRecord(id)).published_version).toBe(3);
     await page.close();
@@ -247,7 +251,7 @@ describe('drafts, publish and history in the editor', () => {
     await cardPrompt.fill('Only the draft says this.');
     await cardPrompt.blur();
     // Talk with unsaved changes saves them first, to the draft.
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-state-prompt').innerText(), WAIT).toBe('Only the draft says this.');

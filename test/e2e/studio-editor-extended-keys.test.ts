@@ -123,7 +123,8 @@ describe('the flow editor with the extended keys', () => {
     const { page, id } = await openFlow(rig, 'Booking settings', BOOKING);
     const settings = page.getByRole('group', { name: 'Model, voice and listening' });
     await settings.waitFor(WAIT);
-    const field = (name: string) => settings.getByRole('textbox', { name, exact: true });
+    // Text fields and number fields (spinbuttons) alike.
+    const field = (name: string) => settings.getByLabel(name, { exact: true });
     await field('Model').fill('gpt-4o-mini');
     await field('Voice provider').fill('deepgram');
     await field('Language').fill('de-DE');
@@ -274,7 +275,8 @@ describe('the flow editor with the extended keys', () => {
     const { page, id } = await openFlow(rig, 'Game settings', GUESSING_GAME_YAML);
     const settings = page.getByRole('group', { name: 'Model, voice and listening' });
     await settings.waitFor(WAIT);
-    const field = (name: string) => settings.getByRole('textbox', { name, exact: true });
+    // Text fields and number fields (spinbuttons) alike.
+    const field = (name: string) => settings.getByLabel(name, { exact: true });
     await field('Voice').fill('nova');
     await field('Speech recognition model').fill('nova-2-phonecall');
     await field('Speech recognition model').blur();

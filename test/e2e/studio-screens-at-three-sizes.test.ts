@@ -99,7 +99,7 @@ describe('the studio at three window sizes', () => {
       await page.getByRole('tab', { name: 'YAML' }).click();
       await page.locator('.cm-content').waitFor(WAIT);
       await screenshot(page, name('editor-yaml'));
-      await page.getByRole('tab', { name: 'Test', exact: true }).click();
+      await page.getByRole('tab', { name: 'Talk', exact: true }).click();
       await page.getByRole('list', { name: 'What this server can do' }).waitFor(WAIT);
       expect(await sidewaysScroll(page)).toEqual({ page: false, main: false });
       await screenshot(page, name('editor-test'));

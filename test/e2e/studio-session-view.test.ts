@@ -2,7 +2,7 @@
 // with tool calls inline, the path with a scrubber and replayed on the flow's graph, the
 // variables, per-turn latency and the recording; "Open the flow at this state" opens the editor
 // with the scrubber's state selected, "Open the flow" goes to the editor. A test-talk in the
-// editor's Test tab, once ended, opens the same view ("View session").
+// editor's Talk tab, once ended, opens the same view ("View session").
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
@@ -84,6 +84,9 @@ describe('the session view', () => {
     const variables = (await page.getByRole('table', { name: 'Variables at the end' }).textContent()) ?? '';
     expect(variables).toContain('secret_thing');
     expect(variables).toContain('a cat');
+    // Names as the flow writes them, not in the capitals of column headers.
+    const name = page.getByRole('table', { name: 'Variables at the end' }).getByRole('rowheader', { name: 'secret_thing' });
+    expect(await name.innerText()).toBe('secret_thing');
     // The recording is loaded with the signed-in account's token and can be played.
     const audio = page.getByLabel('Recording of the session, caller left, agent right');
     await audio.waitFor();
@@ -104,6 +107,19 @@ describe('the session view', () => {
     expect(await graph.getByRole('note', { name: 'The session on the graph' }).innerText()).toMatch(/At \d+:\d\d\.\d:/);
     await graph.scrollIntoViewIfNeeded();
     await screenshot(page, 'studio-session-view-graph-1280x800');
+  });
+
+  it('scrolls in one place: the page itself never scrolls, however far down the view is scrolled', { timeout: 60_000 }, async () => {
+    // Down at the latency table, the last thing on the page.
+    await page.getByRole('table', { name: /latency/i }).scrollIntoViewIfNeeded();
+    const sizes = await page.evaluate(() => {
+      const main = (globalThis as any).document.querySelector('main');
+      const root = (globalThis as any).document.scrollingElement;
+      return { main: [main.scrollHeight, main.clientHeight] as number[], root: [root.scrollHeight, root.clientHeight] as number[] };
+    });
+    // The view is longer than the window, and only <main> scrolls it: no second scrollbar onto blank page.
+    expect(sizes.main[0]).toBeGreaterThan(sizes.main[1]!);
+    expect(sizes.root[0]).toBe(sizes.root[1]);
   });
 
   it('scrubs back to the start: the path shortens, later lines dim, and the graph marks the state of that moment', { timeout: 90_000 }, async () => {
@@ -150,11 +166,11 @@ describe('the session view', () => {
     await page.close();
   });
 
-  it('opens from the Test tab: a typed test-talk, once ended, has "View session", which opens its view', { timeout: 120_000 }, async () => {
+  it('opens from the Talk tab: a typed test-talk, once ended, has "View session", which opens its view', { timeout: 120_000 }, async () => {
     const talk = await chromium.newPage();
     await signInBrowser(talk, rig.server.url, rig.account);
     await talk.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
-    await talk.getByRole('tab', { name: 'Test', exact: true }).click();
+    await talk.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = talk.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-status').innerText(), { timeout: 30_000 }).toMatch(/^Live · text only/);
@@ -207,7 +223,7 @@ describe('the session view', () => {
     const talk = await chromium.newPage();
     await signInBrowser(talk, rig.server.url, rig.account);
     await talk.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
-    await talk.getByRole('tab', { name: 'Test', exact: true }).click();
+    await talk.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = talk.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-state-name').innerText(), { timeout: 30_000 }).toBe('warmup');

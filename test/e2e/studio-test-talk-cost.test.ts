@@ -1,4 +1,4 @@
-// Before Talk, the Test tab says what a session will cost a minute, part by part
+// Before Talk, the Talk tab says what a session will cost a minute, part by part
 // and honest about when each part is charged, with the balance and the minutes it pays for. The
 // server has paid speech-to-text and model (the fakes, on the server's keys) and the embedded
 // voice; the account then serves the model with its own key, set in Settings, and the figure
@@ -9,7 +9,7 @@ import { startVoiceRig, type VoiceRig } from '../support/voice-server.ts';
 import { launchChromium, screenshot, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
 import { signInBrowser } from './studio.ts';
 
-describe('the Test tab says what a session costs before Talk', () => {
+describe('the Talk tab says what a session costs before Talk', () => {
   let rig: VoiceRig;
   let chromium: TestBrowser;
   let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -24,9 +24,9 @@ describe('the Test tab says what a session costs before Talk', () => {
     await dir?.remove();
   });
 
-  /** The Test tab of the rig's flow; the cost as a person reads it (one line per paragraph). */
+  /** The Talk tab of the rig's flow; the cost as a person reads it (one line per paragraph). */
   async function openTestTab(page: Page): Promise<Locator> {
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('heading', { name: 'Talk to this flow' }).waitFor();
     return panel;

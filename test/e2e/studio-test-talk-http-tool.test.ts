@@ -56,7 +56,7 @@ describe('test-talk with an http tool', () => {
     });
     await signInBrowser(page, rig.server.url, rig.account);
     await page.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(flowId)}`);
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('heading', { name: 'Talk to this flow' }).waitFor();
     await panel.getByRole('button', { name: 'Talk', exact: true }).click();

@@ -31,7 +31,7 @@ async function openTestTab(): Promise<{ page: Page; panel: Locator }> {
   const page = await chromium.newPage();
   await signInBrowser(page, rig.server.url, rig.account);
   await page.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
-  await page.getByRole('tab', { name: 'Test', exact: true }).click();
+  await page.getByRole('tab', { name: 'Talk', exact: true }).click();
   const panel = page.getByRole('region', { name: 'Test talk' });
   await panel.getByRole('heading', { name: 'Talk to this flow' }).waitFor(WAIT);
   return { page, panel };
@@ -139,7 +139,7 @@ describe('test-talk on a server with no model and no speech-to-text', () => {
     await page.getByRole('textbox', { name: 'Card prompt (shown to the user)' }).fill('You found it!');
     await expect.poll(() => graphMarks(page), WAIT).toEqual({ active: [], visited: [], past: [] });
     expect(await legend.count()).toBe(0);
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     expect(await panel.getByTestId('talk-ended').innerText()).toContain('Session ended');
     expect(chromium.pageErrors).toEqual([]);
     await page.close();

@@ -88,7 +88,7 @@ describe('test-talk over a phone line', () => {
     await useSpokenMic(page);
     await signInBrowser(page, rig.server.url, rig.account);
     await page.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     const status = () => panel.getByTestId('talk-status').innerText();
     const activity = () => panel.locator('.activity').innerText();

@@ -30,13 +30,13 @@ describe('test-talk in the flow editor', () => {
     await dir?.remove();
   });
 
-  /** The editor of the rig's flow, signed in as its account (its refresh cookie), on the Test tab. */
+  /** The editor of the rig's flow, signed in as its account (its refresh cookie), on the Talk tab. */
   async function openTestTab(rig: VoiceRig, setUp?: (page: Page) => Promise<void>): Promise<{ page: Page; panel: Locator }> {
     const page = await chromium.newPage();
     await setUp?.(page);
     await signInBrowser(page, rig.server.url, rig.account);
     await page.goto(`${rig.server.url}/flow-editor?flow=${encodeURIComponent(rig.flowId)}`);
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('heading', { name: 'Talk to this flow' }).waitFor();
     return { page, panel };

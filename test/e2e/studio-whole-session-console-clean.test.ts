@@ -126,7 +126,7 @@ describe('a whole session in the studio', () => {
     await page.getByText('Saved', { exact: true }).waitFor(WAIT);
 
     // Test-talk, typed: the model starts the game, the graph follows, then hang up.
-    await page.getByRole('tab', { name: 'Test', exact: true }).click();
+    await page.getByRole('tab', { name: 'Talk', exact: true }).click();
     const panel = page.getByRole('region', { name: 'Test talk' });
     await panel.getByRole('button', { name: 'Text only' }).click();
     await expect.poll(() => panel.getByTestId('talk-status').innerText(), WAIT).toMatch(/^Live · text only/);

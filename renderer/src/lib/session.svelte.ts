@@ -12,12 +12,28 @@ export function signedIn(token: string, email: string): void {
   account.email = email;
 }
 
-/** Signs this browser out (every tab: the refresh cookie goes first, so a reload stays signed out). */
+/**
+ * Signs this browser out, every tab at once: the server refuses every token issued before now
+ * (so a tab that missed the news gets 401 on its next request and shows sign-in), the refresh
+ * cookie goes, and the other tabs are told.
+ */
 export async function signOut(): Promise<void> {
-  forgetSignIn();
   await clearCookie();
+  forgetSignIn();
   account.signedIn = false;
   account.email = '';
+  signOuts?.postMessage('signed-out');
+}
+
+/** Tabs of this studio tell each other they signed out (no secret goes over it). */
+const signOuts = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel('voxflow.sign-out');
+if (signOuts) {
+  signOuts.onmessage = (event: MessageEvent) => {
+    if (event.data !== 'signed-out' || !account.signedIn) return;
+    forgetSignIn();
+    account.signedIn = false;
+    account.email = '';
+  };
 }
 
 /** In the desktop app: a token for the local account, asked of the main process. */

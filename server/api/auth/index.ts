@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { SIGNUP_CREDIT_CENTS } from '../../billing/prices.ts';
 import { passwordProblem } from '../../security/password-policy.ts';
-import { REFRESH_TOKEN_TTL_SECONDS } from '../../security/access-tokens.ts';
+import { AccessTokens, REFRESH_TOKEN_TTL_SECONDS } from '../../security/access-tokens.ts';
 import { QueueFullError } from '../../concurrency/work-queue.ts';
 import { EmailTakenError } from '../../store/store.ts';
 import { noBody } from '../../http/api-contract.ts';
@@ -40,7 +40,9 @@ async function hashingBounded<T>(work: () => Promise<T>): Promise<T> {
 // access token it holds in memory only. SameSite=Strict keeps other sites' pages from sending
 // it; the Origin check (http/host-and-origin.ts) refuses foreign pages' POSTs besides. Backends
 // that call the API ignore the cookie. The refresh token is stateless (a JWT for another
-// audience, 30 days): logging out clears the cookie; there is no server-side list to revoke.
+// audience, 30 days). Logging out clears the cookie and records the time on the account: every
+// access and refresh token issued before it is refused from then on, so a token another tab (or
+// browser) of the account still holds stops working at once, not when it expires.
 const REFRESH_COOKIE = 'voxflow_refresh';
 
 function refreshCookie(value: string, maxAgeSeconds: number, secure: boolean): string {
@@ -96,7 +98,8 @@ export async function authRoutes(server: FastifyInstance): Promise<void> {
     const token = refreshTokenOf(request.headers.cookie);
     if (!token) throw new AppError('missing_credentials', 'Not signed in in this browser: sign in with your email and password.');
     const verified = await accessTokens.verifyRefresh(token);
-    const account = verified.ok ? await store.accounts.findById(verified.accountId) : null;
+    const found = verified.ok ? await store.accounts.findById(verified.accountId) : null;
+    const account = found && verified.ok && !AccessTokens.signedOutSince(verified, found) ? found : null;
     if (!account) {
       reply.header('set-cookie', refreshCookie('', 0, secureCookies()));
       throw new AppError(verified.ok || verified.reason === 'invalid' ? 'invalid_credentials' : 'token_expired', 'The sign-in in this browser has expired: sign in again.');
@@ -104,7 +107,10 @@ export async function authRoutes(server: FastifyInstance): Promise<void> {
     return signedIn(reply, account.id, account.email);
   });
 
-  app.post('/auth/logout', { config: { auth: 'none' as const }, schema: { response: { 204: noBody('Signed out: the refresh cookie is cleared') } } }, async (_request, reply) => {
+  app.post('/auth/logout', { config: { auth: 'none' as const }, schema: { response: { 204: noBody('Signed out: the refresh cookie is cleared and every token issued before now is refused') } } }, async (request, reply) => {
+    const token = refreshTokenOf(request.headers.cookie);
+    const verified = token ? await accessTokens.verifyRefresh(token) : null;
+    if (verified?.ok) await store.accounts.signOut(verified.accountId, Date.now() / 1000);
     reply.header('set-cookie', refreshCookie('', 0, secureCookies()));
     return reply.status(204).send();
   });

@@ -10,7 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { WEBHOOK_EVENT_TYPES, webhookSecretContext, type WebhookEventType } from '../../outcomes/webhooks/events.ts';
-import { outboundTargetProblem } from '../../security/outbound-target.ts';
+import { outboundTargetCheck } from '../../security/outbound-target.ts';
 import { newWebhookSecret } from '../../security/webhook-signature.ts';
 import { newWebhookId, type Webhook, type WebhookAttempt, type WebhookDelivery } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
@@ -102,8 +102,8 @@ export async function webhookRoutes(server: FastifyInstance, options: WebhookRou
     // Where private networks are allowed, a name not resolvable yet (a receiver still to come up
     // on the local network) is saved as before; every delivery checks where it connects.
     const { allowPrivate } = config.webhooks;
-    const problem = await outboundTargetProblem(body.url, { allowPrivate }, { unresolved: allowPrivate ? 'allow' : 'refuse' });
-    if (problem) throw new AppError('webhook_target_not_allowed', undefined, [{ field: 'url', message: problem }]);
+    const target = await outboundTargetCheck(body.url, { allowPrivate }, { unresolved: allowPrivate ? 'allow' : 'refuse' });
+    if (target) throw new AppError(target.kind === 'unresolvable' ? 'webhook_host_unresolvable' : 'webhook_target_not_allowed', undefined, [{ field: 'url', message: target.problem }]);
     const id = newWebhookId();
     const secret = newWebhookSecret();
     const webhook = await store.webhooks.create({

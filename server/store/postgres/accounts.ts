@@ -17,7 +17,7 @@ const SAME_EMAIL = 'lower(email COLLATE "C") = lower($1 COLLATE "C")';
 export function createPgAccountsRepository(db: PgDatabase): AccountsRepository {
   return {
     async create({ email, passwordHash, signupCreditCents = 0 }) {
-      const account: Account = { id: newId(), email, passwordHash, createdAt: db.now() };
+      const account: Account = { id: newId(), email, passwordHash, createdAt: db.now(), signedOutAt: null };
       try {
         return await db.transaction(async (tx) => {
           if (await tx.row(`SELECT 1 FROM accounts WHERE ${SAME_EMAIL}`, [email])) throw new EmailTakenError();
@@ -53,6 +53,10 @@ export function createPgAccountsRepository(db: PgDatabase): AccountsRepository {
     async findById(id) {
       const row = await db.row<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);
       return row ? toAccount(row) : null;
+    },
+
+    async signOut(id, at) {
+      await db.run('UPDATE accounts SET signed_out_at = $1 WHERE id = $2', [at, id]);
     },
   };
 }

@@ -355,4 +355,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     sql: `ALTER TABLE flow_test_runs ADD COLUMN node_id TEXT;
           CREATE INDEX flow_test_runs_running_by_account ON flow_test_runs(account_id) WHERE status = 'running';`,
   },
+  {
+    version: 15,
+    name: 'accounts remember when the studio signed out',
+    sql: `ALTER TABLE accounts ADD COLUMN signed_out_at DOUBLE PRECISION;`,
+  },
 ];

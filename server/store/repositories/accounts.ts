@@ -5,6 +5,11 @@ export interface Account {
   email: string;
   passwordHash: string;
   createdAt: number;
+  /**
+   * When the account last signed out of the studio (Unix seconds, fractional), or null: every
+   * access and refresh token issued before it is refused.
+   */
+  signedOutAt: number | null;
 }
 
 export interface NewAccount {
@@ -22,4 +27,6 @@ export interface AccountsRepository {
   create(input: NewAccount): Promise<Account>;
   findByEmail(email: string): Promise<Account | null>;
   findById(id: string): Promise<Account | null>;
+  /** Records a sign-out at `at` (Unix seconds): tokens issued before it stop working. */
+  signOut(id: string, at: number): Promise<void>;
 }

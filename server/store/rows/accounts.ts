@@ -7,8 +7,9 @@ export interface AccountRow {
   email: string;
   password_hash: string;
   created_at: number;
+  signed_out_at: number | null;
 }
 
 export function toAccount(row: AccountRow): Account {
-  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at };
+  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at, signedOutAt: row.signed_out_at ?? null };
 }

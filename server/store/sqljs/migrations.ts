@@ -369,4 +369,11 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `ALTER TABLE flow_test_runs ADD COLUMN node_id TEXT;
           CREATE INDEX flow_test_runs_running_by_account ON flow_test_runs(account_id) WHERE status = 'running';`,
   },
+  {
+    version: 15,
+    name: 'accounts remember when the studio signed out',
+    // Access and refresh tokens are stateless JWTs: signing out stores when, and any token issued
+    // before it is refused (http/auth.ts, POST /auth/refresh).
+    sql: `ALTER TABLE accounts ADD COLUMN signed_out_at REAL;`,
+  },
 ];

@@ -41,7 +41,7 @@ type AsyncMethodOf<R> = { [K in keyof R]: R[K] extends (...args: never[]) => Pro
  * handed to the worker) and flows.forgetList (told, not asked: it returns nothing).
  */
 export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in AsyncMethodOf<Store[N]>]: true } } = {
-  accounts: { create: true, findByEmail: true, findById: true },
+  accounts: { create: true, findByEmail: true, findById: true, signOut: true },
   apiKeys: { create: true, listByAccount: true, findActiveByHash: true, revoke: true, touch: true },
   flows: { create: true, list: true, get: true, exists: true, update: true, delete: true },
   flowVersions: { list: true, get: true, getDraft: true, currentEtag: true, saveDraft: true, discardDraft: true, publish: true },

@@ -1,5 +1,5 @@
 // What this server (GET /capabilities) and the account's own provider keys (GET /v1/providers)
-// offer, asked once for the page's screens that say so: the Test tab before Talk, and the flow
+// offer, asked once for the page's screens that say so: the Talk tab before Talk, and the flow
 // panel when a flow's settings ask for something missing. A minute old at most: a key added in
 // Settings shows up on the next look after that, or at once after a reload.
 import { api, type Capabilities, type ProvidersView } from '../../lib/api.ts';

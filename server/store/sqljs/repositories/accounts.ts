@@ -10,7 +10,7 @@ import { toAccount } from '../../rows/accounts.ts';
 export function createAccountsRepository(db: Database): AccountsRepository {
   return {
     create({ email, passwordHash, signupCreditCents = 0 }) {
-      const account: Account = { id: newId(), email, passwordHash, createdAt: db.now() };
+      const account: Account = { id: newId(), email, passwordHash, createdAt: db.now(), signedOutAt: null };
       return db.write((tx) => {
         // The column is COLLATE NOCASE, so this equality ignores (ASCII) letter case.
         if (tx.get('SELECT 1 FROM accounts WHERE email = ?', [email])) throw new EmailTakenError();
@@ -42,6 +42,10 @@ export function createAccountsRepository(db: Database): AccountsRepository {
     async findById(id) {
       const row = db.get<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]);
       return row ? toAccount(row) : null;
+    },
+
+    async signOut(id, at) {
+      await db.write((tx) => tx.run('UPDATE accounts SET signed_out_at = ? WHERE id = ?', [at, id]));
     },
   };
 }

@@ -1,4 +1,4 @@
-// What the Test tab says a session on this server can do, before Talk: from /capabilities and the
+// What the Talk tab says a session on this server can do, before Talk: from /capabilities and the
 // account's own provider keys.
 import { describe, expect, it } from 'vitest';
 import { talkAbilities } from '../../../../renderer/src/features/talk/talk-abilities.ts';

@@ -1,4 +1,4 @@
-// What the Test tab says a session will cost before Talk: from the balance's per-part prices.
+// What the Talk tab says a session will cost before Talk: from the balance's per-part prices.
 import { describe, expect, it } from 'vitest';
 import { describePart, talkCost } from '../../../../renderer/src/features/talk/talk-cost.ts';
 import type { CreditsView } from '../../../../renderer/src/lib/api-types.ts';

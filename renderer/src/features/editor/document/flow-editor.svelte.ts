@@ -186,12 +186,20 @@ export class FlowEditor extends FlowText {
     return true;
   }
 
-  /** A version published from the history (a rollback): live now; the draft stays as it is. */
+  /**
+   * A version published from the history (a rollback): live now. A saved draft stays as it is
+   * (the server keeps it). Without one, the editor was showing the text live until now, and shows
+   * what is live again, so Publish cannot ship the text just rolled back from; like Discard it is
+   * one undo step, so typing not saved yet comes back with undo.
+   */
   published(version: { number: number; yaml_content: string }): void {
     this.publishedVersion = version.number;
     this.publishedYaml = version.yaml_content;
+    if (this.hasDraft) return;
     // Without a draft of its own, this window's tag named the old version: it names this one now.
-    if (this.etag?.startsWith('v')) this.etag = `v${version.number}`;
+    this.etag = `v${version.number}`;
+    if (this.yaml !== version.yaml_content) this.replaceText(version.yaml_content);
+    this.savedYaml = version.yaml_content;
   }
 
   private afterPublish(yaml: string, number: number): void {
