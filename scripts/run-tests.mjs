@@ -27,10 +27,13 @@ const code = await new Promise((resolve) => child.once('exit', (exitCode, signal
 
 /**
  * What a run keeps on purpose until it ends, removed with the run's folder: tsx's compile cache
- * (tsx-<uid>), and the microphone recordings the browser tests hand Chromium (one folder for the
- * whole run: a browser may outlive the last test file, so no test can remove it).
+ * (tsx-<uid>), and what the browser tests' shared Chromium keeps while it runs: the microphone
+ * recordings handed to it (one folder for the whole run), and Playwright's profile and artifacts
+ * folders of each launch. A worker's browser serves its files in turn and quits a few seconds
+ * after the last; when the run ends first, the worker is stopped with it still open, so no test
+ * can remove those.
  */
-const KEPT_FOR_THE_RUN = [/^tsx-\d+$/, /^voxflow-e2e-mics$/];
+const KEPT_FOR_THE_RUN = [/^tsx-\d+$/, /^voxflow-e2e-mics$/, /^playwright_chromiumdev_profile-/, /^playwright-artifacts-/];
 const left = (await readdir(runDir).catch(() => [])).filter((name) => !KEPT_FOR_THE_RUN.some((kept) => kept.test(name)));
 await rm(runDir, { recursive: true, force: true });
 if (left.length > 0) {
