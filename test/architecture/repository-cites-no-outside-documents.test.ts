@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const FOLDERS = ['server', 'renderer/src', 'electron', 'test', 'docs', 'scripts', '.ci'];
+const FOLDERS = ['server', 'renderer/src', 'electron', 'test', 'docs', 'scripts', '.ci', 'resources'];
 const FILES = ['README.md', 'package.json', 'vitest.config.ts'];
 const TEXT = /\.(ts|mts|mjs|js|svelte|md|json|yaml|yml|sh|html|css)$|^run$/;
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML, startTestServer } from '../support/server.ts';
-import { node, openFlow, storedYaml, WAIT } from './studio-editor-page.ts';
+import { node, openFlow, showCards, storedYaml, WAIT } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
 // The flow editor's canvas for the appointment-booking example (docs/flows.md#extended-flow-keys),
@@ -24,6 +24,7 @@ describe('the flow editor with the extended keys', () => {
 
   it('marks on-entry speech, call ends, no barge-in and the global target, and draws the result branches', { timeout: 60_000 }, async () => {
     const { page } = await openFlow(rig, 'Booking', BOOKING);
+    await showCards(page);
     const pills = async (state: string) => (await node(page, state).locator('.pill').allInnerTexts()).map((t) => t.trim());
     await expect.poll(() => pills('welcome'), WAIT).toEqual(['Start', 'says, no barge-in']);
     expect(await pills('booked')).toEqual(['says', 'ends call']);
@@ -46,6 +47,7 @@ describe('the flow editor with the extended keys', () => {
 
   it('edits what a state does on entering from the inspector, and writes no key for a default', { timeout: 60_000 }, async () => {
     const { page, id } = await openFlow(rig, 'Booking edits', BOOKING);
+    await showCards(page);
     await node(page, 'offer_slot').locator('header').click();
     const entry = page.getByRole('group', { name: 'On entering' });
     await entry.waitFor(WAIT);
@@ -101,6 +103,7 @@ describe('the flow editor with the extended keys', () => {
 
   it('edits what the model is told of a parameter, and its allowed values', { timeout: 60_000 }, async () => {
     const { page, id } = await openFlow(rig, 'Parameter details', GUESSING_GAME_YAML);
+    await showCards(page);
     await node(page, 'setup').locator('header').click();
     const tool = page.locator('.inspector li.tool[data-tool="begin_game"]');
     await tool.locator('.head').click();
@@ -121,6 +124,7 @@ describe('the flow editor with the extended keys', () => {
 
   it('edits the flow\'s settings and global tools in the flow panel, keeping the file\'s comments', { timeout: 90_000 }, async () => {
     const { page, id } = await openFlow(rig, 'Booking settings', BOOKING);
+    await showCards(page);
     const settings = page.getByRole('group', { name: 'Model, voice and listening' });
     await settings.waitFor(WAIT);
     // Text fields and number fields (spinbuttons) alike.
@@ -176,6 +180,7 @@ describe('the flow editor with the extended keys', () => {
   it('edits an http tool\'s method, time limit, a header naming an account secret and its result branches', { timeout: 90_000 }, async () => {
     await rig.server.request('PUT', '/v1/secrets/clinic_id', { jwt: rig.account.jwt, body: { value: 'maple-street-7' } });
     const { page, id } = await openFlow(rig, 'Booking http', BOOKING);
+    await showCards(page);
     await node(page, 'welcome').locator('header').click();
     const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
     await tool.locator('.head').click();
@@ -219,6 +224,7 @@ describe('the flow editor with the extended keys', () => {
 
   it('edits, from the keyboard, which fields of an http tool\'s answer it keeps as variables, keeping the file\'s comments', { timeout: 90_000 }, async () => {
     const { page, id } = await openFlow(rig, 'Booking store', BOOKING);
+    await showCards(page);
     await node(page, 'welcome').locator('header').click();
     const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
     await tool.locator('.head').click();
@@ -273,6 +279,7 @@ describe('the flow editor with the extended keys', () => {
 
   it('edits the flow\'s voice, speech recognition model and idle reprompt in the flow panel, and takes idle away with its wait', { timeout: 90_000 }, async () => {
     const { page, id } = await openFlow(rig, 'Game settings', GUESSING_GAME_YAML);
+    await showCards(page);
     const settings = page.getByRole('group', { name: 'Model, voice and listening' });
     await settings.waitFor(WAIT);
     // Text fields and number fields (spinbuttons) alike.

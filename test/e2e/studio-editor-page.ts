@@ -19,6 +19,19 @@ export async function openFlow(
   return { page, id };
 }
 
+/**
+ * Zooms in with the canvas's own control until cards show their details: a flow fitted whole into
+ * the window may open below the zoom where a card's text reads, where cards show names only.
+ */
+export async function showCards(page: Page): Promise<void> {
+  const detail = () => page.locator('.canvas[data-detail]').getAttribute('data-detail');
+  for (let i = 0; i < 8 && (await detail()) !== 'cards'; i++) {
+    await page.getByRole('button', { name: 'Zoom In' }).click();
+    await page.waitForTimeout(200);
+  }
+  if ((await detail()) !== 'cards') throw new Error('the canvas still shows names only after zooming in 8 times');
+}
+
 export const node = (page: Page, state: string): Locator => page.locator(`.svelte-flow__node[data-id="${state}"]`);
 export const nodeNames = (page: Page): Promise<string[]> => page.locator('.svelte-flow__node .name').allTextContents();
 

@@ -36,6 +36,8 @@ export type FlowVersionRecord = z.infer<typeof Flows.FlowVersionRecord>;
 export type PublishedVersion = z.infer<typeof Flows.PublishedVersion>;
 export type ApiKeyView = z.infer<typeof Accounts.ApiKeyView>;
 export type CreatedApiKey = z.infer<typeof Accounts.CreatedApiKey>;
+/** A secret's name and dates: its value never comes back. */
+export type SecretView = z.infer<typeof Accounts.SecretView>;
 /** Servers before phone calls send no `from`/`to` (nor the detail's call fields). */
 type PhoneFields = 'from' | 'to' | 'direction';
 export type SessionView = FromOlderServers<z.infer<typeof Sessions.SessionView>, 'flow_version' | 'flow_draft' | PhoneFields>;

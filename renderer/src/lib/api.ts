@@ -14,6 +14,7 @@ import type {
   PublishedVersion,
   ApiKeyView,
   CreatedApiKey,
+  SecretView,
   SessionView,
   SessionDetail,
   CreditsView,
@@ -150,8 +151,14 @@ export const api = {
   updateTest: (flowId: string, testId: string, yamlContent: string) => request<FlowTestView>('PUT', `/v1/flows/${id(flowId)}/tests/${id(testId)}`, { yaml_content: yamlContent }),
   deleteTest: (flowId: string, testId: string) => request<void>('DELETE', `/v1/flows/${id(flowId)}/tests/${id(testId)}`),
   importTests: (flowId: string, yamlContent: string) => request<{ tests: FlowTestView[] }>('POST', `/v1/flows/${id(flowId)}/tests/import`, { yaml_content: yamlContent }),
-  runTests: (flowId: string, options: { testIds?: string[]; mode?: 'scripted' | 'model' } = {}) =>
-    request<FlowTestRunView>('POST', `/v1/flows/${id(flowId)}/tests/run`, { draft: true, mode: options.mode ?? 'scripted', ...(options.testIds ? { test_ids: options.testIds } : {}) }),
+  /** Audio runs play 4× faster than real time (the most the server allows), as `voxflow test --speed 4`. */
+  runTests: (flowId: string, options: { testIds?: string[]; mode?: 'scripted' | 'model' | 'audio' } = {}) =>
+    request<FlowTestRunView>('POST', `/v1/flows/${id(flowId)}/tests/run`, {
+      draft: true,
+      mode: options.mode ?? 'scripted',
+      ...(options.mode === 'audio' ? { speed: 4 } : {}),
+      ...(options.testIds ? { test_ids: options.testIds } : {}),
+    }),
   /** Every test of the flow as one suite file (what `voxflow test` runs). */
   async exportTests(flowId: string): Promise<ApiResult<string>> {
     try {
@@ -202,7 +209,10 @@ export const api = {
   updateProviders: (patch: ProvidersPatch) => request<ProvidersView>('PATCH', '/v1/providers', patch),
 
   /** The account's secret names (never their values): what an http tool's header may name as {secret.NAME}. */
-  listSecrets: () => request<Array<{ name: string; created_at: number; updated_at: number }>>('GET', '/v1/secrets'),
+  listSecrets: () => request<SecretView[]>('GET', '/v1/secrets'),
+  /** Sets or replaces a secret; the answer has its name and dates, never the value. */
+  putSecret: (name: string, value: string) => request<SecretView>('PUT', `/v1/secrets/${id(name)}`, { value }),
+  deleteSecret: (name: string) => request<void>('DELETE', `/v1/secrets/${id(name)}`),
 
   capabilities: () => request<Capabilities>('GET', '/capabilities'),
   health: () => request<Record<string, unknown>>('GET', '/health'),

@@ -11,7 +11,8 @@ export type Route =
   | { screen: 'sessions' }
   | { screen: 'session'; sessionId: string }
   | { screen: 'phone-numbers' }
-  | { screen: 'settings' };
+  /** `section`: the section to open at (its heading's id without `-title`, e.g. `secrets`). */
+  | { screen: 'settings'; section?: string };
 
 // The flow last opened in the editor, so "Editor" (and /flow-editor) reopens it. Not a secret:
 // an id, kept per browser.
@@ -56,8 +57,10 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
       return query.get('id') ? { screen: 'session', sessionId: query.get('id')! } : { screen: 'sessions' };
     case '/phone-numbers':
       return { screen: 'phone-numbers' };
-    case '/settings':
-      return { screen: 'settings' };
+    case '/settings': {
+      const section = query.get('section');
+      return section && /^[a-z-]{1,40}$/.test(section) ? { screen: 'settings', section } : { screen: 'settings' };
+    }
     default:
       return { screen: 'flows' };
   }
@@ -82,7 +85,7 @@ export function routeToPath(route: Route): string {
     case 'phone-numbers':
       return '/phone-numbers';
     case 'settings':
-      return '/settings';
+      return route.section ? `/settings?section=${encodeURIComponent(route.section)}` : '/settings';
   }
 }
 

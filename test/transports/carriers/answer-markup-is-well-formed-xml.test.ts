@@ -99,6 +99,20 @@ describe.each(['twilio', 'telnyx'] as const)('%s warm transfer markup', (name) =
   });
 });
 
-test('plivo makes no warm transfer: its markup moves a live call only by URL', () => {
-  expect(CARRIERS.plivo.warmTransfer).toBeUndefined();
+describe('plivo warm transfer markup (its caller is moved to it by URL, with a transfer)', () => {
+  const warm = CARRIERS.plivo.warmTransfer!;
+
+  test('the person hears the summary in Plivo\'s voice, then starts the conference, ending it when they leave', () => {
+    const summary = 'Ann <ann@example.com> & Bo say "move it" to 9 o\'clock';
+    const response = parseXml(warm.personJoins('voxflow-abc_123', summary).body);
+    expect(response.children.map((child) => child.name)).toEqual(['Speak', 'Conference']);
+    expect(response.children[0]!.text).toBe(summary);
+    expect(find(response, 'Conference')).toMatchObject({ text: 'voxflow-abc_123', attributes: { startConferenceOnEnter: 'true', endConferenceOnExit: 'true' } });
+    expect(parseXml(warm.personJoins('voxflow-abc_123', '').body).children.map((child) => child.name)).toEqual(['Conference']);
+  });
+
+  test('the caller waits in the same conference for the person', () => {
+    const response = parseXml(warm.callerJoins('voxflow-abc_123').body);
+    expect(find(response, 'Conference')).toMatchObject({ text: 'voxflow-abc_123', attributes: { startConferenceOnEnter: 'false', endConferenceOnExit: 'true' } });
+  });
 });

@@ -1,13 +1,15 @@
 /// <reference types="vite/client" />
-// The documents a new flow starts from. The guessing game is the file the docs and the tests
-// use (imported as text, so the studio creates it byte for byte, comments included); the blank
+// The documents a new flow starts from. The guessing game and the appointment booking are the
+// files the docs and the tests use (imported as text, so the studio creates them byte for byte,
+// comments included: the booking's say what to set before it runs); the blank
 // flow is the smallest document that shows the three ideas a designer edits — states, the tools
 // each state offers, and where each tool leads — and validates with no errors and no warnings,
 // so a new flow does not open with problems the designer did not make.
 // The triple-slash reference lets the Node-side type check (tests import this file) know `?raw`.
+import appointmentBookingYaml from '../../../../resources/flows/appointment-booking.yaml?raw';
 import guessingGameYaml from '../../../../resources/flows/guessing-game.yaml?raw';
 
-export type FlowTemplateId = 'guessing-game' | 'blank';
+export type FlowTemplateId = 'guessing-game' | 'appointment-booking' | 'blank';
 
 export interface FlowTemplate {
   id: FlowTemplateId;
@@ -20,6 +22,7 @@ export interface FlowTemplate {
 }
 
 export const GUESSING_GAME_YAML: string = guessingGameYaml;
+export const APPOINTMENT_BOOKING_YAML: string = appointmentBookingYaml;
 
 /** A document `id` from a flow name: lower-case words joined by dashes, never empty. */
 export function documentIdFromName(name: string): string {
@@ -86,6 +89,13 @@ export const FLOW_TEMPLATES: readonly FlowTemplate[] = [
     description: 'Ten yes-or-no questions to find a secret thing: four states, tools that move the game, and two endings.',
     defaultName: 'Guessing game',
     yamlFor: () => GUESSING_GAME_YAML,
+  },
+  {
+    id: 'appointment-booking',
+    title: 'Appointment booking',
+    description: "A dental practice's booking line: a disclaimer, an http tool that checks free slots, and a hand-off to a person from any state.",
+    defaultName: 'Appointment booking',
+    yamlFor: () => APPOINTMENT_BOOKING_YAML,
   },
   {
     id: 'blank',

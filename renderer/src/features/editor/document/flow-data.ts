@@ -240,3 +240,12 @@ export function readFlowSettings(data: FlowData | null): FlowSettingsView {
     sharedTools: Object.keys(record(data?.tools)),
   };
 }
+
+/**
+ * Whether a tool has an `http` action, defined in a state or in the shared `tools:`: such a flow
+ * needs the account's tool signing secret.
+ */
+export function usesHttpTools(data: FlowData | null): boolean {
+  const hasHttp = (tools: unknown) => Object.values(record(tools)).some((tool) => isRecord(record(tool).http));
+  return hasHttp(data?.tools) || Object.values(statesOf(data)).some((state) => hasHttp(record(state).tools));
+}
