@@ -215,6 +215,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Flow documents are parsed and edited in worker threads
     // (docs/benchmarks.md#what-the-figures-rest-on); started on first use.
     const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
+    // Flow http tools reach what webhooks may reach (--allow-private-webhooks covers both); the
+    // engine sends them for calls, the API for a designer's test request.
+    const sendToolRequest = createToolRequestSender({ secrets: store.secrets, box: secrets, allowPrivate: config.webhooks.allowPrivate });
     const engine = new VoiceEngine({
       // An account key of its own, so an account's uploads never make its own session start wait.
       parseFlowDocument: (accountId, yaml) => flowJobs.parseDocument(`engine:${accountId}`, yaml),
@@ -243,8 +246,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       maxSessionMs: config.engine.maxSessionSeconds * 1000,
       idleEndMs: config.engine.idleEndSeconds * 1000,
       minuteMs: options.minuteMs,
-      // Flow http tools reach what webhooks may reach (--allow-private-webhooks covers both).
-      sendToolRequest: createToolRequestSender({ secrets: store.secrets, box: secrets, allowPrivate: config.webhooks.allowPrivate }),
+      sendToolRequest,
     });
     app.addHook('onListen', async () => {
       const address = app.server.address();
@@ -259,6 +261,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       accessTokens: new AccessTokens(jwtSecret),
       secrets,
       engine,
+      sendToolRequest,
       flowJobs,
       callStatus: (session, status) => webhooks.callStatus(session, status),
     };

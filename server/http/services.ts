@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
+import type { SendToolRequest } from '../engine/http-tools.ts';
 import type { VoiceEngine } from '../engine/voice-engine.ts';
 import type { FlowJobs } from '../jobs/flow-jobs.ts';
 import type { AccessTokens } from '../security/access-tokens.ts';
@@ -19,6 +20,8 @@ export interface Services {
   accessTokens: AccessTokens;
   secrets: SecretBox;
   engine: VoiceEngine;
+  /** Sends a flow http tool's request (signed, secrets filled, through the outbound guard). */
+  sendToolRequest: SendToolRequest;
   /** Parses, validates and edits flow documents in worker threads, off the audio thread. */
   flowJobs: FlowJobs;
   /** A phone call's status changed: `call.status` into the webhook outbox, durably (never throws). */

@@ -108,7 +108,7 @@ describe('the guessing game over WebRTC from the /test page', () => {
     expect(chromium.pageErrors).toEqual([]);
   });
 
-  it("shows the API's message in a banner when the offer is refused", { timeout: 20_000 }, async () => {
+  it("shows the API's message in a banner when the offer is refused", { timeout: 60_000 }, async () => {
     const page = await chromium.newPage();
     const doomed = await createFlow(rig.server, rig.account.apiKey, 'Deleted meanwhile');
     await page.goto(`${rig.server.url}/test`);

@@ -63,7 +63,7 @@ describe('reconnecting after a page reload', () => {
     // While the agent says its line, Interrupt stops it.
     // (A typed turn over the greeting interrupted it already: count from here.)
     const interruptions = async () => (await pageEvents(page)).filter((e) => e.type === 'interrupted').length;
-    await page.getByText('Agent speaking…').waitFor({ timeout: 10_000 });
+    await page.getByText('Agent speaking…').waitFor({ timeout: 30_000 });
     const before = await interruptions();
     await page.getByRole('button', { name: 'Interrupt' }).click();
     await page.getByText('Agent interrupted').waitFor({ timeout: 5_000 });

@@ -33,6 +33,8 @@ export type FlowRecord = FromOlderServers<z.infer<typeof Flows.FlowRecord>, 'pub
 export type DraftRecord = z.infer<typeof Flows.DraftRecord>;
 export type FlowVersionSummary = z.infer<typeof Flows.FlowVersionSummary>;
 export type FlowVersionRecord = z.infer<typeof Flows.FlowVersionRecord>;
+/** What "Send a test request" on an http tool's card got back. */
+export type ToolTestRequestResult = z.infer<typeof Flows.ToolTestRequestResult>;
 export type PublishedVersion = z.infer<typeof Flows.PublishedVersion>;
 export type ApiKeyView = z.infer<typeof Accounts.ApiKeyView>;
 export type CreatedApiKey = z.infer<typeof Accounts.CreatedApiKey>;

@@ -15,6 +15,7 @@ import type {
   ApiKeyView,
   CreatedApiKey,
   SecretView,
+  ToolTestRequestResult,
   SessionView,
   SessionDetail,
   CreditsView,
@@ -159,6 +160,9 @@ export const api = {
       ...(options.mode === 'audio' ? { speed: 4 } : {}),
       ...(options.testIds ? { test_ids: options.testIds } : {}),
     }),
+  /** Sends an http tool's request once, as a call would (the saved draft's tool), and answers what came back. */
+  tryHttpTool: (flowId: string, tool: string, body: { state?: string; arguments: Record<string, unknown> }) =>
+    request<ToolTestRequestResult>('POST', `/v1/flows/${id(flowId)}/tools/${id(tool)}/test-request`, { ...body, draft: true }),
   /** Every test of the flow as one suite file (what `voxflow test` runs). */
   async exportTests(flowId: string): Promise<ApiResult<string>> {
     try {

@@ -15,6 +15,7 @@ import { requireJsonBodyText } from '../../http/json-body.ts';
 import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 import { assertFlowStorageLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import { flowPipecatRoutes } from './pipecat.ts';
+import { toolTestRequestRoutes } from './tool-test-requests.ts';
 import { authorOf, flowVersionRoutes } from './versions.ts';
 
 export const FlowParams = z.object({ flow_id: z.string() });
@@ -149,4 +150,5 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
 
   await flowVersionRoutes(app, { ownFlow, fullView, refuseErrors });
   await flowPipecatRoutes(app, { ownFlow });
+  await toolTestRequestRoutes(app, { ownFlow });
 }

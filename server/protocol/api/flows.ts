@@ -67,3 +67,31 @@ export const PipecatExportDiagnostic = z.object({ severity: z.literal('warning')
 /** A Pipecat Flows FlowConfig: the node the flow starts at, and its nodes by name. */
 export const PipecatFlowConfig = z.object({ initial_node: z.string(), nodes: z.record(z.string(), z.unknown()) });
 export const PipecatExport = z.object({ flow_config: PipecatFlowConfig, diagnostics: z.array(PipecatExportDiagnostic) });
+
+/** POST /v1/flows/{id}/tools/{tool}/test-request: the call a designer tries an http tool with. */
+export const ToolTestRequestBody = z
+  .object({
+    /** The state whose tool it is (a state may define its own); absent: the first that offers it, or the flow's shared `tools:`. */
+    state: z.string().max(200).optional(),
+    /** The tool's arguments, as the model would give them. */
+    arguments: z.record(z.string(), z.unknown()).default({}),
+    /** The session's variables the request carries. */
+    variables: z.record(z.string(), z.unknown()).default({}),
+    /** The draft (what the studio edits), else the published version. */
+    draft: z.boolean().default(true),
+  })
+  .strict();
+export const ToolTestRequestResult = z.object({
+  /** Where the request went, as the flow writes it; secrets stay out (headers are not echoed). */
+  url: z.string(),
+  method: z.string(),
+  /** Whether the service answered 2xx with JSON within the tool's time limit. */
+  ok: z.boolean(),
+  /** The HTTP status, null when no answer came (refused, timed out, not JSON). */
+  status: z.number().int().nullable(),
+  /** The answer's JSON (secrets the request carried taken out of it), when it was ok. */
+  body: z.unknown().optional(),
+  /** Why it failed, as a session's tool call would be told. */
+  error: z.string().optional(),
+  duration_ms: z.number(),
+});

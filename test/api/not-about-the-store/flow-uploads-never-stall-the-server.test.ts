@@ -43,6 +43,18 @@ async function healthLatencies(target: TestServer, until: Promise<unknown>, inte
   return latencies;
 }
 
+/**
+ * The main thread's CPU for one /health request (client and server), measured before the work:
+ * the polls during the work are taken back out of what the work cost the main thread, since
+ * their number grows with the wall time a loaded machine stretches (beside a second npm test,
+ * 405 polls once cost more main-thread CPU than the edit and the upload did).
+ */
+async function mainCpuPerPoll(target: TestServer, polls = 40): Promise<number> {
+  const before = cpuMs().main;
+  for (let i = 0; i < polls; i++) await target.request('GET', '/health');
+  return (cpuMs().main - before) / polls;
+}
+
 const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!;
 
 /**
@@ -105,6 +117,7 @@ describe('one account editing every state of a 1,767-state flow and uploading it
     const id = created.body.id as string;
     const json = (await server.request('GET', `/v1/flows/${id}/json`, { apiKey })).body as { states: Record<string, { agent: { prompt: string } }> };
 
+    const perPoll = await mainCpuPerPoll(server);
     const target = server;
     // Every prompt changed: the costliest edit the visual editor can send (about a second of CPU
     // here when the machine is quiet), then the whole document uploaded again. Once each: running
@@ -128,7 +141,8 @@ describe('one account editing every state of a 1,767-state flow and uploading it
     expect(spent.others, latencyNote).toBeGreaterThan(200);
     // Measured here: 0.03 without the polling (main thread 140 ms, workers about 3.5 s of CPU), 0.11
     // polling every 100 ms on a machine loaded by other work; parsed on the main thread it is over 1.
-    expect(spent.main / spent.others, `main thread ${spent.main} ms of CPU, workers ${spent.others.toFixed(0)} ms; ${latencyNote}`).toBeLessThan(0.25);
+    const workMain = Math.max(0, spent.main - perPoll * latencies.length);
+    expect(workMain / spent.others, `main thread ${spent.main} ms of CPU (${workMain.toFixed(0)} ms without the polls at ${perPoll.toFixed(2)} ms each), workers ${spent.others.toFixed(0)} ms; ${latencyNote}`).toBeLessThan(0.25);
     // Answers kept coming all along, not a few between long stalls.
     expect(latencies.length).toBeGreaterThan(5);
   });

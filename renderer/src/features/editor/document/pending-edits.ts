@@ -8,6 +8,8 @@ const KEY = Symbol('pending-edits');
 
 export class PendingEdits {
   private readonly flushes = new Set<() => void>();
+  /** Saves the draft, what is held back included (set by the workspace); resolves to whether it is saved. */
+  save: () => Promise<boolean> = async () => false;
 
   /** Registers a field's flush; returns the function that removes it. */
   add(flush: () => void): () => void {
