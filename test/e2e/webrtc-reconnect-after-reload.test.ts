@@ -43,7 +43,7 @@ describe('reconnecting after a page reload', () => {
     return listed.body.find((s: { id: string }) => s.id === id);
   };
 
-  it('starts a new working session after a reload and ends the abandoned one on the server', { timeout: 40_000 }, async () => {
+  it('starts a new working session after a reload and ends the abandoned one on the server', { timeout: 60_000 }, async () => {
     const engine = rig.server.app.services.engine;
     const page = await chromium.newPage();
     const first = await connectFromPage(page);
