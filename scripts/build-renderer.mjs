@@ -1,7 +1,12 @@
 // Builds the studio (renderer/) with Vite into dist/renderer/, which the server serves at `/`.
 // With --if-stale it does nothing when the build is newer than every source it is made from, so
 // `npm run serve` and the browser tests pay for a build only after a change.
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+//
+// Two runs at once (two `npm test`s, a bench beside the tests) must not pull the studio from
+// under each other's servers: the check and the build hold a lock (a folder, made atomically),
+// so the second run waits and then finds the build fresh; and a build is made beside
+// dist/renderer and swapped in by rename, so a server never serves a half-emptied folder.
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import { dirname, join } from 'node:path';
@@ -28,7 +33,79 @@ export async function isStudioFresh() {
   }
 }
 
+const OUT = join(root, 'dist', 'renderer');
+const LOCK = join(root, 'dist', '.renderer-build.lock');
+
+/** Whether the process that made the lock still runs (a killed build leaves its lock behind). */
+async function lockHolderAlive() {
+  try {
+    const pid = Number(await readFile(join(LOCK, 'pid'), 'utf8'));
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, another user's. Anything else (no pid file yet, ESRCH): treat as gone only
+    // once the lock is old enough that a new holder would have written its pid.
+    if (error?.code === 'EPERM') return true;
+    const made = await stat(LOCK).then((info) => info.mtimeMs, () => 0);
+    return Date.now() - made < 5_000;
+  }
+}
+
+async function withBuildLock(work) {
+  await mkdir(join(root, 'dist'), { recursive: true });
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      await mkdir(LOCK);
+      break;
+    } catch (error) {
+      if (error?.code !== 'EEXIST') throw error;
+      if (!(await lockHolderAlive())) {
+        await rm(LOCK, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`the studio build lock ${LOCK} has been held for ten minutes`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    await writeFile(join(LOCK, 'pid'), String(process.pid));
+    return await work();
+  } finally {
+    await rm(LOCK, { recursive: true, force: true });
+  }
+}
+
+/** Builds the studio unless the build is newer than its sources; safe to call from two runs at once. */
+export async function buildStudioIfStale() {
+  return withBuildLock(async () => {
+    if (!(await isStudioFresh())) await buildInto();
+  });
+}
+
+/** Builds the studio, whatever the state of the last build. */
 export async function buildStudio() {
+  return withBuildLock(buildInto);
+}
+
+async function buildInto() {
+  const next = join(root, 'dist', `.renderer-next-${process.pid}`);
+  const old = join(root, 'dist', `.renderer-old-${process.pid}`);
+  try {
+    await buildTo(next);
+    await rm(old, { recursive: true, force: true });
+    await rename(OUT, old).catch((error) => {
+      if (error?.code !== 'ENOENT') throw error;
+    });
+    await rename(next, OUT);
+  } finally {
+    await rm(next, { recursive: true, force: true });
+    await rm(old, { recursive: true, force: true });
+  }
+}
+
+async function buildTo(outDir) {
   const { build } = await import('vite');
   // Always a production build, also when called from the tests: vitest sets NODE_ENV=test, and
   // Vite takes "production" from NODE_ENV, so Svelte would compile in dev mode (twice the code,
@@ -36,12 +113,12 @@ export async function buildStudio() {
   const nodeEnv = process.env.NODE_ENV;
   process.env.NODE_ENV = 'production';
   try {
-    await build({ configFile: join(root, 'renderer', 'vite.config.ts'), logLevel: 'warn', mode: 'production' });
+    await build({ configFile: join(root, 'renderer', 'vite.config.ts'), logLevel: 'warn', mode: 'production', build: { outDir, emptyOutDir: true } });
   } finally {
     if (nodeEnv === undefined) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = nodeEnv;
   }
-  await precompress(join(root, 'dist', 'renderer', 'assets'));
+  await precompress(join(outDir, 'assets'));
 }
 
 const COMPRESSIBLE = /\.(js|css|svg|json|wasm|yaml|html)$/;
@@ -66,5 +143,6 @@ async function precompress(dir) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (!(process.argv.includes('--if-stale') && (await isStudioFresh()))) await buildStudio();
+  if (process.argv.includes('--if-stale')) await buildStudioIfStale();
+  else await buildStudio();
 }

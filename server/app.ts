@@ -224,6 +224,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       store,
       observer: {
         event: (id, event) => timelines.record(id, event),
+        flush: (id) => timelines.flush(id),
         // session.ended carries the stored outcome: it is written once the timeline is.
         closed: (id) => void timelines.end(id).then(() => webhooks.sessionClosed(id)),
         recording: (record, sampleRate) => {

@@ -57,6 +57,8 @@ export interface VoiceEngineDeps {
 /** What a session sent, for whoever keeps it (server/outcomes keeps timelines). Must not throw or block. */
 export interface SessionObserver {
   event(sessionId: string, event: ServerEvent): void;
+  /** The session is about to be stored as ended: what it sent so far is kept first. */
+  flush?(sessionId: string): Promise<void>;
   /** The session sent its last event. */
   closed(sessionId: string): void;
   /** A recording of the call at `sampleRate`, for a session that asked for one (null: none is kept). */
@@ -319,6 +321,8 @@ export class VoiceEngine {
         clock: this.clock,
         log: this.deps.log,
         recordEnd: async (end) => {
+          // A client that sees the session ended and reads its events finds all of them up to the end.
+          await this.deps.observer?.flush?.(record.id);
           await this.deps.store.sessions.end(record.id, end);
         },
         callerAudioTap: engineTap ? (pcm) => engineTap.caller(pcm) : undefined,

@@ -72,6 +72,15 @@ export class TimelineRecorder {
     this.schedule();
   }
 
+  /**
+   * Writes what the session sent so far, and keeps recording: the session's end is stored after
+   * this resolves, so whoever reads a session as ended finds every event before its end.
+   */
+  async flush(sessionId: string): Promise<void> {
+    const timeline = this.live.get(sessionId);
+    if (timeline) await this.write(sessionId, timeline);
+  }
+
   /** The session ended: its remaining events are written now; resolves once they are durable. */
   async end(sessionId: string): Promise<void> {
     const timeline = this.live.get(sessionId);

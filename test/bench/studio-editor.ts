@@ -17,7 +17,7 @@
 import { loadavg } from 'node:os';
 import type { Page } from 'playwright-core';
 // @ts-expect-error: a plain ES module script without type declarations.
-import { buildStudio, isStudioFresh } from '../../scripts/build-renderer.mjs';
+import { buildStudioIfStale } from '../../scripts/build-renderer.mjs';
 import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
@@ -140,7 +140,7 @@ interface SizeResult {
 export async function run(): Promise<BenchRow[]> {
   const dir = await tempDir();
   // The studio as users get it: scripts/build-renderer.mjs always builds in production mode.
-  if (!(await isStudioFresh())) await buildStudio();
+  await buildStudioIfStale();
   const server = await startTestServer();
   const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null), full: true });
   const load: number[] = [loadavg()[0]!];

@@ -61,9 +61,14 @@ const balanceOf = async (server: TestServer, apiKey: string) => (await server.re
 
 describe('flow test runs, bounded', () => {
   it("refuses an account's second run on the other node with 429 while it runs on the first, and starts another account's run there", { timeout: 120_000 }, async () => {
-    const openai = await fakeModel(slowModel(8_000));
+    // Long enough that the second node's refusal comes while the first run waits on the model,
+    // even when a loaded machine takes seconds over the second node's first request.
+    const openai = await fakeModel(slowModel(15_000));
     const { a, b } = await nodes.start(withModel(openai));
     const one = await accountWithTests(a, READY);
+    // The other account's suite is imported first: the second node's flow workers are started
+    // before the clock of the first run's slow answer runs.
+    const other = await accountWithTests(b, READY);
 
     const first = await a.request('POST', `/v1/flows/${one.flowId}/tests/run`, { apiKey: one.apiKey, body: { mode: 'model' } });
     expect(first.status).toBe(202);
@@ -74,7 +79,6 @@ describe('flow test runs, bounded', () => {
     // The first is still running: the refusal was the bound, not a run that had ended.
     expect((await a.request('GET', `/v1/flows/${one.flowId}/tests/runs/${first.body.id}`, { apiKey: one.apiKey })).body.status).toBe('running');
 
-    const other = await accountWithTests(b, READY);
     const theirs = await b.request('POST', `/v1/flows/${other.flowId}/tests/run`, { apiKey: other.apiKey, body: {} });
     expect(theirs.status).toBe(202);
     expect((await finished(b, other.apiKey, other.flowId, theirs.body.id)).status).toBe('passed');

@@ -1,29 +1,26 @@
-// Cleanups a shared test helper schedules for the test that is running, run after that test
-// (this file is a vitest setup file; see vitest.config.ts).
+// Runs the cleanups shared test helpers schedule (cleanups.ts): a test's after that test, a
+// file's after that file. This file is a vitest setup file (see vitest.config.ts).
 //
 // A helper module cannot register its own afterEach at its top level: the suite runs with
 // isolate: false, so a helper is evaluated once per worker, and a hook it registers then belongs
 // to the first file that imported it only. Every later file of that worker ran without it (one
 // run of test/store left 89 data folders, most with an open store's lockfile, in /tmp). A setup
-// file runs for every test file, so its hook covers them all. The list lives on globalThis:
-// the helpers that fill it are evaluated once per worker, this file once per test file.
-import { afterEach } from 'vitest';
+// file runs for every test file, so its hooks cover them all.
+import { afterAll, afterEach } from 'vitest';
+import { pendingForFile, pendingForTest, type Cleanup } from './cleanups.ts';
 
-const KEY = Symbol.for('voxflow.test.afterThisTest');
-type Cleanup = () => Promise<void> | void;
-const pending: Cleanup[] = ((globalThis as Record<symbol, Cleanup[] | undefined>)[KEY] ??= []);
+export { afterThisFile, afterThisTest } from './cleanups.ts';
 
-/** Runs `cleanup` after the current test, even when it fails; the last scheduled runs first. */
-export function afterThisTest(cleanup: Cleanup): void {
-  pending.push(cleanup);
-}
-
-afterEach(async () => {
-  for (const cleanup of pending.splice(0).reverse()) {
+async function runAll(cleanups: Cleanup[]): Promise<void> {
+  for (const cleanup of cleanups.reverse()) {
     try {
       await cleanup();
     } catch {
       // A cleanup that fails (a store already closed by the test) must not stop the others.
     }
   }
-});
+}
+
+afterEach(() => runAll(pendingForTest.splice(0)));
+// Registered before the file's own hooks, so (after-hooks run last-registered first) it runs after them.
+afterAll(() => runAll(pendingForFile.splice(0)));

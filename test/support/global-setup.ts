@@ -5,12 +5,12 @@
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 // @ts-expect-error: a plain ES module script without type declarations.
-import { buildStudio, isStudioFresh } from '../../scripts/build-renderer.mjs';
+import { buildStudioIfStale } from '../../scripts/build-renderer.mjs';
 
 export default async function setup(): Promise<void> {
-  if (await (isStudioFresh as () => Promise<boolean>)()) return;
   try {
-    await (buildStudio as () => Promise<void>)();
+    // Another run building at the same time is waited for, not raced (see the script).
+    await (buildStudioIfStale as () => Promise<void>)();
   } catch (error) {
     process.stderr.write(`\nThe studio (renderer/) does not build; its browser tests will fail:\n${String(error)}\n\n`);
     await rm(fileURLToPath(new URL('../../dist/renderer/index.html', import.meta.url)), { force: true });

@@ -10,6 +10,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../../server/app.ts';
 import { makeConfig, type ConfigInput } from '../../server/config.ts';
 import type { WebRtcOptions } from '../../server/transports/webrtc/index.ts';
+import { afterThisFile } from './cleanups.ts';
 import { noVoiceInput } from './no-voice-input.ts';
 import { POSTGRES_TEMPLATE } from './postgres-global-setup.ts';
 
@@ -87,7 +88,18 @@ async function postgresFor(overrides: ConfigInput): Promise<{ config: ConfigInpu
   };
 }
 
-export async function startTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
+/**
+ * A server for one test file, on a data folder (and, in the postgres project, a database) of its
+ * own. Whatever happens, the file's end closes it and removes both: also when the hook that started
+ * it timed out before it was handed back.
+ */
+export function startTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
+  const starting = startServer(overrides, options);
+  if (process.env.VITEST) afterThisFile(async () => (await starting.catch(() => null))?.close());
+  return starting;
+}
+
+async function startServer(overrides: ConfigInput, options: TestServerOptions): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'voxflow-api-')));
   const postgres = await postgresFor(overrides);
   const config = makeConfig({
@@ -101,6 +113,10 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     ...postgres?.config,
     dataDir,
   });
+  const removeOwn = async () => {
+    await postgres?.drop();
+    if (overrides.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
+  };
   const app = await buildApp(config, {
     minuteMs: options.minuteMs,
     webrtc: options.webrtc,
@@ -108,9 +124,23 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     // Every answer of every test over this server is checked against its route's response schema.
     checkResponses: true,
     ...(options.voice ? {} : { voiceInput: noVoiceInput, warmUpVoice: false }),
+  }).catch(async (error: unknown) => {
+    await removeOwn().catch(() => undefined);
+    throw error;
   });
-  const address = await app.listen({ host: '127.0.0.1', port: 0 });
-  const ownsDataDir = overrides.dataDir === undefined;
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      await app.close();
+      await removeOwn();
+    })());
+  let address: string;
+  try {
+    address = await app.listen({ host: '127.0.0.1', port: 0 });
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
 
   const request = async (method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> => {
     const headers: Record<string, string> = { ...options.headers };
@@ -138,11 +168,7 @@ export async function startTestServer(overrides: ConfigInput = {}, options: Test
     url: address,
     dataDir,
     request,
-    async close() {
-      await app.close();
-      await postgres?.drop();
-      if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
-    },
+    close,
   };
 }
 
