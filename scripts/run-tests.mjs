@@ -4,7 +4,7 @@
 // /tmp at about thirty folders a run. A folder of its own also keeps two runs side by side from
 // seeing each other's files. Arguments are passed to `vitest run`.
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,8 +22,44 @@ const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', 
   stdio: 'inherit',
   env: { ...process.env, TMPDIR: runDir },
 });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+let stoppedBy = null;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    stoppedBy = signal;
+    child.kill(signal);
+  });
+}
 const code = await new Promise((resolve) => child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+
+/**
+ * Processes still running from inside the run's folder: PostgreSQL clusters (started as the
+ * postgres user, so they outlive the workers that started them) and browsers. A run stopped
+ * with Ctrl+C or SIGTERM ends before the tests' own clean-ups; left alone, each cluster would
+ * keep running on a deleted folder. PostgreSQL takes SIGINT as "fast shutdown".
+ */
+async function stopWhatRunsIn(dir) {
+  const stopped = [];
+  for (const entry of await readdir('/proc').catch(() => [])) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.includes(dir)) continue;
+    const command = cmdline.split('\0').filter(Boolean);
+    try {
+      process.kill(pid, /postgres/.test(command[0] ?? '') ? 'SIGINT' : 'SIGTERM');
+      // The shared browser may outlive the last test file (see KEPT_FOR_THE_RUN below): expected.
+      if (!/chrom/.test(command[0] ?? '')) stopped.push(`${pid} ${command.slice(0, 3).join(' ').slice(0, 120)}`);
+    } catch {
+      // Gone already, or a child the parent just stopped.
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, stopped.length > 0 ? 2_000 : 200));
+  return stopped;
+}
+const stillRunning = await stopWhatRunsIn(runDir);
+if (stillRunning.length > 0 && !stoppedBy) {
+  process.stderr.write(`\nThe tests left ${stillRunning.length} process(es) running (stopped now):\n${stillRunning.map((line) => `  ${line}`).join('\n')}\n`);
+}
 
 /**
  * What a run keeps on purpose until it ends, removed with the run's folder: tsx's compile cache
@@ -36,6 +72,9 @@ const code = await new Promise((resolve) => child.once('exit', (exitCode, signal
 const KEPT_FOR_THE_RUN = [/^tsx-\d+$/, /^voxflow-e2e-mics$/, /^playwright_chromiumdev_profile-/, /^playwright-artifacts-/];
 const left = (await readdir(runDir).catch(() => [])).filter((name) => !KEPT_FOR_THE_RUN.some((kept) => kept.test(name)));
 await rm(runDir, { recursive: true, force: true });
+// A run stopped by hand ends before its tests clean up: what it left is not the tests' fault.
+if (stoppedBy) process.exit(code || 1);
+if (stillRunning.length > 0 && left.length === 0) process.exit(code || 1);
 if (left.length > 0) {
   process.stderr.write(`\nThe tests left ${left.length} thing(s) in the temp folder (each test must remove what it makes, even when it fails):\n${left.map((name) => `  ${name}`).join('\n')}\n`);
   process.exit(code || 1);
