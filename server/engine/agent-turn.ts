@@ -87,6 +87,7 @@ export function commitToolCall(target: CommitTarget, call: ChatToolCall, source:
     arguments: outcome.arguments,
     status: outcome.status,
     reason: outcome.status === 'rejected' ? outcome.reason : null,
+    ...(outcome.status === 'rejected' ? { code: outcome.code } : {}),
     from_state: outcome.fromState,
     to_state: outcome.toState,
     source,

@@ -6,6 +6,7 @@
 // to the event loop between pages, so a big one never holds the thread that paces audio for
 // more than a page's worth (~500 events, about a millisecond or two of JSON).
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { countToolCall, noAdherence, type Adherence } from '../protocol/adherence.ts';
 import type { ServerEvent, ServerEventOf, TurnMetrics } from '../protocol/events.ts';
 import type { Session, Store } from '../store/store.ts';
 import { TIMELINE_CAP } from './timeline.ts';
@@ -24,11 +25,22 @@ export interface SessionOutcome {
   tool_results: Array<Omit<ServerEventOf<'tool_result'>, 'type'> & { at: number }>;
   metrics: Array<TurnMetrics & { at: number }>;
   errors: Array<{ code: string; message: string; fatal: boolean; at: number }>;
+  /** How the model kept to the flow (protocol/adherence.ts): over the model's calls, not a designer's simulated ones. */
+  adherence: Adherence;
 }
 
 /** Reads a session's whole timeline and folds it into its outcome. */
 export async function sessionOutcome(store: Store, sessionId: string): Promise<SessionOutcome> {
-  const outcome: SessionOutcome = { variables: {}, path: [], transcript: [], tool_calls: [], tool_results: [], metrics: [], errors: [] };
+  const outcome: SessionOutcome = {
+    variables: {},
+    path: [],
+    transcript: [],
+    tool_calls: [],
+    tool_results: [],
+    metrics: [],
+    errors: [],
+    adherence: noAdherence(),
+  };
   for (let after = 0; ; ) {
     const page = await store.timelines.page(sessionId, after, PAGE);
     for (const entry of page) fold(outcome, JSON.parse(entry.data) as ServerEvent, entry.at);
@@ -50,6 +62,7 @@ function fold(outcome: SessionOutcome, event: ServerEvent, at: number): void {
     case 'tool_call': {
       const { type: _type, ...call } = event;
       outcome.tool_calls.push({ ...call, at });
+      if (event.source === 'model') countToolCall(outcome.adherence, event);
       return;
     }
     case 'tool_result': {

@@ -2,6 +2,7 @@
 // WebSocket text frames and on the WebRTC data channel. One discriminated union, shared with the
 // studio (pure: no Node imports), so a new event or field is a type error wherever it is not
 // handled.
+import type { RejectionCode } from '../flow/runtime-types.ts';
 import type { VariableValue } from '../flow/template.ts';
 import type { SessionErrorCode } from './session-errors.ts';
 
@@ -37,6 +38,12 @@ export type ServerEvent =
       arguments: unknown;
       status: 'accepted' | 'rejected';
       reason: string | null;
+      /**
+       * Why a rejected call was refused, as a code (absent when accepted): `unlisted_tool` (not a
+       * tool of the state), `state_changed` (the state moved earlier in the same response),
+       * `invalid_arguments`, `missing_argument`, `mistyped_argument`, `round_limit`.
+       */
+      code?: RejectionCode;
       from_state: string;
       to_state: string;
       /** Who made the call: the model, or the designer through simulate_tool. */

@@ -36,7 +36,7 @@ function toolCallsOf(events: readonly ServerEvent[]): ToolCallSeen[] {
   const calls: ToolCallSeen[] = [];
   for (const e of events) {
     if (e.type === 'tool_call') {
-      calls.push({ name: e.name, arguments: e.arguments, status: e.status, reason: e.reason, from_state: e.from_state, to_state: e.to_state });
+      calls.push({ name: e.name, arguments: e.arguments, status: e.status, reason: e.reason, ...(e.code ? { code: e.code } : {}), source: e.source, from_state: e.from_state, to_state: e.to_state });
     } else if (e.type === 'tool_result') {
       const call = calls.find((c) => c.status === 'accepted' && !c.answer && c.name === e.name && c.from_state === e.from_state && c.to_state === e.from_state);
       if (!call) continue;

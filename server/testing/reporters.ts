@@ -1,6 +1,7 @@
 // How the CLI prints a suite's result: `pretty` for a person at a terminal, `junit` for CI (the
 // JUnit XML that GitHub Actions, GitLab, Jenkins and CircleCI read: testsuites > testsuite >
 // testcase, a <failure> per failed test with the failed checks as its text).
+import { addAdherence, noAdherence } from '../protocol/adherence.ts';
 import { describeCoverage } from '../flow/tests-coverage.ts';
 import type { StepResult, SuiteResult, TestResult, TestRun } from './results.ts';
 
@@ -48,6 +49,8 @@ export function prettyReport(result: SuiteResult, title: string): string {
   const passed = result.tests.filter((t) => t.passed).length;
   out.push('', `${passed} passed, ${result.tests.length - passed} failed (${(result.duration_ms / 1000).toFixed(1)} s)`);
   out.push(`coverage: ${describeCoverage(result.coverage)}`);
+  const adherence = describeAdherence(result.tests);
+  if (adherence) out.push(`adherence: ${adherence}`);
   const { states, transitions } = result.coverage;
   if (states.uncovered.length > 0) out.push(`  states no test reaches: ${states.uncovered.join(', ')}`);
   if (transitions.uncovered.length > 0) out.push(`  transitions no test takes: ${transitions.uncovered.map((t) => `${t.from} —${t.tool}→ ${t.to}`).join(', ')}`);
@@ -88,4 +91,15 @@ export function junitReport(result: SuiteResult, suiteName: string): string {
     '</testsuites>',
     '',
   ].join('\n');
+}
+
+/**
+ * The model's tool calls over the suite and what the flow refused (null in scripted mode): the
+ * figure that says the model could not leave its state (docs/api.md#the-adherence-figure).
+ */
+function describeAdherence(tests: readonly TestResult[]): string | null {
+  const counted = tests.map((t) => t.adherence).filter((a) => a !== null && a !== undefined);
+  if (counted.length === 0) return null;
+  const sum = counted.reduce((into, a) => addAdherence(into, a), noAdherence());
+  return `${sum.tool_calls} tool calls by the model, ${sum.moves} moves; refused: ${sum.rejected_off_state} not offered by the state, ${sum.rejected_arguments} with arguments that did not fit${sum.rejected_other ? `, ${sum.rejected_other} other` : ''}`;
 }

@@ -3,6 +3,8 @@
 // pass rate); per suite, the coverage of the flow. The API returns these as JSON and the CLI's
 // reporters print them.
 import type { Exercised, FlowCoverage } from '../flow/tests-coverage.ts';
+import type { Adherence } from '../protocol/adherence.ts';
+import type { ToolCallSource } from '../protocol/events.ts';
 
 export type TestMode = 'scripted' | 'model' | 'audio';
 
@@ -28,6 +30,10 @@ export interface ToolCallSeen {
   arguments: unknown;
   status: 'accepted' | 'rejected';
   reason: string | null;
+  /** Why a refused call was refused (the tool_call event's code). */
+  code?: string;
+  /** The model's call, or one the test made itself (`simulate:`). */
+  source: ToolCallSource;
   from_state: string;
   to_state: string;
   /** An http tool's answer, when it came during the step. */
@@ -67,6 +73,11 @@ export interface TestResult {
   pass_rate: number;
   runs: TestRun[];
   coverage: FlowCoverage;
+  /**
+   * How the model kept to the flow over all runs (docs/api.md#the-adherence-figure), in all and
+   * by the state it was in; null in scripted mode, where the test script makes the calls.
+   */
+  adherence: (Adherence & { by_state: Record<string, Adherence> }) | null;
 }
 
 export interface SuiteResult {

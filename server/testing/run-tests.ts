@@ -13,6 +13,7 @@
 import { expectedCalls, type FlowTest, type TestStep } from '../flow/tests-format.ts';
 import { flowCoverage, mergeExercised } from '../flow/tests-coverage.ts';
 import type { FlowDocument } from '../flow/types.ts';
+import { countToolCall, noAdherence, type Adherence } from '../protocol/adherence.ts';
 import type { LanguageModel, SpeechToText, TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
 import { synthesizeLines } from './caller-audio.ts';
 import { checkStep, describeAction, exercisedBy, pathOf, transcriptOf } from './checks.ts';
@@ -117,7 +118,19 @@ export async function runTest(flow: FlowDocument, test: FlowTest, options: RunOp
     pass_rate: passRate,
     runs,
     coverage: flowCoverage(flow, mergeExercised(runs.map((r) => r.exercised))),
+    adherence: options.mode === 'scripted' ? null : adherenceOf(runs),
   };
+}
+
+/** The model's calls over every run, in all and by the state each was made in. */
+function adherenceOf(runs: readonly TestRun[]): NonNullable<TestResult['adherence']> {
+  const total = { ...noAdherence(), by_state: {} as Record<string, Adherence> };
+  for (const call of runs.flatMap((run) => run.steps.flatMap((step) => step.tool_calls))) {
+    if (call.source !== 'model') continue;
+    countToolCall(total, call);
+    countToolCall((total.by_state[call.from_state] ??= noAdherence()), call);
+  }
+  return total;
 }
 
 /** The step after `index` acts this long into the agent's reply (a barge-in), if it says so. */

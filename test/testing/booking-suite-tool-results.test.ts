@@ -50,7 +50,7 @@ describe('the booking suite, scripted, with the service answers its steps give',
     const result = await runTests(BOOKING, SUITE.tests!, { mode: 'scripted', providers: {} });
     // A step's http call is reported with its answer and the state the answer chose.
     expect(result.tests[0]!.runs[0]!.steps[1]!.tool_calls).toEqual([
-      { name: 'check_availability', arguments: { day: 'monday' }, status: 'accepted', reason: null, from_state: 'welcome', to_state: 'offer_slot', answer: { ok: true, http_status: 200, error: null } },
+      { name: 'check_availability', arguments: { day: 'monday' }, status: 'accepted', reason: null, source: 'model', from_state: 'welcome', to_state: 'offer_slot', answer: { ok: true, http_status: 200, error: null } },
     ]);
     expect(result.tests[2]!.runs[0]!.steps[0]!.tool_calls[0]).toMatchObject({ to_state: 'welcome', answer: { ok: false, http_status: 503 } });
     expect(result.tests.map((t) => t.runs[0]!.path)).toEqual([

@@ -36,7 +36,7 @@ describe('the guessing game suite, scripted', () => {
     expect(run.path).toEqual(['setup', 'playing', 'won', 'setup']);
     const win = run.steps[4]!;
     expect(win.action).toBe('user: Is it a cat?');
-    expect(win.tool_calls).toEqual([{ name: 'guess_correct', arguments: {}, status: 'accepted', reason: null, from_state: 'playing', to_state: 'won' }]);
+    expect(win.tool_calls).toEqual([{ name: 'guess_correct', arguments: {}, status: 'accepted', reason: null, source: 'model', from_state: 'playing', to_state: 'won' }]);
     expect(win.path).toEqual(['won']);
     // The barge-in cut the celebration a little way in: what was heard is what the transcript keeps.
     const cut = run.steps[5]!;

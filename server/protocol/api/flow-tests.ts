@@ -45,6 +45,8 @@ export const TestStepView = z.object({
       arguments: z.unknown(),
       status: z.enum(['accepted', 'rejected']),
       reason: z.string().nullable(),
+      code: z.string().optional(),
+      source: z.enum(['model', 'simulator']).optional(),
       from_state: z.string(),
       to_state: z.string(),
       answer: z.object({ ok: z.boolean(), http_status: z.number().nullable(), error: z.string().nullable() }).optional(),
@@ -54,6 +56,8 @@ export const TestStepView = z.object({
   /** The state when the step was over. */
   state: z.string(),
 });
+/** The adherence figure's counts (protocol/adherence.ts). */
+export const AdherenceView = z.object({ tool_calls: z.number(), moves: z.number(), rejected_off_state: z.number(), rejected_arguments: z.number(), rejected_other: z.number() });
 export const TestRunOnceView = z.object({
   passed: z.boolean(),
   steps: z.array(TestStepView),
@@ -71,6 +75,11 @@ export const TestResultView = z.object({
   pass_rate: z.number(),
   runs: z.array(TestRunOnceView),
   coverage: FlowCoverage,
+  /**
+   * How the model kept to the flow over the runs, in all and by state (docs/api.md#the-adherence-figure);
+   * null in scripted mode, absent from runs stored before it was counted.
+   */
+  adherence: AdherenceView.extend({ by_state: z.record(z.string(), AdherenceView) }).nullable().optional(),
 });
 export const TestMode = z.enum(['scripted', 'model', 'audio']);
 export const FlowTestRunView = z.object({

@@ -2,6 +2,7 @@
 // produced (the `session.ended` webhook carries the same detail).
 import { z } from 'zod';
 import { UnixSeconds } from './accounts.ts';
+import { AdherenceView } from './flow-tests.ts';
 import { CallStatusView } from './phone.ts';
 
 export const CreatedSession = z.object({
@@ -62,7 +63,9 @@ export const SessionDetail = SessionView.extend({
   variables: z.record(z.string(), z.unknown()),
   path: z.array(z.object({ state: z.string(), at: UnixSeconds })),
   transcript: z.array(z.object({ role: z.enum(['user', 'agent']), text: z.string(), at: UnixSeconds, interrupted: z.boolean() })),
-  tool_calls: z.array(z.object({ name: z.string(), arguments: z.unknown(), status: z.enum(['accepted', 'rejected']), reason: z.string().nullable(), ...inFlow })),
+  tool_calls: z.array(z.object({ name: z.string(), arguments: z.unknown(), status: z.enum(['accepted', 'rejected']), reason: z.string().nullable(), code: z.string().optional(), ...inFlow })),
+  /** How the model kept to the flow: its tool calls, the moves they made, and what the flow refused. */
+  adherence: AdherenceView,
   /** The http tools' answers: what came back, or why nothing did. */
   tool_results: z.array(
     z.object({
