@@ -2,12 +2,22 @@
 // the side panel's width), never written into the flow. A flow with no key (a session's replay
 // of a flow not saved anywhere) keeps it for as long as it is shown.
 
-const PREFIX = 'voxflow.editor.collapsed-groups.';
+/** What is used of the browser's localStorage (tests hand in one of their own). */
+export interface ViewStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
 
-export function loadCollapsed(key: string | null): Set<string> {
-  if (key === null) return new Set();
+/** The localStorage key a flow's collapsed groups are kept under. */
+export function collapsedGroupsKey(flowId: string): string {
+  return `voxflow.editor.collapsed-groups.${flowId}`;
+}
+
+export function loadCollapsed(storage: ViewStorage, flowId: string | null): Set<string> {
+  if (flowId === null) return new Set();
   try {
-    const saved: unknown = JSON.parse(localStorage.getItem(PREFIX + key) ?? '[]');
+    const saved: unknown = JSON.parse(storage.getItem(collapsedGroupsKey(flowId)) ?? '[]');
     return new Set(Array.isArray(saved) ? saved.filter((name): name is string => typeof name === 'string') : []);
   } catch {
     // Not JSON (written by hand, or by something else): as if nothing were collapsed.
@@ -15,17 +25,12 @@ export function loadCollapsed(key: string | null): Set<string> {
   }
 }
 
-export function saveCollapsed(key: string | null, collapsed: ReadonlySet<string>): void {
-  if (key === null) return;
+export function saveCollapsed(storage: ViewStorage, flowId: string | null, collapsed: ReadonlySet<string>): void {
+  if (flowId === null) return;
   try {
-    if (collapsed.size === 0) localStorage.removeItem(PREFIX + key);
-    else localStorage.setItem(PREFIX + key, JSON.stringify([...collapsed].sort()));
+    if (collapsed.size === 0) storage.removeItem(collapsedGroupsKey(flowId));
+    else storage.setItem(collapsedGroupsKey(flowId), JSON.stringify([...collapsed].sort()));
   } catch {
     // Storage full or refused (a private window): the view still changes, it is just not kept.
   }
-}
-
-/** The localStorage key a flow's collapsed groups are kept under (for tests and benches that set them). */
-export function collapsedGroupsKey(flowId: string): string {
-  return PREFIX + flowId;
 }
