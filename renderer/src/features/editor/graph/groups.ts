@@ -40,7 +40,11 @@ export interface GroupSummary {
   warnings: number;
 }
 
-/** The frame round an expanded group's states (flow coordinates), with its label above them. */
+/**
+ * A frame round an expanded group's states (flow coordinates), with its label above them. A group
+ * whose states lie in separate places (a long flow's ranks wrap into bands side by side) has a
+ * frame round each place; the first (with the group's first state) carries the label.
+ */
 export interface GroupFrame {
   name: string;
   x: number;
@@ -48,6 +52,8 @@ export interface GroupFrame {
   width: number;
   height: number;
   states: number;
+  /** The group's first frame: its name, count and Collapse button are on it. */
+  labelled: boolean;
 }
 
 /** The transitions between two drawn ends when one or both is a collapsed group. */
@@ -86,21 +92,47 @@ export function collapsedGroupOf(graph: FlowGraph, collapsed: ReadonlySet<string
   return group !== null && collapsed.has(group) ? group : null;
 }
 
-/** The box round `cards` as they are placed (their loops included); null when none is placed. */
-function boxOf(cards: ReadonlyArray<StateCard>, positions: Positions): { left: number; top: number; right: number; bottom: number } | null {
-  let left = Infinity;
-  let top = Infinity;
-  let right = -Infinity;
-  let bottom = -Infinity;
+interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+/**
+ * States closer than this (flow px) are in one place: more than the gaps between ranks and
+ * between states of a rank (layout.ts), less than the gap between wrapped bands.
+ */
+const NEAR = 120;
+
+/**
+ * The places `cards` lie in as they are placed (their loops included), each the box round states
+ * near one another, the place of the first card first; empty when none is placed.
+ */
+function placesOf(cards: ReadonlyArray<StateCard>, positions: Positions): Box[] {
+  const boxes: Box[] = [];
   for (const card of cards) {
     const at = positions[card.name];
-    if (!at) continue;
-    left = Math.min(left, at.x);
-    top = Math.min(top, at.y);
-    right = Math.max(right, at.x + NODE_WIDTH + loopRoom(card));
-    bottom = Math.max(bottom, at.y + estimateHeight(card));
+    if (at) boxes.push({ left: at.x, top: at.y, right: at.x + NODE_WIDTH + loopRoom(card), bottom: at.y + estimateHeight(card) });
   }
-  return Number.isFinite(left) ? { left, top, right, bottom } : null;
+  // States near each other, directly or through states between them, are one place.
+  const root = boxes.map((_, i) => i);
+  const find = (i: number): number => {
+    while (root[i] !== i) i = root[i] = root[root[i]!]!;
+    return i;
+  };
+  const near = (a: Box, b: Box) => a.left < b.right + NEAR && b.left < a.right + NEAR && a.top < b.bottom + NEAR && b.top < a.bottom + NEAR;
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) if (near(boxes[i]!, boxes[j]!)) root[find(j)] = find(i);
+  }
+  // In the order of each place's first state.
+  const places = new Map<number, Box>();
+  boxes.forEach((box, i) => {
+    const key = find(i);
+    const place = places.get(key);
+    places.set(key, place ? { left: Math.min(place.left, box.left), top: Math.min(place.top, box.top), right: Math.max(place.right, box.right), bottom: Math.max(place.bottom, box.bottom) } : { ...box });
+  });
+  return [...places.values()];
 }
 
 /**
@@ -114,22 +146,26 @@ export function groupedView(graph: FlowGraph, positions: Positions, collapsed: R
   const frames: GroupFrame[] = [];
   const summaries: GroupSummary[] = [];
   for (const [name, cards] of members) {
-    const box = boxOf(cards, positions);
-    if (!box) continue;
+    const places = placesOf(cards, positions);
+    if (places.length === 0) continue;
     if (!collapsed.has(name)) {
-      frames.push({
-        name,
-        x: box.left - FRAME_PADDING,
-        y: box.top - FRAME_PADDING - FRAME_HEADER,
-        width: box.right - box.left + 2 * FRAME_PADDING,
-        height: box.bottom - box.top + 2 * FRAME_PADDING + FRAME_HEADER,
-        states: cards.length,
-      });
+      places.forEach((box, i) =>
+        frames.push({
+          name,
+          x: box.left - FRAME_PADDING,
+          y: box.top - FRAME_PADDING - FRAME_HEADER,
+          width: box.right - box.left + 2 * FRAME_PADDING,
+          height: box.bottom - box.top + 2 * FRAME_PADDING + FRAME_HEADER,
+          states: cards.length,
+          labelled: i === 0,
+        }),
+      );
       continue;
     }
+    // Where the group's first state is: where a reader of the flow meets the group.
     summaries.push({
       name,
-      position: { x: box.left, y: box.top },
+      position: { x: places[0]!.left, y: places[0]!.top },
       states: cards.length,
       start: cards.some((c) => c.initial),
       endsCall: cards.some((c) => c.endsCall),

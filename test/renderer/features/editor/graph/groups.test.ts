@@ -28,7 +28,7 @@ describe('a collapsed group', () => {
     expect(view.graph).toBe(graph);
     expect(view.collapsed).toEqual([]);
     expect(view.bundles).toEqual([]);
-    expect(view.frames.map((f) => [f.name, f.states])).toEqual([['part0', 3], ['part1', 3], ['part2', 3], ['part3', 1]]);
+    expect(view.frames.map((f) => [f.name, f.states, f.labelled])).toEqual([['part0', 3, true], ['part1', 3, true], ['part2', 3, true], ['part3', 1, true]]);
     // Each frame holds its states.
     for (const frame of view.frames) {
       for (const card of graph.cards.filter((c) => c.group === frame.name)) {
@@ -38,6 +38,20 @@ describe('a collapsed group', () => {
         expect(at.x + NODE_WIDTH).toBeLessThan(frame.x + frame.width);
       }
     }
+  });
+
+  it('frames each place the states of a group lie in, labelling the first, and collapses to where it starts', () => {
+    // part1 split as a long flow's ranks wrap into bands: s3 at the foot of one band, s4 and s5
+    // at the head of the next, far to its right.
+    const wrapped = { ...positions, s3: { x: 0, y: 2000 }, s4: { x: 3000, y: 0 }, s5: { x: 3000, y: 200 } };
+    const frames = groupedView(graph, wrapped, new Set()).frames.filter((f) => f.name === 'part1');
+    expect(frames.map((f) => [f.labelled, f.x < 3000])).toEqual([
+      [true, true],
+      [false, false],
+    ]);
+    expect(frames[1]!.y).toBeLessThan(0);
+    expect(frames[1]!.y + frames[1]!.height).toBeGreaterThan(200);
+    expect(groupedView(graph, wrapped, new Set(['part1'])).collapsed[0]!.position).toEqual({ x: 0, y: 2000 });
   });
 
   it('takes its states off the canvas and draws one node where they were, with their count and marks', () => {
