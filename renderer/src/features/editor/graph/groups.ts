@@ -99,33 +99,49 @@ interface Box {
   bottom: number;
 }
 
-/**
- * States closer than this (flow px) are in one place: more than the gaps between ranks and
- * between states of a rank (layout.ts), less than the gap between wrapped bands.
- */
+/** States whose boxes are closer than this (flow px) are in one place. */
 const NEAR = 120;
+/**
+ * States a transition joins are in one place when they are less than this apart up or down
+ * (flow px): a few ranks (layout.ts), far less than a band of a long flow's ranks, wrapped
+ * beside the one before it, rises from the foot of one to the head of the next.
+ */
+const JOINED_SPAN = 640;
 
 /**
- * The places `cards` lie in as they are placed (their loops included), each the box round states
- * near one another, the place of the first card first; empty when none is placed.
+ * The places `cards` lie in as they are placed (their loops included): states next to one
+ * another, or joined by a transition a few ranks long, are one place, and a group that goes on
+ * from the foot of one band of a long flow to the head of the next is two. The place of the first
+ * card first; empty when none is placed.
  */
-function placesOf(cards: ReadonlyArray<StateCard>, positions: Positions): Box[] {
+function placesOf(cards: ReadonlyArray<StateCard>, positions: Positions, links: ReadonlyArray<TransitionLink>): Box[] {
   const boxes: Box[] = [];
+  const index = new Map<string, number>();
   for (const card of cards) {
     const at = positions[card.name];
-    if (at) boxes.push({ left: at.x, top: at.y, right: at.x + NODE_WIDTH + loopRoom(card), bottom: at.y + estimateHeight(card) });
+    if (!at) continue;
+    index.set(card.name, boxes.length);
+    boxes.push({ left: at.x, top: at.y, right: at.x + NODE_WIDTH + loopRoom(card), bottom: at.y + estimateHeight(card) });
   }
-  // States near each other, directly or through states between them, are one place.
   const root = boxes.map((_, i) => i);
   const find = (i: number): number => {
     while (root[i] !== i) i = root[i] = root[root[i]!]!;
     return i;
   };
+  const join = (i: number, j: number) => {
+    const [a, b] = [find(i), find(j)];
+    // The smaller index stays the root: the first card's place is found first below.
+    if (a !== b) root[Math.max(a, b)] = Math.min(a, b);
+  };
   const near = (a: Box, b: Box) => a.left < b.right + NEAR && b.left < a.right + NEAR && a.top < b.bottom + NEAR && b.top < a.bottom + NEAR;
   for (let i = 0; i < boxes.length; i++) {
-    for (let j = i + 1; j < boxes.length; j++) if (near(boxes[i]!, boxes[j]!)) root[find(j)] = find(i);
+    for (let j = i + 1; j < boxes.length; j++) if (near(boxes[i]!, boxes[j]!)) join(i, j);
   }
-  // In the order of each place's first state.
+  for (const link of links) {
+    const i = index.get(link.source);
+    const j = index.get(link.target);
+    if (i !== undefined && j !== undefined && Math.abs(boxes[i]!.top - boxes[j]!.top) < JOINED_SPAN) join(i, j);
+  }
   const places = new Map<number, Box>();
   boxes.forEach((box, i) => {
     const key = find(i);
@@ -146,7 +162,7 @@ export function groupedView(graph: FlowGraph, positions: Positions, collapsed: R
   const frames: GroupFrame[] = [];
   const summaries: GroupSummary[] = [];
   for (const [name, cards] of members) {
-    const places = placesOf(cards, positions);
+    const places = placesOf(cards, positions, graph.links);
     if (places.length === 0) continue;
     if (!collapsed.has(name)) {
       places.forEach((box, i) =>
