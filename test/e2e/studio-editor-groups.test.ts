@@ -1,7 +1,7 @@
 // In Chromium at 1280×800: groups of states (docs/flows.md#groups) on a 200-state flow, a group per
 // 20 states. Collapsing a group takes its states off the canvas and draws one node for it, the
 // transitions in and out bundled with their count; the view is kept on reload. A link to a state
-// inside a collapsed group expands the group and centres the state, readable. The inspector puts a
+// inside a collapsed group, and Find, expand the group and centre the state, readable. The inspector puts a
 // state in a group, and the YAML gains the key with its comments kept.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -84,10 +84,17 @@ describe('groups of states', () => {
     expect(await node(page, 'group:part7').count()).toBe(0);
     expect(await node(page, 'group:part0').count()).toBe(1);
 
+    // Find opens a collapsed group too: s5 is in part0.
+    const find = page.getByRole('combobox', { name: 'Find a state by its name or card prompt' });
+    await page.keyboard.press('Control+k');
+    await find.fill('s5');
+    await find.press('Enter');
+    await expect.poll(() => readableAndCentred(page, 's5'), WAIT).toBe('readable, centred');
+    expect(await node(page, 'group:part0').count()).toBe(0);
+
     // The inspector puts s150 in a new group: the YAML gains the key, its comments kept, and the
     // canvas frames it.
     await page.keyboard.press('Control+k');
-    const find = page.getByRole('combobox', { name: 'Find a state by its name or card prompt' });
     await find.fill('s150');
     await find.press('Enter');
     const inspector = page.getByRole('region', { name: 'State s150' });
