@@ -2,7 +2,8 @@
 // branch and a loop back, three tools per state, parameters, a speech cue and placeholders,
 // compact enough that 500 states stay under the 256 KiB limit at about 430 bytes a state), and a
 // hostile one. With `groupEvery`, each run of that many states along the chain is one group
-// (`part0` holds s0 to s19 for 20), as a designer would group the steps of one task.
+// (`part0` holds s0 to s19 for 20), as a designer would group the steps of one task; 500 grouped
+// states are about 250 KiB.
 
 export function generateFlowYaml(stateCount: number, options: { groupEvery?: number } = {}): string {
   const lines = [
