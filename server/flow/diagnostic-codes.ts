@@ -31,6 +31,7 @@ export const DIAGNOSTIC_CODES = {
   invalid_dtmf_key: 'error',
   invalid_dtmf_digits: 'error',
   invalid_transfer_target: 'error',
+  invalid_group_name: 'error',
   // warnings: accepted, shown in the studio
   unreachable_state: 'warning',
   dead_end_state: 'warning',

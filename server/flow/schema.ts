@@ -26,6 +26,11 @@ export const PARAMETER_TYPES = ['string', 'number', 'integer', 'boolean'] as con
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** Parameters become `{placeholder}` variables, so they must be identifiers. */
 export const PARAMETER_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/**
+ * A state's `group`: a short name the studio frames and collapses states by (a label on the
+ * canvas, so short; no spaces, so it is written the same way in every state that shares it).
+ */
+export const GROUP_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
 
 /**
  * A map key that must match `pattern`. The structure check tests the pattern itself rather than
@@ -218,6 +223,12 @@ export const FlowState = z.strictObject({
   context: ContextMode.optional(),
   /** What the caller's phone keypad does in this state; absent: a key pressed here moves nothing. */
   dtmf: StateDtmf.optional(),
+  /**
+   * The group the studio draws the state in (a frame round the states sharing it, which may be
+   * collapsed to one node). Only for reading the flow: the runtime and the exports ignore it.
+   * Its name is checked in semantics-local.ts.
+   */
+  group: z.string().optional(),
 });
 export type FlowState = z.infer<typeof FlowState>;
 

@@ -1,7 +1,8 @@
 // Checks of one tool or one state on its own, for the extended keys: an http action's URL and
-// headers, a parameter's enum, and on-entry speech that cannot be interrupted. The checks that
+// headers, a parameter's enum, on-entry speech that cannot be interrupted, and a group's name. The checks that
 // relate states and tools to each other are in semantics.ts, which calls these.
 import type { SemanticProblem } from './semantics.ts';
+import { GROUP_NAME_PATTERN } from './schema.ts';
 import { secretReferences } from './secret-references.ts';
 
 type Obj = Record<string, unknown>;
@@ -54,6 +55,16 @@ export function checkLocalRules(doc: Obj, states: Obj, out: SemanticProblem[]): 
   }
   for (const [stateName, raw] of Object.entries(states)) {
     const state = asObject(raw);
+    const group = state?.group;
+    // Not text at all is the structure check's wrong_type.
+    if (typeof group === 'string' && !GROUP_NAME_PATTERN.test(group)) {
+      out.push({
+        code: 'invalid_group_name',
+        message: `state "${stateName}" has the group "${group}": a group name is 1 to 40 letters, digits, _ or -, starting with a letter (write it the same way in every state of the group)`,
+        path: ['states', stateName, 'group'],
+        atKey: false,
+      });
+    }
     if (state?.interruptible !== false) continue;
     const says = typeof asObject(state.on_enter)?.say === 'string';
     if (!says && state.respond === false) {

@@ -10,7 +10,7 @@ import type { DiagnosticCode } from './diagnostic-codes.ts';
 import type { DocPath } from './types.ts';
 
 // The studio's editors check names as they are typed, by the same rules.
-export { PARAMETER_NAME_PATTERN, TOOL_NAME_PATTERN } from './schema.ts';
+export { GROUP_NAME_PATTERN, PARAMETER_NAME_PATTERN, TOOL_NAME_PATTERN } from './schema.ts';
 
 export interface StructureProblem {
   code: DiagnosticCode;

@@ -12,7 +12,10 @@
 //   the start is in view: a name reads from 11 px;
 // - the longest frame (long-animation-frame entries) from navigating until a second after the
 //   flow is on screen, and from the first keystroke until half a second after the last; with
-//   what ran in it, so a row over its target says where the time went.
+//   what ran in it, so a row over its target says where the time went;
+// - a grouped 500-state flow (a group per 20 states) opened with every group collapsed (the
+//   designer's view as the browser kept it): how long until the start's group is drawn, how many
+//   nodes the canvas draws and at what zoom.
 // run.ts lists this file by name beside the *.bench.ts ones; `npm run bench studio` runs it alone.
 import { loadavg } from 'node:os';
 import type { Page } from 'playwright-core';
@@ -21,6 +24,7 @@ import { buildStudioIfStale } from '../../scripts/build-renderer.mjs';
 import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
+import { collapsedGroupsKey } from '../../renderer/src/features/editor/graph/collapsed-groups.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 
@@ -205,9 +209,43 @@ export async function run(): Promise<BenchRow[]> {
       return result;
     };
 
+    /** The grouped 500-state flow with every group collapsed: open time, nodes drawn, zoom. */
+    const measureGrouped = async (states: number, every: number) => {
+      const yaml = generateFlowYaml(states, { groupEvery: every });
+      const flowId = await createFlow(server, account.apiKey, `Bench ${states} states grouped`, yaml);
+      const groups = Array.from({ length: Math.ceil(states / every) }, (_, i) => `part${i}`);
+      const opens: number[] = [];
+      let drawn = { nodes: 0, groups: 0, zoom: NaN };
+      for (let i = 0; i < OPENS; i++) {
+        const page = await chromium.newPage();
+        await signInBrowser(page, server.url, account);
+        await page.addInitScript(([key, value]) => (globalThis as any).localStorage.setItem(key, value), [collapsedGroupsKey(flowId), JSON.stringify(groups)] as const);
+        const start = Date.now();
+        await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
+        await page.locator('.svelte-flow__node[data-id="group:part0"]').waitFor({ timeout: 120_000 });
+        opens.push(Date.now() - start);
+        if (i === 0) {
+          await page.waitForTimeout(500);
+          drawn = await page.evaluate(() => {
+            const doc = (globalThis as any).document;
+            const transform: string = doc.querySelector('.svelte-flow__viewport').style.transform;
+            return {
+              nodes: doc.querySelectorAll('.svelte-flow__node').length,
+              groups: doc.querySelectorAll('.svelte-flow__node-group-node').length,
+              zoom: Number(/scale\(([\d.e-]+)\)/.exec(transform)?.[1] ?? NaN),
+            };
+          });
+        }
+        await page.close();
+      }
+      load.push(loadavg()[0]!);
+      return { opens, drawn, groups: groups.length };
+    };
+
     const small = await measure(50, false);
     const mid = await measure(200, true);
     const big = await measure(500, true);
+    const grouped = await measureGrouped(500, 20);
     if (chromium.pageErrors.length > 0) throw new Error(`the page reported errors: ${chromium.pageErrors.join(' | ')}`);
 
     const p50max = (values: number[]) => {
@@ -232,6 +270,12 @@ export async function run(): Promise<BenchRow[]> {
       { name: 'YAML keystroke → graph updated, 200 states', value: p50max(mid.edits), target: '≤ 100 ms', how: editHow(200) },
       { name: 'open a 500-state flow', value: p50max(big.opens), target: 'none (frames below)', how: openHow(500, big.kib) },
       { name: 'YAML keystroke → graph updated, 500 states', value: p50max(big.edits), target: 'none (frames below)', how: editHow(500) },
+      {
+        name: 'open a grouped 500-state flow, every group collapsed',
+        value: `${p50max(grouped.opens)}; ${grouped.drawn.nodes} nodes drawn (${grouped.drawn.groups} of them groups), zoom ${grouped.drawn.zoom.toFixed(2)}`,
+        target: `none; ${grouped.groups} group nodes`,
+        how: `500 states in ${grouped.groups} groups of 20 (generate-flow.ts groupEvery), every group collapsed in localStorage before opening; navigation → the start's group node drawn; ${OPENS} fresh pages; nodes counted 0.5 s later; ${machine}`,
+      },
       {
         name: 'longest frame opening a 500-state flow',
         value: describeFrame(longest(big.openFrames)),

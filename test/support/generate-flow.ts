@@ -1,9 +1,11 @@
 // Builds flow documents for benches and tests: large valid ones (a chain of states with a skip
 // branch and a loop back, three tools per state, parameters, a speech cue and placeholders,
 // compact enough that 500 states stay under the 256 KiB limit at about 430 bytes a state), and a
-// hostile one.
+// hostile one. With `groupEvery`, each run of that many states along the chain is one group
+// (`part0` holds s0 to s19 for 20), as a designer would group the steps of one task; 500 grouped
+// states are about 250 KiB.
 
-export function generateFlowYaml(stateCount: number): string {
+export function generateFlowYaml(stateCount: number, options: { groupEvery?: number } = {}): string {
   const lines = [
     '# generated flow',
     'id: generated',
@@ -18,6 +20,7 @@ export function generateFlowYaml(stateCount: number): string {
     const skip = `s${(i + 2) % stateCount}`;
     lines.push(
       `  s${i}:`,
+      ...(options.groupEvery ? [`    group: part${Math.floor(i / options.groupEvery)}`] : []),
       `    ui: { artifact_type: card, prompt: "Step ${i}: {a${i}}" }`,
       '    agent:',
       `      prompt: Step ${i}; last answer {a${i}}. Ask, then record.`,

@@ -88,6 +88,8 @@ export interface StateView {
   tools: ToolView[];
   /** Absent in views made before the extended keys (tests); read as the defaults. */
   entry?: StateEntryView;
+  /** The group it is drawn in (`group`); '' for none. Absent in views made before groups (tests). */
+  group?: string;
 }
 
 export function readEntry(state: unknown): StateEntryView {
@@ -167,6 +169,7 @@ export function readState(name: string, state: unknown, shared: Record<string, u
     uiPrompt: text(record(record(state).ui).prompt),
     agentPrompt: text(record(record(state).agent).prompt),
     entry: readEntry(state),
+    group: text(record(state).group),
     tools: order.map((tool) => {
       const own = Object.hasOwn(definitions, tool);
       const fromShared = !own && Object.hasOwn(shared, tool);

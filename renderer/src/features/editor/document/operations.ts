@@ -227,6 +227,20 @@ export function setStateEntry(data: FlowData, stateName: string, patch: StateEnt
   return next;
 }
 
+/**
+ * Puts a state in a group (docs/flows.md#groups), or takes it out of its group ('' or only
+ * spaces): then the key goes, as a state never grouped has none.
+ */
+export function setStateGroup(data: FlowData, stateName: string, group: string): FlowData {
+  const next = draft(data);
+  const state = stateIn(next, stateName);
+  if (!state) return data;
+  const name = group.trim();
+  if (name === '') delete state.group;
+  else state.group = name;
+  return next;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tools and transitions
 

@@ -132,7 +132,7 @@ const BORDER = 1.5;
 const CONNECTOR = 14;
 
 /** `node` with its size and handles, for `height` (measured, or else estimated). */
-export function presized(node: StateNode, estimated: number): StateNode {
+export function presized<N extends Node>(node: N, estimated: number): N {
   const height = node.measured?.height ?? estimated;
   const width = node.measured?.width ?? NODE_WIDTH;
   return {
@@ -156,8 +156,8 @@ function withoutPresize(node: StateNode): StateNode {
  * another height, placed again for the measured one (else a node's bottom handle, and the edges
  * leaving it, would stay where the estimate put them); null when every node agrees.
  */
-export function remeasuredHandles(nodes: ReadonlyArray<StateNode>): StateNode[] | null {
-  let fixed: StateNode[] | null = null;
+export function remeasuredHandles<N extends Node>(nodes: ReadonlyArray<N>): N[] | null {
+  let fixed: N[] | null = null;
   nodes.forEach((node, i) => {
     const connector = node.handles?.find((h) => h.id === 'out');
     const height = node.measured?.height;
@@ -247,6 +247,8 @@ export interface GraphActions {
   activateLink(link: TransitionLink): void;
   /** Zoomed out past where a card's text reads: the cards show their name alone, large. */
   readonly namesOnly: boolean;
+  /** Collapse a group into one node, or expand it again (groups.ts). */
+  toggleGroup(group: string): void;
 }
 export const GRAPH_ACTIONS = Symbol('graph-actions');
 

@@ -50,6 +50,8 @@ export interface StateCard {
   uninterruptible: boolean;
   /** Global tools whose target this state is: reached from every state. */
   globalTools: string[];
+  /** The group it is drawn in (`group`), or null for none. */
+  group: string | null;
 }
 
 export interface TransitionLink {
@@ -154,6 +156,8 @@ export function deriveGraph(data: FlowData | null, diagnostics: ReadonlyArray<Di
       endsCall: onEnter.end_session === true,
       uninterruptible: raw.interruptible === false,
       globalTools: globals.get(state.name) ?? [],
+      // Drawn as written, even a name the validator refuses: the draft is shown as it is.
+      group: typeof raw.group === 'string' && raw.group.trim() !== '' ? raw.group : null,
     };
     const old = oldCards.get(state.name);
     cards.push(old && sameCard(old, card) ? old : card);
@@ -248,6 +252,7 @@ function sameCard(a: StateCard, b: StateCard): boolean {
     a.says === b.says &&
     a.endsCall === b.endsCall &&
     a.uninterruptible === b.uninterruptible &&
+    a.group === b.group &&
     a.globalTools.join() === b.globalTools.join() &&
     a.tools.length === b.tools.length &&
     a.tools.every((t, i) => t.name === b.tools[i]!.name && t.kind === b.tools[i]!.kind && t.target === b.tools[i]!.target)
