@@ -361,7 +361,7 @@ function routeOf(fn: FunctionRef, tool: string, definition: ToolDefinition, name
 /** A companion definition as a Voxflow tool (the validator checks its contents afterwards), or null with why. */
 function companionTool(value: unknown, from: Path, companion: Companion, reportAt: ReportAt): ToolDefinition | null {
   if (!isObject(value) || typeof value.description !== 'string') {
-    reportAt('pipecat_companion_invalid', `the \`voxflow\` comment's "${String(from.at(-1))}" is not a tool with a \`description\`: it is read as if it were absent`, companion.locate(from));
+    reportAt('pipecat_companion_invalid', `the \`voxflow\` comment's "${String(from.at(-1))}" is not a tool with a \`description\`: it is read as if it were absent`, companion.locate(from, true));
     return null;
   }
   const tool: Record<string, unknown> = {};

@@ -189,7 +189,7 @@ function withoutBadCompanionTools(converted: DeclarativeResult, companion: Compa
         code: 'pipecat_companion_invalid',
         message: `the \`voxflow\` comment's "${String(companionPath.at(-1))}": ${error.message}; the tool is read without its definition`,
         path: [],
-        ...companion.locate(companionPath),
+        ...companion.locate(companionPath, true),
       });
     }
     pending = pending.filter((entry) => !bad.includes(entry));
