@@ -1,8 +1,10 @@
 // importPipecatFlow: a Pipecat Flows FlowConfig (JSON or YAML; or the Pipecat Flows editor's
 // JSON) in, a Voxflow flow document that validates out, and a diagnostic, at its line and
 // column in the Pipecat text, for each part that does not map. Pure: the studio runs it too.
+// The format is told by the file's shape (format.ts): the YAML FlowConfig of Pipecat Flows 1.x
+// is converted by import-declarative.ts; the rest of this file reads the formats before 1.0.
 //
-// How the concepts map (docs/flows.md, "Pipecat Flows"):
+// How the concepts of the formats before 1.0 map (docs/flows.md, "Pipecat Flows"):
 // - `initial_node` → `initial_state`; each node → a state of the same name.
 // - `role_messages` / `role_message` → `settings.base_system_prompt` (the initial node's, else
 //   the first node's that has one); a later node whose role text differs gets it at the top of
@@ -141,7 +143,7 @@ export function importPipecatFlow(text: string, options: PipecatImportOptions = 
   let yaml: string;
   if (format === 'declarative') {
     if (mixedAt !== null) {
-      report('pipecat_format_guessed', 'this file has functions named only, as the YAML FlowConfig of Pipecat Flows 1.x has, and also a part of the format before 1.0 (here): it is read as the newer format, where this is not a key', mixedAt, true);
+      report('pipecat_format_guessed', 'this file has parts of both Pipecat FlowConfig formats, this one of the format before 1.0: it is read as the YAML FlowConfig of Pipecat Flows 1.x, which has no place for this part', mixedAt, true);
     }
     let companion: Companion | null = null;
     const companionRead = readCompanion(text);
