@@ -59,6 +59,13 @@ export const DIAGNOSTIC_CODES = {
   pipecat_no_equivalent: 'warning',
   pipecat_global_tool_copied: 'warning',
   pipecat_placeholder_kept: 'warning',
+  // The declarative YAML FlowConfig (Pipecat Flows 1.x) only.
+  pipecat_format_guessed: 'warning',
+  pipecat_invalid_value: 'warning',
+  pipecat_function_without_schema: 'warning',
+  pipecat_companion_invalid: 'warning',
+  pipecat_branch_adapted: 'warning',
+  pipecat_global_function_copied: 'warning',
 } as const satisfies Record<string, Severity>;
 
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;

@@ -2,7 +2,7 @@
 // runFlowJob on each message. Jobs and results are plain data, so they cross between threads by
 // structured clone and the answers stay exactly what the flow model returns.
 import { parseFlow } from '../flow/parse.ts';
-import { exportPipecatFlowText, importPipecatFlow, type ExportedPipecatFlow, type PipecatImport } from '../flow/pipecat/index.ts';
+import { exportDeclarativeFlowText, exportPipecatFlowText, importPipecatFlow, type ExportedDeclarativeFlow, type ExportedPipecatFlow, type PipecatImport } from '../flow/pipecat/index.ts';
 import { parseFlowTests, type FlowTest, type TestDiagnostic } from '../flow/tests-format.ts';
 import type { Diagnostic, FlowDocument } from '../flow/types.ts';
 import { applyJsonToYaml, yamlToJson } from '../flow/yaml-edit/index.ts';
@@ -28,8 +28,10 @@ export type FlowJob =
    * FlowConfig itself, or `{"text": "..."}` holding its JSON or YAML text.
    */
   | { kind: 'pipecat_import'; jsonText: string; maxDepth: number }
-  /** A flow's YAML out as a Pipecat FlowConfig. */
-  | { kind: 'pipecat_export'; yaml: string };
+  /** A flow's YAML out as a Pipecat FlowConfig of before 1.0. */
+  | { kind: 'pipecat_export'; yaml: string }
+  /** A flow's YAML out as the YAML FlowConfig of Pipecat Flows 1.x. */
+  | { kind: 'pipecat_export_declarative'; yaml: string };
 
 export interface FlowJobResults {
   /** documentVersion: the document's own `version` string, when it validates (a stored version keeps it). */
@@ -43,6 +45,7 @@ export interface FlowJobResults {
   parse_tests: { tests: FlowTest[] | null; shape: 'suite' | 'test'; diagnostics: TestDiagnostic[]; flow: FlowDocument | null };
   pipecat_import: PipecatImport | { refused: JsonTextRefusal };
   pipecat_export: ExportedPipecatFlow;
+  pipecat_export_declarative: ExportedDeclarativeFlow;
 }
 
 export type FlowJobResult = FlowJobResults[FlowJob['kind']];
@@ -81,6 +84,8 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
     }
     case 'pipecat_export':
       return exportPipecatFlowText(job.yaml);
+    case 'pipecat_export_declarative':
+      return exportDeclarativeFlowText(job.yaml);
     case 'apply_json': {
       const yaml = applyJsonToYaml(job.yaml, job.json);
       const { diagnostics, document } = parseFlow(yaml);

@@ -182,6 +182,11 @@ export class FlowJobs {
     return this.run(account, { kind: 'pipecat_export', yaml });
   }
 
+  /** A flow's YAML out as the YAML FlowConfig of Pipecat Flows 1.x (its text and parts), or its errors. */
+  exportPipecatDeclarative(account: string, yaml: string): Promise<FlowJobResults['pipecat_export_declarative']> {
+    return this.run(account, { kind: 'pipecat_export_declarative', yaml });
+  }
+
   /** Fails what waits or runs, and terminates the workers. */
   async close(): Promise<void> {
     this.closed = true;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
@@ -8,6 +9,7 @@ import { expectError } from './error-shape.ts';
 // GET /v1/flows/{id}/export/pipecat exports the published version.
 const fixture = (name: string) => readFileSync(new URL(`../flow/pipecat/${name}`, import.meta.url), 'utf8');
 const JSON_TYPE = { 'content-type': 'application/json' };
+const validateFlowConfig = new Ajv2020({ strict: true }).compile(JSON.parse(fixture('flow_config.schema.json')));
 
 let server: TestServer;
 let account: Awaited<ReturnType<typeof createAccount>>;
@@ -41,6 +43,18 @@ describe('POST /v1/flows/import/pipecat', () => {
     expect(response.status).toBe(200);
     expect(parseYaml(response.body.yaml_content).states.get_prescriptions.context).toBe('reset');
     expect(response.body.diagnostics.map((d: { code: string }) => d.code)).toContain('pipecat_parameter_adapted');
+  });
+
+  it('tells the YAML FlowConfig of Pipecat Flows 1.x from the format before 1.0, and says which it read', async () => {
+    const text = fixture('pizza-order.flowconfig.yaml');
+    const response = await server.request('POST', '/v1/flows/import/pipecat', { apiKey: account.apiKey, body: { text } });
+    expect(response.status).toBe(200);
+    expect(response.body.format).toBe('declarative');
+    expect(parseYaml(response.body.yaml_content).states.pizza.transitions).toEqual({ on_tool_result: { place_order: ['confirm', 'pizza'] }, on_tool_call: { place_order: 'confirm' } });
+    const unschemed = response.body.diagnostics.find((d: { code: string }) => d.code === 'pipecat_function_without_schema');
+    expect(unschemed).toMatchObject({ severity: 'warning', line: text.split('\n').findIndex((l) => l.includes('name: choose_pizza')) + 1 });
+    const old = await importBody(fixture('food-ordering.flowconfig.json'));
+    expect(old.body.format).toBe('static');
   });
 
   it('does not create a flow', async () => {
@@ -84,6 +98,36 @@ describe('GET /v1/flows/{id}/export/pipecat', () => {
     expect(response.text).toMatch(/^# Exported from Voxflow\. Not carried over:\n# pipecat_no_equivalent at states\.setup\.tools\.begin_game\.speech_cue: /);
     expect(response.text).toContain('\n# pipecat_no_equivalent at states.setup.ui: ');
     expect(parseYaml(response.text).nodes.won.functions[0].function.transition_to).toBe('setup');
+  });
+
+  it('answers the YAML FlowConfig of Pipecat Flows 1.x with ?format=declarative: valid against its schema, and imported back to the same flow', async () => {
+    const flowId = await createFlow(server, account.apiKey);
+    const response = await server.request('GET', `/v1/flows/${flowId}/export/pipecat?format=declarative`, { apiKey: account.apiKey });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/yaml/);
+    expect(response.text).toMatch(/^# Exported from Voxflow\. Not carried over:\n# pipecat_no_equivalent at states\.setup\.tools\.begin_game\.speech_cue: /);
+    expect(response.text).toContain('\n# voxflow:\n#   functions:\n#     begin_game:\n');
+    const config = parseYaml(response.text);
+    expect(validateFlowConfig(config), JSON.stringify(validateFlowConfig.errors)).toBe(true);
+    expect(config.nodes.setup.functions).toEqual([{ name: 'begin_game', transition_to: 'playing' }]);
+
+    const back = await server.request('POST', '/v1/flows/import/pipecat', { apiKey: account.apiKey, body: { text: response.text } });
+    expect(back.body.format).toBe('declarative');
+    const original = parseYaml(GUESSING_GAME_YAML);
+    const imported = parseYaml(back.body.yaml_content);
+    expect(imported.states.setup.tools.begin_game).toEqual(original.states.setup.tools.begin_game);
+    expect(imported.states.playing.transitions).toEqual(original.states.playing.transitions);
+    expect(back.body.diagnostics.map((d: { code: string }) => d.code)).not.toContain('pipecat_function_without_schema');
+  });
+
+  it('answers the same as JSON with ?format=declarative_json, the definitions beside the FlowConfig', async () => {
+    const flowId = await createFlow(server, account.apiKey);
+    const response = await server.request('GET', `/v1/flows/${flowId}/export/pipecat?format=declarative_json`, { apiKey: account.apiKey });
+    expect(response.status).toBe(200);
+    expect(validateFlowConfig(response.body.flow_config)).toBe(true);
+    expect(response.body.functions.begin_game.parameters.secret_thing).toEqual({ type: 'string', required: true });
+    expect(response.body.node_functions).toEqual({});
+    expect(response.body.diagnostics.map((d: { code: string; path: string[] }) => `${d.code} ${d.path.join('.')}`)).toContain('pipecat_no_equivalent states.setup.ui');
   });
 
   it("refuses an unknown format, and another account's flow is a 404", async () => {

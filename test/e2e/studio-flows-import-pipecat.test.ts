@@ -58,7 +58,9 @@ describe('Pipecat Flows FlowConfig import and export in the studio', () => {
     const id = await createFlow(rig().server, rig().account.apiKey, 'Guessing game', GUESSING_GAME_YAML);
     const page = await rig().open(`/flow-editor?flow=${id}`);
     await page.locator('.svelte-flow__node').first().waitFor({ timeout: 20_000 });
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export as Pipecat FlowConfig' }).click()]);
+    await page.getByRole('button', { name: 'Export as Pipecat FlowConfig' }).click();
+    const choice = page.getByRole('dialog', { name: 'Export as a Pipecat FlowConfig' });
+    const [download] = await Promise.all([page.waitForEvent('download'), choice.getByRole('button', { name: 'FlowConfig before 1.0 (JSON)' }).click()]);
     expect(download.suggestedFilename()).toBe('guessing-game.pipecat.json');
     const config = JSON.parse(await readFile((await download.path())!, 'utf8'));
     expect(config.initial_node).toBe('setup');
@@ -70,6 +72,16 @@ describe('Pipecat Flows FlowConfig import and export in the studio', () => {
     expect(await notes.getByTestId('pipecat-export-notes').innerText()).toContain('speech cue of "begin_game"');
     await notes.getByRole('button', { name: 'Close' }).click();
     await notes.waitFor({ state: 'hidden' });
+
+    // The YAML FlowConfig of Pipecat Flows 1.x: one YAML file, its tools kept in its voxflow comment.
+    await page.getByRole('button', { name: 'Export as Pipecat FlowConfig' }).click();
+    const [yamlDownload] = await Promise.all([page.waitForEvent('download'), choice.getByRole('button', { name: 'YAML FlowConfig (Pipecat Flows 1.x)' }).click()]);
+    expect(yamlDownload.suggestedFilename()).toBe('guessing-game.pipecat.yaml');
+    const text = await readFile((await yamlDownload.path())!, 'utf8');
+    expect(text).toContain('\n# voxflow:\n#   functions:\n#     begin_game:');
+    expect(importPipecatFlow(text).format).toBe('declarative');
+    await notes.waitFor();
+    await notes.getByRole('button', { name: 'Close' }).click();
     await page.close();
   });
 });

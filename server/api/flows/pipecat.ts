@@ -12,6 +12,10 @@
 //   with a file's text as it is, JSON or YAML. Diagnostics point at lines of that text.
 // - Export is of the published version, what sessions run: `{flow_config, diagnostics}`, or with
 //   `?format=yaml` the FlowConfig as YAML, headed by what did not carry over as comments.
+// - Pipecat Flows 1.x's YAML FlowConfig came later: import tells the formats apart by shape (and
+//   says which it read, `format`); export gives it for `?format=declarative` (YAML) and
+//   `declarative_json`. The default stays the format before 1.0, so a request that was valid
+//   before means what it meant.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -19,11 +23,13 @@ import { AppError } from '../../errors.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { requireJsonBodyText } from '../../http/json-body.ts';
-import { PipecatExport, PipecatImport } from '../../protocol/api/flows.ts';
+import { PipecatDeclarativeExport, PipecatExport, PipecatImport } from '../../protocol/api/flows.ts';
 
 const FlowParams = z.object({ flow_id: z.string() });
 
-const ExportQuery = z.object({ format: z.enum(['json', 'yaml'], { error: 'must be json or yaml' }).optional() });
+const ExportQuery = z.object({
+  format: z.enum(['json', 'yaml', 'declarative', 'declarative_json'], { error: 'must be json, yaml (Pipecat Flows before 1.0), declarative or declarative_json (the YAML FlowConfig of Pipecat Flows 1.x)' }).optional(),
+});
 
 export async function flowPipecatRoutes(server: FastifyInstance, { ownFlow }: { ownFlow(accountId: string, id: string): Promise<Flow> }): Promise<void> {
   const app = server.withTypeProvider<ZodTypeProvider>();
@@ -34,31 +40,39 @@ export async function flowPipecatRoutes(server: FastifyInstance, { ownFlow }: { 
   app.post('/v1/flows/import/pipecat', { config: { ...config, jsonBodyAsText: true }, schema: { description: importDescription, response: { 200: PipecatImport } } }, async (request) => {
     const accountId = accountOf(request.principal);
     const body = requireJsonBodyText(request.body);
-    const { yaml, diagnostics } = await flowJobs.importPipecat(accountId, body.text, body.maxDepth);
-    if (yaml === null) {
+    const { yaml, format, diagnostics } = await flowJobs.importPipecat(accountId, body.text, body.maxDepth);
+    if (yaml === null || format === null) {
       throw new AppError('invalid_pipecat_flow', `The file is not a Pipecat FlowConfig: ${diagnostics[0]?.message ?? 'it could not be read'}.`, diagnostics);
     }
-    return { yaml_content: yaml, diagnostics };
+    return { yaml_content: yaml, format, diagnostics };
   });
 
   const exported = {
     200: {
-      description: 'The published version as a Pipecat FlowConfig: JSON with what did not carry over, or with ?format=yaml the YAML headed by those as comments',
-      content: { 'application/json': { schema: PipecatExport }, 'application/yaml': { schema: z.string() } },
+      description:
+        'The published version as a Pipecat FlowConfig. Before 1.0 (format json, the default, or yaml): JSON with what did not carry over, or the YAML headed by those as comments. The YAML FlowConfig of Pipecat Flows 1.x (format declarative): YAML headed by those comments and the `voxflow` comment with the tools\' definitions; declarative_json: the same as JSON',
+      content: { 'application/json': { schema: z.union([PipecatExport, PipecatDeclarativeExport]) }, 'application/yaml': { schema: z.string() } },
     },
+  };
+  const notesOf = (diagnostics: Array<{ code: string; path: Array<string | number>; message: string }>) => {
+    const notes = diagnostics.map((d) => `# ${d.code} at ${d.path.join('.')}: ${d.message.replace(/\s+/g, ' ')}`);
+    return notes.length > 0 ? `# Exported from Voxflow. Not carried over:\n${notes.join('\n')}\n` : '# Exported from Voxflow.\n';
   };
   app.get('/v1/flows/:flow_id/export/pipecat', { config, schema: { params: FlowParams, querystring: ExportQuery, response: exported } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const flow = await ownFlow(accountId, request.params.flow_id);
     const { format = 'json' } = request.query;
-    const exported = await flowJobs.exportPipecat(accountId, flow.yamlContent);
     // A published version always validates; this is a stored flow from before a rule was added.
-    if (!exported.ok) throw new AppError('invalid_flow', 'The published version of this flow has errors, so it cannot be exported; fix and publish it first.', exported.diagnostics);
-    if (format === 'yaml') {
-      const notes = exported.diagnostics.map((d) => `# ${d.code} at ${d.path.join('.')}: ${d.message.replace(/\s+/g, ' ')}`);
-      const head = notes.length > 0 ? `# Exported from Voxflow. Not carried over:\n${notes.join('\n')}\n` : '# Exported from Voxflow.\n';
-      return reply.type('application/yaml; charset=utf-8').send(`${head}${exported.yaml}`);
+    const unpublishable = (diagnostics: unknown[]) => new AppError('invalid_flow', 'The published version of this flow has errors, so it cannot be exported; fix and publish it first.', diagnostics);
+    if (format === 'declarative' || format === 'declarative_json') {
+      const exported = await flowJobs.exportPipecatDeclarative(accountId, flow.yamlContent);
+      if (!exported.ok) throw unpublishable(exported.diagnostics);
+      if (format === 'declarative') return reply.type('application/yaml; charset=utf-8').send(`${notesOf(exported.diagnostics)}${exported.yaml}`);
+      return { flow_config: exported.flowConfig, functions: exported.functions, node_functions: exported.nodeFunctions, diagnostics: exported.diagnostics };
     }
+    const exported = await flowJobs.exportPipecat(accountId, flow.yamlContent);
+    if (!exported.ok) throw unpublishable(exported.diagnostics);
+    if (format === 'yaml') return reply.type('application/yaml; charset=utf-8').send(`${notesOf(exported.diagnostics)}${exported.yaml}`);
     return { flow_config: exported.flowConfig, diagnostics: exported.diagnostics };
   });
 }

@@ -19,9 +19,9 @@ const PLACEHOLDER_AT = /\{([A-Za-z_][A-Za-z0-9_]*)\}/y;
 
 /**
  * A Voxflow template as Pipecat's plain text: `{{` and `}}` are the braces they stand for;
- * `{name}` placeholders stay as written (Pipecat does not fill them), and are returned.
+ * `{name}` placeholders are written as `placeholder` says (as written unless told), and are returned.
  */
-export function plainText(template: string): { text: string; placeholders: string[] } {
+export function plainText(template: string, placeholder: (name: string) => string = (name) => `{${name}}`): { text: string; placeholders: string[] } {
   let text = '';
   const placeholders: string[] = [];
   for (let index = 0; index < template.length; ) {
@@ -37,7 +37,7 @@ export function plainText(template: string): { text: string; placeholders: strin
       const match = PLACEHOLDER_AT.exec(template);
       if (match) {
         placeholders.push(match[1]!);
-        text += match[0];
+        text += placeholder(match[1]!);
         index += match[0].length;
         continue;
       }

@@ -1,8 +1,10 @@
 // importPipecatFlow: a Pipecat Flows FlowConfig (JSON or YAML; or the Pipecat Flows editor's
 // JSON) in, a Voxflow flow document that validates out, and a diagnostic, at its line and
 // column in the Pipecat text, for each part that does not map. Pure: the studio runs it too.
+// The format is told by the file's shape (format.ts): the YAML FlowConfig of Pipecat Flows 1.x
+// is converted by import-declarative.ts; the rest of this file reads the formats before 1.0.
 //
-// How the concepts map (docs/flows.md, "Pipecat Flows"):
+// How the concepts of the formats before 1.0 map (docs/flows.md, "Pipecat Flows"):
 // - `initial_node` → `initial_state`; each node → a state of the same name.
 // - `role_messages` / `role_message` → `settings.base_system_prompt` (the initial node's, else
 //   the first node's that has one); a later node whose role text differs gets it at the top of
@@ -20,6 +22,9 @@ import { parseYaml } from '../parse-yaml.ts';
 import { MAX_DOCUMENT_BYTES, MAX_YAML_ALIASES, type Diagnostic, type DocPath, type FlowDocument, type FlowState, type OnEnter, type ToolDefinition } from '../types.ts';
 import { isObject, readFunctions, safeToolName, setOwn, toolOf, type Path, type Report } from './read-functions.ts';
 import { messagesText, readActions, strategyOf } from './read-node-parts.ts';
+import { readCompanion, type Companion } from './companion.ts';
+import { isPipecatFlowData, pipecatFormatOf } from './format.ts';
+import { convertDeclarative, type DeclarativeResult } from './import-declarative.ts';
 import type { PipecatDiagnosticCode, PipecatImport } from './types.ts';
 
 /** A FlowConfig's JSON is wordier than the YAML it becomes: twice the document limit. */
@@ -68,12 +73,7 @@ export function templateOf(text: string, parameters: ReadonlySet<string>): { tem
   return { template, kept };
 }
 
-/** Whether parsed data has the shape of a FlowConfig or of the Pipecat Flows editor's JSON. */
-export function isPipecatFlowData(data: unknown): boolean {
-  if (!isObject(data) || 'states' in data) return false;
-  if (isObject(data.nodes) && 'initial_node' in data) return true;
-  return Array.isArray(data.nodes) && isObject(data.meta);
-}
+export { isPipecatFlowData };
 
 /**
  * A file's content. JSON (what most FlowConfigs are) is read with JSON.parse: the yaml library
@@ -117,6 +117,7 @@ export function looksLikePipecatFlow(text: string): boolean {
 export function importPipecatFlow(text: string, options: PipecatImportOptions = {}): PipecatImport {
   const refuse = (message: string, line = 1, column = 1): PipecatImport => ({
     yaml: null,
+    format: null,
     diagnostics: [{ severity: 'error', code: 'pipecat_not_a_flow_config', message, path: [], line, column }],
   });
   if (typeof text !== 'string') return refuse('a FlowConfig is JSON or YAML text');
@@ -138,18 +139,63 @@ export function importPipecatFlow(text: string, options: PipecatImportOptions = 
   const report: Report = (code, message, path, atKey = false) => {
     diagnostics.push({ severity: 'warning', code, message, path, ...read.locate(path as DocPath, atKey) });
   };
-  const source = readSource(data as Record<string, unknown>, report);
-  if (source.nodes.length === 0) return refuse('the FlowConfig has no nodes');
-  const document = convert(source, options.id ?? idFromName(source.name), report);
-
-  const yaml = stringifyFlow(document);
+  const { format, mixedAt } = pipecatFormatOf(data as Record<string, unknown>);
+  let yaml: string;
+  if (format === 'declarative') {
+    if (mixedAt !== null) {
+      report('pipecat_format_guessed', 'this file has parts of both Pipecat FlowConfig formats, this one of the format before 1.0: it is read as the YAML FlowConfig of Pipecat Flows 1.x, which has no place for this part', mixedAt, true);
+    }
+    let companion: Companion | null = null;
+    const companionRead = readCompanion(text);
+    if (companionRead.ok) companion = companionRead.companion;
+    else diagnostics.push({ severity: 'warning', code: 'pipecat_companion_invalid', message: `${companionRead.message}: the functions are read without it`, path: [], ...companionRead.at });
+    const converted = convertDeclarative(data as Record<string, unknown>, companion, options.id ?? 'pipecat-flow', report, (code, message, at) => {
+      diagnostics.push({ severity: 'warning', code, message, path: [], ...at });
+    });
+    if (converted.document === null) return refuse('the FlowConfig has no nodes');
+    yaml = withoutBadCompanionTools(converted, companion!, diagnostics);
+  } else {
+    const source = readSource(data as Record<string, unknown>, report);
+    if (source.nodes.length === 0) return refuse('the FlowConfig has no nodes');
+    yaml = stringifyFlow(convert(source, options.id ?? idFromName(source.name), report));
+  }
   // The conversion is meant to always give a valid flow; should it not, the user sees why.
   for (const problem of parseFlow(yaml).diagnostics) {
     if (problem.severity === 'error') diagnostics.push({ ...problem, message: `the converted flow: ${problem.message}`, line: 1, column: 1 });
   }
   const order = (d: Diagnostic) => (d.severity === 'error' ? 0 : 1);
   diagnostics.sort((a, b) => order(a) - order(b) || a.line - b.line || a.column - b.column);
-  return { yaml, diagnostics };
+  return { yaml, format, diagnostics };
+}
+
+/**
+ * The converted flow's YAML, with any tool the `voxflow` comment defined that the validator
+ * refuses (an http URL that is no URL, say) read as if the comment had not defined it, and said
+ * at the comment's line: a hand-edited comment never stops the import.
+ */
+function withoutBadCompanionTools(converted: DeclarativeResult, companion: Companion, diagnostics: Diagnostic[]): string {
+  const document = converted.document!;
+  let pending = converted.fromCompanion;
+  for (;;) {
+    const yaml = stringifyFlow(document);
+    if (pending.length === 0) return yaml;
+    const errors = parseFlow(yaml).diagnostics.filter((d) => d.severity === 'error');
+    const bad = pending.filter(({ documentPath }) => errors.some((error) => documentPath.every((segment, index) => error.path[index] === segment)));
+    if (bad.length === 0) return yaml;
+    for (const { documentPath, companionPath } of bad) {
+      const error = errors.find((e) => documentPath.every((segment, index) => e.path[index] === segment))!;
+      const holder = documentPath.slice(0, -1).reduce<Record<string, unknown>>((at, key) => at[key] as Record<string, unknown>, document as unknown as Record<string, unknown>);
+      setOwn(holder, String(documentPath.at(-1)), { description: '' });
+      diagnostics.push({
+        severity: 'warning',
+        code: 'pipecat_companion_invalid',
+        message: `the \`voxflow\` comment's "${String(companionPath.at(-1))}": ${error.message}; the tool is read without its definition`,
+        path: [],
+        ...companion.locate(companionPath, true),
+      });
+    }
+    pending = pending.filter((entry) => !bad.includes(entry));
+  }
 }
 
 function readSource(data: Record<string, unknown>, report: Report): SourceFlow {

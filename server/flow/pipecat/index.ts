@@ -3,3 +3,5 @@
 export { importPipecatFlow, isPipecatFlowData, looksLikePipecatFlow, MAX_PIPECAT_BYTES, type PipecatImportOptions } from './import.ts';
 export { exportPipecatFlow, exportPipecatFlowText, type ExportedPipecatFlow } from './export.ts';
 export type { ExportDiagnostic, PipecatExport, PipecatFlowConfig, PipecatImport, PipecatNode } from './types.ts';
+export { exportDeclarativeFlow, exportDeclarativeFlowText, type DeclarativeExport, type DeclarativeFlowConfig, type ExportedDeclarativeFlow } from './export-declarative.ts';
+export { pipecatFormatOf, type PipecatFormat } from './format.ts';

@@ -9,6 +9,7 @@
 // The Pipecat Flows editor (flows.pipecat.ai) saves `{meta, nodes: [{id, type, data}], edges,
 // global_functions}`, whose functions route with `next_node_id` (or a `decision`); it is read too.
 import type { Diagnostic, DiagnosticCode } from '../types.ts';
+import type { PipecatFormat } from './format.ts';
 
 export interface PipecatMessage {
   role: string;
@@ -70,6 +71,8 @@ export interface ExportDiagnostic {
 export interface PipecatImport {
   /** The Voxflow YAML document, or null when the text is not a FlowConfig (an error says why). */
   yaml: string | null;
+  /** Which Pipecat Flows shape the file was read as (format.ts); null when it is refused. */
+  format: PipecatFormat | null;
   /** What did not map, with the line and column in the Pipecat text; errors first. */
   diagnostics: Diagnostic[];
 }

@@ -60,13 +60,28 @@ export const PublishedVersion = z.object({ version: FlowVersionRecord, flow: Flo
 /** A flow document as JSON (the visual editor's form); its content is the flow validator's to check. */
 export const FlowJson = z.record(z.string(), z.unknown());
 
-/** A Pipecat FlowConfig converted: the Voxflow YAML and what did not map. */
-export const PipecatImport = z.object({ yaml_content: z.string(), diagnostics: z.array(Diagnostic) });
+/** A Pipecat FlowConfig converted: the Voxflow YAML, the format it was read as, and what did not map. */
+export const PipecatImport = z.object({
+  yaml_content: z.string(),
+  /** declarative: the YAML FlowConfig of Pipecat Flows 1.x; static: a FlowConfig of before 1.0; editor: the Pipecat Flows editor's JSON. */
+  format: z.enum(['declarative', 'static', 'editor']),
+  diagnostics: z.array(Diagnostic),
+});
 /** What the export could not carry over, said per part of the flow (no line: it is about the flow, not a text). */
 export const PipecatExportDiagnostic = z.object({ severity: z.literal('warning'), code: z.string(), message: z.string(), path: z.array(z.union([z.string(), z.number()])) });
 /** A Pipecat Flows FlowConfig: the node the flow starts at, and its nodes by name. */
 export const PipecatFlowConfig = z.object({ initial_node: z.string(), nodes: z.record(z.string(), z.unknown()) });
 export const PipecatExport = z.object({ flow_config: PipecatFlowConfig, diagnostics: z.array(PipecatExportDiagnostic) });
+/**
+ * The YAML FlowConfig of Pipecat Flows 1.x as JSON, with the tools' Voxflow definitions its YAML
+ * carries in the `voxflow` comment: function name to tool, and a state's own where it differs.
+ */
+export const PipecatDeclarativeExport = z.object({
+  flow_config: PipecatFlowConfig,
+  functions: z.record(z.string(), z.unknown()),
+  node_functions: z.record(z.string(), z.record(z.string(), z.unknown())),
+  diagnostics: z.array(PipecatExportDiagnostic),
+});
 
 /** POST /v1/flows/{id}/tools/{tool}/test-request: the call a designer tries an http tool with. */
 export const ToolTestRequestBody = z

@@ -1,7 +1,7 @@
 // Pure helpers of the flows screen: names, file names, and checking a YAML file before it is
 // uploaded. No DOM here, so the node-side unit tests exercise them directly.
 import { parseFlow } from '../../../../server/flow/parse.ts';
-import { exportPipecatFlowText, importPipecatFlow, looksLikePipecatFlow } from '../../../../server/flow/pipecat/index.ts';
+import { exportDeclarativeFlowText, exportPipecatFlowText, importPipecatFlow, looksLikePipecatFlow, type PipecatFormat } from '../../../../server/flow/pipecat/index.ts';
 import type { Diagnostic } from '../../../../server/flow/types.ts';
 import { documentIdFromName } from './flow-templates.ts';
 
@@ -74,15 +74,18 @@ export function checkFlowText(text: string): FlowCheck {
  */
 export interface ImportCheck extends FlowCheck {
   source: 'voxflow' | 'pipecat';
+  /** For a Pipecat file, which format it was read as (the dialog names it). */
+  pipecatFormat?: PipecatFormat | null;
   /** The flow to create: the file itself, or the FlowConfig converted; null when it cannot be. */
   yaml: string | null;
 }
 
 export function checkImportText(text: string): ImportCheck {
   if (!looksLikePipecatFlow(text)) return { source: 'voxflow', yaml: text, ...checkFlowText(text) };
-  const { yaml, diagnostics } = importPipecatFlow(text);
+  const { yaml, format, diagnostics } = importPipecatFlow(text);
   return {
     source: 'pipecat',
+    pipecatFormat: format,
     yaml,
     errors: diagnostics.filter((d) => d.severity === 'error'),
     warnings: diagnostics.filter((d) => d.severity === 'warning'),
@@ -100,6 +103,24 @@ export function pipecatExportFile(
   const exported = exportPipecatFlowText(yamlText);
   if (!exported.ok) return { ok: false, errors: exported.diagnostics };
   return { ok: true, baseName: `${documentIdFromName(flowName)}.pipecat`, json: exported.json, yaml: exported.yaml, notCarried: exported.diagnostics.map((d) => d.message) };
+}
+
+/** How the import dialog names a Pipecat file's format. */
+export function pipecatFormatLabel(format: PipecatFormat | null | undefined): string {
+  if (format === 'declarative') return 'A Pipecat Flows 1.x YAML FlowConfig';
+  if (format === 'editor') return 'A Pipecat Flows editor file (Pipecat Flows before 1.0)';
+  return 'A Pipecat Flows FlowConfig from before 1.0';
+}
+
+/**
+ * The editor's export as the YAML FlowConfig of Pipecat Flows 1.x: one YAML file (in the browser
+ * and from the desktop's save dialog alike), whose `voxflow` comment keeps the tools for a return
+ * to Voxflow, with what it could not carry; or the flow's errors.
+ */
+export function pipecatDeclarativeExportFile(flowName: string, yamlText: string): { ok: true; fileName: string; yaml: string; notCarried: string[] } | { ok: false; errors: Diagnostic[] } {
+  const exported = exportDeclarativeFlowText(yamlText);
+  if (!exported.ok) return { ok: false, errors: exported.diagnostics };
+  return { ok: true, fileName: `${documentIdFromName(flowName)}.pipecat.yaml`, yaml: exported.yaml, notCarried: exported.diagnostics.map((d) => d.message) };
 }
 
 /** The diagnostics of a 422 `invalid_flow` answer, or none when `details` is not that shape. */
