@@ -194,7 +194,8 @@ export const api = {
   addDoNotCall: (number: string) => request<DoNotCallEntry>('POST', '/v1/do-not-call', { number }),
   removeDoNotCall: (number: string) => request<void>('DELETE', `/v1/do-not-call/${id(number)}`),
 
-  listSessions: () => request<SessionView[]>('GET', '/v1/sessions'),
+  /** `query`: GET /v1/sessions' filters (docs/api.md#listing-and-searching-sessions), as a query string. */
+  listSessions: (query = '') => request<SessionView[]>('GET', query ? `/v1/sessions?${query}` : '/v1/sessions'),
   /** A page of a session's raw timeline, after `after` (a seq). */
   sessionEvents: (sessionId: string, after = 0) => request<SessionEventsPage>('GET', `/v1/sessions/${id(sessionId)}/events?after=${after}`),
   getSession: (sessionId: string) => request<SessionDetail>('GET', `/v1/sessions/${id(sessionId)}`),
