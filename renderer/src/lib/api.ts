@@ -209,6 +209,20 @@ export const api = {
       return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };
     }
   },
+  /** A short line in `voice` (null: the default), spoken by the voice this account's sessions use, as a WAV. */
+  async previewVoice(voice: string | null): Promise<ApiResult<Blob>> {
+    try {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...(accessToken ? { authorization: `Bearer ${accessToken}` } : {}) };
+      const response = await fetch('/v1/voices/preview', { method: 'POST', headers, body: JSON.stringify({ voice }) });
+      if (!response.ok) {
+        const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+        return { ok: false, status: response.status, code: body?.error?.code ?? `http_${response.status}`, message: body?.error?.message ?? 'The preview could not be played.', details: null };
+      }
+      return { ok: true, value: await response.blob() };
+    } catch {
+      return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };
+    }
+  },
   credits: () => request<CreditsView>('GET', '/v1/credits/balance'),
   providers: () => request<ProvidersView>('GET', '/v1/providers'),
   updateProviders: (patch: ProvidersPatch) => request<ProvidersView>('PATCH', '/v1/providers', patch),
