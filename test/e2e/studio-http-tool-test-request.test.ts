@@ -69,7 +69,17 @@ describe("an http tool's test request", () => {
     const answer = tool.getByRole('status', { name: 'Test request answer' });
     await answer.waitFor(WAIT);
 
-    await answer.getByRole('button', { name: 'Save as test' }).click();
+    // It looks like a button, not like the text fields around it.
+    const look = (locator: ReturnType<typeof answer.locator>) => locator.evaluate((el) => {
+      const style = (globalThis as any).getComputedStyle(el);
+      return { background: style.backgroundColor, border: style.borderTopColor };
+    });
+    const saveAsTest = answer.getByRole('button', { name: 'Save as test' });
+    const field = await look(tool.getByRole('textbox', { name: 'Time limit (ms)' }));
+    const button = await look(saveAsTest);
+    expect(button.background).not.toBe(field.background);
+    expect(button.border).not.toBe(field.border);
+    await saveAsTest.click();
     const yaml = answer.getByRole('textbox', { name: 'Recorded test YAML' });
     await yaml.waitFor(WAIT);
     const text = await yaml.inputValue();
