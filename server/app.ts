@@ -17,6 +17,7 @@ import { providerRoutes } from './api/providers/index.ts';
 import { secretRoutes } from './api/secrets/index.ts';
 import { createToolRequestSender } from './engine/tools/tool-requests.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
+import { voiceRoutes } from './api/voices/index.ts';
 import { webhookRoutes } from './api/webhooks/index.ts';
 import { apiContractPlugin, openApiRoutes } from './http/api-contract.ts';
 import { authPlugin } from './http/auth.ts';
@@ -42,6 +43,9 @@ import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './eng
 import { VoiceEngine } from './engine/voice-engine.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
+import { TTS_VOICES } from './providers/catalog.ts';
+import { AppError } from './errors.ts';
+import { ENGINE_SAMPLE_RATE, ProviderError } from './providers/types.ts';
 import { startRecording, type CallRecording } from './outcomes/recording.ts';
 import { startRetention } from './outcomes/retention.ts';
 import { TimelineRecorder } from './outcomes/timeline.ts';
@@ -265,6 +269,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       sendToolRequest,
       flowJobs,
       callStatus: (session, status) => webhooks.callStatus(session, status),
+      // The voice picker's preview: the account's voice, as its sessions would get it.
+      async previewVoice(accountId, voice, text, signal) {
+        const { tts } = (await registry.providersFor(accountId)).providers;
+        if (!tts) throw new AppError('voice_unavailable', 'This server has no voice for this account.');
+        const known = TTS_VOICES[tts.provider];
+        if (voice !== null && known && !known.includes(voice)) {
+          throw new AppError('invalid_request', `The ${tts.provider} voice has no "${voice}"; choose one of ${known.join(', ')}.`, [{ field: 'voice', message: 'unknown voice' }]);
+        }
+        const chunks: Int16Array[] = [];
+        try {
+          for await (const chunk of tts.synthesize(text, signal, { aheadMs: 0, ...(voice !== null && { voice }) })) chunks.push(chunk);
+        } catch (error) {
+          if (signal.aborted) throw new AppError('voice_unavailable', `The voice provider (${tts.provider}) took too long to speak the preview.`);
+          if (!(error instanceof ProviderError)) throw error;
+          throw new AppError('voice_unavailable', `The voice provider (${tts.provider}) did not speak the preview: ${error.message}`);
+        }
+        const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
+        let at = 0;
+        for (const chunk of chunks) pcm.set(chunk, (at += chunk.length) - chunk.length);
+        return { pcm, sampleRate: ENGINE_SAMPLE_RATE, provider: tts.provider };
+      },
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks
@@ -320,6 +345,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(sessionRoutes);
     await app.register(creditRoutes);
     await app.register(providerRoutes);
+    await app.register(voiceRoutes);
     await app.register(secretRoutes);
     await app.register(phoneNumberRoutes);
     await app.register(doNotCallRoutes);

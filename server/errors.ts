@@ -56,6 +56,7 @@ export const ERRORS = {
   test_run_in_progress: { status: 429, message: 'This account has as many flow test runs in progress as it may; wait for a result first.' },
   too_many_sessions: { status: 429, message: 'This account has as many live voice sessions as it may; end one first.' },
   carrier_unavailable: { status: 502, message: 'The phone carrier did not take the request; try again shortly.' },
+  voice_unavailable: { status: 502, message: 'The voice provider did not speak the preview; try again shortly.' },
   internal: { status: 500, message: 'Something went wrong on our side.' },
   at_capacity: { status: 503, message: 'The server is at capacity; try again shortly.' },
   store_unavailable: { status: 503, message: 'The database cannot take writes right now.' },

@@ -24,6 +24,12 @@ export interface Services {
   sendToolRequest: SendToolRequest;
   /** Parses, validates and edits flow documents in worker threads, off the audio thread. */
   flowJobs: FlowJobs;
+  /**
+   * A short line spoken by the voice this account's sessions use (its own key's vendor, else the
+   * server's, else the embedded one), in `voice` when given: PCM16 mono. Throws AppError
+   * invalid_request for a voice that vendor lacks, voice_unavailable when the vendor fails.
+   */
+  previewVoice(accountId: string, voice: string | null, text: string, signal: AbortSignal): Promise<{ pcm: Int16Array; sampleRate: number; provider: string }>;
   /** A phone call's status changed: `call.status` into the webhook outbox, durably (never throws). */
   callStatus(session: Session, status: CallStatus): Promise<void>;
   /** Length of a billed minute, when not a real one (tests shorten it). */

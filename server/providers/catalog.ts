@@ -27,6 +27,15 @@ export const VENDORS: Record<ProviderKind, readonly string[]> = {
  */
 export const FLITE_VOICES = ['slt', 'kal', 'kal16', 'awb', 'rms', 'awb_time'] as const;
 
+/** OpenAI's speech voices (its `voice` parameter). */
+export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'] as const;
+
+/**
+ * The voices a flow may name (`settings.voice.voice`) for each voice vendor that takes a voice
+ * name; Deepgram's voice is its model (`aura-2-thalia-en`), so it has none here.
+ */
+export const TTS_VOICES: Readonly<Record<string, readonly string[]>> = { flite: FLITE_VOICES, openai: OPENAI_VOICES };
+
 /** Providers that run inside the server process: no key, no network, no charge. */
 export const EMBEDDED_VENDORS: ReadonlySet<string> = new Set(['flite']);
 

@@ -44,6 +44,7 @@ export type {
   NewSessionPhone,
   Session,
   SessionEnd,
+  SessionFilter,
   SessionMode,
   SessionNode,
   SessionStatus,

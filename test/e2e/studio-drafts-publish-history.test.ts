@@ -12,7 +12,8 @@ import { screenshot } from './browser.ts';
 import { WAIT, node, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
-const rig = studioSuite();
+// About drafts saved or not: only Save saves here (the autosave has tests of its own).
+const rig = studioSuite({ autosave: false });
 
 const wonPrompt = (yaml: string) => parseFlow(yaml).document?.states.won?.ui?.prompt;
 const ORIGINAL_WON = wonPrompt(GUESSING_GAME_YAML);

@@ -19,7 +19,8 @@ let closeServer: () => Promise<void>;
 beforeAll(async () => {
   const server = await startScreensServer();
   closeServer = () => server.close();
-  rig = await startStudioRig({ server });
+  // Unsaved changes are asserted here (the leave guard, the header): only Save saves.
+  rig = await startStudioRig({ server, autosave: false });
 }, 90_000);
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 // "Send a test request" on an http tool's card: the designer's edit (a new time limit) is saved
 // first, the account's service gets the request a call would send, and the card shows the method,
-// the status, the time and the answer; a service that refuses is shown as refused.
+// the status, the time and the answer; a service that refuses is shown as refused. The answer is
+// saved as a flow test ("Save as test") that gives it to the tool, and that test passes.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAvailabilityService, type AvailabilityService } from '../support/availability-service.ts';
@@ -53,5 +54,57 @@ describe("an http tool's test request", () => {
     await tool.getByRole('button', { name: 'Send a test request' }).click();
     await expect.poll(() => answer.locator('p').innerText(), WAIT).toMatch(/^POST · HTTP 404 · \d+ ms · /);
     expect(await answer.locator('pre').count()).toBe(0);
+  });
+
+  it('saves an answer as a flow test that gives it to the tool, and the test passes without calling the service', { timeout: 90_000 }, async () => {
+    await rig.server.request('PUT', '/v1/secrets/tool_signing_secret', { jwt: rig.account.jwt, body: { value: `whsec_${Buffer.alloc(32, 3).toString('base64')}` } });
+    await rig.server.request('PUT', '/v1/secrets/clinic_api_token', { jwt: rig.account.jwt, body: { value: 'clinic-e2e-token' } });
+    service.answers.set('monday', { status: 200, json: { available: true, slot: '9:30', next_state: 'offer_slot' } });
+    const { page, id } = await openFlow(rig, 'Booking saved as test', BOOKING.replace('https://clinic.example.com/voxflow/availability', service.url));
+    await showCards(page);
+    await node(page, 'welcome').locator('header').click();
+    const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
+    await tool.locator('.head').click();
+    await tool.getByRole('button', { name: 'Send a test request' }).click();
+    const answer = tool.getByRole('status', { name: 'Test request answer' });
+    await answer.waitFor(WAIT);
+
+    // It looks like a button, not like the text fields around it.
+    const look = (locator: ReturnType<typeof answer.locator>) => locator.evaluate((el) => {
+      const style = (globalThis as any).getComputedStyle(el);
+      return { background: style.backgroundColor, border: style.borderTopColor };
+    });
+    const saveAsTest = answer.getByRole('button', { name: 'Save as test' });
+    const field = await look(tool.getByRole('textbox', { name: 'Time limit (ms)' }));
+    const button = await look(saveAsTest);
+    expect(button.background).not.toBe(field.background);
+    expect(button.border).not.toBe(field.border);
+    await saveAsTest.click();
+    const yaml = answer.getByRole('textbox', { name: 'Recorded test YAML' });
+    await yaml.waitFor(WAIT);
+    const text = await yaml.inputValue();
+    expect(text).toContain('name: check_availability answers 200');
+    expect(text).toMatch(/tool_results:\s+check_availability:\s+body:/);
+    expect(text).toContain('next_state: offer_slot');
+    await answer.getByRole('button', { name: 'Save test' }).click();
+    await answer.getByText('Saved “check_availability answers 200” to the flow\'s tests.').waitFor(WAIT);
+
+    // Stored with the flow, and run against the draft it passes, taking the branch the answer chose,
+    // with no request to the service.
+    const tests = await rig.server.request('GET', `/v1/flows/${id}/tests`, { apiKey: rig.account.apiKey });
+    expect(tests.body.map((t: { name: string }) => t.name)).toEqual(['check_availability answers 200']);
+    const before = service.received.length;
+    const run = await rig.server.request('POST', `/v1/flows/${id}/tests/run`, { apiKey: rig.account.apiKey, body: { mode: 'scripted', draft: true } });
+    expect(run.status, run.text).toBe(202);
+    let result: any;
+    await expect
+      .poll(async () => {
+        result = (await rig.server.request('GET', `/v1/flows/${id}/tests/runs/${run.body.id}`, { apiKey: rig.account.apiKey })).body;
+        return result.status;
+      }, { timeout: 30_000 })
+      .not.toBe('running');
+    expect(result.status, JSON.stringify(result.result?.tests?.[0]?.runs?.[0]?.steps?.at(-1)?.checks)).toBe('passed');
+    expect(result.result.tests[0].runs[0].steps.at(-1).state).toBe('offer_slot');
+    expect(service.received.length).toBe(before);
   });
 });

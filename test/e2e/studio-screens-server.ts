@@ -45,11 +45,12 @@ export async function startScreensServer(overrides: ConfigInput = {}): Promise<T
 /**
  * The usual suite setup: Chromium and a screens server started once for the describe block and
  * closed after it. Call inside describe(); the returned function gives the rig in tests.
+ * `autosave: false`: the editor's autosave off on every page it opens (turnOffAutosave).
  */
-export function studioSuite(): () => StudioRig {
+export function studioSuite(options: { autosave?: boolean } = {}): () => StudioRig {
   let rig: StudioRig | undefined;
   beforeAll(async () => {
-    rig = await startStudioRig({ server: await startScreensServer() });
+    rig = await startStudioRig({ server: await startScreensServer(), ...options });
   }, 60_000);
   afterAll(async () => {
     await rig?.close();

@@ -10,7 +10,10 @@ export interface StudioRig {
   server: TestServer;
   chromium: TestBrowser;
   account: Awaited<ReturnType<typeof createAccount>>;
-  /** A new page, signed in as `account`, opened at `path` (default `/`), 1280×800 unless told. */
+  /**
+   * A new page, signed in as `account`, opened at `path` (default `/`), 1280×800 unless told;
+   * with the editor's autosave off when the rig was started with `autosave: false`.
+   */
   open(path?: string, viewport?: { width: number; height: number }): Promise<Page>;
   close(): Promise<void>;
 }
@@ -29,7 +32,20 @@ export async function signInBrowser(page: Page, serverUrl: string, account: { em
   await page.context().addInitScript(() => (globalThis as any).localStorage.setItem('voxflow.signed-in', '1'));
 }
 
-export async function startStudioRig(options: { server?: TestServer; micText?: string | null } = {}): Promise<StudioRig> {
+/** Where the studio keeps its Settings > Editor "Save drafts automatically" choice in the browser. */
+export const AUTOSAVE_SETTING = 'voxflow.autosave';
+
+/**
+ * Turns the editor's autosave off for every page this page's browser context opens from now on,
+ * as Settings > Editor "Save drafts automatically" unticked leaves it: for tests about unsaved
+ * changes (the leave guard, "Unsaved changes", a draft not yet written), which autosave would
+ * otherwise save a moment later. Call before the page's first navigation, or reload after.
+ */
+export async function turnOffAutosave(page: Page): Promise<void> {
+  await page.context().addInitScript((key) => (globalThis as any).localStorage.setItem(key, '0'), AUTOSAVE_SETTING);
+}
+
+export async function startStudioRig(options: { server?: TestServer; micText?: string | null; autosave?: boolean } = {}): Promise<StudioRig> {
   const dir = await tempDir();
   const [server, chromium] = await Promise.all([
     options.server ? Promise.resolve(options.server) : startTestServer({}, { voice: true }),
@@ -43,6 +59,7 @@ export async function startStudioRig(options: { server?: TestServer; micText?: s
     async open(path = '/', viewport) {
       const page = await chromium.newPage(viewport);
       await signInBrowser(page, server.url, account);
+      if (options.autosave === false) await turnOffAutosave(page);
       await page.goto(server.url + path);
       return page;
     },

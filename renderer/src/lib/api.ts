@@ -194,7 +194,8 @@ export const api = {
   addDoNotCall: (number: string) => request<DoNotCallEntry>('POST', '/v1/do-not-call', { number }),
   removeDoNotCall: (number: string) => request<void>('DELETE', `/v1/do-not-call/${id(number)}`),
 
-  listSessions: () => request<SessionView[]>('GET', '/v1/sessions'),
+  /** `query`: GET /v1/sessions' filters (docs/api.md#listing-and-searching-sessions), as a query string. */
+  listSessions: (query = '') => request<SessionView[]>('GET', query ? `/v1/sessions?${query}` : '/v1/sessions'),
   /** A page of a session's raw timeline, after `after` (a seq). */
   sessionEvents: (sessionId: string, after = 0) => request<SessionEventsPage>('GET', `/v1/sessions/${id(sessionId)}/events?after=${after}`),
   getSession: (sessionId: string) => request<SessionDetail>('GET', `/v1/sessions/${id(sessionId)}`),
@@ -203,6 +204,20 @@ export const api = {
     try {
       const response = await fetch(`/v1/sessions/${id(sessionId)}/recording`, { headers: accessToken ? { authorization: `Bearer ${accessToken}` } : {} });
       if (!response.ok) return { ok: false, status: response.status, code: `http_${response.status}`, message: 'The recording could not be loaded.', details: null };
+      return { ok: true, value: await response.blob() };
+    } catch {
+      return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };
+    }
+  },
+  /** A short line in `voice` (null: the default), spoken by the voice this account's sessions use, as a WAV. */
+  async previewVoice(voice: string | null): Promise<ApiResult<Blob>> {
+    try {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...(accessToken ? { authorization: `Bearer ${accessToken}` } : {}) };
+      const response = await fetch('/v1/voices/preview', { method: 'POST', headers, body: JSON.stringify({ voice }) });
+      if (!response.ok) {
+        const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+        return { ok: false, status: response.status, code: body?.error?.code ?? `http_${response.status}`, message: body?.error?.message ?? 'The preview could not be played.', details: null };
+      }
       return { ok: true, value: await response.blob() };
     } catch {
       return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };

@@ -8,7 +8,8 @@ export type Route =
    * `state`: the state to open the flow at, selected (a session's "open the flow at this state").
    */
   | { screen: 'editor'; flowId: string | null; draft?: string; state?: string }
-  | { screen: 'sessions' }
+  /** `query`: the list's search and filters as the address holds them (features/sessions/session-filters.ts). */
+  | { screen: 'sessions'; query?: string }
   | { screen: 'session'; sessionId: string }
   | { screen: 'phone-numbers' }
   /** `section`: the section to open at (its heading's id without `-title`, e.g. `secrets`). */
@@ -52,7 +53,7 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
       return draft && !query.get('flow') ? { screen: 'editor', flowId: null, draft } : { screen: 'editor', flowId: query.get('flow'), ...(state ? { state } : {}) };
     }
     case '/sessions':
-      return { screen: 'sessions' };
+      return location.search.length > 1 ? { screen: 'sessions', query: location.search.slice(1) } : { screen: 'sessions' };
     case '/session':
       return query.get('id') ? { screen: 'session', sessionId: query.get('id')! } : { screen: 'sessions' };
     case '/phone-numbers':
@@ -79,7 +80,7 @@ export function routeToPath(route: Route): string {
           ? `/flow-editor?draft=${encodeURIComponent(route.draft)}`
           : '/flow-editor';
     case 'sessions':
-      return '/sessions';
+      return route.query ? `/sessions?${route.query}` : '/sessions';
     case 'session':
       return `/session?id=${encodeURIComponent(route.sessionId)}`;
     case 'phone-numbers':

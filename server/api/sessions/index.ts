@@ -11,7 +11,7 @@ import { AppError } from '../../errors.ts';
 import { checkFirstMinute } from '../../billing/admission.ts';
 import { effectiveRatePerMinute } from '../../billing/provider-choice.ts';
 import { newSessionToken } from '../../security/opaque-tokens.ts';
-import type { Session } from '../../store/store.ts';
+import type { Session, SessionFilter } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
 import { mediaBody, noBody } from '../../http/api-contract.ts';
 import { optionalBody } from '../../http/validation.ts';
@@ -43,6 +43,38 @@ const EventsQuery = z.object({
 });
 
 const SessionParams = z.object({ session_id: z.string() });
+
+/** A time as Unix seconds or an ISO 8601 date or date-time (a date alone is midnight UTC). */
+const instant = (name: string) =>
+  z
+    .string()
+    .max(40, `${name} is at most 40 characters`)
+    .transform((text, ctx) => {
+      const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) / 1000 : NaN;
+      if (!Number.isFinite(seconds)) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be Unix seconds or an ISO 8601 date or date-time (2026-11-28T09:00:00Z)` });
+        return z.NEVER;
+      }
+      return seconds;
+    })
+    .optional();
+
+/** GET /v1/sessions' filters (docs/api.md#listing-and-searching-sessions): each optional, all applied together. */
+const ListQuery = z.object({
+  q: z.string().trim().min(1, 'q must not be empty').max(200, 'q is at most 200 characters').optional(),
+  flow_id: z.string().min(1, 'flow_id must not be empty').max(200, 'flow_id is at most 200 characters').optional(),
+  version: z
+    .union([z.literal('draft'), z.string().regex(/^[1-9]\d{0,8}$/).transform(Number)], { error: 'version must be a version number or "draft"' })
+    .optional(),
+  status: z.enum(['created', 'connected', 'ended', 'expired'], { error: 'status must be one of created, connected, ended, expired' }).optional(),
+  end_reason: z.string().min(1, 'end_reason must not be empty').max(100, 'end_reason is at most 100 characters').optional(),
+  created_from: instant('created_from'),
+  created_before: instant('created_before'),
+  from_number: z
+    .string()
+    .regex(/^\+?\d{1,16}$/, 'from_number must be digits of a phone number (part of one will do), with or without its leading +')
+    .optional(),
+});
 
 /** `wss://` behind TLS: the scheme follows the configured public URL. */
 export function webSocketUrl(publicUrl: string, path: string): string {
@@ -92,8 +124,23 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
     };
   });
 
-  app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' }, schema: { response: { 200: z.array(SessionView) } } }, async (request) => {
-    return (await store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed)).map((session) => sessionListItem(session));
+  // The latest sessions, narrowed by the filters given: a text search reads the final transcript
+  // lines of the account's newest sessions that pass the other filters (bounded in the store).
+  app.get('/v1/sessions', { config: { auth: 'jwt_or_api_key' }, schema: { querystring: ListQuery, response: { 200: z.array(SessionView) } } }, async (request) => {
+    const query = request.query;
+    const filter: SessionFilter = {
+      ...(query.q !== undefined && { text: query.q }),
+      ...(query.flow_id !== undefined && { flowId: query.flow_id }),
+      ...(query.version !== undefined && { version: query.version }),
+      ...(query.status !== undefined && { status: query.status }),
+      ...(query.end_reason !== undefined && { endReason: query.end_reason }),
+      ...(query.created_from !== undefined && { createdFrom: query.created_from }),
+      ...(query.created_before !== undefined && { createdBefore: query.created_before }),
+      ...(query.from_number !== undefined && { fromNumber: query.from_number }),
+    };
+    const now = Date.now() / 1000;
+    const sessions = await store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed, filter, now);
+    return sessions.map((session) => sessionListItem(session, now));
   });
 
   /** Another account's session reads as absent. */

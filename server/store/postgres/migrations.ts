@@ -360,4 +360,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     name: 'accounts remember when the studio signed out',
     sql: `ALTER TABLE accounts ADD COLUMN signed_out_at DOUBLE PRECISION;`,
   },
+  {
+    version: 16,
+    name: 'the sessions list filtered by flow',
+    // GET /v1/sessions?flow_id=…: the account's sessions of one flow, newest first, without reading
+    // its other sessions (the other filters narrow what this or sessions_by_account reads).
+    sql: `CREATE INDEX sessions_by_account_flow ON sessions(account_id, flow_id, created_at);`,
+  },
 ];

@@ -15,6 +15,7 @@ import { callStatusRank, type Session, type SessionNode, type SessionsRepository
 import { isUniqueViolation, type PgDatabase, type PgQueryable } from './database.ts';
 import type { SessionRow } from '../rows/sessions.ts';
 import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../rows/sessions.ts';
+import { postgresDialect, sessionListSql } from '../rows/session-filter.ts';
 
 const INSERT_SQL = `INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
 
@@ -163,12 +164,10 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
       return rows.map((row) => row.id);
     },
 
-    async listRecent(accountId, limit = 50) {
-      const rows = await db.rows<SessionRow>('SELECT * FROM sessions WHERE account_id = $1 ORDER BY created_at DESC, rowid DESC LIMIT $2', [
-        accountId,
-        limit,
-      ]);
-      return rows.map(toSession);
+    async listRecent(accountId, limit = 50, filter = {}, now = Date.now() / 1000) {
+      const params: unknown[] = [];
+      const sql = sessionListSql(accountId, filter, limit, now, postgresDialect(params));
+      return (await db.rows<SessionRow>(sql, params)).map(toSession);
     },
 
     async setRecordingFile(id, file) {

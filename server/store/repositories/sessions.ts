@@ -145,6 +145,24 @@ export interface SessionEnd {
   durationSecs?: number;
 }
 
+/** What GET /v1/sessions can narrow its list to; every field is optional and they all apply together. */
+export interface SessionFilter {
+  /** Found, case-insensitively, in one of the session's final transcript lines (caller or agent). */
+  text?: string;
+  flowId?: string;
+  /** The flow version it ran, or 'draft' for the owner's unpublished draft. */
+  version?: number | 'draft';
+  /** As the list shows it: 'expired' is a token that was never used and can no longer connect. */
+  status?: 'created' | 'connected' | 'ended' | 'expired';
+  endReason?: string;
+  /** Created at or after (Unix seconds). */
+  createdFrom?: number;
+  /** Created before (Unix seconds). */
+  createdBefore?: number;
+  /** Part of a phone call's from number (the caller's, for an inbound call). */
+  fromNumber?: string;
+}
+
 export interface SessionsRepository {
   create(input: NewSession): Promise<Session>;
   /**
@@ -176,8 +194,12 @@ export interface SessionsRepository {
    * of them. Returns the ids it ended.
    */
   endInterrupted(): Promise<string[]>;
-  /** Newest first. */
-  listRecent(accountId: string, limit?: number): Promise<Session[]>;
+  /**
+   * Newest first; only those that pass `filter` when one is given (a text search reads the newest
+   * TEXT_SEARCH_SESSIONS that pass the rest: rows/session-filter.ts). `now` (Unix seconds) tells
+   * an expired token from a waiting one.
+   */
+  listRecent(accountId: string, limit?: number, filter?: SessionFilter, now?: number): Promise<Session[]>;
   /** Names the session's recording file once it exists. */
   setRecordingFile(id: string, file: string | null): Promise<void>;
   /** Which flow version a claimed session runs, known once its flow is prepared. */

@@ -32,6 +32,9 @@ const END_REASONS: Record<string, string> = {
   max_duration: 'Reached the longest a call may run',
 };
 
+/** The end reasons the studio names (others are shown as they are written). */
+export const END_REASON_CODES: readonly string[] = Object.keys(END_REASONS);
+
 export function endReasonLabel(reason: string | null): string {
   if (reason === null) return '—';
   return END_REASONS[reason] ?? reason.replace(/_/g, ' ');

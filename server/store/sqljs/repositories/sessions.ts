@@ -5,6 +5,7 @@ import { CarrierCallTakenError, SessionCapReachedError } from '../../errors.ts';
 import { callStatusRank, type Session, type SessionNode, type SessionsRepository } from '../../repositories/sessions.ts';
 import type { SessionRow } from '../../rows/sessions.ts';
 import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../../rows/sessions.ts';
+import { sessionListSql, sqliteDialect } from '../../rows/session-filter.ts';
 
 const INSERT_SQL = `INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`;
 
@@ -128,13 +129,10 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
       });
     },
 
-    async listRecent(accountId, limit = 50) {
-      return db
-        .all<SessionRow>('SELECT * FROM sessions WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?', [
-          accountId,
-          limit,
-        ])
-        .map(toSession);
+    async listRecent(accountId, limit = 50, filter = {}, now = Date.now() / 1000) {
+      const params: Array<string | number> = [];
+      const sql = sessionListSql(accountId, filter, limit, now, sqliteDialect(params));
+      return db.all<SessionRow>(sql, params).map(toSession);
     },
 
     async setRecordingFile(id, file) {
