@@ -150,6 +150,9 @@ interface SessionTrace {
   tools: ToolRecord[];
   /** User text heard since the last turn (kept only with includeText). */
   userText: string;
+  /** The agent's words spoken before the turn's first audio (they are sent as they stream): counted into it. */
+  agentChars: number;
+  agentText: string;
 }
 
 export class SessionTracing {
@@ -197,7 +200,7 @@ export class SessionTracing {
     if (record.direction) attributes['voxflow.call.direction'] = record.direction;
     if (providers.llmModel) attributes['gen_ai.request.model'] = providers.llmModel;
     const root = this.tracer.startSpan('call', { kind: SpanKind.SERVER, attributes, startTime: now() }, ROOT_CONTEXT);
-    this.sessions.set(record.id, { root, context: trace.setSpan(ROOT_CONTEXT, root), providers, turn: null, tools: [], userText: '' });
+    this.sessions.set(record.id, { root, context: trace.setSpan(ROOT_CONTEXT, root), providers, turn: null, tools: [], userText: '', agentChars: 0, agentText: '' });
     const { traceId, traceFlags } = root.spanContext();
     // An unsampled call has no trace to look up: its log lines say nothing of one.
     return traceFlags & 1 ? traceId : null;
@@ -227,9 +230,10 @@ export class SessionTracing {
         if (event.role === 'user' && event.final) {
           this.closeTurn(session);
           if (this.options.includeText) session.userText = session.userText ? `${session.userText} ${event.text}` : event.text;
-        } else if (event.role === 'agent' && event.final && session.turn) {
-          session.turn.agentChars += event.text.length;
-          if (this.options.includeText) session.turn.agentText = session.turn.agentText ? `${session.turn.agentText} ${event.text}` : event.text;
+        } else if (event.role === 'agent' && event.final) {
+          const into = session.turn ?? session;
+          into.agentChars += event.text.length;
+          if (this.options.includeText) into.agentText = into.agentText ? `${into.agentText} ${event.text}` : event.text;
         }
         return;
       case 'tool_call':
@@ -247,8 +251,10 @@ export class SessionTracing {
         return;
       case 'metrics':
         this.closeTurn(session);
-        session.turn = { metrics: event, firstAudioAt: at, lastAt: at, agentChars: 0, userText: session.userText, agentText: '' };
+        session.turn = { metrics: event, firstAudioAt: at, lastAt: at, agentChars: session.agentChars, userText: session.userText, agentText: session.agentText };
         session.userText = '';
+        session.agentChars = 0;
+        session.agentText = '';
         return;
       case 'error':
         session.root.addEvent('error', { 'voxflow.error.code': event.code, 'voxflow.error.fatal': event.fatal }, at);
