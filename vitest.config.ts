@@ -15,7 +15,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 type Project = 'unit' | 'integration' | 'e2e';
 const FOLDERS: Record<string, Project> = {
   ...Object.fromEntries(['architecture', 'audio', 'config', 'electron', 'engine', 'flow', 'providers/embedded', 'renderer', 'store', 'testing', 'transports'].map((f) => [f, 'unit'])),
-  ...Object.fromEntries(['api', 'electron/embedded-server', 'phone', 'providers', 'server', 'store/both-stores', 'store/child-processes', 'store/postgres', 'voice'].map((f) => [f, 'integration'])),
+  ...Object.fromEntries(['api', 'electron/embedded-server', 'observability', 'phone', 'providers', 'server', 'store/both-stores', 'store/child-processes', 'store/postgres', 'voice'].map((f) => [f, 'integration'])),
   e2e: 'e2e',
 };
 

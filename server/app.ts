@@ -57,6 +57,9 @@ import { phoneTransport } from './transports/phone/index.ts';
 import { hangUpCallsOfGoneNodes } from './transports/phone/phone-stream.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
 import { studioRoutes } from './studio.ts';
+import { AudioOut } from './engine/audio-out.ts';
+import { Observability, type ChildLogger } from './observability/observability.ts';
+import { OUTBOX_COUNT_BOUND } from './observability/metrics.ts';
 
 export interface BuildOptions {
   /** A pino logger configuration or false; defaults to the configured level, secrets redacted. */
@@ -169,9 +172,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let storeLog: FastifyBaseLogger | null = null;
   const onWorkerLost = (error: Error) =>
     storeLog ? storeLog.error({ err: error }, 'the store worker stopped: every store call fails (503) until the server is restarted') : process.emitWarning(error.message);
-  const store: Store = config.databaseUrl
+  const openedStore: Store = config.databaseUrl
     ? await openPostgresStore({ url: config.databaseUrl, sessionsPerAccount, nodeGoneAfterSecs: config.nodeTimeoutSeconds })
     : await openWorkerStore({ dataDir: config.dataDir, sessionsPerAccount, onWorkerLost });
+  // Flow documents are parsed and edited in worker threads
+  // (docs/benchmarks.md#what-the-figures-rest-on); started on first use.
+  const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
+  // Metrics and traces (docs/hosting.md#prometheus-and-opentelemetry): each off, and nothing of it
+  // made or registered, unless configured.
+  const observability = new Observability(config, {
+    audioPacing: () => ({ lateFrames: AudioOut.lateFrames, underrunFrames: AudioOut.underrunFrames }),
+    flowJobs: () => flowJobs.load,
+    webhookOutboxDepth: () => openedStore.webhooks.pendingCount(OUTBOX_COUNT_BOUND),
+  });
+  const store = observability.timedStore(openedStore);
   try {
     const secrets = new SecretBox(secretKey);
 
@@ -211,14 +225,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const timelines = new TimelineRecorder(store, app.log);
     // Session events for the account's webhooks: a durable outbox, delivered on timers
     // (docs/api.md#what-a-call-leaves-behind).
-    const webhookDispatcher = new WebhookDispatcher(store, secrets, app.log, { ...config.webhooks, retentionDays: config.retentionDays });
+    const webhookDispatcher = new WebhookDispatcher(store, secrets, app.log, {
+      ...config.webhooks,
+      retentionDays: config.retentionDays,
+      ...(observability.metrics ? { onAttempt: (attempt: { delivered: boolean; ageSecs: number }) => observability.webhookAttempt(attempt) } : {}),
+    });
     // With port 0 the real port is known only once listening (recording URLs in session.ended).
     let listeningPort = config.port;
     const webhooks = new WebhookOutbox(store, app.log, () => webhookDispatcher.wake(), () => publicUrlFor(config, listeningPort));
     const recordings = new Set<CallRecording>();
-    // Flow documents are parsed and edited in worker threads
-    // (docs/benchmarks.md#what-the-figures-rest-on); started on first use.
-    const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
     // Flow http tools reach what webhooks may reach (--allow-private-webhooks covers both); the
     // engine sends them for calls, the API for a designer's test request.
     const sendToolRequest = createToolRequestSender({ secrets: store.secrets, box: secrets, allowPrivate: config.webhooks.allowPrivate });
@@ -227,10 +242,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       parseFlowDocument: (accountId, yaml) => flowJobs.parseDocument(`engine:${accountId}`, yaml),
       store,
       observer: {
-        event: (id, event) => timelines.record(id, event),
+        event: observability.enabled
+          ? (id, event) => {
+              timelines.record(id, event);
+              observability.event(id, event);
+            }
+          : (id, event) => timelines.record(id, event),
         flush: (id) => timelines.flush(id),
         // session.ended carries the stored outcome: it is written once the timeline is.
-        closed: (id) => void timelines.end(id).then(() => webhooks.sessionClosed(id)),
+        closed: (id) => {
+          observability.closed(id);
+          void timelines.end(id).then(() => webhooks.sessionClosed(id));
+        },
         recording: (record, sampleRate) => {
           const recording = startRecording(config.dataDir, record.id, app.log, sampleRate);
           recordings.add(recording);
@@ -239,8 +262,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           return { caller: (pcm) => recording.callerAudio(pcm), agent: (pcm) => recording.agentAudio(pcm), close };
         },
       },
-      hooks: new SessionHooks([loggingHook(app.log), webhooks, ...(options.hooks ?? [])], app.log),
+      hooks: new SessionHooks([loggingHook(app.log), webhooks, ...[observability.hook()].filter((h) => h !== null), ...(options.hooks ?? [])], app.log),
       log: app.log,
+      // Each session's lines name it, its account and (tracing on) its trace.
+      sessionStarting: (session) => observability.sessionStarting(session, app.log as ChildLogger),
       providersFor: registry.providersFor,
       userInput: voiceInput.userInput,
       hearsVoice: () => voiceInput.hearsVoice(),
@@ -313,6 +338,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await webhooks.close();
       await webhookDispatcher.close();
       await retention.stop();
+      await observability.close();
     });
     app.addHook('onClose', async () => {
       // The store is flushed and its lock released whatever else fails on the way out.
@@ -334,6 +360,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(pendingUpgradesPlugin);
     await app.register(nulCharactersPlugin);
     await app.register(authPlugin);
+    // /ready answers why this node should not take new calls now: the store refusing writes, the
+    // server closing (true from the start of a SIGTERM, before sessions are ended), the session cap
+    // reached, or the voice model still loading. /health stays what it was.
+    await observability.register(
+      app,
+      () => [
+        ...(store.writable() ? [] : ['the store refuses writes']),
+        ...(closing ? ['the server is shutting down'] : []),
+        ...(engine.activeSessions >= config.engine.maxSessions ? [`at the session cap (${config.engine.maxSessions} live sessions)`] : []),
+        ...(engine.hearsVoice && !engine.voiceReady ? ['voice activity detection is still loading'] : []),
+      ],
+      redactUrl,
+    );
     // Before any route: it validates, serializes and documents every route registered after it.
     await app.register(apiContractPlugin, { checkResponses: options.checkResponses ?? false });
     await app.register(openApiRoutes);
@@ -368,6 +407,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     void webhooks.recoverMissedEnds(24 * 60 * 60);
     return app;
   } catch (error) {
+    await observability.close();
     await store.close();
     throw error;
   }

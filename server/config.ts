@@ -213,6 +213,34 @@ export const ConfigSchema = z.object({
       plivoApiUrl: url.optional(),
     })
     .prefault({}),
+  /**
+   * Running it in production (docs/hosting.md#prometheus-and-opentelemetry): metrics for
+   * Prometheus, traces for an OpenTelemetry collector. Both off unless configured.
+   */
+  observability: z
+    .object({
+      /** The bearer token GET /metrics asks for; unset, the public listener does not serve /metrics (404). */
+      metricsToken: optionalText,
+      /** host:port of a second listener that serves only /metrics and /ready (a private port; no token unless metricsToken is set). */
+      metricsListen: optionalText.refine((v) => v === undefined || hostPort(v) !== null, { message: 'must be host:port, e.g. 127.0.0.1:9464' }),
+      /** Label the session and credit counters with the account id (one series per account: mind the count). */
+      metricsPerAccount: yesNo.default(false),
+      /** The collector's OTLP/HTTP base URL (`/v1/traces` is added), as OTEL_EXPORTER_OTLP_ENDPOINT. */
+      otelEndpoint: optionalText.refine((v) => v === undefined || /^https?:\/\//.test(v), { message: 'must be an http:// or https:// URL' }),
+      /** The full traces URL, as OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; wins over otelEndpoint. */
+      otelTracesEndpoint: optionalText.refine((v) => v === undefined || /^https?:\/\//.test(v), { message: 'must be an http:// or https:// URL' }),
+      /** Headers sent to the collector, `key=value,key2=value2` (W3C baggage style, values URL-encoded). */
+      otelHeaders: optionalText,
+      otelServiceName: optionalText,
+      otelTracesSampler: z
+        .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'], { error: 'must be always_on, always_off, traceidratio or parentbased_ (always_on, always_off, traceidratio)' })
+        .optional(),
+      /** The ratio of the traceidratio samplers, 0 to 1. */
+      otelTracesSamplerArg: z.coerce.number().min(0).max(1).optional(),
+      /** Put what was said (transcripts, tool arguments' text) into span attributes; off: never. */
+      otelIncludeText: yesNo.default(false),
+    })
+    .prefault({}),
   ice: z
     .object({
       /** STUN server URLs, e.g. stun:stun.example.com:3478; none needed on one machine or a LAN. */
@@ -233,6 +261,15 @@ type DeepReadonly<T> = T extends (infer E)[] ? readonly DeepReadonly<E>[] : T ex
  * `publicUrl` left unset is derived from the listening address (see publicUrlFor), which with
  * port 0 is known only once the server listens.
  */
+/** `host:port` (an IPv6 host in brackets) split, or null when it is not one. */
+export function hostPort(value: string): { host: string; port: number } | null {
+  const m = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(value.trim());
+  if (!m) return null;
+  const port = Number(m[2]);
+  if (port > 65_535) return null;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
 export type Config = DeepReadonly<z.infer<typeof ConfigSchema> & { dataDir: string }>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
 
@@ -357,6 +394,16 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_PENDING_UPGRADES_PER_ADDRESS', 'limits.pendingUpgradesPerAddress', '<n>', 'WebSocket connects of one client address being admitted at once (past it: 503 at_capacity)', { shownDefault: '64' }),
   setting('VOXFLOW_RETENTION_DAYS', 'retentionDays', '<days>', 'days session timelines and recordings are kept', { shownDefault: '30' }),
   setting('VOXFLOW_MIN_FREE_DISK_MB', 'minFreeDiskMb', '<MiB>', 'free disk space below which GET /health answers 503 degraded, for the data folder and its recordings (0: never)', { shownDefault: '256' }),
+  secret('VOXFLOW_METRICS_TOKEN', 'observability.metricsToken', 'bearer token GET /metrics asks for; unset: the public listener does not serve /metrics (404)'),
+  setting('VOXFLOW_METRICS_LISTEN', 'observability.metricsListen', '<host:port>', 'a second listener serving only /metrics and /ready, e.g. 127.0.0.1:9464 (no token there unless VOXFLOW_METRICS_TOKEN is set)'),
+  setting('VOXFLOW_METRICS_PER_ACCOUNT', 'observability.metricsPerAccount', '[yes|no]', 'label the session and credit counters with the account id (a series per account)', { shownDefault: 'no', switch: true }),
+  { env: 'OTEL_EXPORTER_OTLP_ENDPOINT', flag: 'otel-endpoint', path: 'observability.otelEndpoint', value: '<url>', help: 'OpenTelemetry collector (OTLP/HTTP) base URL; each session becomes a trace. Unset: no tracing' },
+  { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'observability.otelTracesEndpoint', value: '<url>', help: 'the full OTLP/HTTP traces URL, instead of the base URL + /v1/traces' },
+  { env: 'OTEL_EXPORTER_OTLP_HEADERS', path: 'observability.otelHeaders', value: '<secret>', help: 'headers sent to the collector, key=value,key2=value2 (e.g. its API key)' },
+  { env: 'OTEL_SERVICE_NAME', flag: 'otel-service-name', path: 'observability.otelServiceName', value: '<name>', help: 'service.name of the traces', shownDefault: 'voxflow' },
+  { env: 'OTEL_TRACES_SAMPLER', flag: 'otel-traces-sampler', path: 'observability.otelTracesSampler', value: '<sampler>', help: 'always_on|always_off|traceidratio|parentbased_always_on|parentbased_always_off|parentbased_traceidratio', shownDefault: 'parentbased_always_on' },
+  { env: 'OTEL_TRACES_SAMPLER_ARG', flag: 'otel-traces-sampler-arg', path: 'observability.otelTracesSamplerArg', value: '<ratio>', help: 'the ratio (0 to 1) of the traceidratio samplers', shownDefault: '1' },
+  setting('VOXFLOW_OTEL_INCLUDE_TEXT', 'observability.otelIncludeText', '[yes|no]', "put what was said (transcripts) into the spans; off, spans carry timings, names and counts only", { shownDefault: 'no', switch: true }),
   setting('VOXFLOW_ALLOW_PRIVATE_WEBHOOKS', 'webhooks.allowPrivate', '[yes|no]', 'let webhook endpoints be on loopback or private networks (on in the desktop app)', { shownDefault: 'no', switch: true }),
   setting('VOXFLOW_WEBHOOK_RETRY_SECONDS', 'webhooks.retrySeconds', '<s,s,…>', 'comma-separated waits before each retry of a failed webhook delivery', { shownDefault: '30,120,600,2700', list: true }),
 ];

@@ -52,6 +52,18 @@ export interface VoiceEngineDeps {
   parseFlowDocument?: (accountId: string, yaml: string) => Promise<FlowDocument | null>;
   /** Sends flows' http tool requests (signed, with the account's secrets); absent: they fail. */
   sendToolRequest?: SendToolRequest;
+  /**
+   * Called once as a session starts, before its first event: the logger its lines go to (one that
+   * names the session, its account and its trace). Absent: `log` as it is.
+   */
+  sessionStarting?: (session: StartingSession) => SessionLogger;
+}
+
+/** What a session starting is, for its logger, its metrics' labels and its trace. */
+export interface StartingSession {
+  record: Session;
+  /** The providers' vendor names (and the model's), never their keys. */
+  providers: { stt: string | null; llm: string | null; llmModel: string | null; tts: string };
 }
 
 /** What a session sent, for whoever keeps it (server/outcomes keeps timelines). Must not throw or block. */
@@ -276,6 +288,8 @@ export class VoiceEngine {
     // The flow was read and parsed at admission (prepareFlow), off this synchronous path.
     if (record.flowId && !request.flow) throw new Error('a session with a flow starts with the document prepareFlow() gave');
     const flow = request.flow ?? null;
+    const { stt, llm, tts } = providers.providers;
+    const log = this.deps.sessionStarting?.({ record, providers: { stt: stt?.provider ?? null, llm: llm?.provider ?? null, llmModel: llm?.model ?? null, tts: tts.provider } }) ?? this.deps.log;
     let session: VoiceSession | null = null;
     const meter =
       providers.ratePerMinute > 0
@@ -290,7 +304,7 @@ export class VoiceEngine {
                 void session?.end('credits_exhausted');
               },
               onError: (error) => {
-                this.deps.log.error({ err: error, session: record.id }, 'could not charge a session minute');
+                log.error({ err: error, session: record.id }, 'could not charge a session minute');
                 void session?.end('error');
               },
             },
@@ -319,7 +333,7 @@ export class VoiceEngine {
         meter,
         hooks: this.deps.hooks,
         clock: this.clock,
-        log: this.deps.log,
+        log,
         recordEnd: async (end) => {
           // A client that sees the session ended and reads its events finds all of them up to the end.
           await this.deps.observer?.flush?.(record.id);
@@ -358,7 +372,7 @@ export class VoiceEngine {
     );
     this.sessions.add(session);
     session.start().catch((error: unknown) => {
-      this.deps.log.error({ err: error, session: record.id }, 'session failed to start');
+      log.error({ err: error, session: record.id }, 'session failed to start');
       void session!.end('error');
     });
     // Admitted just before the server began to close: it ends with the others.

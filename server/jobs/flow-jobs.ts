@@ -118,6 +118,13 @@ export class FlowJobs {
     this.maxWaiting = maxWaiting;
   }
 
+  /** Jobs waiting for a worker, and jobs running (the metrics' flow-job queue depth). */
+  get load(): { queued: number; running: number } {
+    let running = 0;
+    for (const slot of this.slots) if (slot.running) running++;
+    return { queued: this.waiting.length, running };
+  }
+
   /** Every diagnostic of a YAML text. */
   async validate(account: string, yaml: string): Promise<Diagnostic[]> {
     return (await this.run(account, { kind: 'validate', yaml })).diagnostics;

@@ -6,7 +6,7 @@ import { importsOf, type ImportEdge } from './import-graph.ts';
 
 export type Layer =
   | 'errors' | 'config' | 'catalog' | 'flow' | 'protocol' | 'audio' | 'concurrency' | 'security' | 'store' | 'cluster' | 'providers' | 'billing'
-  | 'jobs' | 'engine' | 'outcomes' | 'testing' | 'http' | 'api' | 'transports' | 'composition' | 'renderer' | 'electron' | 'resources' | 'test';
+  | 'jobs' | 'engine' | 'outcomes' | 'testing' | 'http' | 'api' | 'transports' | 'observability' | 'composition' | 'renderer' | 'electron' | 'resources' | 'test';
 
 interface Rule {
   /** Layers this one may import at run time (its own is always allowed). */
@@ -45,8 +45,13 @@ export const RULES: Record<Layer, Rule> = {
   api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs', 'concurrency', 'providers'], types: ['config', 'engine'] },
   /** Carriers' REST calls (hang-up, transfer) share the providers' one retry loop. */
   transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog', 'providers'], types: ['config', 'store'] },
+  /**
+   * Metrics, traces, the session's logger, /metrics and /ready: fed from the engine's hooks and
+   * events (their types only), so nothing below knows it is watched.
+   */
+  observability: { value: ['errors', 'protocol'], types: ['config', 'engine', 'store'] },
   /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, migrate-command.ts: they put the server (or a CLI command) together. */
-  composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'concurrency', 'security', 'store', 'cluster', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports'] },
+  composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'concurrency', 'security', 'store', 'cluster', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports', 'observability'] },
   /** The studio imports only the pure modules (one validator, one protocol, one vendor list). */
   renderer: { value: ['flow', 'protocol', 'catalog', 'resources'], types: ['electron'] },
   /** The desktop app embeds the whole server. */

@@ -37,6 +37,8 @@ export interface DispatcherOptions {
   allowPrivate: boolean;
   /** Deliveries done (delivered or given up) are kept this long for the list, like timelines. */
   retentionDays: number;
+  /** Told of each attempt's outcome (metrics): delivered or not, and the seconds since the event was put in the outbox. */
+  onAttempt?: (attempt: { delivered: boolean; ageSecs: number }) => void;
 }
 
 export interface DispatcherLog {
@@ -332,6 +334,7 @@ export class WebhookDispatcher {
       status,
       nextAttemptAt: status === 'pending' ? Date.now() / 1000 + wait! : null,
     });
+    this.options.onAttempt?.({ delivered: outcome.delivered, ageSecs: Math.max(0, Date.now() / 1000 - delivery.createdAt) });
     // A signing secret that cannot be read says nothing of the receiver.
     return secret === null ? null : outcome;
   }

@@ -170,6 +170,11 @@ export function createPgWebhooksRepository(db: PgDatabase): WebhooksRepository {
         .map((row) => toDelivery({ ...row, next_attempt_at: row.due_at }));
     },
 
+    async pendingCount(bound) {
+      const row = await db.row<{ n: string }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT $1) AS pending`, [bound]);
+      return Number(row?.n ?? 0);
+    },
+
     async nextDueAt() {
       const row = await db.row<{ at: number | null }>(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
       return row?.at ?? null;

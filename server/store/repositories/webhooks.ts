@@ -87,6 +87,8 @@ export interface WebhooksRepository {
   due(now: number, limit: number, except?: DueExcept): Promise<WebhookDelivery[]>;
   /** When the next pending delivery falls due; null when none is pending. */
   nextDueAt(): Promise<number | null>;
+  /** Deliveries pending (neither delivered nor given up), counted up to `bound`: the outbox's depth. */
+  pendingCount(bound: number): Promise<number>;
   /** Records one attempt and what follows from it, in one durable write. */
   recordAttempt(deliveryId: string, outcome: AttemptOutcome): Promise<void>;
   /** An endpoint's deliveries, newest first, each with its attempts, oldest first. */

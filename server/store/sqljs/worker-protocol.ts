@@ -82,6 +82,7 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
     enqueue: true,
     due: true,
     nextDueAt: true,
+    pendingCount: true,
     recordAttempt: true,
     listDeliveries: true,
     retryNow: true,

@@ -73,6 +73,11 @@ export function createWebhooksRepository(db: Database): WebhooksRepository {
         .map(toDelivery);
     },
 
+    async pendingCount(bound) {
+      const row = db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT ?)`, [bound]);
+      return Number(row?.n ?? 0);
+    },
+
     async nextDueAt() {
       const row = db.get<{ at: number | null }>(`SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
       return row?.at ?? null;
