@@ -52,6 +52,7 @@ import { pendingUpgradesPlugin } from './http/pending-upgrades.ts';
 import { phoneTransport } from './transports/phone/index.ts';
 import { hangUpCallsOfGoneNodes } from './transports/phone/phone-stream.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
+import { sipTransport } from './transports/sip/index.ts';
 import { studioRoutes } from './studio.ts';
 
 export interface BuildOptions {
@@ -265,6 +266,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       sendToolRequest,
       flowJobs,
       callStatus: (session, status) => webhooks.callStatus(session, status),
+      sipListening: [],
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks
@@ -328,6 +330,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(websocketTransport);
     await app.register(phoneTransport);
     await app.register(webrtcTransport, options.webrtc ?? {});
+    await app.register(sipTransport);
     await app.register(studioRoutes, { dir: options.studioDir });
     await app.ready();
     // Deliveries an earlier run left pending go out now, with the ends of the last day it
