@@ -25,7 +25,7 @@ import { DigestAuth } from './digest.ts';
 import { header, parseNameAddr, parseUri, responseTo, tagOf, type ParseResult, type SipRequest } from './message.ts';
 import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './rtp.ts';
 import { parseOffer } from './sdp.ts';
-import { newTag, TransactionLayer, type ServerTransaction } from './transactions.ts';
+import { TransactionLayer, type ServerTransaction } from './transactions.ts';
 import { listenTcp, listenUdp, parseListen, type Listening, type Peer } from './transport.ts';
 
 const LOG_EVERY_MS = 60_000;
@@ -262,7 +262,7 @@ export class SipEndpoint {
         admitted = null;
         return;
       }
-      const localTag = newTag();
+      const localTag = tx.toTag;
       call = new SipCall(
         {
           app: this.app,

@@ -12,7 +12,7 @@
 // peer need not be the one it receives on); from anywhere else they are ignored. Audio packets
 // go through a small reorder window (three packets) before they are decoded and resampled for
 // the engine; a lost packet is 20 ms of silence, so the VAD's timeline stays whole. A
-// telephone-event is a key once per event (its RTP timestamp), however many packets carry it.
+// telephone-event is a key once per event (its SSRC and RTP timestamp), however many packets carry it.
 import { createSocket, type Socket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { RtpHeader, RtpPacket } from 'werift';
@@ -111,7 +111,7 @@ export class RtpStream {
   private clockStart = 0;
   private ticks = 0;
   private readonly jitter: JitterBuffer<Buffer>;
-  private readonly seenEvents = new Set<string>();
+  private lastEvent: string | null = null;
   private recording: LineRecordingTap | null = null;
   private closed = false;
   private problemTold = false;
@@ -224,13 +224,14 @@ export class RtpStream {
 
   private sendPacket(): void {
     const payload = this.queue.shift() ?? silence(this.target.law);
-    this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + SAMPLES_PER_PACKET) >>> 0;
     if (!this.target.sending || this.target.port === 0) {
-      // On hold: the clock runs on (timestamps keep counting wall time) and nothing is sent.
+      // On hold: the clock runs on (timestamps keep counting wall time) and nothing is sent; the
+      // sequence numbers count packets sent, so they resume where they stopped.
       this.marker = true;
       return;
     }
+    this.sequence = (this.sequence + 1) & 0xffff;
     const header = new RtpHeader({ payloadType: this.target.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, ssrc: this.ssrc, marker: this.marker });
     this.marker = false;
     const packet = new RtpPacket(header, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)).serialize();
@@ -283,9 +284,10 @@ export class RtpStream {
       return;
     }
     const event = payload[0]!;
-    if (event >= RTP_EVENT_KEYS.length || this.seenEvents.has(key)) return;
-    this.seenEvents.add(key);
-    if (this.seenEvents.size > 64) this.seenEvents.delete(this.seenEvents.values().next().value!);
+    // Events follow one another: a packet of the event last seen (its start, its updates, its
+    // end sent three times) is that event again; another timestamp is the next key.
+    if (event >= RTP_EVENT_KEYS.length || this.lastEvent === key) return;
+    this.lastEvent = key;
     this.callbacks.digit(RTP_EVENT_KEYS[event]!);
   }
 

@@ -48,6 +48,8 @@ type ServerState = 'proceeding' | 'completed' | 'confirmed' | 'terminated';
 
 export class ServerTransaction {
   state: ServerState = 'proceeding';
+  /** Our tag in the To of every final answer (and the dialog's, when an INVITE is answered 2xx). */
+  readonly toTag = newTag();
   private last: SipResponse | null = null;
   private timers: NodeJS.Timeout[] = [];
 
@@ -97,7 +99,7 @@ export class ServerTransaction {
 
   /** Answers with a status and nothing else (errors, OPTIONS' plain answers). */
   reply(status: number, options: Parameters<typeof responseTo>[2] = {}): void {
-    this.respond(responseTo(this.request, status, options));
+    this.respond(responseTo(this.request, status, { toTag: this.toTag, ...options }));
   }
 
   /** The same request again: the last response again. */

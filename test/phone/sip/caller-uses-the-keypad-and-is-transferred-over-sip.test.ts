@@ -1,0 +1,73 @@
+// A caller on the phone menu over SIP: RFC 4733 keys from sip-tester's pcaps move the flow (1, then
+// an account number ending in #), and 0 hands the call to the front desk with a REFER to the
+// peer that sent the call. sipp, the transferee, accepts it and reports the front desk answered:
+// the session ends `transferred`, and Voxflow leaves the call with a BYE. When the front desk is
+// busy (NOTIFY with 486), the caller is back at the menu.
+import { describe, expect, it, vi } from 'vitest';
+import { FRONT_DESK, PHONE_MENU_YAML } from '../../support/phone-menu-flow.ts';
+import { listenForRtp, runSipp, useSipRig } from '../../support/sip-rig.ts';
+
+type TimelineEvent = { type: string; event: Record<string, unknown> };
+
+describe('a SIP caller on a keypad menu', () => {
+  const rig = useSipRig({ llm: 'none', transcripts: [] });
+  const api = (path: string) => rig().server.request('GET', path, { apiKey: rig().account.apiKey }).then((r) => r.body);
+  let menuBound: Promise<string> | null = null;
+  const menu = () => (menuBound ??= rig().bind('1000', PHONE_MENU_YAML));
+  const newSession = (known: Set<string>) =>
+    vi.waitFor(
+      async () => {
+        const found = (await api('/v1/sessions')).find((s: { id: string; transport: string }) => s.transport === 'sip' && !known.has(s.id));
+        expect(found).toBeDefined();
+        return found.id as string;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+
+  it('moves on keys, collects the account number, and is transferred by REFER', { timeout: 90_000 }, async () => {
+    await menu();
+    const before = new Set<string>((await api('/v1/sessions')).map((s: { id: string }) => s.id));
+    const ear = await listenForRtp();
+    const run = await runSipp({ rig: rig(), scenario: 'keypad-and-transfer.xml', rtpPort: ear.port });
+    expect(run.code, run.output).toBe(0);
+    const id = await newSession(before);
+    const detail = await vi.waitFor(
+      async () => {
+        const body = await api(`/v1/sessions/${id}`);
+        expect(body.status).toBe('ended');
+        return body;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(detail).toMatchObject({ transport: 'sip', end_reason: 'transferred', transferred_to: FRONT_DESK });
+    expect(detail.variables.account_number).toBe('0427');
+    const timeline: TimelineEvent[] = (await api(`/v1/sessions/${id}/events?limit=500`)).events;
+    expect(timeline.filter((e) => e.type === 'dtmf').map((e) => e.event.digits)).toEqual(['1', '0', '4', '2', '7', '#', '0']);
+    const moves = timeline.filter((e) => e.type === 'dtmf').flatMap((e) => (e.event.moves as Array<{ via: string; to_state: string }>).map((m) => `${m.via}→${m.to_state}`));
+    expect(moves).toEqual(['key 1→account', 'collect account_number→thanks', 'key 0→human']);
+    expect(timeline.filter((e) => e.type === 'transfer').map((e) => e.event.status)).toEqual(['started', 'completed']);
+  });
+
+  it('takes the caller back to the menu when the front desk is busy', { timeout: 90_000 }, async () => {
+    await menu();
+    const before = new Set<string>((await api('/v1/sessions')).map((s: { id: string }) => s.id));
+    const ear = await listenForRtp();
+    const run = await runSipp({ rig: rig(), scenario: 'transfer-refused.xml', rtpPort: ear.port });
+    expect(run.code, run.output).toBe(0);
+    const id = await newSession(before);
+    const detail = await vi.waitFor(
+      async () => {
+        const body = await api(`/v1/sessions/${id}`);
+        expect(body.status).toBe('ended');
+        return body;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(detail).toMatchObject({ end_reason: 'caller_hung_up', transferred_to: null });
+    expect(detail.path.map((p: { state: string }) => p.state)).toEqual(['menu', 'human', 'menu']);
+    const timeline: TimelineEvent[] = (await api(`/v1/sessions/${id}/events?limit=500`)).events;
+    const failed = timeline.filter((e) => e.type === 'transfer');
+    expect(failed.map((e) => e.event.status)).toEqual(['started', 'failed']);
+    expect(failed[1]!.event.reason).toMatch(/486/);
+  });
+});
