@@ -87,6 +87,8 @@ export async function otherAccountBinding(rig: SipRig, user: string, yaml: strin
 
 export interface RtpPacketSeen {
   at: number;
+  /** Where it came from: Voxflow's RTP port for the call (it sends from where it receives). */
+  from: { address: string; port: number };
   payloadType: number;
   sequence: number;
   timestamp: number;
@@ -107,10 +109,11 @@ export async function listenForRtp(host = '127.0.0.1'): Promise<RtpEar> {
   await new Promise<void>((resolve) => socket.bind(0, host, resolve));
   afterThisTest(() => new Promise<void>((resolve) => socket.close(() => resolve())));
   const packets: RtpPacketSeen[] = [];
-  socket.on('message', (data) => {
+  socket.on('message', (data, remote) => {
     if (data.length < 12) return;
     packets.push({
       at: performance.now(),
+      from: { address: remote.address, port: remote.port },
       payloadType: data[1]! & 0x7f,
       marker: (data[1]! & 0x80) !== 0,
       sequence: data.readUInt16BE(2),
@@ -120,6 +123,20 @@ export async function listenForRtp(host = '127.0.0.1'): Promise<RtpEar> {
     });
   });
   return { port: socket.address().port, packets, socket };
+}
+
+/** An RFC 4733 telephone-event packet for a key (its start; `end` for the last of the event). */
+export function telephoneEvent(key: string, options: { payloadType?: number; sequence: number; timestamp: number; end?: boolean }): Buffer {
+  const packet = Buffer.alloc(16);
+  packet[0] = 0x80;
+  packet[1] = (options.payloadType ?? 101) | (options.end ? 0 : 0x80);
+  packet.writeUInt16BE(options.sequence & 0xffff, 2);
+  packet.writeUInt32BE(options.timestamp >>> 0, 4);
+  packet.writeUInt32BE(0x5eed, 8);
+  packet[12] = '0123456789*#ABCD'.indexOf(key);
+  packet[13] = options.end ? 0x8a : 0x0a;
+  packet.writeUInt16BE(800, 14);
+  return packet;
 }
 
 /** A free even UDP port with the three after it free too (sipp's audio and video media ports). */

@@ -3,9 +3,11 @@
 // peer that sent the call. sipp, the transferee, accepts it and reports the front desk answered:
 // the session ends `transferred`, and Voxflow leaves the call with a BYE. When the front desk is
 // busy (NOTIFY with 486), the caller is back at the menu.
+import { createSocket } from 'node:dgram';
 import { describe, expect, it, vi } from 'vitest';
+import { afterThisTest } from '../../support/after-this-test.ts';
 import { FRONT_DESK, PHONE_MENU_YAML } from '../../support/phone-menu-flow.ts';
-import { listenForRtp, runSipp, useSipRig } from '../../support/sip-rig.ts';
+import { listenForRtp, runSipp, telephoneEvent, useSipRig } from '../../support/sip-rig.ts';
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
@@ -46,6 +48,31 @@ describe('a SIP caller on a keypad menu', () => {
     const moves = timeline.filter((e) => e.type === 'dtmf').flatMap((e) => (e.event.moves as Array<{ via: string; to_state: string }>).map((m) => `${m.via}→${m.to_state}`));
     expect(moves).toEqual(['key 1→account', 'collect account_number→thanks', 'key 0→human']);
     expect(timeline.filter((e) => e.type === 'transfer').map((e) => e.event.status)).toEqual(['started', 'completed']);
+  });
+
+  it('takes keys only from the address the caller\'s SDP named', { timeout: 60_000 }, async () => {
+    await menu();
+    const before = new Set<string>((await api('/v1/sessions')).map((s: { id: string }) => s.id));
+    const ear = await listenForRtp();
+    // A call that stays up a while and presses nothing itself (it holds and resumes, then hangs up).
+    const call = runSipp({ rig: rig(), scenario: 'hold-and-resume.xml', rtpPort: ear.port });
+    const id = await newSession(before);
+    await vi.waitFor(() => expect(ear.packets.length).toBeGreaterThan(0), { timeout: 10_000, interval: 20 });
+    const ours = ear.packets[0]!.from;
+    const stranger = createSocket('udp4');
+    await new Promise<void>((resolve) => stranger.bind(0, '127.0.0.2', resolve));
+    afterThisTest(() => new Promise<void>((resolve) => stranger.close(() => resolve())));
+    const press = (socket: typeof stranger, timestamp: number) => {
+      for (let i = 0; i < 3; i++) socket.send(telephoneEvent('1', { sequence: timestamp + i, timestamp, end: i === 2 }), ours.port, ours.address);
+    };
+    press(stranger, 1000);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect((await api(`/v1/sessions/${id}`)).path.map((p: { state: string }) => p.state)).toEqual(['menu']);
+    // The same key from the caller's own address moves the menu.
+    press(ear.socket, 2000);
+    await vi.waitFor(async () => expect((await api(`/v1/sessions/${id}`)).path.map((p: { state: string }) => p.state)).toEqual(['menu', 'account']), { timeout: 10_000, interval: 100 });
+    const run = await call;
+    expect(run.code, run.output).toBe(0);
   });
 
   it('takes the caller back to the menu when the front desk is busy', { timeout: 90_000 }, async () => {
