@@ -85,6 +85,9 @@ export class SipCall {
   private transferred = false;
   private ended = false;
   private transfer: { settle(result: { ok: true } | { ok: false; reason: string }): void } | null = null;
+  private markFinished!: () => void;
+  /** The call is over on our side: BYE sent (or not needed), the audio closed. */
+  private readonly finished = new Promise<void>((resolve) => (this.markFinished = resolve));
 
   constructor(
     private readonly env: CallEnvironment,
@@ -179,6 +182,7 @@ export class SipCall {
   async hangUp(reason: string): Promise<void> {
     if (this.session) await this.session.end(reason);
     else await this.finish(reason);
+    await this.finished;
   }
 
   private reinvite(tx: ServerTransaction, cseq: number): void {
@@ -290,11 +294,12 @@ export class SipCall {
 
   /** The session ended (or is ending): BYE the caller unless they left or were transferred away. */
   private async sessionClosed(): Promise<void> {
-    await this.finish('session ended');
+    await this.finish('the session ended');
   }
 
-  private async finish(_why: string): Promise<void> {
+  private async finish(why: string): Promise<void> {
     if (this.ended) return;
+    this.env.log.debug({ sip_call: this.callId.slice(0, 32), why }, 'SIP call over');
     this.ended = true;
     if (this.session && !this.session.isEnded && this.callerGone) void this.session.end('caller_hung_up');
     if (!this.callerGone && !this.byeSent) {
@@ -308,6 +313,7 @@ export class SipCall {
     this.transfer?.settle({ ok: false, reason: 'the call ended' });
     this.rtp.close();
     this.env.gone(this);
+    this.markFinished();
   }
 
   private async drain(): Promise<void> {

@@ -5,8 +5,8 @@
 // clock sends one packet per tick, the next queued frame or, when the agent is quiet, a frame of
 // silence, so the caller's jitter buffer sees one continuous stream (sequence numbers +1 and
 // timestamps +160 each packet, no gaps to mistake for loss). A barge-in drops what is queued.
-// The clock runs on its own timer and sends at most a few packets per tick to catch up after a
-// stall: encoding happened when the frame was queued, so a tick is only a send.
+// The clock runs on its own timer; after a stall it catches up with what it owes (up to a
+// second): encoding happened when the frame was queued, so a tick is only sends.
 //
 // In: packets are taken only from the address the offer named (any port: the sending port of a
 // peer need not be the one it receives on); from anywhere else they are ignored. Audio packets
@@ -27,8 +27,13 @@ const FRAME_MS = 20;
 const SAMPLES_PER_PACKET = (LINE_RATE * FRAME_MS) / 1000;
 /** Agent frames queued past this (a second) are dropped from the front: the engine paces, so this is a stall. */
 const MAX_QUEUED_FRAMES = 50;
-/** After a stall the clock sends at most this many packets at once, then starts afresh. */
-const MAX_CATCH_UP = 5;
+/**
+ * After a stall of the event loop (a loaded machine, a long garbage collection) the clock sends
+ * the packets it owes at once, up to a second of them, so the stream stays continuous and the
+ * peer's jitter buffer sorts the burst out by timestamp; past that it is a pause: the timestamps
+ * jump over it and a new talkspurt is marked.
+ */
+const MAX_CATCH_UP = 50;
 const RTP_EVENT_KEYS = '0123456789*#ABCD';
 
 export interface RtpPortRange {

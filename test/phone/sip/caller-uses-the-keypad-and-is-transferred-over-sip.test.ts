@@ -57,6 +57,8 @@ describe('a SIP caller on a keypad menu', () => {
     // A call that stays up a while and presses nothing itself (it holds and resumes, then hangs up).
     const call = runSipp({ rig: rig(), scenario: 'hold-and-resume.xml', rtpPort: ear.port });
     const id = await newSession(before);
+    const path = async () => (await api(`/v1/sessions/${id}`)).path.map((p: { state: string }) => p.state);
+    await vi.waitFor(async () => expect(await path()).toEqual(['menu']), { timeout: 15_000, interval: 100 });
     await vi.waitFor(() => expect(ear.packets.length).toBeGreaterThan(0), { timeout: 10_000, interval: 20 });
     const ours = ear.packets[0]!.from;
     const stranger = createSocket('udp4');
@@ -67,10 +69,10 @@ describe('a SIP caller on a keypad menu', () => {
     };
     press(stranger, 1000);
     await new Promise((resolve) => setTimeout(resolve, 800));
-    expect((await api(`/v1/sessions/${id}`)).path.map((p: { state: string }) => p.state)).toEqual(['menu']);
+    expect(await path()).toEqual(['menu']);
     // The same key from the caller's own address moves the menu.
     press(ear.socket, 2000);
-    await vi.waitFor(async () => expect((await api(`/v1/sessions/${id}`)).path.map((p: { state: string }) => p.state)).toEqual(['menu', 'account']), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect(await path()).toEqual(['menu', 'account']), { timeout: 10_000, interval: 100 });
     const run = await call;
     expect(run.code, run.output).toBe(0);
   });
