@@ -67,6 +67,7 @@ export class SipEndpoint {
     const first = parseListen(options.listen[0] ?? '');
     const host = first?.host ?? '127.0.0.1';
     this.rtpHost = host.includes(':') ? '0.0.0.0' : host;
+    if (options.mediaAddress && isIP(options.mediaAddress) !== 4) throw new Error(`VOXFLOW_SIP_MEDIA_ADDRESS: "${options.mediaAddress}" is not an IPv4 address`);
     this.contactHost = options.mediaAddress ?? (host === '0.0.0.0' || host === '::' ? firstExternalIpv4() : host);
     this.layer = new TransactionLayer({
       request: (tx) => this.request(tx),

@@ -1,5 +1,6 @@
-// A caller on the phone menu over SIP: RFC 4733 keys from sip-tester's pcaps move the flow (1, then
-// an account number ending in #), and 0 hands the call to the front desk with a REFER to the
+// A caller on the phone menu over SIP: keys move the flow (1, then an account number ending in #),
+// sent as RFC 4733 events from sip-tester's pcaps and one as SIP INFO (application/dtmf-relay),
+// and only from the caller's own address; 0 hands the call to the front desk with a REFER to the
 // peer that sent the call. sipp, the transferee, accepts it and reports the front desk answered:
 // the session ends `transferred`, and Voxflow leaves the call with a BYE. When the front desk is
 // busy (NOTIFY with 486), the caller is back at the menu.
