@@ -20,7 +20,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { TransferAction, VoiceSession } from '../../engine/session.ts';
 import type { AdmittedSession } from '../session-admission.ts';
 import { DTMF_DIGITS } from '../carriers/carrier.ts';
-import { header, headerList, parseCSeq, parseNameAddr, parseUri, responseTo, type Header, type SipRequest, type SipResponse } from './message.ts';
+import { capabilities, header, headerList, parseCSeq, parseNameAddr, parseUri, responseTo, type Header, type SipRequest, type SipResponse } from './message.ts';
 import { LINE_RATE, type MediaTarget, type RtpStream } from './rtp.ts';
 import { buildAnswer, callerHolds, parseOffer, type Offer } from './sdp.ts';
 import { newBranch, T1_MS, T2_MS, type ServerTransaction, type TransactionLayer } from './transactions.ts';
@@ -82,7 +82,6 @@ export class SipCall {
   private session: VoiceSession | null = null;
   private callerGone = false;
   private byeSent = false;
-  private transferred = false;
   private ended = false;
   private transfer: { settle(result: { ok: true } | { ok: false; reason: string }): void } | null = null;
   private markFinished!: () => void;
@@ -125,7 +124,8 @@ export class SipCall {
       },
       sendAudio: (frame) => rtp.agentAudio(frame),
       lineAudio: { sampleRate: LINE_RATE, record: (tap) => rtp.record(tap) },
-      close: () => void this.sessionClosed(),
+      // The session ended (the flow, credit, a transfer done, the server stopping): BYE the caller.
+      close: () => void this.finish('the session ended'),
       transfer: (action) => (action.mode === 'warm' ? Promise.resolve({ ok: false as const, reason: 'a warm transfer is not made over SIP; use mode: cold' }) : this.refer(action)),
     });
     log.info({ law: this.offer.law, peer: `${this.peer.address}:${this.peer.port}` }, 'SIP call answered');
@@ -277,10 +277,7 @@ export class SipCall {
       this.transfer?.settle({ ok: false, reason: `the caller's side refused the transfer: ${response.status} ${response.reason}` });
     }
     const result = await outcome;
-    if (result.ok) {
-      this.transferred = true;
-      await this.env.app.services.store.sessions.setTransferredTo(this.start.admitted.record.id, action.to);
-    }
+    if (result.ok) await this.env.app.services.store.sessions.setTransferredTo(this.start.admitted.record.id, action.to);
     return result;
   }
 
@@ -290,11 +287,6 @@ export class SipCall {
     const host = this.peer.address.includes(':') ? `[${this.peer.address}]` : this.peer.address;
     const port = this.peer.port === 5060 ? '' : `:${this.peer.port}`;
     return `sip:${to.replace(/[^0-9A-Za-z+*#]/g, '')}@${host}${port};user=phone`;
-  }
-
-  /** The session ended (or is ending): BYE the caller unless they left or were transferred away. */
-  private async sessionClosed(): Promise<void> {
-    await this.finish('the session ended');
   }
 
   private async finish(why: string): Promise<void> {
@@ -400,16 +392,4 @@ export class SipCall {
     if (uri && host && /^[0-9.]+$|:/.test(host)) return { address: host, port: uri.port ?? 5060 };
     return { address: this.peer.address, port: this.peer.port };
   }
-
-  get wasTransferred(): boolean {
-    return this.transferred;
-  }
-}
-
-/** What we support, said in answers so a peer knows what to send. */
-export function capabilities(): Header[] {
-  return [
-    { name: 'allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, NOTIFY' },
-    { name: 'accept', value: 'application/sdp, application/dtmf-relay, message/sipfrag' },
-  ];
 }

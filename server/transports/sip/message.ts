@@ -17,7 +17,7 @@
 // port needs. Should a fuller stack ever be wanted, drachtio (as a separate SIP server) would be
 // the one to use.
 
-/** A message larger than this is refused: UDP's is far smaller in practice (an INVITE with SDP is 1-2 KB). */
+/** A message larger than this is refused (an INVITE with SDP is 1-2 KB). */
 export const MAX_MESSAGE_BYTES = 16 * 1024;
 /** Header fields a message may carry, folded lines counting once. */
 export const MAX_HEADERS = 64;
@@ -163,7 +163,6 @@ function parse(data: Buffer, options: ParseOptions): ParseResult {
     if (!/^\d{1,9}$/.test(lengthText)) return refuse('a malformed Content-Length');
     const length = Number(lengthText);
     if (length > rawBody.length) return refuse('a Content-Length longer than the body (truncated)');
-    if (length > MAX_BODY_BYTES) return refuse(`a body over ${MAX_BODY_BYTES} bytes`);
     // Over UDP, bytes past the Content-Length are discarded (RFC 3261 §18.3).
     message.body = rawBody.subarray(0, length);
   }
@@ -317,8 +316,6 @@ function decodeUser(user: string): string | null {
   }
 }
 
-// ── Writing ─────────────────────────────────────────────────────────────────────────────────
-
 const REASONS: Record<number, string> = {
   100: 'Trying',
   180: 'Ringing',
@@ -330,6 +327,7 @@ const REASONS: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   415: 'Unsupported Media Type',
+  420: 'Bad Extension',
   480: 'Temporarily Unavailable',
   481: 'Call/Transaction Does Not Exist',
   482: 'Loop Detected',
@@ -338,10 +336,10 @@ const REASONS: Record<number, string> = {
   487: 'Request Terminated',
   488: 'Not Acceptable Here',
   491: 'Request Pending',
+  489: 'Bad Event',
   500: 'Server Internal Error',
   501: 'Not Implemented',
   503: 'Service Unavailable',
-  513: 'Message Too Large',
 };
 
 export function reasonPhrase(status: number): string {
@@ -387,8 +385,15 @@ export function responseTo(request: SipRequest, status: number, options: { toTag
   return { kind: 'response', status, reason: options.reason ?? reasonPhrase(status), headers, body: options.body ?? Buffer.alloc(0) };
 }
 
+/** What the endpoint supports, said in answers so a peer knows what it may send. */
+export function capabilities(): Header[] {
+  return [
+    { name: 'allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, NOTIFY' },
+    { name: 'accept', value: 'application/sdp, application/dtmf-relay, message/sipfrag' },
+  ];
+}
+
 /** The tag parameter of a From or To value. */
 export function tagOf(value: string | undefined): string | null {
-  if (!value) return null;
-  return parseNameAddr(value)?.params.tag || null;
+  return value ? parseNameAddr(value)?.params.tag || null : null;
 }
