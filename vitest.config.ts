@@ -11,11 +11,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // - postgres: test/api's and test/phone's own files again with the store on PostgreSQL; their
 //   subfolders run once: embedded-store-only (its data folder and journal), not-about-the-store
 //   (worker pool, scrypt, rate limits: a second run would ask nothing new, at the highest cost),
-//   phone/carrier-protocols (no server), phone/several-nodes (starts its nodes on PostgreSQL).
+//   phone/carrier-protocols (no server), phone/several-nodes (starts its nodes on PostgreSQL),
+//   phone/sip (SIP calls from sipp: what the store keeps of them is a carrier call's).
 type Project = 'unit' | 'integration' | 'e2e';
 const FOLDERS: Record<string, Project> = {
   ...Object.fromEntries(['architecture', 'audio', 'config', 'electron', 'engine', 'flow', 'providers/embedded', 'renderer', 'store', 'testing', 'transports'].map((f) => [f, 'unit'])),
-  ...Object.fromEntries(['api', 'electron/embedded-server', 'observability', 'phone', 'providers', 'server', 'store/both-stores', 'store/child-processes', 'store/postgres', 'voice'].map((f) => [f, 'integration'])),
+  ...Object.fromEntries(['api', 'electron/embedded-server', 'observability', 'phone', 'phone/sip', 'providers', 'server', 'store/both-stores', 'store/child-processes', 'store/postgres', 'voice'].map((f) => [f, 'integration'])),
   e2e: 'e2e',
 };
 

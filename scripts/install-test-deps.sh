@@ -15,9 +15,9 @@ present() {
     # The PostgreSQL store's tests start throwaway clusters from Debian's binaries (initdb and
     # pg_ctl in a temp dir on a free port); the package alone is enough, no service is started.
     postgresql) compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null ;;
-    # Real peers for the SIP and monitoring tests this round adds (no test uses them yet), so
-    # they test against what a SIP engineer or an operator runs: sipp, baresip, kamailio,
-    # prometheus; espeak-ng and sox make and convert callers' audio.
+    # Real peers for the SIP and monitoring tests, so they test against what a SIP engineer or
+    # an operator runs: sipp (with its RTP pcaps) places the calls of test/phone/sip; baresip,
+    # kamailio, prometheus; espeak-ng and sox make and convert callers' audio.
     sip-tester) command -v sipp >/dev/null 2>&1 ;;
     baresip-core) command -v baresip >/dev/null 2>&1 ;;
     kamailio) command -v kamailio >/dev/null 2>&1 || [ -x /usr/sbin/kamailio ] ;;

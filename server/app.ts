@@ -56,6 +56,7 @@ import { pendingUpgradesPlugin } from './http/pending-upgrades.ts';
 import { phoneTransport } from './transports/phone/index.ts';
 import { hangUpCallsOfGoneNodes } from './transports/phone/phone-stream.ts';
 import { webrtcTransport, type WebRtcOptions } from './transports/webrtc/index.ts';
+import { sipTransport } from './transports/sip/index.ts';
 import { studioRoutes } from './studio.ts';
 import { AudioOut } from './engine/audio-out.ts';
 import { Observability, type ChildLogger } from './observability/observability.ts';
@@ -315,6 +316,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         for (const chunk of chunks) pcm.set(chunk, (at += chunk.length) - chunk.length);
         return { pcm, sampleRate: ENGINE_SAMPLE_RATE, provider: tts.provider };
       },
+      sipListening: [],
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks
@@ -393,6 +395,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(websocketTransport);
     await app.register(phoneTransport);
     await app.register(webrtcTransport, options.webrtc ?? {});
+    await app.register(sipTransport);
     await app.register(studioRoutes, { dir: options.studioDir });
     await app.ready();
     // Deliveries an earlier run left pending go out now, with the ends of the last day it

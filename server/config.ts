@@ -241,6 +241,24 @@ export const ConfigSchema = z.object({
       otelIncludeText: yesNo.default(false),
     })
     .prefault({}),
+  /**
+   * The SIP endpoint (docs/sip.md): off unless it listens somewhere. Each entry is
+   * `udp:<host>:<port>` or `tcp:<host>:<port>` (port 0: any free one, as tests use).
+   */
+  sip: z
+    .object({
+      listen: z
+        .array(z.string().regex(/^(udp|tcp):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$/, 'must be udp:<host>:<port> or tcp:<host>:<port>, e.g. udp:0.0.0.0:5060'))
+        .default([]),
+      /** RTP ports for calls' audio, an even one per call: `20000-20999`, or `0` for any the OS picks. */
+      rtpPorts: z
+        .string()
+        .regex(/^\s*(0|\d{4,5}\s*-\s*\d{4,5})\s*$/, 'must be a range such as 20000-20999, or 0 for any free port')
+        .default('20000-20999'),
+      /** The address put in SDP and Contact, where peers send RTP and requests; the listening host when unset (a wildcard: the first non-loopback IPv4). */
+      mediaAddress: optionalText,
+    })
+    .prefault({}),
   ice: z
     .object({
       /** STUN server URLs, e.g. stun:stun.example.com:3478; none needed on one machine or a LAN. */
@@ -379,6 +397,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_TWILIO_API_URL', 'carriers.twilioApiUrl', '<url>', "Twilio's REST API (hang-up, transfer, outbound calls)", { shownDefault: 'https://api.twilio.com' }),
   setting('VOXFLOW_TELNYX_API_URL', 'carriers.telnyxApiUrl', '<url>', "Telnyx's REST API", { shownDefault: 'https://api.telnyx.com' }),
   setting('VOXFLOW_PLIVO_API_URL', 'carriers.plivoApiUrl', '<url>', "Plivo's REST API", { shownDefault: 'https://api.plivo.com' }),
+  setting('VOXFLOW_SIP_LISTEN', 'sip.listen', '<udp|tcp:host:port,…>', 'comma-separated SIP listeners, e.g. udp:0.0.0.0:5060,tcp:0.0.0.0:5060 (default: SIP off)', { list: true }),
+  setting('VOXFLOW_SIP_RTP_PORTS', 'sip.rtpPorts', '<first-last>', "UDP ports for SIP calls' audio (RTP), one even port a call; 0 for any free port", { shownDefault: '20000-20999' }),
+  setting('VOXFLOW_SIP_MEDIA_ADDRESS', 'sip.mediaAddress', '<ip>', 'IPv4 address peers reach our RTP and SIP at, put in SDP and Contact (behind NAT: the public one)', { shownDefault: 'the SIP listening address' }),
   setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),

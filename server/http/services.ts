@@ -34,6 +34,8 @@ export interface Services {
   callStatus(session: Session, status: CallStatus): Promise<void>;
   /** Length of a billed minute, when not a real one (tests shorten it). */
   minuteMs?: number;
+  /** Where the SIP endpoint listens, once bound (port 0 resolved); empty when SIP is off (docs/sip.md). */
+  sipListening: Array<{ protocol: 'udp' | 'tcp'; host: string; port: number }>;
 }
 
 /** Who is calling, as established by the auth plugin. */

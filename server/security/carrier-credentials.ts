@@ -6,6 +6,7 @@
 // here to Twilio, Telnyx or Plivo would cost a round trip abroad on every save, and a wrong
 // credential shows itself at once anyway, in the carrier's signature on the first webhook and in
 // its answer to the first REST call.
+import { isIP } from 'node:net';
 import type { SecretBox } from './secret-box.ts';
 
 export interface CarrierField {
@@ -16,6 +17,26 @@ export interface CarrierField {
 }
 
 const matching = (pattern: RegExp, expected: string) => (value: string) => (pattern.test(value) ? null : `must be ${expected}`);
+/** Comma-separated IPv4 or IPv6 addresses and CIDR ranges (`203.0.113.7, 198.51.100.0/24`). */
+function addressList(value: string): string | null {
+  const entries = value.split(',').map((v) => v.trim()).filter(Boolean);
+  if (entries.length === 0) return 'must name at least one address or CIDR range';
+  const bad = entries.find((entry) => !parseSource(entry));
+  return bad ? `must be addresses or CIDR ranges separated by commas (e.g. 203.0.113.7, 198.51.100.0/24); "${bad.slice(0, 60)}" is neither` : null;
+}
+
+/** One allowed SIP source: an address or a CIDR range, as node:net's BlockList takes it. */
+export function parseSource(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address, prefixText, ...rest] = entry.trim().split('/');
+  if (!address || rest.length > 0) return null;
+  const family = isIP(address) === 4 ? 'ipv4' : isIP(address) === 6 ? 'ipv6' : null;
+  if (!family) return null;
+  const max = family === 'ipv4' ? 32 : 128;
+  if (prefixText === undefined) return { address, prefix: max, family };
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) return null;
+  return { address, prefix: Number(prefixText), family };
+}
+
 const opaque = (value: string) => (value.length >= 8 && value.length <= 512 && !/\s/.test(value) ? null : 'must be 8 to 512 characters without spaces');
 
 /** A base64 Ed25519 public key: exactly 32 bytes once decoded. */
@@ -40,6 +61,13 @@ export const CARRIER_FIELDS = {
   plivo: {
     auth_id: { secret: false, problem: matching(/^[MS]A[A-Z0-9]{18}$/, 'MA or SA followed by 18 capital letters or digits (Plivo console: Overview)') },
     auth_token: { secret: true, problem: opaque },
+  },
+  // A PBX or trunk calling the SIP endpoint: calls are taken from the listed addresses, and from
+  // anywhere else only with digest authentication under the username and password, when set.
+  sip: {
+    allowed_sources: { secret: false, problem: addressList },
+    username: { secret: false, problem: matching(/^[A-Za-z0-9._~+-]{1,64}$/, 'letters, digits and . _ ~ + - (at most 64)') },
+    password: { secret: true, problem: opaque },
   },
 } as const satisfies Record<string, Record<string, CarrierField>>;
 

@@ -49,8 +49,8 @@ export type CreditPart = z.infer<typeof Accounts.CreditPart>;
 export type CreditsView = FromOlderServers<z.infer<typeof Accounts.CreditsView>, 'parts'>;
 export type ProviderKind = z.infer<typeof Accounts.ProviderKind>;
 type ProviderFields = z.infer<typeof Accounts.ProvidersView>;
-/** The carriers' credentials, which servers before phone calls do not send. */
-export type CarrierField = Extract<keyof ProviderFields, `twilio_${string}` | `telnyx_${string}` | `plivo_${string}`>;
+/** The carriers' (and the SIP endpoint's) credentials, which servers before phone calls (or SIP) do not send. */
+export type CarrierField = Extract<keyof ProviderFields, `twilio_${string}` | `telnyx_${string}` | `plivo_${string}` | `sip_${string}`>;
 /** A part's provider reads null while the account's view is not known (the studio then goes by /capabilities). */
 export type ProvidersView = Omit<FromOlderServers<ProviderFields, `${ProviderKind}_base_url` | `${ProviderKind}_model` | CarrierField>, `${ProviderKind}_provider`> &
   Record<`${ProviderKind}_provider`, string | null>;

@@ -51,6 +51,10 @@ export const ProvidersView = z.object({
   telnyx_application_sid: nullableText,
   plivo_auth_id: nullableText,
   plivo_auth_token: nullableText,
+  /** The SIP endpoint's peers: addresses and CIDR ranges calls are taken from, and digest credentials. */
+  sip_allowed_sources: nullableText,
+  sip_username: nullableText,
+  sip_password: nullableText,
   /** Saved, but something is worth knowing (the provider could not be reached to check the key). */
   warnings: z.array(z.string()).optional(),
 });

@@ -12,7 +12,7 @@ export interface CarrierKeyField {
 }
 
 export interface CarrierKeys {
-  carrier: 'twilio' | 'telnyx' | 'plivo';
+  carrier: 'twilio' | 'telnyx' | 'plivo' | 'sip';
   title: string;
   where: string;
   fields: CarrierKeyField[];
@@ -46,6 +46,16 @@ export const CARRIER_KEYS: CarrierKeys[] = [
     fields: [
       { name: 'plivo_auth_id', label: 'Auth ID', secret: false, placeholder: 'MA or SA and 18 characters' },
       { name: 'plivo_auth_token', label: 'Auth token', secret: true, placeholder: 'Paste the auth token' },
+    ],
+  },
+  {
+    carrier: 'sip',
+    title: 'SIP (a PBX or trunk)',
+    where: 'Calls sent straight to this server over SIP (docs/sip.md): taken from these addresses, or from anywhere with the username and password (digest).',
+    fields: [
+      { name: 'sip_allowed_sources', label: 'Allowed sources', secret: false, placeholder: 'e.g. 203.0.113.7, 198.51.100.0/24' },
+      { name: 'sip_username', label: 'Username', secret: false, placeholder: 'For digest authentication' },
+      { name: 'sip_password', label: 'Password', secret: true, placeholder: 'Paste the password' },
     ],
   },
 ];

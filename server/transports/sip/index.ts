@@ -1,0 +1,19 @@
+// The SIP endpoint as a part of the app (docs/sip.md): off unless VOXFLOW_SIP_LISTEN names where to
+// listen. Its sockets are bound while the app is built, so a port taken is an error at start, and
+// where they listen (port 0 resolved) is in the app's services. Closing the app ends every SIP call
+// with a BYE, then stops listening.
+import type { FastifyInstance } from 'fastify';
+import { SipEndpoint } from './endpoint.ts';
+
+export async function sipTransport(app: FastifyInstance): Promise<void> {
+  const { config } = app.services;
+  if (config.sip.listen.length === 0) return;
+  const endpoint = new SipEndpoint(app, { listen: config.sip.listen, rtpPorts: config.sip.rtpPorts, mediaAddress: config.sip.mediaAddress }, app.log.child({ transport: 'sip' }));
+  await endpoint.start();
+  app.services.sipListening.push(...endpoint.listening);
+  // Before the engine ends the sessions, so each call ends with its BYE rather than a silent line.
+  app.addHook('preClose', async () => {
+    await endpoint.close();
+    app.services.sipListening.length = 0;
+  });
+}
