@@ -1,6 +1,8 @@
 // buildApp(config): the whole server as a Fastify instance that does not listen. main.ts and
 // Electron listen; tests build it with a temporary data dir. Every route is registered here,
-// explicitly (autoload breaks once bundled).
+// explicitly (autoload breaks once bundled). Over 400 lines on purpose: it is the one place
+// where every part is made and handed what it needs (store, engine, jobs, outcomes, phone, SIP,
+// observability), in the order they depend on each other and close in reverse.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';

@@ -2,7 +2,8 @@
 // JSON) in, a Voxflow flow document that validates out, and a diagnostic, at its line and
 // column in the Pipecat text, for each part that does not map. Pure: the studio runs it too.
 // The format is told by the file's shape (format.ts): the YAML FlowConfig of Pipecat Flows 1.x
-// is converted by import-declarative.ts; the rest of this file reads the formats before 1.0.
+// is converted by import-declarative.ts; the rest of this file reads the formats before 1.0
+// (a little over 400 lines: the old formats' mapping table below is read as one piece).
 //
 // How the concepts of the formats before 1.0 map (docs/flows.md, "Pipecat Flows"):
 // - `initial_node` → `initial_state`; each node → a state of the same name.
