@@ -10,7 +10,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // - e2e: Debian Chromium against a real server; only these need the studio built.
 // - postgres: test/api's and test/phone's own files again with the store on PostgreSQL; their
 //   subfolders run once: embedded-store-only (its data folder and journal), not-about-the-store
-//   (worker pool, scrypt, rate limits: a second run would ask nothing new, at the highest cost),
+//   (worker pool, scrypt, rate limits, headers, the studio's files, bodies refused before any store
+//   call: a second run would ask nothing new of the store),
 //   phone/carrier-protocols (no server), phone/several-nodes (starts its nodes on PostgreSQL).
 type Project = 'unit' | 'integration' | 'e2e';
 const FOLDERS: Record<string, Project> = {
