@@ -9,10 +9,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 //   PostgreSQL (store/postgres, store/both-stores: the repositories on sql.js and PostgreSQL).
 // - e2e: Debian Chromium against a real server; only these need the studio built.
 // - postgres: test/api's and test/phone's own files again with the store on PostgreSQL; their
-//   subfolders run once: embedded-store-only (its data folder and journal), not-about-the-store
-//   (worker pool, scrypt, rate limits: a second run would ask nothing new, at the highest cost),
-//   phone/carrier-protocols (no server), phone/several-nodes (starts its nodes on PostgreSQL),
-//   phone/sip (SIP calls from sipp: what the store keeps of them is a carrier call's).
+//   subfolders run once, as a second run would ask nothing new of the store: embedded-store-only,
+//   not-about-the-store (worker pool, scrypt, rate limits, headers, the studio's files, bodies
+//   refused before any store call), phone/carrier-protocols (no server), phone/several-nodes (its
+//   own nodes on PostgreSQL), phone/sip (sipp's calls: the store keeps what a carrier call keeps).
 type Project = 'unit' | 'integration' | 'e2e';
 const FOLDERS: Record<string, Project> = {
   ...Object.fromEntries(['architecture', 'audio', 'config', 'electron', 'engine', 'flow', 'providers/embedded', 'renderer', 'store', 'testing', 'transports'].map((f) => [f, 'unit'])),

@@ -9,7 +9,8 @@ import { createFlow } from '../support/server.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 describe('the Phone numbers screen', () => {
-  const rig = studioSuite();
+  // A number is bound once per server, whoever holds it: a server of its own, so no other file's numbers meet these.
+  const rig = studioSuite({ ownServer: true });
   const numbersNow = async () => (await rig().server.request('GET', '/v1/phone-numbers', { jwt: rig().account.jwt })).body as Array<Record<string, any>>;
 
   async function openScreen(): Promise<Page> {

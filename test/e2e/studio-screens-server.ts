@@ -2,13 +2,14 @@
 // build copied when the server starts. On a machine where someone else builds the studio while
 // the tests run, Vite empties and rewrites dist/renderer at any moment; the server lists its
 // files at start, so the page would ask for assets that no longer exist.
+import { rmSync } from 'node:fs';
 import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConfigInput } from '../../server/config.ts';
 import { afterAll, beforeAll } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startSharedTestServer, startTestServer, type TestServer } from '../support/server.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
 const BUILD_DIR = fileURLToPath(new URL('../../dist/renderer/', import.meta.url));
@@ -43,18 +44,94 @@ export async function startScreensServer(overrides: ConfigInput = {}): Promise<T
 }
 
 /**
- * The usual suite setup: Chromium and a screens server started once for the describe block and
- * closed after it. Call inside describe(); the returned function gives the rig in tests.
- * `autosave: false`: the editor's autosave off on every page it opens (turnOffAutosave).
+ * The screens server this worker's suites share (studioSuite): one per test worker, not one per
+ * file. A worker runs a dozen of these files in turn (vitest.config.ts: isolate false), and each
+ * would otherwise copy the studio's build and start a server that loads the voice stack. Every
+ * suite signs up an account of its own, and what the studio shows is the account's (flows,
+ * sessions, numbers, settings), so the files cannot see each other; a suite that needs a server
+ * of its own asks for one (`studioSuite({ ownServer: true })`, or startScreensServer).
+ * It closes once no suite has used it for IDLE_CLOSE_MS. Vitest stops a worker with SIGTERM and
+ * SIGKILL half a second later (Playwright's own SIGTERM handler keeps the worker alive till then),
+ * so its folder is removed on SIGTERM too, synchronously, or every run would leave one behind.
  */
-export function studioSuite(options: { autosave?: boolean } = {}): () => StudioRig {
+interface SharedServer {
+  server: Promise<TestServer>;
+  users: number;
+  idle?: NodeJS.Timeout;
+}
+let shared: SharedServer | null = null;
+const IDLE_CLOSE_MS = 5_000;
+
+function sharedScreensServer(): { server: Promise<TestServer>; release(): void } {
+  if (!shared) {
+    const entry: SharedServer = {
+      users: 0,
+      server: (async () => {
+        const home = await mkdtemp(join(tmpdir(), 'voxflow-e2e-server-'));
+        const removeHome = () => rmSync(home, { recursive: true, force: true });
+        process.once('SIGTERM', removeHome);
+        const server = await (async () => {
+          const studioDir = join(home, 'studio');
+          await snapshotStudio(studioDir);
+          return startSharedTestServer({ dataDir: join(home, 'data') }, { studioDir, voice: true });
+        })().catch((error: unknown) => {
+          removeHome();
+          throw error;
+        });
+        return {
+          ...server,
+          async close() {
+            await server.close();
+            process.off('SIGTERM', removeHome);
+            await rm(home, { recursive: true, force: true });
+          },
+        };
+      })(),
+    };
+    entry.server.catch(() => {
+      if (shared === entry) shared = null;
+    });
+    shared = entry;
+  }
+  const mine: SharedServer = shared;
+  clearTimeout(mine.idle);
+  mine.users++;
+  return {
+    server: mine.server,
+    release() {
+      if (--mine.users > 0) return;
+      mine.idle = setTimeout(() => {
+        if (mine.users > 0) return;
+        if (shared === mine) shared = null;
+        void mine.server.then((server) => server.close()).catch(() => undefined);
+      }, IDLE_CLOSE_MS).unref();
+    },
+  };
+}
+
+/**
+ * The usual suite setup: Chromium (this worker's shared one) and the worker's shared screens
+ * server, with an account of the suite's own, taken before the describe block and given back
+ * after it; `ownServer` starts a server for this suite alone. Call inside describe(); the returned
+ * function gives the rig in tests. `autosave: false`: the editor's autosave off on every page it
+ * opens (turnOffAutosave).
+ */
+export function studioSuite(options: { ownServer?: boolean; autosave?: boolean } = {}): () => StudioRig {
   let rig: StudioRig | undefined;
+  let release: () => Promise<void> | void = () => {};
   beforeAll(async () => {
-    rig = await startStudioRig({ server: await startScreensServer(), ...options });
+    if (options.ownServer) {
+      rig = await startStudioRig({ server: await startScreensServer(), autosave: options.autosave });
+      release = () => rig?.server.close();
+      return;
+    }
+    const taken = sharedScreensServer();
+    release = taken.release;
+    rig = await startStudioRig({ server: await taken.server, autosave: options.autosave });
   }, 60_000);
   afterAll(async () => {
     await rig?.close();
-    await rig?.server.close();
+    await release();
   });
   return () => rig!;
 }

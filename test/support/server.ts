@@ -99,6 +99,15 @@ export function startTestServer(overrides: ConfigInput = {}, options: TestServer
   return starting;
 }
 
+/**
+ * A server that outlives the test file that started it, for a helper that shares one among the
+ * files a worker runs in turn (test/e2e/studio-screens-server.ts): closing it, and removing what it
+ * made, is that helper's job. Anything else wants startTestServer.
+ */
+export function startSharedTestServer(overrides: ConfigInput = {}, options: TestServerOptions = {}): Promise<TestServer> {
+  return startServer(overrides, options);
+}
+
 async function startServer(overrides: ConfigInput, options: TestServerOptions): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'voxflow-api-')));
   const postgres = await postgresFor(overrides);

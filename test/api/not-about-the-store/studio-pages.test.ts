@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, type TestServer } from '../../support/server.ts';
 
 const PAGE = '<!doctype html><title>Voxflow Studio</title><script type="module" src="/assets/index-abc123.js"></script>';
 let dir: string;

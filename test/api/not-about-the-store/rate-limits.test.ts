@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
-import { expectError } from './error-shape.ts';
+import { createAccount, startTestServer, type TestServer } from '../../support/server.ts';
+import { expectError } from '../error-shape.ts';
 
 function expectRetryAfter(response: { headers: Headers }) {
   const retryAfter = response.headers.get('retry-after');

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RTCPeerConnection } from 'werift';
-import { MAX_CANDIDATES_PER_PEER, MAX_MEDIA_SECTIONS, MAX_PATCHES_PER_WINDOW, MAX_SDP_BYTES } from '../../server/transports/webrtc/sdp-bounds.ts';
-import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
-import { makeOffer } from './admission-clients.ts';
-import { expectError } from './error-shape.ts';
+import { MAX_CANDIDATES_PER_PEER, MAX_MEDIA_SECTIONS, MAX_PATCHES_PER_WINDOW, MAX_SDP_BYTES } from '../../../server/transports/webrtc/sdp-bounds.ts';
+import { createAccount, startTestServer, type TestServer } from '../../support/server.ts';
+import { makeOffer } from '../admission-clients.ts';
+import { expectError } from '../error-shape.ts';
 
 // What a WebRTC client may make the server's signalling work through, bounded before werift
 // sees it: werift's work runs on the thread that paces every call's audio, and the issue

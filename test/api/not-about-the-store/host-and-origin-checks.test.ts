@@ -4,8 +4,8 @@
 // session token the spec hands to browsers.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectVoice, wsUrl } from '../support/voice-client.ts';
-import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
+import { connectVoice, wsUrl } from '../../support/voice-client.ts';
+import { createAccount, startTestServer, type TestServer } from '../../support/server.ts';
 
 let loopback: TestServer;
 let hosted: TestServer;

@@ -1,6 +1,6 @@
 // Answers that carry a secret are never cached; every answer says nosniff.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
+import { createAccount, startTestServer, type TestServer } from '../../support/server.ts';
 
 let server: TestServer;
 beforeAll(async () => {
