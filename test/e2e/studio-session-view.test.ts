@@ -105,6 +105,13 @@ describe('the session view', () => {
     // Shown, not edited: no adding states, no laying out again.
     expect(await graph.getByRole('button', { name: '+ State' }).count()).toBe(0);
     expect(await graph.getByRole('note', { name: 'The session on the graph' }).innerText()).toMatch(/At \d+:\d\d\.\d:/);
+    // Keys pressed over a graph that is only shown delete nothing and leave the console quiet.
+    const warningsBefore = chromium.pageWarnings.length;
+    await graph.locator('.svelte-flow__node').first().click();
+    await page.keyboard.press('Delete');
+    await page.keyboard.press('a');
+    expect(await graph.locator('.svelte-flow__node').count()).toBeGreaterThan(0);
+    expect(chromium.pageWarnings.slice(warningsBefore)).toEqual([]);
     await graph.scrollIntoViewIfNeeded();
     await screenshot(page, 'studio-session-view-graph-1280x800');
   });
