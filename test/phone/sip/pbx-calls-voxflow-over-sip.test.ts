@@ -62,6 +62,17 @@ describe('a PBX calling Voxflow over SIP', () => {
       await otherAccountBinding(rig(), '3000', GOODBYE_YAML, '10.0.0.0/8');
     })());
 
+  /**
+   * The level of the loudest 200 ms of a stream: speech is there whatever share of the call it
+   * took (on a loaded machine the caller may hang up soon after the agent starts, and the whole
+   * stream's level then reads as the silence around it).
+   */
+  const loudest = (pcm: Int16Array) => {
+    let best = -Infinity;
+    for (let at = 0; at + 1_600 <= pcm.length; at += 1_600) best = Math.max(best, dbfs(pcm.subarray(at, at + 1_600)));
+    return best;
+  };
+
   it('answers on the flow, is heard in paced RTP, hears the caller, and ends billed once when the caller hangs up', { timeout: 90_000 }, async () => {
     await bound();
     const before = new Set((await sessions()).map((s) => s.id));
@@ -85,7 +96,7 @@ describe('a PBX calling Voxflow over SIP', () => {
     expect(audio.length).toBeGreaterThan(200);
     expectContinuous(audio);
     const pcm = decodeG711('alaw', Buffer.concat(audio.map((p) => p.payload)));
-    expect(dbfs(pcm)).toBeGreaterThan(-40);
+    expect(loudest(pcm)).toBeGreaterThan(-40);
     expect(audio.filter((p) => p.payload.every((b) => b === 0xd5)).length).toBeGreaterThan(10);
 
     // Billed once: the first minute, at the account's rate.
@@ -105,7 +116,7 @@ describe('a PBX calling Voxflow over SIP', () => {
     expect(await ended(session.id)).toMatchObject({ transport: 'sip', end_reason: 'flow_ended' });
     // The goodbye was heard before the BYE: PCMU, the caller's first choice here.
     const audio = ear.packets.filter((p) => p.payloadType === 0);
-    expect(dbfs(decodeG711('mulaw', Buffer.concat(audio.map((p) => p.payload))))).toBeGreaterThan(-40);
+    expect(loudest(decodeG711('mulaw', Buffer.concat(audio.map((p) => p.payload))))).toBeGreaterThan(-40);
     expectContinuous(audio);
   });
 
