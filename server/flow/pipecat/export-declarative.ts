@@ -15,7 +15,7 @@ import { Document } from 'yaml';
 import { parseFlow } from '../parse.ts';
 import type { Diagnostic, FlowDocument, FlowState, ToolDefinition } from '../types.ts';
 import { writeCompanion } from './companion.ts';
-import { plainText } from './export.ts';
+import { plainText, preActionsOf } from './export.ts';
 import { toYamlText } from './import.ts';
 import { setOwn } from './read-functions.ts';
 import type { ExportDiagnostic, PipecatDiagnosticCode } from './types.ts';
@@ -188,17 +188,6 @@ function toolNotes(name: string, tool: ToolDefinition, path: Path, report: (code
   if (tool.send_dtmf !== undefined) report('pipecat_no_equivalent', `the send_dtmf keys of "${name}" have no FlowConfig equivalent (the Python function would press them): ${kept}`, [...path, 'send_dtmf']);
 }
 
-function preActionsOf(state: FlowState, path: Path, text: (template: string, path: Path) => string, report: (code: PipecatDiagnosticCode, message: string, path: Path) => void): DeclarativeAction[] {
-  const pre: DeclarativeAction[] = [];
-  const onEnter = state.on_enter;
-  if (onEnter?.set !== undefined) report('pipecat_no_equivalent', '`on_enter.set` has no FlowConfig equivalent (a Pipecat action handler would set state, in code): it is left out', [...path, 'on_enter', 'set']);
-  if (onEnter?.say !== undefined) pre.push({ type: 'tts_say', text: text(onEnter.say, [...path, 'on_enter', 'say']) });
-  // Voxflow ends on entering, after what on_enter says and without the model: a pre-action
-  // end_conversation does the same (it ends before the model would run).
-  if (onEnter?.end_session === true) pre.push({ type: 'end_conversation' });
-  if (onEnter?.transfer !== undefined) report('pipecat_no_equivalent', '`on_enter.transfer` has no FlowConfig equivalent (a handler would transfer the call through the carrier, in code): it is left out', [...path, 'on_enter', 'transfer']);
-  return pre;
-}
 
 export type ExportedDeclarativeFlow =
   | { ok: true; yaml: string; flowConfig: DeclarativeFlowConfig; functions: Record<string, ToolDefinition>; nodeFunctions: Record<string, Record<string, ToolDefinition>>; diagnostics: ExportDiagnostic[] }

@@ -132,7 +132,8 @@ function functionOf(name: string, tool: ToolDefinition, target: string | undefin
   return { type: 'function', function: fn };
 }
 
-function preActionsOf(state: FlowState, path: Path, text: (template: string, path: Path) => string, report: (code: PipecatDiagnosticCode, message: string, path: Path) => void) {
+/** A state's `on_enter` as Pipecat pre-actions, the same in both FlowConfig formats; what has no equivalent is reported. */
+export function preActionsOf(state: FlowState, path: Path, text: (template: string, path: Path) => string, report: (code: PipecatDiagnosticCode, message: string, path: Path) => void): PipecatAction[] {
   const pre: PipecatAction[] = [];
   const onEnter = state.on_enter;
   if (onEnter?.set !== undefined) report('pipecat_no_equivalent', '`on_enter.set` has no FlowConfig equivalent (a Pipecat action handler would set state, in code): it is left out', [...path, 'on_enter', 'set']);

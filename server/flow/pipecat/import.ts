@@ -1,9 +1,11 @@
+// A little over 400 lines, one idea: reading the Pipecat formats before 1.0, whose mapping table
+// below is read as one piece (the declarative format has its own file).
+//
 // importPipecatFlow: a Pipecat Flows FlowConfig (JSON or YAML; or the Pipecat Flows editor's
 // JSON) in, a Voxflow flow document that validates out, and a diagnostic, at its line and
 // column in the Pipecat text, for each part that does not map. Pure: the studio runs it too.
 // The format is told by the file's shape (format.ts): the YAML FlowConfig of Pipecat Flows 1.x
-// is converted by import-declarative.ts; the rest of this file reads the formats before 1.0
-// (a little over 400 lines: the old formats' mapping table below is read as one piece).
+// is converted by import-declarative.ts; the rest of this file reads the formats before 1.0.
 //
 // How the concepts of the formats before 1.0 map (docs/flows.md, "Pipecat Flows"):
 // - `initial_node` → `initial_state`; each node → a state of the same name.

@@ -1,3 +1,7 @@
+// Over 400 lines, one idea: the connection's whole life (pool, checked-out clients and their
+// error listeners, retries, which failures mean the database is unreachable) is kept together,
+// since each part's correctness depends on the others (a cut connection is seen by all of them).
+//
 // The PostgreSQL engine under the store for several nodes (docs/hosting.md): a `pg` pool with its own
 // type parsers, transactions on one pooled client with retries on serialization failures and
 // deadlocks, LISTEN/NOTIFY for invalidating caches across nodes, and the migrations applied at
@@ -6,10 +10,6 @@
 // Unlike the sql.js store, every read is a round trip and another node may write between two of
 // them: a repository that checks then writes does both in one statement or in `transaction` with
 // a row lock, never as two separate calls.
-//
-// Over 400 lines, one idea: the connection's whole life (pool, checked-out clients and their
-// error listeners, retries, which failures mean the database is unreachable) is kept together,
-// since each part's correctness depends on the others (a cut connection is seen by all of them).
 
 import pg from 'pg';
 import { StoreClosedError, StoreSchemaTooNewError, StoreUnreachableError } from '../errors.ts';
