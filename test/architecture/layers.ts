@@ -42,7 +42,7 @@ export const RULES: Record<Layer, Rule> = {
   testing: { value: ['engine', 'providers', 'catalog', 'flow', 'protocol', 'audio', 'billing', 'errors'], types: ['config', 'store', 'jobs'] },
   http: { value: ['errors', 'security', 'store', 'protocol'], types: ['config', 'engine', 'outcomes', 'jobs'] },
   /** providers/ at run time for the vendor table's key check; the vendors' SDKs load only when a provider is made. */
-  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs', 'concurrency', 'providers'], types: ['config', 'engine'] },
+  api: { value: ['http', 'billing', 'store', 'flow', 'protocol', 'errors', 'security', 'catalog', 'outcomes', 'testing', 'jobs', 'concurrency', 'providers', 'audio'], types: ['config', 'engine'] },
   /** Carriers' REST calls (hang-up, transfer) share the providers' one retry loop. */
   transports: { value: ['http', 'engine', 'errors', 'security', 'protocol', 'audio', 'catalog', 'providers'], types: ['config', 'store'] },
   /**

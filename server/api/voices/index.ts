@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { encodeWav } from '../../audio/pcm.ts';
 import { AppError } from '../../errors.ts';
 import { mediaBody } from '../../http/api-contract.ts';
 import { RateLimiter } from '../../http/rate-limiter.ts';
@@ -22,24 +23,6 @@ const PreviewBody = z.object({
   text: z.string().trim().min(1, 'text must not be empty').max(200, 'text is at most 200 characters').optional(),
 });
 
-/** PCM16 mono as a WAV file. */
-function wav(pcm: Int16Array, sampleRate: number): Buffer {
-  const header = Buffer.alloc(44);
-  const bytes = pcm.length * 2;
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + bytes, 4);
-  header.write('WAVEfmt ', 8, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(bytes, 40);
-  return Buffer.concat([header, Buffer.from(pcm.buffer, pcm.byteOffset, bytes)]);
-}
 
 export async function voiceRoutes(server: FastifyInstance): Promise<void> {
   const app = server.withTypeProvider<ZodTypeProvider>();
@@ -55,6 +38,6 @@ export async function voiceRoutes(server: FastifyInstance): Promise<void> {
     }
     const signal = AbortSignal.timeout(PREVIEW_TIMEOUT_MS);
     const spoken = await app.services.previewVoice(accountId, request.body.voice ?? null, request.body.text ?? DEFAULT_PREVIEW_LINE, signal);
-    return reply.header('content-type', 'audio/wav').header('cache-control', 'private, no-store').header('x-voice-provider', spoken.provider).send(wav(spoken.pcm, spoken.sampleRate));
+    return reply.header('content-type', 'audio/wav').header('cache-control', 'private, no-store').header('x-voice-provider', spoken.provider).send(Buffer.from(encodeWav(spoken.pcm, spoken.sampleRate)));
   });
 }
