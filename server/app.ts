@@ -42,7 +42,7 @@ import { openPostgresStore } from './store/postgres/store.ts';
 import { presenceTimingFor, startNodePresence } from './cluster/node-presence.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
 import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
-import { VoiceEngine } from './engine/voice-engine.ts';
+import { VoiceEngine, type ModelUsage } from './engine/voice-engine.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
 import { TTS_VOICES } from './providers/catalog.ts';
@@ -252,6 +252,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             }
           : (id, event) => timelines.record(id, event),
         flush: (id) => timelines.flush(id),
+        ...(observability.enabled ? { modelUsage: (id: string, usage: ModelUsage) => observability.modelUsage(id, usage) } : {}),
         // session.ended carries the stored outcome: it is written once the timeline is.
         closed: (id) => {
           observability.closed(id);

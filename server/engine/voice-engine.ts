@@ -73,6 +73,8 @@ export interface SessionObserver {
   flush?(sessionId: string): Promise<void>;
   /** The session sent its last event. */
   closed(sessionId: string): void;
+  /** The tokens one model response took, when the vendor said (metrics and traces count them). */
+  modelUsage?(sessionId: string, usage: ModelUsage): void;
   /** A recording of the call at `sampleRate`, for a session that asked for one (null: none is kept). */
   recording?(record: Session, sampleRate: number): SessionRecordingTap | null;
 }
@@ -83,6 +85,33 @@ export interface SessionRecordingTap {
   agent(pcm: Int16Array): void;
   /** The call is over: the rest is written out. */
   close(): Promise<void>;
+}
+
+export interface ModelUsage {
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The session's model, telling the observer what each response cost in tokens; as it was when no observer counts them. */
+function withUsageTold(providers: AccountProviders['providers'], sessionId: string, observer: SessionObserver | undefined): AccountProviders['providers'] {
+  const { llm } = providers;
+  const told = observer?.modelUsage?.bind(observer);
+  if (!llm || !told) return providers;
+  return {
+    ...providers,
+    llm: {
+      provider: llm.provider,
+      model: llm.model,
+      async *stream(request) {
+        for await (const chunk of llm.stream(request)) {
+          if (chunk.type === 'usage') told(sessionId, { provider: llm.provider, model: request.model ?? llm.model, inputTokens: chunk.inputTokens, outputTokens: chunk.outputTokens });
+          yield chunk;
+        }
+      },
+    },
+  };
 }
 
 /** The session's providers with the flow's own voice, if it names one the vendor has. */
@@ -328,7 +357,7 @@ export class VoiceEngine {
         assistantPrompt: this.deps.assistantPrompt,
         allowSimulator: request.allowSimulator,
         language: flow?.settings?.language ?? this.deps.language,
-        providers: withFlowVoiceIn(meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers, flow),
+        providers: withFlowVoiceIn(withUsageTold(meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers, record.id, this.deps.observer), flow),
         userInput: this.deps.userInput,
         meter,
         hooks: this.deps.hooks,

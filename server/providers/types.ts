@@ -67,6 +67,8 @@ export type LlmChunk =
   | { type: 'text'; text: string }
   /** One complete tool call (arguments accumulated), in the order the model made them. */
   | { type: 'tool_call'; call: ChatToolCall }
+  /** The tokens the response took, when the vendor says (OpenAI-compatible servers with `stream_options.include_usage`). */
+  | { type: 'usage'; inputTokens: number; outputTokens: number }
   | { type: 'done'; finishReason: string };
 
 export interface LanguageModel {

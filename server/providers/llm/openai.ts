@@ -55,8 +55,12 @@ async function* streamCompletion(
 
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   let finishReason: string | null = null;
+  let lastUsage: { inputTokens: number; outputTokens: number } | null = null;
   for await (const chunk of chunks) {
-    // The usage chunk that closes the stream has no choices.
+    // The usage chunk that closes the stream has no choices. Some local servers send no usage,
+    // or send it on every chunk: only a complete pair of counts is passed on, the last one wins.
+    const usage = chunk.usage;
+    if (usage && Number.isFinite(usage.prompt_tokens) && Number.isFinite(usage.completion_tokens)) lastUsage = { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
     const choice = chunk.choices[0];
     if (!choice) continue;
     if (choice.delta?.content) yield { type: 'text', text: choice.delta.content };
@@ -78,5 +82,6 @@ async function* streamCompletion(
     const toolCall: ChatToolCall = { id: call.id || `call_${index}`, type: 'function', function: { name: call.name, arguments: call.arguments } };
     yield { type: 'tool_call', call: toolCall };
   }
+  if (lastUsage) yield { type: 'usage', ...lastUsage };
   yield { type: 'done', finishReason };
 }
