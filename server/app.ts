@@ -144,8 +144,11 @@ export function redactUrl(url: string): string {
 
 function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false;
+  const pretty = (config.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
   return {
     level: config.logLevel,
+    // pino-pretty formats in pino's transport worker thread, not on the thread that paces audio.
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
     redact: { paths: ['req.headers.authorization', 'req.headers["x-service-key"]', 'req.headers.cookie'], censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),

@@ -41,6 +41,8 @@ export const ConfigSchema = z.object({
   /** Base of the URLs handed to clients (`ws_url`); derived from host and port when unset. */
   publicUrl: url.optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** json: one JSON object a line, for log collectors; pretty: readable lines. Unset: pretty on a terminal, else json. */
+  logFormat: z.enum(['json', 'pretty']).optional(),
   /** Host names a loopback-bound server also answers to (besides loopback names and the public URL's). */
   allowedHosts: z.array(z.string().min(1)).default([]),
   /** Browser origins allowed to change things or open voice sockets, besides this server's own; `*` for any. */
@@ -374,6 +376,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_DATA_DIR', 'dataDir', '<path>', 'database, journal and keys', { shownDefault: './data' }),
   setting('VOXFLOW_PUBLIC_URL', 'publicUrl', '<url>', 'base URL clients reach us at (https:// gives wss:// ws_urls)', { shownDefault: 'http://host:port' }),
   setting('VOXFLOW_LOG_LEVEL', 'logLevel', '<level>', 'fatal|error|warn|info|debug|trace|silent', { shownDefault: 'info' }),
+  setting('VOXFLOW_LOG_FORMAT', 'logFormat', '<format>', 'json (a JSON object a line, for log collectors) or pretty (readable lines)', { shownDefault: 'pretty on a terminal, else json' }),
   setting('VOXFLOW_ALLOWED_HOSTS', 'allowedHosts', '<names>', 'comma-separated host names a loopback-bound server also answers to', { list: true }),
   setting('VOXFLOW_ALLOWED_ORIGINS', 'allowedOrigins', '<origins>', "comma-separated browser origins that may call the API besides the server's own (* for any)", { list: true }),
   secret('VOXFLOW_SECRET_KEY', 'secretKey', 'base64 32-byte key for provider keys at rest (default: generated in the data dir)'),
