@@ -369,13 +369,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(nulCharactersPlugin);
     await app.register(authPlugin);
     // /ready answers why this node should not take new calls now: the store refusing writes, the
-    // server closing (true from the start of a SIGTERM, before sessions are ended), the session cap
+    // server closing or draining (true from the start of a SIGTERM, before sessions are ended), the session cap
     // reached, or the voice model still loading. /health stays what it was.
     await observability.register(
       app,
       () => [
         ...(store.writable() ? [] : ['the store refuses writes']),
-        ...(closing ? ['the server is shutting down'] : []),
+        ...(closing || engine.shuttingDown ? ['the server is shutting down'] : []),
         ...(engine.activeSessions >= config.engine.maxSessions ? [`at the session cap (${config.engine.maxSessions} live sessions)`] : []),
         ...(engine.hearsVoice && !engine.voiceReady ? ['voice activity detection is still loading'] : []),
       ],

@@ -56,6 +56,8 @@ export const ConfigSchema = z.object({
    * before the process gives up and exits 1 saying so.
    */
   shutdownGraceSeconds: z.coerce.number().min(0.1).max(600).default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
+  /** How long a graceful stop lets live calls finish on their own, taking no new ones, before ending them (0: end them at once). */
+  drainSeconds: z.coerce.number().min(0).max(3600).default(0),
   /** PostgreSQL: a node silent this long is gone, and the other nodes end its calls. */
   nodeTimeoutSeconds: z.coerce.number().min(1).max(3600).default(60),
   /**
@@ -381,6 +383,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_ALLOWED_ORIGINS', 'allowedOrigins', '<origins>', "comma-separated browser origins that may call the API besides the server's own (* for any)", { list: true }),
   secret('VOXFLOW_SECRET_KEY', 'secretKey', 'base64 32-byte key for provider keys at rest (default: generated in the data dir)'),
   secret('VOXFLOW_JWT_SECRET', 'jwtSecret', 'base64 key of 32 bytes or more that signs studio logins (default: generated in the data dir)'),
+  setting('VOXFLOW_DRAIN_SECONDS', 'drainSeconds', '<s>', 'on SIGTERM/SIGINT, how long live calls may go on to their own end while /ready says 503 and no new session is taken; then the rest are ended (a second signal ends them at once)', { shownDefault: '0' }),
   setting('VOXFLOW_SHUTDOWN_GRACE_SECONDS', 'shutdownGraceSeconds', '<s>', 'how long a graceful stop (SIGTERM, SIGINT) may take to end sessions and flush the store; past it the process exits 1 saying so', { shownDefault: String(DEFAULT_SHUTDOWN_GRACE_SECONDS) }),
   setting('VOXFLOW_NODE_TIMEOUT_SECONDS', 'nodeTimeoutSeconds', '<s>', "on PostgreSQL, a node silent this long is gone and the other nodes end its calls (server_restarted); nodes say they are alive every sixth of it", { shownDefault: '60' }),
   setting('VOXFLOW_DATABASE_URL', 'databaseUrl', '<postgres://…>', 'PostgreSQL for the store, shared by every node (default: the embedded store in the data dir); needs VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET; give its password in PGPASSWORD or ~/.pgpass, since the process list shows flags'),

@@ -26,6 +26,8 @@ export interface RunningServer {
   address: string;
   /** Ends live sessions and flushes the store, once; later calls wait for the same close. */
   close(): Promise<void>;
+  /** Takes no new sessions and waits up to `withinMs` for the live ones to end on their own. */
+  drain(withinMs: number): Promise<void>;
 }
 
 export interface StartServerOptions extends BuildOptions {
@@ -56,6 +58,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
     url,
     address,
     close: () => (closing ??= app.close()),
+    drain: (withinMs) => app.services.engine.drain(withinMs),
   };
 }
 
@@ -125,9 +128,25 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
   }
 
   let closing = false;
+  let draining: (() => void) | null = null;
   const stop = (reason: string) => {
+    // A second signal while calls drain: end them now.
+    if (draining) return draining();
     if (closing) return;
     closing = true;
+    const live = server.app.services.engine.activeSessions;
+    if (config.drainSeconds > 0 && live > 0) {
+      server.app.log.info(`${reason}: draining: taking no new sessions, letting ${live} live ${live === 1 ? 'session' : 'sessions'} end on their own for up to ${config.drainSeconds} s (a second signal ends them now)`);
+      const cut = new Promise<void>((resolve) => (draining = resolve));
+      void Promise.race([server.drain(config.drainSeconds * 1000), cut]).then(() => {
+        draining = null;
+        close(reason);
+      });
+      return;
+    }
+    close(reason);
+  };
+  const close = (reason: string) => {
     server.app.log.info(`${reason}: closing; the store is flushed before exit`);
     // Not unref()'d: this timer keeps the process alive until the close settles. Unref'd, a
     // close that never settled let the event loop run dry and the process exit 0 with the store

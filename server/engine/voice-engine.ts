@@ -178,6 +178,8 @@ export class VoiceEngine {
   private readonly slots: SlotPool;
   private readonly clock = new AudioClock();
   private closing = false;
+  /** Told when the last live session ends (drain). */
+  private readonly drained: Array<() => void> = [];
 
   constructor(private readonly deps: VoiceEngineDeps) {
     this.slots = new SlotPool({ total: deps.maxSessions });
@@ -390,6 +392,7 @@ export class VoiceEngine {
         close: (code, reason) => {
           slot.release();
           this.sessions.delete(session!);
+          if (this.sessions.size === 0) for (const drained of this.drained.splice(0)) drained();
           void recording?.close();
           this.deps.observer?.closed(record.id);
           output.close(code, reason);
@@ -410,6 +413,32 @@ export class VoiceEngine {
   }
 
   /** Ends every live session (server shutdown) and waits for their records. */
+  /** True from the start of a drain or a close: no new session is admitted. */
+  get shuttingDown(): boolean {
+    return this.closing;
+  }
+
+  /**
+   * Takes no new sessions and lets the live ones finish on their own: resolves once the last has
+   * ended, or after `withinMs` with the rest still live (close() then ends them).
+   */
+  async drain(withinMs: number): Promise<void> {
+    this.closing = true;
+    if (this.sessions.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const at = this.drained.indexOf(done);
+        if (at >= 0) this.drained.splice(at, 1);
+        resolve();
+      }, withinMs);
+      this.drained.push(done);
+    });
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([...this.sessions].map((s) => s.end('server_shutdown')));
