@@ -1,0 +1,391 @@
+// Turn-taking, measured end to end on the real server with the turn-taking corpus
+// (test/bench/turns/corpus.ts): each piece of caller audio is played into a call of its own at a
+// known frame, and what the agent did is read from what came back. Per strategy (a row of
+// STRATEGIES: a flow `turn:` setting and server flags) and per path (16 kHz over the WebSocket
+// voice endpoint; 8 kHz μ-law over a fake Twilio's media stream):
+//   - false barge-in rate: backchannels and noise, played 1 s into the agent's long greeting,
+//     that stopped it (an `interrupted` event; on the phone, the carrier's `clear`);
+//   - true-interruption recall, and the time from the caller's speech start to the agent's last
+//     audio frame (p50/p95);
+//   - premature end-of-turn rate: sentences with a 300–1,200 ms pause inside, spoken after a short
+//     greeting, that the agent began answering before they were over;
+//   - response delay on complete short answers: from the end of the answer's sound to the
+//     agent's first audio (p50); the provider fakes answer at once, so it is the turn decision's.
+// Time is counted in the caller's frames: the caller sends one 20 ms frame every 20 ms, as a
+// carrier paces a call, and each agent frame is stamped with the number of caller frames sent
+// when it arrived (resolution 20 ms).
+// VOXFLOW_BENCH_TURN_STRATEGIES=baseline,… picks rows; VOXFLOW_BENCH_TURN_PATHS=ws or phone one path.
+import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { stringify } from 'yaml';
+import type { ConfigInput } from '../../server/config.ts';
+import { streamTargetFromMarkup } from '../fakes/carriers/media-stream-client.ts';
+import { carrierMessages } from '../fakes/carriers/stream-messages.ts';
+import { startPhoneRig, type PhoneRig } from '../support/phone-rig.ts';
+import { wsUrl } from '../support/voice-client.ts';
+import { percentile, type BenchRow } from './bench-kit.ts';
+import { loadCorpus, OVER_THE_AGENT, type LoadedItem } from './turns/corpus.ts';
+
+/** A way of taking turns: what the flow's states say (`turn:`) and the server's flags. */
+export interface TurnStrategy {
+  name: string;
+  /** The `turn:` key of every state of the bench's flows; none: the engine's defaults. */
+  turn?: Record<string, unknown>;
+  config?: ConfigInput;
+  /** One line: what the strategy does. */
+  about: string;
+}
+
+// Rows are added here as the engine learns them, e.g.
+//   { name: 'backchannels ignored', turn: { backchannels: 'ignore', min_interruption_words: 2 }, about: '…' }
+export const STRATEGIES: TurnStrategy[] = [
+  { name: 'baseline', about: "today's engine: any speech Silero confirms over the agent (200 ms) is a barge-in; 500 ms of silence ends a turn" },
+];
+
+type Path = 'ws' | 'phone';
+const PATH_NAMES: Record<Path, string> = { ws: '16 kHz WebSocket', phone: '8 kHz phone (Twilio media stream)' };
+
+const FRAME_MS = 20;
+/** The agent's greeting has played this long when a piece is played over it. */
+const INTO_GREETING_MS = 1000;
+/** After a piece, how long the call goes on (silence) before it is judged. */
+const LISTEN_AFTER_MS = 2500;
+/** Agent audio this long absent is the end of its speech. */
+const GAP_MS = 200;
+/** Calls at once. */
+const CONCURRENT = 4;
+
+const LONG_GREETING = [
+  'Thank you for calling the Riverside Bistro reservations line today.',
+  'Before we begin, let me tell you about our opening hours this week.',
+  'We open at eleven in the morning and close at ten at night.',
+  'On Fridays and Saturdays the kitchen stays open until eleven.',
+  'Our terrace is open whenever the weather allows it this season.',
+  'Large parties of eight or more are asked to book two days ahead.',
+  'We also offer a set menu at lunch from Tuesday to Friday.',
+  'Now tell me, how many people will be joining you and when?',
+].join(' ');
+const FLOWS = { long: 'LONG-GREETING', short: 'SHORT-GREETING' } as const;
+const SECOND_NUMBER = '+15550100003';
+
+function flowYaml(kind: keyof typeof FLOWS, strategy: TurnStrategy): string {
+  const state: Record<string, unknown> = { agent: { prompt: `${FLOWS[kind]}: greet the caller, then help them book a table.` } };
+  if (strategy.turn) state.turn = strategy.turn;
+  return stringify({ id: `turns-${kind}`, version: '1.0.0', initial_state: 'talk', states: { talk: state } });
+}
+
+interface Stack {
+  rig: PhoneRig;
+  flowIds: Record<keyof typeof FLOWS, string>;
+}
+
+async function startStack(strategy: TurnStrategy): Promise<Stack> {
+  const rig = await startPhoneRig('twilio', {
+    tts: 'openai',
+    // 150 ms a word: the greeting lasts about 12 s.
+    openai: {
+      msPerWord: 150,
+      rules: [
+        { when: { lastRole: 'none', systemIncludes: FLOWS.long }, respond: { text: LONG_GREETING } },
+        { when: { lastRole: 'none' }, respond: { text: 'Hello there.' } },
+        { respond: { text: 'Of course, let me check that for you.' } },
+      ],
+    },
+    deepgram: { transcribe: () => 'okay' },
+    config: strategy.config,
+    flowYaml: flowYaml('long', strategy),
+  });
+  try {
+    const created = await rig.server.request('POST', '/v1/flows', { apiKey: rig.account.apiKey, body: { name: 'Turns, short greeting', yaml_content: flowYaml('short', strategy) } });
+    if (created.status !== 201) throw new Error(`flow: ${created.status} ${created.text}`);
+    const bound = await rig.server.request('POST', '/v1/phone-numbers', { jwt: rig.account.jwt, body: { carrier: 'twilio', number: SECOND_NUMBER, flow_id: created.body.id, label: 'Short greeting' } });
+    if (bound.status !== 201) throw new Error(`phone number: ${bound.status} ${bound.text}`);
+    return { rig, flowIds: { long: rig.flowId, short: created.body.id } };
+  } catch (error) {
+    await rig.close();
+    throw error;
+  }
+}
+
+// ── One call ─────────────────────────────────────────────────────────────────────────────────
+
+/** A call carrying one piece: frames out on a 20 ms grid, agent audio and stop signals in. */
+class Call {
+  /** Caller frames sent so far: the clock. */
+  sent = 0;
+  /** Caller frame count at each agent audio message's arrival, and its length. */
+  readonly agentAudio: Array<{ at: number; ms: number }> = [];
+  /** Caller frame count at each stop signal (`interrupted`; the carrier's `clear`). */
+  readonly stops: number[] = [];
+  private queue: Buffer[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private waiters: Array<() => void> = [];
+  failure: string | null = null;
+
+  constructor(
+    private readonly silence: Buffer,
+    private readonly sendFrame: (frame: Buffer, index: number) => void,
+  ) {}
+
+  start(): void {
+    const started = performance.now();
+    const tick = () => {
+      while (started + this.sent * FRAME_MS <= performance.now()) {
+        this.sendFrame(this.queue.shift() ?? this.silence, this.sent);
+        this.sent++;
+      }
+      for (const wake of this.waiters.splice(0)) wake();
+      this.timer = setTimeout(tick, started + this.sent * FRAME_MS - performance.now());
+    };
+    tick();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Plays `frames` from the next frame on; resolves with the index of its first frame. */
+  play(frames: Buffer[]): number {
+    const first = this.sent + this.queue.length;
+    this.queue.push(...frames);
+    return first;
+  }
+
+  /** Resolves once `until()` holds, checked every frame; rejects past `timeoutMs`. */
+  async wait(until: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (!until()) {
+      if (this.failure) throw new Error(this.failure);
+      if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** Frames of agent audio received since frame `from`. */
+  agentMsSince(from: number): number {
+    return this.agentAudio.filter((a) => a.at >= from).reduce((n, a) => n + a.ms, 0);
+  }
+}
+
+function framesOf(item: LoadedItem, path: Path): Buffer[] {
+  const frames: Buffer[] = [];
+  if (path === 'ws') {
+    for (let at = 0; at < item.pcm16k.length; at += 320) {
+      const frame = new Int16Array(320);
+      frame.set(item.pcm16k.subarray(at, at + 320));
+      frames.push(Buffer.from(frame.buffer));
+    }
+  } else {
+    for (let at = 0; at < item.mulaw8k.length; at += 160) {
+      const frame = Buffer.alloc(160, 0xff); // μ-law silence
+      frame.set(item.mulaw8k.subarray(at, at + 160));
+      frames.push(frame);
+    }
+  }
+  return frames;
+}
+
+async function openCall(stack: Stack, path: Path, kind: keyof typeof FLOWS): Promise<{ call: Call; hangUp: () => void }> {
+  const { rig } = stack;
+  if (path === 'ws') {
+    const socket = new WebSocket(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${stack.flowIds[kind]}`), { headers: { 'x-service-key': rig.account.apiKey } });
+    const call = new Call(Buffer.alloc(640), (frame) => socket.readyState === socket.OPEN && socket.send(frame));
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) call.agentAudio.push({ at: call.sent, ms: (data as Buffer).length / 32 });
+      else {
+        const event = JSON.parse(String(data)) as { type: string; message?: string; fatal?: boolean };
+        if (event.type === 'interrupted') call.stops.push(call.sent);
+        if (event.type === 'error' && event.fatal) call.failure = `session error: ${event.message}`;
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+      socket.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+    });
+    call.start();
+    return { call, hangUp: () => (call.stop(), socket.close()) };
+  }
+  const messages = carrierMessages('twilio');
+  const callId = `CA${randomBytes(16).toString('hex')}`;
+  const streamId = `MZ${randomBytes(16).toString('hex')}`;
+  const answered = await rig.ring(callId, kind === 'short' ? { to: SECOND_NUMBER } : {});
+  if (answered.status !== 200) throw new Error(`voice webhook: ${answered.status} ${answered.body}`);
+  rig.api.addLiveCall(callId, { from: '+15550100001', to: kind === 'short' ? SECOND_NUMBER : '+15550100002' });
+  const target = streamTargetFromMarkup('twilio', answered.body);
+  const socket = new WebSocket(target.url);
+  let sequence = 0;
+  const send = (message: object | null) => message && socket.readyState === socket.OPEN && socket.send(JSON.stringify(message));
+  const call = new Call(Buffer.alloc(160, 0xff), (payload, index) => send(messages.media({ sequence: ++sequence, streamId, chunk: index + 1, timestamp: index * FRAME_MS, payload })));
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as { event: string; media?: { payload: string }; mark?: { name: string } };
+    if (message.event === 'media') call.agentAudio.push({ at: call.sent, ms: Buffer.from(message.media!.payload, 'base64').length / 8 });
+    else if (message.event === 'clear') call.stops.push(call.sent);
+    else if (message.event === 'mark') send(messages.markAck({ sequence: ++sequence, streamId, name: message.mark!.name }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  send(messages.connected());
+  send(messages.start({ sequence: ++sequence, streamId, callId, from: '+15550100001', to: kind === 'short' ? SECOND_NUMBER : '+15550100002', customParameters: target.customParameters, encoding: 'mulaw' }));
+  call.start();
+  return {
+    call,
+    hangUp: () => {
+      call.stop();
+      send(messages.stop({ sequence: ++sequence, streamId, callId }));
+      socket.close(1000);
+    },
+  };
+}
+
+// ── One piece, judged ─────────────────────────────────────────────────────────────────────────
+
+interface Outcome {
+  item: LoadedItem;
+  /** Over the agent: did it stop? */
+  stopped?: boolean;
+  /** Caller speech start → the agent's last audio frame, ms (stopped pieces). */
+  stopMs?: number;
+  /** A caller turn: did the agent's answer begin before the piece's sound ended? */
+  premature?: boolean;
+  /** End of the piece's sound → the agent's first audio, ms. */
+  replyMs?: number;
+  error?: string;
+}
+
+/** The caller frame at which the agent's audio after `from` first went quiet for GAP_MS (its last frame's arrival). */
+function lastAgentFrameAfter(call: Call, from: number): number | null {
+  const after = call.agentAudio.filter((a) => a.at >= from - GAP_MS / FRAME_MS);
+  for (let i = 0; i < after.length; i++) {
+    const next = after[i + 1];
+    if (!next || next.at - after[i]!.at >= GAP_MS / FRAME_MS) return after[i]!.at;
+  }
+  return null;
+}
+
+async function playOne(stack: Stack, path: Path, item: LoadedItem): Promise<Outcome> {
+  const over = OVER_THE_AGENT.includes(item.category);
+  const { call, hangUp } = await openCall(stack, path, over ? 'long' : 'short');
+  try {
+    const frames = framesOf(item, path);
+    await call.wait(() => call.agentAudio.length > 0, 30_000, 'the greeting');
+    const greetingFrom = call.agentAudio[0]!.at;
+    if (over) {
+      await call.wait(() => call.sent >= greetingFrom + INTO_GREETING_MS / FRAME_MS, 10_000, 'into the greeting');
+      const first = call.play(frames);
+      const end = first + frames.length + LISTEN_AFTER_MS / FRAME_MS;
+      await call.wait(() => call.sent >= end, 30_000, 'the piece and after');
+      const stopped = call.stops.some((s) => s >= first);
+      const speechStart = first + item.soundStartMs / FRAME_MS;
+      const last = stopped ? lastAgentFrameAfter(call, speechStart) : null;
+      // The greeting must still have been playing, or "kept talking" would mean nothing.
+      if (!stopped && call.agentMsSince(end - 10) === 0) return { item, error: 'the greeting ended before the piece was judged' };
+      return { item, stopped, ...(last !== null ? { stopMs: (last - speechStart) * FRAME_MS } : {}) };
+    }
+    // A caller turn: once the short greeting is over (no agent audio for 500 ms).
+    await call.wait(() => call.sent - call.agentAudio.at(-1)!.at >= 500 / FRAME_MS, 30_000, 'the greeting to end');
+    const first = call.play(frames);
+    const soundEnd = first + item.soundEndMs / FRAME_MS;
+    const answered = () => call.agentAudio.find((a) => a.at > first);
+    await call.wait(() => answered() !== undefined || call.sent > soundEnd + 5000 / FRAME_MS, 30_000, 'an answer');
+    const reply = answered();
+    if (!reply) return { item, error: 'no answer within 5 s of the end of the turn' };
+    return { item, premature: reply.at < soundEnd, replyMs: (reply.at - soundEnd) * FRAME_MS };
+  } finally {
+    hangUp();
+  }
+}
+
+async function playAll(stack: Stack, path: Path, items: LoadedItem[]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENT }, async () => {
+      while (next < items.length) {
+        const item = items[next++]!;
+        outcomes.push(await playOne(stack, path, item).catch((error: unknown) => ({ item, error: error instanceof Error ? error.message : String(error) })));
+        // The account's live sessions are counted until the server has seen the hang-up.
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    }),
+  );
+  return outcomes;
+}
+
+// ── The table ────────────────────────────────────────────────────────────────────────────────
+
+const pct = (n: number, of: number) => (of === 0 ? 'none' : `${n}/${of} (${((100 * n) / of).toFixed(0)} %)`);
+const p = (values: number[], q: number) => (values.length === 0 ? NaN : percentile([...values].sort((a, b) => a - b), q));
+
+function rows(strategy: TurnStrategy, path: Path, outcomes: Outcome[]): BenchRow[] {
+  const judged = outcomes.filter((o) => !o.error);
+  const of = (category: string) => judged.filter((o) => o.item.category === category);
+  const falseStops = [...of('backchannel'), ...of('noise')];
+  const interruptions = of('interruption');
+  const pauses = of('pause');
+  const answers = of('short_answer');
+  const stopMs = interruptions.flatMap((o) => (o.stopMs !== undefined ? [o.stopMs] : []));
+  const byPause = [300, 700, 1200].map((ms) => {
+    const some = pauses.filter((o) => o.item.pauseMs === ms);
+    return `${ms} ms: ${some.filter((o) => o.premature).length}/${some.length}`;
+  });
+  const replyMs = answers.flatMap((o) => (o.replyMs !== undefined ? [o.replyMs] : []));
+  const failed = outcomes.filter((o) => o.error);
+  const label = `${strategy.name}, ${PATH_NAMES[path]}`;
+  const how = `${strategy.about}; one call per piece, ${CONCURRENT} at once; caller frames of 20 ms counted`;
+  return [
+    {
+      name: `${label}: false barge-in`,
+      value: `${pct(falseStops.filter((o) => o.stopped).length, falseStops.length)}: backchannels ${of('backchannel').filter((o) => o.stopped).length}/${of('backchannel').length}, noise ${of('noise').filter((o) => o.stopped).length}/${of('noise').length}`,
+      target: 'lower is better',
+      how: `backchannels and coughs, bursts, horns played 1 s into a 12 s greeting; stopped = ${path === 'ws' ? 'an interrupted event' : "the carrier's clear"}; ${how}`,
+    },
+    {
+      name: `${label}: true-interruption recall`,
+      value: `${pct(interruptions.filter((o) => o.stopped).length, interruptions.length)}; speech start → agent's last frame ${p(stopMs, 50)} / ${p(stopMs, 95)} ms p50/p95`,
+      target: 'higher, sooner is better',
+      how: `"wait", "no, Tuesday", "stop, that's wrong" over the greeting; the last frame is the last agent audio before a ${GAP_MS} ms gap`,
+    },
+    {
+      name: `${label}: premature end of turn, mid-turn pauses`,
+      value: `${pct(pauses.filter((o) => o.premature).length, pauses.length)} (${byPause.join(', ')})`,
+      target: 'lower is better',
+      how: 'one sentence with a pause inside, after a short greeting; premature = the agent\'s answer began before the sentence\'s sound ended',
+    },
+    {
+      name: `${label}: response delay, complete short answers`,
+      value: `${p(replyMs, 50)} ms p50 (${p(replyMs, 95)} p95) over ${replyMs.length}`,
+      target: 'lower is better',
+      how: "end of the answer's sound → the agent's first audio; the provider fakes answer at once",
+    },
+    ...(failed.length > 0
+      ? [{ name: `${label}: pieces not judged`, value: `${failed.length}`, how: [...new Set(failed.map((o) => o.error))].join('; ').slice(0, 300) }]
+      : []),
+  ];
+}
+
+export async function run(): Promise<BenchRow[]> {
+  const items = await loadCorpus((line) => process.stderr.write(`${line}\n`));
+  const wanted = process.env.VOXFLOW_BENCH_TURN_STRATEGIES?.split(',').map((s) => s.trim());
+  const paths = (process.env.VOXFLOW_BENCH_TURN_PATHS?.split(',') ?? ['ws', 'phone']) as Path[];
+  const out: BenchRow[] = [];
+  for (const strategy of STRATEGIES.filter((s) => !wanted || wanted.includes(s.name))) {
+    const stack = await startStack(strategy);
+    try {
+      for (const path of paths) {
+        const outcomes = await playAll(stack, path, items);
+        for (const o of outcomes) {
+          process.stderr.write(
+            `  ${strategy.name} ${path} ${o.item.id}: ${o.error ?? (o.stopped !== undefined ? (o.stopped ? `stopped${o.stopMs !== undefined ? ` ${o.stopMs} ms` : ''}` : 'kept talking') : `${o.premature ? 'premature' : 'one turn'}, answer ${o.replyMs} ms after`)}\n`,
+          );
+        }
+        out.push(...rows(strategy, path, outcomes));
+      }
+    } finally {
+      await stack.rig.close();
+    }
+  }
+  return out;
+}
