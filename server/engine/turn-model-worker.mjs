@@ -73,21 +73,34 @@ const COS = Float64Array.from({ length: N_FFT }, (_, i) => Math.cos((-2 * Math.P
 const SIN = Float64Array.from({ length: N_FFT }, (_, i) => Math.sin((-2 * Math.PI * i) / N_FFT));
 
 /**
- * The DFT of `re` (length n, a divisor of N_FFT: 400 = 2⁴·5²) by mixed-radix Cooley–Tukey, into
- * outRe/outIm. A 400-point transform is not a power of two, and a plain DFT of every frame cost
- * 64 M multiply-adds per call.
+ * The DFT of the complex signal (re, im) at `offset`, every `stride`-th sample, n points (n
+ * divides N_FFT: 2ⁿ·5ᵐ), into outRe/outIm at `outOffset`, by mixed-radix Cooley–Tukey. A
+ * 400-point transform is not a power of two, and the plain sum for every frame cost 64 M
+ * multiply-adds per question.
  */
 function dft(re, im, n, offset, stride, outRe, outIm, outOffset) {
-  if (n === 1) {
-    outRe[outOffset] = re[offset];
-    outIm[outOffset] = im[offset];
+  const scale = N_FFT / n;
+  if (n <= 5) {
+    // Small enough for the plain sum, straight from the strided input.
+    for (let k = 0; k < n; k++) {
+      let sr = 0;
+      let si = 0;
+      for (let j = 0; j < n; j++) {
+        const t = ((j * k) % n) * scale;
+        const xr = re[offset + j * stride];
+        const xi = im[offset + j * stride];
+        sr += xr * COS[t] - xi * SIN[t];
+        si += xr * SIN[t] + xi * COS[t];
+      }
+      outRe[outOffset + k] = sr;
+      outIm[outOffset + k] = si;
+    }
     return;
   }
-  const p = n % 2 === 0 ? 2 : n % 5 === 0 ? 5 : n;
+  const p = n % 2 === 0 ? 2 : 5;
   const m = n / p;
   // Sub-transforms of every p-th sample, side by side in the output.
   for (let r = 0; r < p; r++) dft(re, im, m, offset + r * stride, stride * p, outRe, outIm, outOffset + r * m);
-  const scale = N_FFT / n;
   const [tr, ti] = scratch(n);
   for (let k = 0; k < n; k++) {
     const km = k % m;
@@ -115,12 +128,45 @@ function scratch(n) {
   return pair;
 }
 
-/** The 400-point DFT of real `frame` (exported for its test against the plain sum). */
+const HALF = N_FFT / 2;
+const packedRe = new Float64Array(HALF);
+const packedIm = new Float64Array(HALF);
+const zRe = new Float64Array(HALF);
+const zIm = new Float64Array(HALF);
+
+/**
+ * Bins 0–200 of the 400-point DFT of the real `frame`, into re/im: one 200-point complex
+ * transform of the even samples as real parts and the odd as imaginary, then split (half the work
+ * of a complex transform of the real frame).
+ */
+function realDft(frame, re, im) {
+  for (let j = 0; j < HALF; j++) {
+    packedRe[j] = frame[2 * j];
+    packedIm[j] = frame[2 * j + 1];
+  }
+  dft(packedRe, packedIm, HALF, 0, 1, zRe, zIm, 0);
+  for (let k = 0; k <= HALF; k++) {
+    const a = k % HALF;
+    const b = (HALF - k) % HALF;
+    // Even part E = (Z[k] + conj Z[N/2−k]) / 2, odd part O = (Z[k] − conj Z[N/2−k]) / 2i.
+    const er = (zRe[a] + zRe[b]) / 2;
+    const ei = (zIm[a] - zIm[b]) / 2;
+    const or = (zIm[a] + zIm[b]) / 2;
+    const oi = -(zRe[a] - zRe[b]) / 2;
+    // X[k] = E[k] + W^k·O[k]
+    const c = COS[k % N_FFT];
+    const s = SIN[k % N_FFT];
+    re[k] = er + or * c - oi * s;
+    im[k] = ei + or * s + oi * c;
+  }
+}
+
+/** The 400-point DFT of a real frame, bins 0–200 (exported for its test against the plain sum). */
 export function dft400(frame) {
-  const outRe = new Float64Array(N_FFT);
-  const outIm = new Float64Array(N_FFT);
-  dft(Float64Array.from(frame), new Float64Array(N_FFT), N_FFT, 0, 1, outRe, outIm, 0);
-  return { re: outRe, im: outIm };
+  const re = new Float64Array(BINS);
+  const im = new Float64Array(BINS);
+  realDft(Float64Array.from(frame), re, im);
+  return { re, im };
 }
 
 /**
@@ -146,18 +192,16 @@ export function logMelFeatures(pcm) {
   const pad = N_FFT / 2;
   const at = (i) => x[i < 0 ? -i : i >= N_SAMPLES ? 2 * (N_SAMPLES - 1) - i : i];
   const out = new Float32Array(N_MELS * FRAMES);
-  const re = new Float64Array(N_FFT);
-  const im = new Float64Array(N_FFT);
-  const outRe = new Float64Array(N_FFT);
-  const outIm = new Float64Array(N_FFT);
+  const frame = new Float64Array(N_FFT);
+  const re = new Float64Array(BINS);
+  const im = new Float64Array(BINS);
   const power = new Float64Array(BINS);
   let max = -Infinity;
   for (let t = 0; t < FRAMES; t++) {
     const start = t * HOP - pad;
-    for (let i = 0; i < N_FFT; i++) re[i] = at(start + i) * WINDOW[i];
-    im.fill(0);
-    dft(re, im, N_FFT, 0, 1, outRe, outIm, 0);
-    for (let k = 0; k < BINS; k++) power[k] = outRe[k] * outRe[k] + outIm[k] * outIm[k];
+    for (let i = 0; i < N_FFT; i++) frame[i] = at(start + i) * WINDOW[i];
+    realDft(frame, re, im);
+    for (let k = 0; k < BINS; k++) power[k] = re[k] * re[k] + im[k] * im[k];
     for (let m = 0; m < N_MELS; m++) {
       const { first, weights } = FILTERS[m];
       let sum = 0;

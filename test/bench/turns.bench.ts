@@ -14,8 +14,15 @@
 // Time is counted in the caller's frames: the caller sends one 20 ms frame every 20 ms, as a
 // carrier paces a call, and each agent frame is stamped with the number of caller frames sent
 // when it arrived (resolution 20 ms).
-// VOXFLOW_BENCH_TURN_STRATEGIES=baseline,… picks rows; VOXFLOW_BENCH_TURN_PATHS=ws or phone one path.
+// Last, what one question to the end-of-turn model (--turn-model) costs, with the tests' tiny
+// stand-in for Smart Turn v3 (input_features → mean → sigmoid): the Whisper features and ORT's
+// overhead, a lower bound for the real model, whose network costs more.
+// VOXFLOW_BENCH_TURN_STRATEGIES=baseline,… picks rows; VOXFLOW_BENCH_TURN_PATHS=ws or phone one
+// path; VOXFLOW_BENCH_TURN_PATHS=none runs only the model's row.
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import WebSocket from 'ws';
 import { stringify } from 'yaml';
 import type { ConfigInput } from '../../server/config.ts';
@@ -23,6 +30,9 @@ import { streamTargetFromMarkup } from '../fakes/carriers/media-stream-client.ts
 import { carrierMessages } from '../fakes/carriers/stream-messages.ts';
 import { startPhoneRig, type PhoneRig } from '../support/phone-rig.ts';
 import { wsUrl } from '../support/voice-client.ts';
+import { loadTurnModel } from '../../server/engine/turn-model.ts';
+import { logMelFeatures } from '../../server/engine/turn-model-worker.mjs';
+import { tinySmartTurnModel } from '../support/tiny-onnx.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
 import { loadCorpus, OVER_THE_AGENT, type LoadedItem } from './turns/corpus.ts';
 
@@ -366,7 +376,45 @@ function rows(strategy: TurnStrategy, path: Path, outcomes: Outcome[]): BenchRow
   ];
 }
 
+/** One question to the end-of-turn model (8 s of speech-like audio), and the features alone. */
+async function turnModelCost(): Promise<BenchRow[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'voxflow-bench-turn-model-'));
+  try {
+    const path = join(dir, 'tiny-smart-turn.onnx');
+    await writeFile(path, tinySmartTurnModel());
+    const model = await loadTurnModel(path);
+    try {
+      const pcm = Int16Array.from({ length: 8 * 16_000 }, (_, i) => Math.round(6000 * Math.sin(i / 7) * Math.sin(i / 3000)));
+      for (let i = 0; i < 3; i++) await model.endOfTurnProbability(pcm);
+      const asked: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const start = performance.now();
+        await model.endOfTurnProbability(pcm);
+        asked.push(performance.now() - start);
+      }
+      const features: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const start = performance.now();
+        logMelFeatures(pcm);
+        features.push(performance.now() - start);
+      }
+      return [
+        {
+          name: 'end-of-turn model: one question, tiny stand-in model',
+          value: `${p(asked, 50).toFixed(0)} ms p50, ${p(asked, 95).toFixed(0)} ms p95 (the features alone: ${p(features, 50).toFixed(0)} ms p50)`,
+          how: "20 questions of 8 s, one at a time, on the model's worker thread (features + ORT run + messages); a lower bound: Smart Turn v3's own network adds its inference",
+        },
+      ];
+    } finally {
+      await model.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<BenchRow[]> {
+  if (process.env.VOXFLOW_BENCH_TURN_PATHS === 'none') return turnModelCost();
   const items = await loadCorpus((line) => process.stderr.write(`${line}\n`));
   const wanted = process.env.VOXFLOW_BENCH_TURN_STRATEGIES?.split(',').map((s) => s.trim());
   const paths = (process.env.VOXFLOW_BENCH_TURN_PATHS?.split(',') ?? ['ws', 'phone']) as Path[];
@@ -387,5 +435,5 @@ export async function run(): Promise<BenchRow[]> {
       await stack.rig.close();
     }
   }
-  return out;
+  return [...out, ...(await turnModelCost())];
 }

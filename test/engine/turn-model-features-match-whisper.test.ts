@@ -20,10 +20,10 @@ function referenceSignal(): Int16Array {
 const at = (features: Float32Array, bin: number, frame: number) => features[bin * FRAMES + frame]!;
 
 describe("Whisper's log-mel features for the end-of-turn model", () => {
-  it('transforms 400 samples as the plain DFT sum does', () => {
+  it('transforms 400 real samples as the plain DFT sum does, bins 0 to 200', () => {
     const frame = Array.from({ length: 400 }, (_, i) => Math.sin(i * 0.37) + 0.5 * Math.cos(i * 1.91) + ((i * 7919) % 13) / 13);
     const { re, im } = dft400(frame);
-    for (const k of [0, 1, 7, 50, 123, 199, 200, 333]) {
+    for (const k of [0, 1, 7, 50, 123, 199, 200]) {
       let sr = 0;
       let si = 0;
       for (let n = 0; n < 400; n++) {
