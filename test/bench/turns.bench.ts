@@ -371,7 +371,7 @@ function rows(strategy: TurnStrategy, path: Path, outcomes: Outcome[]): BenchRow
       how: "end of the answer's sound → the agent's first audio; the provider fakes answer at once",
     },
     ...(failed.length > 0
-      ? [{ name: `${label}: pieces not judged`, value: `${failed.length}`, how: [...new Set(failed.map((o) => o.error))].join('; ').slice(0, 300) }]
+      ? [{ name: `${label}: pieces not judged`, value: `${failed.length}`, how: [...new Set(failed.map((o) => o.error!.replace(/\s+/g, ' ')))].join('; ').slice(0, 300) }]
       : []),
   ];
 }
@@ -417,12 +417,17 @@ export async function run(): Promise<BenchRow[]> {
   if (process.env.VOXFLOW_BENCH_TURN_PATHS === 'none') return turnModelCost();
   const items = await loadCorpus((line) => process.stderr.write(`${line}\n`));
   const wanted = process.env.VOXFLOW_BENCH_TURN_STRATEGIES?.split(',').map((s) => s.trim());
-  const paths = (process.env.VOXFLOW_BENCH_TURN_PATHS?.split(',') ?? ['ws', 'phone']) as Path[];
+  const paths = (process.env.VOXFLOW_BENCH_TURN_PATHS?.split(',').map((p) => p.trim()) ?? ['ws', 'phone']) as Path[];
+  const unknownPath = paths.find((path) => !(path in PATH_NAMES));
+  if (unknownPath) throw new Error(`VOXFLOW_BENCH_TURN_PATHS: no path ${unknownPath}; the paths are ws, phone (or none: the model's row only)`);
+  const unknown = wanted?.filter((name) => !STRATEGIES.some((s) => s.name === name)) ?? [];
+  if (unknown.length > 0) throw new Error(`VOXFLOW_BENCH_TURN_STRATEGIES: no strategy ${unknown.join(', ')}; the strategies are ${STRATEGIES.map((s) => s.name).join(', ')}`);
   const out: BenchRow[] = [];
   for (const strategy of STRATEGIES.filter((s) => !wanted || wanted.includes(s.name))) {
-    const stack = await startStack(strategy);
-    try {
-      for (const path of paths) {
+    for (const path of paths) {
+      // A server of its own per strategy and path: the account's credit pays for one corpus.
+      const stack = await startStack(strategy);
+      try {
         const outcomes = await playAll(stack, path, items);
         for (const o of outcomes) {
           process.stderr.write(
@@ -430,9 +435,9 @@ export async function run(): Promise<BenchRow[]> {
           );
         }
         out.push(...rows(strategy, path, outcomes));
+      } finally {
+        await stack.rig.close();
       }
-    } finally {
-      await stack.rig.close();
     }
   }
   return [...out, ...(await turnModelCost())];
