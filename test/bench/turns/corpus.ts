@@ -149,10 +149,13 @@ async function soxPipe(input: Buffer, from: string[], to: string[]): Promise<Int
   return new Int16Array(out.buffer.slice(out.byteOffset, out.byteOffset + out.length));
 }
 
-/** sox's synth from nothing: a generator per channel (two tones are two channels, remixed to one). */
+/**
+ * sox's synth from nothing: a generator per channel (two tones are two channels, remixed to one).
+ * `-R`: sox's repeatable mode, the same noise every time the corpus is made.
+ */
 async function soxSynth(args: string[]): Promise<Int16Array> {
   const channels = args.filter((a) => ['square', 'sine', 'pinknoise', 'whitenoise', 'brownnoise'].includes(a)).length;
-  const { stdout } = await run('sox', ['-r', String(RATE), '-c', String(channels), '-n', '-e', 'signed', '-b', '16', '-c', '1', '-t', 'raw', '-', ...args], { encoding: 'buffer', maxBuffer: 16 << 20 });
+  const { stdout } = await run('sox', ['-R', '-r', String(RATE), '-c', String(channels), '-n', '-e', 'signed', '-b', '16', '-c', '1', '-t', 'raw', '-', ...args], { encoding: 'buffer', maxBuffer: 16 << 20 });
   return new Int16Array(stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length));
 }
 
