@@ -9,7 +9,9 @@ import { loadTurnModel, TurnModelError, type EndOfTurnModel } from '../../server
 import { afterThisTest } from '../support/after-this-test.ts';
 import { tinyOnnxModel, tinySmartTurnModel } from '../support/tiny-onnx.ts';
 
-const LOAD_TIMEOUT_MS = 60_000;
+// Each test loads the model in a worker (onnxruntime and a run on silence) up to five times: 15 s
+// at a load average of 15, so more beside a full test run. A wait, not a measure of speed.
+const LOAD_TIMEOUT_MS = 120_000;
 
 async function modelFile(bytes: Uint8Array | string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-turn-model-'));
