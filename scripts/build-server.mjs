@@ -68,5 +68,5 @@ await build({
   logLevel: 'warning',
 });
 // Files the server loads by URL next to its own module (new URL('./x', import.meta.url)).
-const ASSETS = ['providers/tts/flite-worker.mjs', 'providers/turn/silero-worker.mjs', 'transports/webrtc/test-page.html'];
+const ASSETS = ['providers/tts/flite-worker.mjs', 'providers/turn/silero-worker.mjs', 'engine/turn-model-worker.mjs', 'transports/webrtc/test-page.html'];
 for (const asset of ASSETS) await copyFile(join(root, 'server', asset), join(outdir, asset.split('/').pop()));

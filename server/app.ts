@@ -43,6 +43,7 @@ import { presenceTimingFor, startNodePresence } from './cluster/node-presence.ts
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
 import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
 import { VoiceEngine, type ModelUsage } from './engine/voice-engine.ts';
+import { loadTurnModel } from './engine/turn-model.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
 import { TTS_VOICES } from './providers/catalog.ts';
@@ -167,6 +168,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // secrets it sealed would not open anywhere else.
     throw new Error('On PostgreSQL (VOXFLOW_DATABASE_URL) every node must share its keys: set VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET (e.g. `openssl rand -base64 32` and `openssl rand -base64 48`)');
   }
+  // The end-of-turn model, when one is configured, loads first: a file that cannot be used stops
+  // the start with a TurnModelError naming it, before anything else is opened. It is for the
+  // end-of-turn decision to ask (EndOfTurnModel); until then the server only holds it.
+  const turnModel = config.engine.turnModel ? await loadTurnModel(config.engine.turnModel) : null;
   const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
   const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
   // The per-account session cap is held by the store as sessions connect, over every node
@@ -340,6 +345,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Live sessions end (and are recorded, timelines included) before the store closes.
     app.addHook('preClose', async () => {
       await engine.close();
+      await turnModel?.close();
       // No sweep may hand the webhooks an end once they are closing.
       await presence.stop();
       await Promise.all([...recordings].map((recording) => recording.close()));
@@ -419,6 +425,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   } catch (error) {
     await observability.close();
     await store.close();
+    await turnModel?.close();
     throw error;
   }
 }

@@ -196,6 +196,11 @@ export const ConfigSchema = z.object({
       maxSessionSeconds: z.coerce.number().min(0).default(3600),
       /** A session with no caller speech and no client message (ping aside) this long ends with `idle`. 0: never. */
       idleEndSeconds: z.coerce.number().min(0).default(300),
+      /**
+       * An end-of-turn model (ONNX, Smart Turn v3's input and output; docs/providers.md). Loaded at
+       * start: a file that cannot be used stops the start, saying why.
+       */
+      turnModel: optionalText,
     })
     .prefault({}),
   /** Phone calls one account may place: per minute, and at once (counted over every node on PostgreSQL). */
@@ -398,6 +403,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_SESSIONS_PER_ACCOUNT', 'engine.sessionsPerAccount', '<n>', 'live voice sessions one account may hold at once, 0 for no limit (past it: 429 too_many_sessions)', { shownDefault: '10' }),
   setting('VOXFLOW_MAX_SESSION_SECONDS', 'engine.maxSessionSeconds', '<s>', 'longest a voice session lasts, then it ends with max_duration (0: no limit)', { shownDefault: '3600' }),
   setting('VOXFLOW_IDLE_END_SECONDS', 'engine.idleEndSeconds', '<s>', 'a voice session with no caller speech and no client message this long ends with idle (0: never)', { shownDefault: '300' }),
+  setting('VOXFLOW_TURN_MODEL', 'engine.turnModel', '<path>', "an end-of-turn model: an ONNX file with Smart Turn v3's input and output (the server does not start if it cannot load it)"),
   setting('VOXFLOW_OUTBOUND_CALLS_PER_MINUTE', 'outboundCalls.perMinute', '<n>', 'phone calls one account may place per minute, over every node', { shownDefault: '10' }),
   setting('VOXFLOW_OUTBOUND_CONCURRENT_CALLS', 'outboundCalls.concurrent', '<n>', 'outbound phone calls one account may have live at once, over every node', { shownDefault: '5' }),
   setting('VOXFLOW_TWILIO_API_URL', 'carriers.twilioApiUrl', '<url>', "Twilio's REST API (hang-up, transfer, outbound calls)", { shownDefault: 'https://api.twilio.com' }),

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, DEFAULT_SHUTDOWN_GRACE_SECONDS, USAGE, makeConfig, parseCommandLine, type Config } from './config.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { StoreLockedError } from './store/store.ts';
+import { TurnModelError } from './engine/turn-model.ts';
 import { exitGuardsSettled } from './concurrency/exit-guards.ts';
 
 /**
@@ -87,8 +88,8 @@ export interface ServeCommand {
 
 /**
  * Runs `voxflow --serve [flags]`: prints the usage for --help or without --serve, exits 2 on a
- * bad flag or value and 1 when the data dir is in use; otherwise serves until SIGINT/SIGTERM
- * (or `stop`). Resolves with the running command, or null once it has exited.
+ * bad flag or value or an end-of-turn model it cannot load, and 1 when the data dir is in use;
+ * otherwise serves until SIGINT/SIGTERM (or `stop`). Resolves with the running command, or null once it has exited.
  */
 export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, io: ServeCommandIo = processIo): Promise<ServeCommand | null> {
   let cli;
@@ -122,6 +123,12 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
     if (error instanceof StoreLockedError) {
       io.stderr(`${error.message}\n`);
       io.exit(1);
+      return null;
+    }
+    // A configured end-of-turn model that cannot be used is a setting to fix, as a bad flag is.
+    if (error instanceof TurnModelError) {
+      io.stderr(`${error.message}\n`);
+      io.exit(2);
       return null;
     }
     throw error;
