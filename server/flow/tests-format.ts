@@ -286,7 +286,8 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown, place: Place): Te
   switch (issue.code) {
     case 'unrecognized_keys':
       return issue.keys.map((key) => {
-        const known = knownKeys(path);
+        // A single test's own keys at the top of its document; a suite's are flow and tests.
+        const known = path.length === 0 ? Object.keys((asObject(root)?.tests !== undefined ? FlowTestSuite : FlowTest).shape).join(', ') : knownKeys(path);
         return at('unknown_key', `${where} has an unknown key "${key}"${known ? `; allowed keys: ${known}` : ''}`, [...path, key], place([...path, key], true));
       });
     case 'invalid_type': {
