@@ -3,67 +3,13 @@
 // are the fake OpenAI, reached through the real `openai` SDK, answering by rules keyed on each
 // system prompt (the booking assistant's, the caller's persona, the judge's), so every run is the
 // same conversation.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseFlow } from '../../server/flow/parse.ts';
 import { parseFlowTests } from '../../server/flow/tests-format.ts';
 import { createOpenAILanguageModel } from '../../server/providers/llm/openai.ts';
 import { junitReport, prettyReport } from '../../server/testing/reporters.ts';
 import { runTests } from '../../server/testing/run-tests.ts';
-import { type ChatRule, type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
-
-const BOOKING_PATH = fileURLToPath(new URL('../../resources/flows/appointment-booking.yaml', import.meta.url));
-const BOOKING = parseFlow(readFileSync(BOOKING_PATH, 'utf8')).document!;
-
-const PATIENT = 'Dana, a patient of the practice who can only come in on a Tuesday';
-const RAMBLER = 'Ray, who likes to chat and never gets to the point';
-
-/** The booking assistant (the flow's prompt), a patient who wants Tuesday, a rambler, and the judge. */
-function rules(judge: ChatRule['respond']): ChatRule[] {
-  const agent = 'Maple Street Dental';
-  return [
-    // The agent. After the availability answer: offer it; after the booking: nothing more is asked.
-    { when: { systemIncludes: agent, lastRole: 'tool', toolsOffered: ['confirm_booking'] }, respond: { text: 'Tuesday at 10:00 is free. Shall I book it?' } },
-    { when: { systemIncludes: agent, lastUserText: /tuesday/i, toolsOffered: ['check_availability'] }, respond: { toolCalls: [{ name: 'check_availability', arguments: { day: 'tuesday' } }] } },
-    { when: { systemIncludes: agent, lastUserText: /yes/i, toolsOffered: ['confirm_booking'] }, respond: { toolCalls: [{ name: 'confirm_booking', arguments: {} }] } },
-    { when: { systemIncludes: agent }, respond: { text: 'Which weekday would suit you?' } },
-    // The patient: Tuesday, then yes.
-    { when: { systemIncludes: PATIENT, lastUserText: /shall i book/i }, respond: { text: 'Yes please, book it.' } },
-    { when: { systemIncludes: PATIENT }, respond: { text: 'Do you have anything on Tuesday?' } },
-    // The rambler never asks for a day and never hangs up.
-    { when: { systemIncludes: RAMBLER }, respond: { text: 'Oh, lovely weather today, is it not?' } },
-    // The judge.
-    { when: { jsonSchemaName: 'voxflow_judgement' }, respond: judge },
-  ];
-}
-
-const GOOD_JUDGE: ChatRule['respond'] = {
-  json: {
-    verdicts: [
-      { criterion: 'The caller is booked on a Tuesday', passed: true, reason: 'The agent booked Tuesday at 10:00 and said so.' },
-      { criterion: 'The agent never offers a time the service did not give', passed: true, reason: 'The only time offered, 10:00, came from the availability check.' },
-    ],
-  },
-};
-
-const CALLER_TEST = `
-name: a patient who wants Tuesday gets booked
-caller:
-  persona: "${PATIENT}"
-  goal: "book a check-up on Tuesday"
-  max_turns: 6
-tool_results:
-  check_availability: {body: {next_state: offer_slot, slot: "10:00"}}
-judge:
-  criteria:
-    - The caller is booked on a Tuesday
-    - The agent never offers a time the service did not give
-expect:
-  state: booked
-  tool_called: [{name: check_availability, arguments: {day: tuesday}}, {name: confirm_booking}]
-  ended: true
-`;
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
+import { BOOKING, CALLER_TEST, GOOD_JUDGE, PATIENT, RAMBLER, rules, rulesFailingJudgements } from '../support/booking-simulated-callers.ts';
 
 function testsOf(yaml: string) {
   const parsed = parseFlowTests(yaml, BOOKING);
@@ -159,12 +105,7 @@ caller: {persona: "${RAMBLER}", goal: "chat", max_turns: 3}
 
   it('runs: 5 gives a pass rate, and min_pass_rate decides', async () => {
     // The judge fails the second and fourth calls it is asked about.
-    const failing = { json: { verdicts: [{ criterion: 'The caller is booked on a Tuesday', passed: false, reason: 'No booking was confirmed.' }, { criterion: 'The agent never offers a time the service did not give', passed: true, reason: 'Fine.' }] } };
-    fake.setRules([
-      { when: { jsonSchemaName: 'voxflow_judgement', nth: 2 }, respond: failing },
-      { when: { jsonSchemaName: 'voxflow_judgement', nth: 4 }, respond: failing },
-      ...rules(GOOD_JUDGE),
-    ]);
+    fake.setRules(rulesFailingJudgements(2, 4));
     const tests = testsOf(`${CALLER_TEST}runs: 5\nmin_pass_rate: 0.8\n`);
     const result = await runTests(BOOKING, tests, { mode: 'model', parallel: 2, providers: { llm: llm() } });
     const test = result.tests[0]!;
