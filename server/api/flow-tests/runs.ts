@@ -27,6 +27,8 @@ const RunBody = optionalBody(z
     /** Run the draft (what the studio edits) rather than the published version. */
     draft: z.boolean().default(false),
     repeat: z.number().int().min(1).max(MAX_REPEAT).default(1),
+    /** The same as repeat (the CLI's --runs); a test's own `runs` wins over either. */
+    runs: z.number().int().min(1).max(MAX_REPEAT).optional(),
     min_pass_rate: z.number().min(0).max(1).default(1),
     speed: z.number().min(1).max(MAX_SPEED).default(1),
   })
@@ -78,7 +80,7 @@ export async function flowTestRunRoutes(server: FastifyInstance, { ownFlow }: { 
       mode: body.mode,
       testIds: body.test_ids,
       draft: body.draft,
-      repeat: body.repeat,
+      repeat: body.runs ?? body.repeat,
       minPassRate: body.min_pass_rate,
       speed: body.speed,
     });
