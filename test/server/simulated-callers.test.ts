@@ -9,7 +9,7 @@ import { createOpenAILanguageModel } from '../../server/providers/llm/openai.ts'
 import { junitReport, prettyReport } from '../../server/testing/reporters.ts';
 import { runTests } from '../../server/testing/run-tests.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
-import { BOOKING, CALLER_TEST, GOOD_JUDGE, PATIENT, RAMBLER, rules, rulesFailingJudgements } from '../support/booking-simulated-callers.ts';
+import { BOOKING, CALLER_TEST, GOOD_JUDGE, PATIENT, RAMBLER, WEEKENDER, rules, rulesFailingJudgements } from '../support/booking-simulated-callers.ts';
 
 function testsOf(yaml: string) {
   const parsed = parseFlowTests(yaml, BOOKING);
@@ -50,13 +50,16 @@ describe('a simulated caller', () => {
     expect(test.passed).toBe(true);
     expect(result.coverage.transitions.covered).toContainEqual({ from: 'welcome', tool: 'check_availability', to: 'offer_slot' });
 
-    // The caller's model was given its persona and goal, and the tool to hang up with.
-    const callerRequest = fake.requests.find((r) => JSON.stringify(r.body).includes(PATIENT))!.body as { messages: Array<{ role: string; content: string }>; tools: Array<{ function: { name: string } }> };
+    // The caller's model (caller_llm) was given its persona and goal, and the tool to hang up with.
+    const callerRequest = fake.requests.find((r) => JSON.stringify(r.body).includes(PATIENT))!.body as { model: string; messages: Array<{ role: string; content: string }>; tools: Array<{ function: { name: string } }> };
+    expect(callerRequest.model).toBe('gpt-caller');
     expect(callerRequest.messages[0]!.content).toContain('book a check-up on Tuesday');
     expect(callerRequest.tools.map((t) => t.function.name)).toEqual(['end_call']);
     // The judge read the call and was held to the schema, strictly.
-    const judgeRequest = fake.requests.find((r) => JSON.stringify(r.body).includes('voxflow_judgement'))!.body as { messages: Array<{ content: string }>; response_format: { json_schema: { strict: boolean } } };
+    const judgeRequest = fake.requests.find((r) => JSON.stringify(r.body).includes('voxflow_judgement'))!.body as { model: string; messages: Array<{ content: string }>; response_format: { json_schema: { strict: boolean } } };
     expect(judgeRequest.response_format.json_schema.strict).toBe(true);
+    expect(judgeRequest.model).toBe('gpt-judge');
+    expect(run.judgement!.model).toBe('gpt-judge');
     expect(judgeRequest.messages[1]!.content).toContain('Caller: Yes please, book it.');
   });
 
@@ -70,6 +73,19 @@ describe('a simulated caller', () => {
     expect(run.passed).toBe(false);
     expect(run.judgement!.criteria[1]).toEqual({ criterion: 'The agent never offers a time the service did not give', passed: false, reason: 'The agent offered 10:00 before checking.' });
     expect(prettyReport(result, 'booking')).toContain('not met: The agent never offers a time the service did not give — The agent offered 10:00 before checking.');
+  });
+
+  it('ends the call when the caller hangs up with end_call, with its reason', async () => {
+    const tests = testsOf(`
+name: a weekender
+caller: {persona: "${WEEKENDER}", goal: "book a Saturday"}
+expect: {state: welcome}
+`);
+    const result = await runTests(BOOKING, tests, { mode: 'model', providers: { llm: llm() } });
+    const run = result.tests[0]!.runs[0]!;
+    expect(run.caller).toEqual({ turns: 1, ended_by: 'caller', reason: 'gave up: no Saturday' });
+    expect(run.transcript.filter((l) => l.role === 'user').map((l) => l.text)).toEqual(['Can I come on Saturday?']);
+    expect(run.passed).toBe(true);
   });
 
   it('stops a caller that never hangs up at max_turns, failing the run with that reason', async () => {

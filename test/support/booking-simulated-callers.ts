@@ -11,6 +11,7 @@ export const BOOKING = parseFlow(readFileSync(BOOKING_PATH, 'utf8')).document!;
 
 export const PATIENT = 'Dana, a patient of the practice who can only come in on a Tuesday';
 export const RAMBLER = 'Ray, who likes to chat and never gets to the point';
+export const WEEKENDER = 'Sam, who works all week and can only come on a Saturday';
 
 /** The booking assistant (the flow's prompt), a patient who wants Tuesday, a rambler, and the judge. */
 export function rules(judge: ChatRule['respond']): ChatRule[] {
@@ -24,6 +25,9 @@ export function rules(judge: ChatRule['respond']): ChatRule[] {
     // The patient: Tuesday, then yes.
     { when: { systemIncludes: PATIENT, lastUserText: /shall i book/i }, respond: { text: 'Yes please, book it.' } },
     { when: { systemIncludes: PATIENT }, respond: { text: 'Do you have anything on Tuesday?' } },
+    // The weekender asks for Saturday, and hangs up when asked for a weekday again.
+    { when: { systemIncludes: WEEKENDER, nth: 1 }, respond: { text: 'Can I come on Saturday?' } },
+    { when: { systemIncludes: WEEKENDER }, respond: { toolCalls: [{ name: 'end_call', arguments: { reason: 'gave up: no Saturday' } }] } },
     // The rambler never asks for a day and never hangs up.
     { when: { systemIncludes: RAMBLER }, respond: { text: 'Oh, lovely weather today, is it not?' } },
     // The judge.
@@ -46,12 +50,14 @@ caller:
   persona: "${PATIENT}"
   goal: "book a check-up on Tuesday"
   max_turns: 6
+caller_llm: gpt-caller
 tool_results:
   check_availability: {body: {next_state: offer_slot, slot: "10:00"}}
 judge:
   criteria:
     - The caller is booked on a Tuesday
     - The agent never offers a time the service did not give
+  model: gpt-judge
 expect:
   state: booked
   tool_called: [{name: check_availability, arguments: {day: tuesday}}, {name: confirm_booking}]
