@@ -32,6 +32,11 @@ export interface RunRequest {
   repeat: number;
   minPassRate: number;
   speed: number;
+  /**
+   * Tests that are not stored (a replay of recorded sessions, replay.ts), one YAML text each,
+   * run instead of the stored ones; the run's test_ids are then empty.
+   */
+  given?: string[];
 }
 
 /** What one account's runs may take of the server (config.limits; docs/testing.md). */
@@ -242,7 +247,7 @@ export class FlowTestRuns {
   /** The tests chosen and parsed against the flow, the providers admitted, and the run's record stored. */
   private async prepare(accountId: string, flow: Flow, request: RunRequest, admitted: Admitted) {
     const { store, flowJobs, engine } = this.deps;
-    const stored = await store.flowTests.list(accountId, flow.id);
+    const stored = request.given ? request.given.map((yamlContent) => ({ id: '', yamlContent })) : await store.flowTests.list(accountId, flow.id);
     const byId = new Map(stored.map((t) => [t.id, t]));
     const chosen = request.testIds ? request.testIds.map((id) => byId.get(id) ?? null) : stored;
     const missing = request.testIds?.filter((id) => !byId.has(id)) ?? [];
@@ -254,7 +259,7 @@ export class FlowTestRuns {
     const flowYaml = draft?.yamlContent ?? flow.yamlContent;
     const parsed = await flowJobs.parseTests(accountId, suiteText(tests.map((t) => ({ yaml: t.yamlContent }))), flowYaml);
     if (!parsed.flow) throw new AppError('invalid_flow', draft ? 'The draft has errors: fix them before running its tests.' : 'The flow does not validate any more; open it in the editor.');
-    if (!parsed.tests) throw new AppError('invalid_flow_test', 'A stored test no longer validates; open it to see why.', parsed.diagnostics);
+    if (!parsed.tests) throw new AppError('invalid_flow_test', request.given ? 'A replayed session does not make a valid test.' : 'A stored test no longer validates; open it to see why.', parsed.diagnostics);
 
     const options: RunOptions = { mode: request.mode, providers: {}, repeat: request.repeat, minPassRate: request.minPassRate, speed: request.speed, flowId: flow.id };
     const steps = stepsPlayed(parsed.tests, options);
@@ -305,7 +310,7 @@ export class FlowTestRuns {
     let record: FlowTestRunRecord;
     try {
       record = await store.flowTests.startRun(
-        { accountId, flowId: flow.id, mode: request.mode, draft: draft !== null, flowVersion: draft ? null : flow.publishedVersion, testIds: tests.map((t) => t.id) },
+        { accountId, flowId: flow.id, mode: request.mode, draft: draft !== null, flowVersion: draft ? null : flow.publishedVersion, testIds: request.given ? [] : tests.map((t) => t.id) },
         { perAccount: this.limits.runsPerAccount },
       );
     } catch (error) {
