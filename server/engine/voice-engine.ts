@@ -104,6 +104,7 @@ function withUsageTold(providers: AccountProviders['providers'], sessionId: stri
     llm: {
       provider: llm.provider,
       model: llm.model,
+      ...(llm.completeJson ? { completeJson: llm.completeJson.bind(llm) } : {}),
       async *stream(request) {
         for await (const chunk of llm.stream(request)) {
           if (chunk.type === 'usage') told(sessionId, { provider: llm.provider, model: request.model ?? llm.model, inputTokens: chunk.inputTokens, outputTokens: chunk.outputTokens });
