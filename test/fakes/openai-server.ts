@@ -29,6 +29,13 @@ export interface ChatReply extends Fault {
   json?: unknown;
   /** Structured outputs: the model declines, in `message.refusal` with no content. */
   refusal?: string;
+  /**
+   * A model that tries to leave its state (the reply is worked out from each request): on the
+   * caller's turn it calls one of `tools` the request does not offer; told that call's result (a
+   * refusal), it calls one the request offers, its required arguments filled from their schema;
+   * then it answers in words. Choices come from a generator seeded with `seed`, so a run repeats.
+   */
+  wander?: { tools: string[]; seed: number };
 }
 
 export interface ChatRule {
@@ -73,8 +80,8 @@ interface ChatBody {
   model?: string;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
-  messages?: Array<{ role: string; content?: unknown }>;
-  tools?: Array<{ function?: { name?: string } }>;
+  messages?: Array<{ role: string; content?: unknown; tool_calls?: Array<{ function?: { name?: string } }> }>;
+  tools?: Array<{ function?: { name?: string; parameters?: JsonSchemaObject } }>;
   response_format?: { type?: string; json_schema?: { name?: string; schema?: unknown; strict?: boolean } };
 }
 
@@ -130,12 +137,19 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     sendError(res, 404, `Invalid URL (${req.method} ${path})`);
   };
 
+  const wanderers = new Map<ChatReply, () => number>();
   const pickReply = (body: ChatBody): ChatReply => {
     for (const rule of rules) {
       if (!matches(rule.when ?? {}, body)) continue;
       const hits = (ruleHits.get(rule) ?? 0) + 1;
       ruleHits.set(rule, hits);
       if (rule.when?.nth !== undefined && rule.when.nth !== hits) continue;
+      const wander = rule.respond.wander;
+      if (wander) {
+        let random = wanderers.get(rule.respond);
+        if (!random) wanderers.set(rule.respond, (random = seededRandom(wander.seed)));
+        return wanderingReply(wander.tools, body, random);
+      }
       return rule.respond;
     }
     return { text: DEFAULT_REPLY };
@@ -189,6 +203,47 @@ function matches(when: ChatMatch, body: ChatBody): boolean {
     if (!systems.some((text) => text.includes(when.systemIncludes as string))) return false;
   }
   return true;
+}
+
+interface JsonSchemaObject {
+  properties?: Record<string, { type?: string; enum?: unknown[] }>;
+  required?: string[];
+}
+
+/** mulberry32: a small seeded generator, so a wandering model's choices repeat run to run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The reply of a model that tries to leave its state (ChatReply.wander) to this request. */
+function wanderingReply(flowTools: string[], body: ChatBody, random: () => number): ChatReply {
+  const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
+  const offered = new Map((body.tools ?? []).flatMap((t) => (t.function?.name ? [[t.function.name, t.function.parameters ?? {}] as const] : [])));
+  const messages = body.messages ?? [];
+  const last = messages.at(-1);
+  const lastCalls = [...messages].reverse().find((m) => m.role === 'assistant')?.tool_calls ?? [];
+  const offStateTried = lastCalls.some((c) => c.function?.name !== undefined && !offered.has(c.function.name));
+  if (last?.role === 'user' || last === undefined) {
+    const elsewhere = flowTools.filter((name) => !offered.has(name));
+    if (elsewhere.length > 0) return { toolCalls: [{ name: pick(elsewhere), arguments: {} }] };
+  }
+  if (last?.role === 'tool' && offStateTried && offered.size > 0) {
+    const [name, schema] = pick([...offered.entries()]);
+    const args: Record<string, unknown> = {};
+    for (const field of schema.required ?? []) {
+      const spec = schema.properties?.[field] ?? {};
+      args[field] = spec.enum && spec.enum.length > 0 ? pick(spec.enum) : spec.type === 'integer' || spec.type === 'number' ? 1 : spec.type === 'boolean' ? true : 'something';
+    }
+    return { toolCalls: [{ name, arguments: args }] };
+  }
+  return { text: 'Okay.' };
 }
 
 function textOf(content: unknown): string {
