@@ -44,6 +44,7 @@ import type { SessionOutput, SessionSetup } from './session-setup.ts';
 import { SessionLimits } from './session-limits.ts';
 import { SpokenTurns } from './spoken-turns.ts';
 import { metricsReport, TurnTiming } from './turn-timing.ts';
+import { DEFAULT_TURN_POLICY, NO_HINTS, shortestWaitMs, type TurnHints, type TurnPolicy } from './turn-rules.ts';
 import { VadStage } from './vad-stage.ts';
 
 /** What the session gives its pipeline: its lifetime, the transport's two directions, its hooks, its end. */
@@ -176,6 +177,8 @@ export class SessionPipeline {
         sttFlushTimeoutMs: setup.sttFlushTimeoutMs ?? 8_000,
         signal,
         nextTurnNumber,
+        turn: () => this.turnTaking(),
+        agentSpeaking: () => this.audioOut.isSpeaking && !this.audioOut.isPaused,
       },
       {
         push: (frame) => {
@@ -336,6 +339,12 @@ export class SessionPipeline {
       case 'interrupt':
         interruptAgent(this.bargeIn, this.agent.takeTurn());
         return;
+      case 'pause_agent':
+        this.audioOut.pause();
+        return;
+      case 'resume_agent':
+        this.audioOut.resume();
+        return;
       case 'end':
         this.host.end(frame.reason);
         return;
@@ -442,9 +451,28 @@ export class SessionPipeline {
     if (code !== 'tts_failed') this.agent.sayFallback();
   }
 
-  /** The flow state's `endpointing_ms`, or the server's when it has none. */
+  /**
+   * The turn-taking in force: the flow state's `turn` over the flow's `settings.turn` over the
+   * server's, with what the state's tools expect the caller to answer.
+   */
+  private turnTaking(): { policy: TurnPolicy; hints: TurnHints } {
+    const flow = this.runtime?.turnOptions();
+    const policy: TurnPolicy = { ...DEFAULT_TURN_POLICY, ...this.setup.turnDefaults };
+    if (flow?.minInterruptionWords !== undefined) policy.minInterruptionWords = flow.minInterruptionWords;
+    if (flow?.backchannels !== undefined) policy.backchannels = flow.backchannels;
+    if (flow?.endpointingMs !== undefined) policy.endpointingMs = flow.endpointingMs;
+    if (flow?.maxEndpointingMs !== undefined) policy.maxEndpointingMs = flow.maxEndpointingMs;
+    // A base wait set above the server's longest (a state's `endpointing_ms: 2000`) is a fixed wait.
+    policy.maxEndpointingMs = Math.max(policy.maxEndpointingMs, policy.endpointingMs);
+    return { policy, hints: flow?.hints ?? NO_HINTS };
+  }
+
+  /**
+   * The VAD reports a pause after the shortest wait the state's turn-taking may choose (its fixed
+   * wait when it does not adapt); the words then decide whether the turn is over.
+   */
   private followStateEndpointing(): void {
-    this.vad?.setEndpointingMs(this.runtime?.stateOptions().endpointingMs ?? null);
+    this.vad?.setEndpointingMs(shortestWaitMs(this.turnTaking().policy));
   }
 
   private sendMetrics(timing: TurnTiming): void {

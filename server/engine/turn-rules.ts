@@ -23,6 +23,17 @@ export const DEFAULT_TURN_POLICY: Readonly<TurnPolicy> = {
   maxEndpointingMs: 1_500,
 };
 
+/**
+ * The engine before turn-taking rules: any speech stops the agent at once, and a fixed 500 ms of
+ * silence ends the turn. The bench measures against it.
+ */
+export const BASELINE_TURN_POLICY: Readonly<TurnPolicy> = {
+  minInterruptionWords: 0,
+  backchannels: 'interrupt',
+  endpointingMs: 500,
+  maxEndpointingMs: 500,
+};
+
 /** The silence a complete short answer waits for: never less, so a breath inside "yes, please" is not an end. */
 export const MIN_ENDPOINTING_MS = 200;
 

@@ -7,6 +7,7 @@ import { onTestFinished, vi } from 'vitest';
 import { AudioClock } from '../../server/engine/audio-out.ts';
 import { SessionHooks, type HookEvent } from '../../server/engine/hooks.ts';
 import { VoiceSession, type SessionSetup } from '../../server/engine/session.ts';
+import type { TurnPolicy } from '../../server/engine/turn-rules.ts';
 import { parseFlow } from '../../server/flow/parse.ts';
 import type { ClientMessage } from '../../server/protocol/client-messages.ts';
 import type { ServerEvent, ServerEventOf, ServerEventType } from '../../server/protocol/events.ts';
@@ -39,6 +40,8 @@ export interface ScriptedSessionOptions {
   /** The guessing game (default) or an assistant session. */
   mode?: 'flow' | 'assistant';
   allowSimulator?: boolean;
+  /** The server's turn-taking (SessionSetup.turnDefaults). */
+  turn?: Partial<TurnPolicy>;
   /** Called to record the end, as the store would; resolves at once unless given. */
   recordEnd?: SessionSetup['recordEnd'];
 }
@@ -103,6 +106,7 @@ export async function startScriptedSession(options: ScriptedSessionOptions = {})
       hooks: new SessionHooks([{ name: 'record', handle: (event) => void hooks.push(event) }], silent),
       clock: new AudioClock(),
       log: silent,
+      ...(options.turn ? { turnDefaults: options.turn } : {}),
       recordEnd: async (end) => {
         ends.push(end);
         await options.recordEnd?.(end);
