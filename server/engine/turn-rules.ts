@@ -122,6 +122,22 @@ export function isBackchannel(text: string, language: string): boolean | null {
 }
 
 /**
+ * Whether words still coming in (a streaming recognizer's interim text) may yet be a backchannel:
+ * they are one, or their last word begins one of several words ("I" of "I see", "all" of "all
+ * right") after nothing but backchannel.
+ */
+export function mayBeBackchannel(text: string, language: string): boolean | null {
+  const whole = isBackchannel(text, language);
+  if (whole !== false) return whole;
+  const words = wordsOf(text);
+  const last = words.at(-1);
+  const table = backchannelsFor(language);
+  if (!table || last === undefined || words.length > LONGEST_BACKCHANNEL_WORDS) return false;
+  const begins = [...table].some((entry) => entry.startsWith(`${last} `));
+  return begins && (words.length === 1 || isBackchannel(words.slice(0, -1).join(' '), language) === true);
+}
+
+/**
  * Caller speech while the agent talks, shorter than this with no transcript to judge, is taken
  * for a backchannel or noise; at least this long, it stops the agent whatever was said. "Uh-huh"
  * and "I see" take 300–600 ms; "wait, no, Tuesday" at a normal pace takes about a second.
@@ -148,7 +164,7 @@ export function judgeBargeIn(input: { transcript: string | null; durationMs: num
   const words = input.transcript === null ? [] : wordsOf(input.transcript);
   const long = durationMs >= BACKCHANNEL_MAX_MS;
   if (words.length > 0) {
-    const backchannel = policy.backchannels === 'ignore' ? isBackchannel(input.transcript!, input.language) : false;
+    const backchannel = policy.backchannels !== 'ignore' ? false : ended ? isBackchannel(input.transcript!, input.language) : mayBeBackchannel(input.transcript!, input.language);
     if (backchannel === true) return ended ? { decision: 'ignored_backchannel', reason: 'backchannel' } : null;
     const enough = words.length >= Math.max(1, policy.minInterruptionWords);
     if (backchannel === false && enough) return { decision: 'interrupted', reason: 'words' };

@@ -51,6 +51,14 @@ describe('barge-in over the agent', () => {
     expect(judge(null, BACKCHANNEL_MAX_MS, false)).toEqual({ decision: 'interrupted', reason: 'duration' });
   });
 
+  it('waits while streamed words may still become a backchannel ("I" of "I see")', () => {
+    expect(judge('Yeah, I', 300, false)).toBeNull();
+    expect(judge('All', 200, false)).toBeNull();
+    expect(judge('I', 200, true)).toEqual({ decision: 'interrupted', reason: 'words' });
+    expect(judge('I want', 400, false)).toEqual({ decision: 'interrupted', reason: 'words' });
+    expect(judge('Yeah, I see', 500, true)).toEqual({ decision: 'ignored_backchannel', reason: 'backchannel' });
+  });
+
   it('counts words against the minimum', () => {
     const three = { ...policy, minInterruptionWords: 3 };
     expect(judge('no stop', 500, true, three)).toEqual({ decision: 'ignored_backchannel', reason: 'too_few_words' });
