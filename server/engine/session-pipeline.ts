@@ -457,11 +457,14 @@ export class SessionPipeline {
    */
   private turnTaking(): { policy: TurnPolicy; hints: TurnHints } {
     const flow = this.runtime?.turnOptions();
-    const policy: TurnPolicy = { ...DEFAULT_TURN_POLICY, ...this.setup.turnDefaults };
-    if (flow?.minInterruptionWords !== undefined) policy.minInterruptionWords = flow.minInterruptionWords;
-    if (flow?.backchannels !== undefined) policy.backchannels = flow.backchannels;
-    if (flow?.endpointingMs !== undefined) policy.endpointingMs = flow.endpointingMs;
-    if (flow?.maxEndpointingMs !== undefined) policy.maxEndpointingMs = flow.maxEndpointingMs;
+    const policy: TurnPolicy = { ...DEFAULT_TURN_POLICY };
+    // Each key from the first that sets it: the state's or flow's, then the server's.
+    for (const layer of [this.setup.turnDefaults, flow]) {
+      if (layer?.minInterruptionWords !== undefined) policy.minInterruptionWords = layer.minInterruptionWords;
+      if (layer?.backchannels !== undefined) policy.backchannels = layer.backchannels;
+      if (layer?.endpointingMs !== undefined) policy.endpointingMs = layer.endpointingMs;
+      if (layer?.maxEndpointingMs !== undefined) policy.maxEndpointingMs = layer.maxEndpointingMs;
+    }
     // A base wait set above the server's longest (a state's `endpointing_ms: 2000`) is a fixed wait.
     policy.maxEndpointingMs = Math.max(policy.maxEndpointingMs, policy.endpointingMs);
     return { policy, hints: flow?.hints ?? NO_HINTS };

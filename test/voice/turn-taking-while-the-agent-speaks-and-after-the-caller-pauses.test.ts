@@ -84,7 +84,7 @@ describe('turn-taking while the agent speaks and after the caller pauses', () =>
     const client = await storyPlaying();
     await client.speak('Wait, no, Tuesday');
     const interrupted = await client.waitFor('interrupted', undefined, 15_000);
-    const started = client.events.findLastIndex((e, i) => e.type === 'user_started_speaking' && i < client.events.indexOf(interrupted));
+    const started = client.events.map((e) => e.type).lastIndexOf('user_started_speaking', client.events.indexOf(interrupted));
     const answer = await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Tuesday it is.', 15_000);
     // From the moment the caller's speech was heard to the next reply: at most the two frames of
     // the output lead were still on their way.
