@@ -39,6 +39,8 @@ export interface ScriptedSessionOptions {
   voice?: ScriptedVoiceOptions;
   /** The guessing game (default) or an assistant session. */
   mode?: 'flow' | 'assistant';
+  /** A flow of the test's own instead of the guessing game. */
+  flowYaml?: string;
   allowSimulator?: boolean;
   /** The server's turn-taking (SessionSetup.turnDefaults). */
   turn?: Partial<TurnPolicy>;
@@ -85,8 +87,8 @@ export async function startScriptedSession(options: ScriptedSessionOptions = {})
   const ends: ScriptedSession['ends'] = [];
   const closed: ScriptedSession['closed'] = [];
   const silent = { info() {}, warn() {}, error() {} };
-  const flow = options.mode === 'assistant' ? null : parseFlow(GUESSING_GAME).document;
-  if (options.mode !== 'assistant' && !flow) throw new Error('the guessing game does not parse');
+  const flow = options.mode === 'assistant' ? null : parseFlow(options.flowYaml ?? GUESSING_GAME).document;
+  if (options.mode !== 'assistant' && !flow) throw new Error('the flow does not parse');
 
   const session = new VoiceSession(
     {

@@ -113,3 +113,50 @@ it('with the baseline policy, stops the agent at "uh-huh" at once, as the engine
   expect(rig.kinds()).not.toContain('turn_end');
   expect(rig.ofType('transcript').filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['uh-huh']);
 });
+
+const FLOW_WITH_TURN = (stateTurn: string) => `id: turns
+version: "1.0.0"
+initial_state: chat
+settings:
+  base_system_prompt: You help callers.
+  turn: { backchannels: interrupt, min_interruption_words: 0 }
+states:
+  chat:
+${stateTurn}
+    agent:
+      prompt: Tell the story.
+`;
+
+it("takes a state's turn over the flow's settings.turn over the server's, and the baseline written in the flow behaves as the engine did", async () => {
+  // The flow's own baseline: backchannels interrupt, no minimum, a fixed 500 ms wait.
+  const baseline = await startScriptedSession({
+    flowYaml: FLOW_WITH_TURN('    turn: { endpointing_ms: 500, max_endpointing_ms: 500 }'),
+    model: [{ text: STORY }, { text: 'Okay.' }],
+    transcripts: ['uh-huh'],
+    voice: { msPerWord: 100 },
+  });
+  await baseline.run(1_000);
+  let before = baseline.events.length;
+  baseline.user.startsSpeaking();
+  expect(baseline.kinds(before)).toEqual(['user_started_speaking', 'interrupted', 'agent_stopped_speaking', 'transcript']);
+  baseline.user.stopsSpeaking(500);
+  await baseline.run(1_000);
+  expect(baseline.kinds()).not.toContain('turn_end');
+  expect(baseline.ofType('transcript').filter((t) => t.role === 'user').map((t) => t.text)).toEqual(['uh-huh']);
+  await baseline.session.end('test_finished');
+
+  // The same flow whose state ignores backchannels: the state's key wins over the flow's.
+  const own = await startScriptedSession({
+    flowYaml: FLOW_WITH_TURN('    turn: { backchannels: ignore, min_interruption_words: 1 }'),
+    model: [{ text: STORY }, { text: 'Okay.' }],
+    transcripts: ['uh-huh'],
+    voice: { msPerWord: 100 },
+  });
+  await own.run(1_000);
+  before = own.events.length;
+  own.user.startsSpeaking();
+  expect(own.kinds(before)).toEqual(['user_started_speaking']);
+  own.user.stopsSpeaking(250);
+  await own.run(300);
+  expect(own.ofType('barge_in')).toMatchObject([{ decision: 'ignored_backchannel' }]);
+});
