@@ -212,9 +212,12 @@ export class SessionPipeline {
       : null;
   }
 
-  /** No agent turn in flight and nothing of a reply left to say: the session waits for the caller. */
+  /**
+   * No agent turn in flight, nothing of a reply left to say, and no caller turn waiting for its
+   * end: the session waits for the caller.
+   */
   get isIdle(): boolean {
-    return !this.agent.turnInFlight && !this.audioOut.isBusy;
+    return !this.agent.turnInFlight && !this.audioOut.isBusy && !this.spoken.holdingTurn;
   }
 
   /** The session has started: its limits and the flow's idle reprompts run, its audio is paced. */

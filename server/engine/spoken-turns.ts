@@ -87,6 +87,14 @@ export class SpokenTurns {
     }
   }
 
+  /**
+   * A caller turn is under way or waits for its end (the words said "not finished yet"): the
+   * session is not idle, though no agent turn is in flight.
+   */
+  get holdingTurn(): boolean {
+    return this.open !== null;
+  }
+
   /** The session ended: the recognizer's stream is closed. */
   close(): void {
     this.closeTurn();
