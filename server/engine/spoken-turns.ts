@@ -133,7 +133,8 @@ export class SpokenTurns {
     if (overAgent) {
       started.durationTimer = setTimeout(() => {
         started.durationTimer = null;
-        if (this.open === started) this.judge(started, false);
+        // Paused, the speech is as long as it got: its words decide once they come.
+        if (this.open === started && started.speaking) this.judge(started, false);
       }, BACKCHANNEL_MAX_MS);
     }
   }
@@ -161,8 +162,9 @@ export class SpokenTurns {
     if (!turn || !open.overAgent) return true;
     const said = [...open.words, ...(open.interim !== null && !ended ? [open.interim] : [])].join(' ').trim();
     const transcript = said === '' && !ended && open.interim === null && open.words.length === 0 ? null : said;
-    // Speech that ended lasted to its last voiced audio; speech still going, to now.
-    const durationMs = Math.max(0, Math.round((ended ? open.lastVoicedAt : this.now) - open.startedAt));
+    // Speech that ended (or paused: its words are being fetched) lasted to its last voiced audio;
+    // speech still going, to now. A slow transcript must not make "uh-huh" long.
+    const durationMs = Math.max(0, Math.round((ended || !open.speaking ? open.lastVoicedAt : this.now) - open.startedAt));
     const decision = judgeBargeIn({ transcript, durationMs, ended, language: this.options.sttOptions.language }, turn.policy);
     if (!decision) return false;
     open.overAgent = false;

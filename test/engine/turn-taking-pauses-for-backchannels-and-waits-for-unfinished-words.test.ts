@@ -160,3 +160,21 @@ it("takes a state's turn over the flow's settings.turn over the server's, and th
   await own.run(300);
   expect(own.ofType('barge_in')).toMatchObject([{ decision: 'ignored_backchannel' }]);
 });
+
+it('does not take a backchannel for long speech because its transcript was slow to come', async () => {
+  const rig = await startScriptedSession({
+    mode: 'assistant',
+    model: [{ text: STORY }],
+    transcripts: ['uh-huh'],
+    // A recognizer that only transcribes at the end, and slowly.
+    transcribeAfterMs: 1_500,
+    voice: { msPerWord: 100 },
+  });
+  await rig.run(1_000);
+  rig.user.startsSpeaking();
+  await rig.run(400);
+  rig.user.stopsSpeaking(250);
+  await rig.run(2_000);
+  expect(rig.ofType('barge_in')).toMatchObject([{ decision: 'ignored_backchannel', transcript: 'uh-huh', duration_ms: 150 }]);
+  expect(rig.kinds()).not.toContain('interrupted');
+});
