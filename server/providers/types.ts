@@ -67,6 +67,8 @@ export type LlmChunk =
   | { type: 'text'; text: string }
   /** One complete tool call (arguments accumulated), in the order the model made them. */
   | { type: 'tool_call'; call: ChatToolCall }
+  /** The tokens the response took, when the vendor says (OpenAI-compatible servers with `stream_options.include_usage`). */
+  | { type: 'usage'; inputTokens: number; outputTokens: number }
   | { type: 'done'; finishReason: string };
 
 export interface LanguageModel {
@@ -78,6 +80,20 @@ export interface LanguageModel {
    * the provider's.
    */
   stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal; model?: string; temperature?: number }): AsyncIterable<LlmChunk>;
+  /**
+   * One whole answer held to a JSON schema (structured outputs), as the JSON text the model
+   * wrote: for work beside a conversation, such as a flow test's judge. Absent when the provider
+   * has no such answers. The text is the model's: the caller still parses and checks it.
+   */
+  completeJson?(request: JsonRequest): Promise<string>;
+}
+
+export interface JsonRequest {
+  messages: ChatMessage[];
+  /** A name for the schema (letters, digits, _ and -) and the JSON schema itself, strict. */
+  schema: { name: string; schema: Record<string, unknown> };
+  signal: AbortSignal;
+  model?: string;
 }
 
 // ── Text to speech ──────────────────────────────────────────────────────────────────────────

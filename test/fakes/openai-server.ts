@@ -15,6 +15,8 @@ export interface ChatMatch {
   systemIncludes?: string;
   /** Only the nth request (1-based) that meets the other conditions of this rule. */
   nth?: number;
+  /** Structured outputs: the request asks for `response_format: json_schema` with this schema name. */
+  jsonSchemaName?: string;
 }
 
 export interface ChatReply extends Fault {
@@ -23,6 +25,10 @@ export interface ChatReply extends Fault {
   toolCalls?: Array<{ name: string; arguments: unknown }>;
   /** End the stream cleanly ([DONE]) but leave out the chunk with the finish_reason. */
   omitFinishReason?: boolean;
+  /** Structured outputs: the message's content is this value's JSON text, as the real API sends it. */
+  json?: unknown;
+  /** Structured outputs: the model declines, in `message.refusal` with no content. */
+  refusal?: string;
 }
 
 export interface ChatRule {
@@ -69,6 +75,7 @@ interface ChatBody {
   stream_options?: { include_usage?: boolean };
   messages?: Array<{ role: string; content?: unknown }>;
   tools?: Array<{ function?: { name?: string } }>;
+  response_format?: { type?: string; json_schema?: { name?: string; schema?: unknown; strict?: boolean } };
 }
 
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
@@ -101,6 +108,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const body = (recorded.body ?? {}) as ChatBody;
+      const schemaProblem = strictSchemaProblem(body);
+      if (schemaProblem) return sendError(res, 400, schemaProblem);
       const reply = pickReply(body);
       if (!(await beforeAnswer(reply, res))) return;
       return body.stream ? streamChat(res, recorded, body, reply, () => ++callCount) : answerChat(res, body, reply, () => ++callCount);
@@ -174,6 +183,7 @@ function matches(when: ChatMatch, body: ChatBody): boolean {
     const offered = new Set((body.tools ?? []).map((t) => t.function?.name));
     if (!when.toolsOffered.every((name) => offered.has(name))) return false;
   }
+  if (when.jsonSchemaName !== undefined && body.response_format?.json_schema?.name !== when.jsonSchemaName) return false;
   if (when.systemIncludes !== undefined) {
     const systems = messages.filter((m) => m.role === 'system').map((m) => textOf(m.content));
     if (!systems.some((text) => text.includes(when.systemIncludes as string))) return false;
@@ -294,8 +304,8 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
         index: 0,
         message: {
           role: 'assistant',
-          content: reply.text ?? null,
-          refusal: null,
+          content: reply.refusal !== undefined ? null : reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? null),
+          refusal: reply.refusal ?? null,
           ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
         logprobs: null,
@@ -304,6 +314,37 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
     ],
     usage: usageOf(body, reply),
   });
+}
+
+/**
+ * What the real API says of a strict json_schema it cannot hold a model to: every object must
+ * list all its properties as required and set additionalProperties to false.
+ */
+function strictSchemaProblem(body: ChatBody): string | null {
+  const format = body.response_format;
+  if (format?.type !== 'json_schema') return null;
+  const spec = format.json_schema;
+  if (!spec?.name || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name)) return "Invalid 'response_format.json_schema.name': must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64.";
+  if (typeof spec.schema !== 'object' || spec.schema === null) return "Missing required parameter: 'response_format.json_schema.schema'.";
+  if (!spec.strict) return null;
+  const walk = (node: unknown, context: string): string | null => {
+    if (typeof node !== 'object' || node === null) return null;
+    const schema = node as { type?: unknown; properties?: Record<string, unknown>; required?: unknown; additionalProperties?: unknown; items?: unknown };
+    if (schema.type === 'object') {
+      if (schema.additionalProperties !== false) return `Invalid schema for response_format '${spec.name}': In context=(${context}), 'additionalProperties' is required to be supplied and to be false.`;
+      const keys = Object.keys(schema.properties ?? {});
+      const required = Array.isArray(schema.required) ? schema.required : [];
+      const missing = keys.find((key) => !required.includes(key));
+      if (missing) return `Invalid schema for response_format '${spec.name}': In context=(${context}), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+      for (const key of keys) {
+        const problem = walk(schema.properties![key], `${context ? `${context}, ` : ''}'properties', '${key}'`);
+        if (problem) return problem;
+      }
+    }
+    if (schema.type === 'array') return walk(schema.items, `${context ? `${context}, ` : ''}'items'`);
+    return null;
+  };
+  return walk(spec.schema, '');
 }
 
 // ── Speech ──────────────────────────────────────────────────────────────────────────────────

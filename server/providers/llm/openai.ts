@@ -4,8 +4,8 @@ import type OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import type { OpenAITool } from '../../flow/runtime.ts';
 import { createOpenAIClient } from '../openai-client.ts';
-import { withRetryStream } from '../retry.ts';
-import { type ChatMessage, type ChatToolCall, type LanguageModel, type LlmChunk, ProviderError } from '../types.ts';
+import { withRetry, withRetryStream } from '../retry.ts';
+import { type ChatMessage, type ChatToolCall, type JsonRequest, type LanguageModel, type LlmChunk, ProviderError } from '../types.ts';
 import { DEFAULT_MODELS } from '../catalog.ts';
 
 export interface OpenAILanguageModelOptions {
@@ -30,7 +30,28 @@ export function createOpenAILanguageModel(options: OpenAILanguageModelOptions = 
     provider: PROVIDER,
     model,
     stream: (request) => streamCompletion(client, model, timeoutMs, request),
+    completeJson: (request) => completeJson(client, model, timeoutMs, request),
   };
+}
+
+/** A structured-outputs answer: `response_format: json_schema`, strict, not streamed. */
+async function completeJson(client: OpenAI, model: string, timeoutMs: number, request: JsonRequest): Promise<string> {
+  const completion = await withRetry(
+    (signal) =>
+      client.chat.completions.create(
+        {
+          model: request.model ?? model,
+          messages: request.messages,
+          response_format: { type: 'json_schema', json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true } },
+        },
+        { signal },
+      ),
+    { provider: PROVIDER, timeoutMs, signal: request.signal },
+  );
+  const message = completion.choices[0]?.message;
+  if (message?.refusal) throw new ProviderError(PROVIDER, 'bad_response', `the model refused: ${message.refusal}`, false);
+  if (typeof message?.content !== 'string') throw new ProviderError(PROVIDER, 'bad_response', 'the answer had no content', false);
+  return message.content;
 }
 
 async function* streamCompletion(
@@ -55,8 +76,12 @@ async function* streamCompletion(
 
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   let finishReason: string | null = null;
+  let lastUsage: { inputTokens: number; outputTokens: number } | null = null;
   for await (const chunk of chunks) {
-    // The usage chunk that closes the stream has no choices.
+    // The usage chunk that closes the stream has no choices. Some local servers send no usage,
+    // or send it on every chunk: only a complete pair of counts is passed on, the last one wins.
+    const usage = chunk.usage;
+    if (usage && Number.isFinite(usage.prompt_tokens) && Number.isFinite(usage.completion_tokens)) lastUsage = { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
     const choice = chunk.choices[0];
     if (!choice) continue;
     if (choice.delta?.content) yield { type: 'text', text: choice.delta.content };
@@ -78,5 +103,6 @@ async function* streamCompletion(
     const toolCall: ChatToolCall = { id: call.id || `call_${index}`, type: 'function', function: { name: call.name, arguments: call.arguments } };
     yield { type: 'tool_call', call: toolCall };
   }
+  if (lastUsage) yield { type: 'usage', ...lastUsage };
   yield { type: 'done', finishReason };
 }
