@@ -284,6 +284,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       voiceReady: () => voiceInput.voiceReady(),
       assistantPrompt: config.engine.assistantPrompt,
       language: config.engine.language,
+      turnDefaults: config.engine.turn,
       maxSessions: config.engine.maxSessions,
       maxSessionMs: config.engine.maxSessionSeconds * 1000,
       idleEndMs: config.engine.idleEndSeconds * 1000,

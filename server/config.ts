@@ -201,6 +201,18 @@ export const ConfigSchema = z.object({
        * start: a file that cannot be used stops the start, saying why.
        */
       turnModel: optionalText,
+      /**
+       * Turn-taking (docs/flows.md#turn-taking) under every flow's `settings.turn` and state's
+       * `turn`, named as those keys are. Unset: the engine's defaults.
+       */
+      turn: z
+        .object({
+          minInterruptionWords: z.coerce.number().int().min(0).max(10).optional(),
+          backchannels: z.enum(['ignore', 'interrupt']).optional(),
+          endpointingMs: z.coerce.number().int().min(100).max(5_000).optional(),
+          maxEndpointingMs: z.coerce.number().int().min(100).max(10_000).optional(),
+        })
+        .prefault({}),
     })
     .prefault({}),
   /** Phone calls one account may place: per minute, and at once (counted over every node on PostgreSQL). */
@@ -398,6 +410,10 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_TTS_VOICE', 'providers.tts.voice', '<name>', 'voice of the text-to-speech provider'),
   setting('VOXFLOW_ASSISTANT_PROMPT', 'engine.assistantPrompt', '<text>', 'system prompt of assistant-mode sessions'),
   setting('VOXFLOW_LANGUAGE', 'engine.language', '<code>', 'language of speech recognition', { shownDefault: 'en' }),
+  setting('VOXFLOW_MIN_INTERRUPTION_WORDS', 'engine.turn.minInterruptionWords', '<n>', 'words the caller must say over the agent to stop it, 0: any speech stops it at once (a flow\'s turn.min_interruption_words wins)', { shownDefault: '1' }),
+  setting('VOXFLOW_BACKCHANNELS', 'engine.turn.backchannels', '<ignore|interrupt>', '"uh-huh", "yeah", "I see" over the agent: ignored, or an interruption (a flow\'s turn.backchannels wins)', { shownDefault: 'ignore' }),
+  setting('VOXFLOW_ENDPOINTING_MS', 'engine.turn.endpointingMs', '<ms>', "the silence that usually ends the caller's turn (a flow's turn.endpointing_ms wins)", { shownDefault: '500' }),
+  setting('VOXFLOW_MAX_ENDPOINTING_MS', 'engine.turn.maxEndpointingMs', '<ms>', "the longest silence waited for after unfinished words; equal to the usual one: a fixed wait (a flow's turn.max_endpointing_ms wins)", { shownDefault: '1500' }),
   setting('VOXFLOW_MAX_SESSIONS', 'engine.maxSessions', '<n>', 'live voice sessions at once', { shownDefault: '100' }),
   setting('VOXFLOW_MAX_PEER_CONNECTIONS', 'engine.maxPeerConnections', '<n>', 'WebRTC connections at once', { shownDefault: '50' }),
   setting('VOXFLOW_SESSIONS_PER_ACCOUNT', 'engine.sessionsPerAccount', '<n>', 'live voice sessions one account may hold at once, 0 for no limit (past it: 429 too_many_sessions)', { shownDefault: '10' }),

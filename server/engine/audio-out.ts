@@ -22,7 +22,10 @@ interface Segment {
   text: string;
   /** Which model message the sentence belongs to (null for speech cues and fallback lines). */
   tag: number | null;
+  /** Kept whole until the sentence is done, so a pause can replay it from its start. */
   chunks: Int16Array[];
+  /** The chunk the next frame starts in. */
+  chunkIndex: number;
   /** Samples queued so far, and sent so far. */
   queued: number;
   sent: number;
@@ -57,6 +60,8 @@ export interface AudioOutListener {
 export class AudioOut {
   private readonly segments: Segment[] = [];
   private offsetInChunk = 0;
+  /** Paused (the caller began to speak over the agent): no frame leaves until resume() or stop(). */
+  private paused = false;
   private burstStartedAt = 0;
   private framesInBurst = 0;
   private speaking = false;
@@ -115,7 +120,7 @@ export class AudioOut {
 
   /** A sentence's audio starts; returns a handle to append its chunks to. */
   beginSegment(text: string, tag: number | null = null): SegmentWriter {
-    const segment: Segment = { text, tag, chunks: [], queued: 0, sent: 0, complete: false };
+    const segment: Segment = { text, tag, chunks: [], chunkIndex: 0, queued: 0, sent: 0, complete: false };
     this.segments.push(segment);
     return {
       text,
@@ -152,11 +157,46 @@ export class AudioOut {
     }
     this.segments.length = 0;
     this.offsetInChunk = 0;
+    this.paused = false;
     this.open = false;
     this.speaking = false;
     this.sentSegments = [];
     this.releaseBufferWaiters(true);
     return report;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /**
+   * Holds the reply where it is (caller speech over the agent that may be only "uh-huh"): no
+   * frame leaves, and everything queued stays, until resume() or stop(). Only while speaking.
+   */
+  pause(): boolean {
+    if (!this.speaking || this.paused) return false;
+    this.paused = true;
+    return true;
+  }
+
+  /**
+   * Goes on after a pause, from the start of the sentence that was playing: the caller heard
+   * part of it, talked, and would not follow the rest from mid-word.
+   */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    const head = this.segments[0];
+    if (head) {
+      head.sent = 0;
+      head.chunkIndex = 0;
+      this.offsetInChunk = 0;
+    }
+    // A new burst: the pause is no late frame, and the listener's cushion is rebuilt.
+    this.burstStartedAt = this.now();
+    this.framesInBurst = 0;
+    this.starved = false;
+    this.pump();
   }
 
   /** Frames sent after their play time because the process was busy, since start (all sessions). */
@@ -178,6 +218,7 @@ export class AudioOut {
   }
 
   private pump(): void {
+    if (this.paused) return;
     for (;;) {
       const head = this.segments[0];
       if (!head) {
@@ -193,6 +234,7 @@ export class AudioOut {
           return; // waiting for more synthesized audio of this sentence
         }
         this.segments.shift();
+        head.chunks = [];
         this.sentSegments.push(head);
         this.offsetInChunk = 0;
         continue;
@@ -236,14 +278,14 @@ export class AudioOut {
     const frame = new Int16Array(FRAME_SAMPLES);
     let filled = 0;
     while (filled < FRAME_SAMPLES && segment.sent < segment.queued) {
-      const chunk = segment.chunks[0]!;
+      const chunk = segment.chunks[segment.chunkIndex]!;
       const take = Math.min(FRAME_SAMPLES - filled, chunk.length - this.offsetInChunk);
       frame.set(chunk.subarray(this.offsetInChunk, this.offsetInChunk + take), filled);
       filled += take;
       segment.sent += take;
       this.offsetInChunk += take;
       if (this.offsetInChunk >= chunk.length) {
-        segment.chunks.shift();
+        segment.chunkIndex++;
         this.offsetInChunk = 0;
       }
     }

@@ -90,6 +90,19 @@ export interface InterruptFrame {
   type: 'interrupt';
 }
 
+/**
+ * Caller speech began over the agent and may be only a backchannel: hold the agent's audio where
+ * it is (nothing more is sent, the rest of the reply stays queued) until `resume_agent` or `interrupt`.
+ */
+export interface PauseAgentFrame {
+  type: 'pause_agent';
+}
+
+/** The speech over the agent was a backchannel or noise: the agent goes on from the start of its sentence. */
+export interface ResumeAgentFrame {
+  type: 'resume_agent';
+}
+
 /** End the session (the flow ended the call, a limit ran out). */
 export interface EndFrame {
   type: 'end';
@@ -127,7 +140,7 @@ export interface TransferFrame {
   action: TransferAction;
 }
 
-export type ControlFrame = InterruptFrame | EndFrame | AgentQuietFrame | ErrorFrame | WarningFrame | TransferFrame;
+export type ControlFrame = InterruptFrame | PauseAgentFrame | ResumeAgentFrame | EndFrame | AgentQuietFrame | ErrorFrame | WarningFrame | TransferFrame;
 
 export type Frame = DataFrame | ControlFrame;
 

@@ -44,6 +44,7 @@ import type { SessionOutput, SessionSetup } from './session-setup.ts';
 import { SessionLimits } from './session-limits.ts';
 import { SpokenTurns } from './spoken-turns.ts';
 import { metricsReport, TurnTiming } from './turn-timing.ts';
+import { DEFAULT_TURN_POLICY, NO_HINTS, shortestWaitMs, type TurnHints, type TurnPolicy } from './turn-rules.ts';
 import { VadStage } from './vad-stage.ts';
 
 /** What the session gives its pipeline: its lifetime, the transport's two directions, its hooks, its end. */
@@ -176,6 +177,8 @@ export class SessionPipeline {
         sttFlushTimeoutMs: setup.sttFlushTimeoutMs ?? 8_000,
         signal,
         nextTurnNumber,
+        turn: () => this.turnTaking(),
+        agentSpeaking: () => this.audioOut.isSpeaking && !this.audioOut.isPaused,
       },
       {
         push: (frame) => {
@@ -209,9 +212,12 @@ export class SessionPipeline {
       : null;
   }
 
-  /** No agent turn in flight and nothing of a reply left to say: the session waits for the caller. */
+  /**
+   * No agent turn in flight, nothing of a reply left to say, and no caller turn waiting for its
+   * end: the session waits for the caller.
+   */
   get isIdle(): boolean {
-    return !this.agent.turnInFlight && !this.audioOut.isBusy;
+    return !this.agent.turnInFlight && !this.audioOut.isBusy && !this.spoken.holdingTurn;
   }
 
   /** The session has started: its limits and the flow's idle reprompts run, its audio is paced. */
@@ -336,6 +342,12 @@ export class SessionPipeline {
       case 'interrupt':
         interruptAgent(this.bargeIn, this.agent.takeTurn());
         return;
+      case 'pause_agent':
+        this.audioOut.pause();
+        return;
+      case 'resume_agent':
+        this.audioOut.resume();
+        return;
       case 'end':
         this.host.end(frame.reason);
         return;
@@ -442,9 +454,31 @@ export class SessionPipeline {
     if (code !== 'tts_failed') this.agent.sayFallback();
   }
 
-  /** The flow state's `endpointing_ms`, or the server's when it has none. */
+  /**
+   * The turn-taking in force: the flow state's `turn` over the flow's `settings.turn` over the
+   * server's, with what the state's tools expect the caller to answer.
+   */
+  private turnTaking(): { policy: TurnPolicy; hints: TurnHints } {
+    const flow = this.runtime?.turnOptions();
+    const policy: TurnPolicy = { ...DEFAULT_TURN_POLICY };
+    // Each key from the first that sets it: the state's or flow's, then the server's.
+    for (const layer of [this.setup.turnDefaults, flow]) {
+      if (layer?.minInterruptionWords !== undefined) policy.minInterruptionWords = layer.minInterruptionWords;
+      if (layer?.backchannels !== undefined) policy.backchannels = layer.backchannels;
+      if (layer?.endpointingMs !== undefined) policy.endpointingMs = layer.endpointingMs;
+      if (layer?.maxEndpointingMs !== undefined) policy.maxEndpointingMs = layer.maxEndpointingMs;
+    }
+    // A base wait set above the server's longest (a state's `endpointing_ms: 2000`) is a fixed wait.
+    policy.maxEndpointingMs = Math.max(policy.maxEndpointingMs, policy.endpointingMs);
+    return { policy, hints: flow?.hints ?? NO_HINTS };
+  }
+
+  /**
+   * The VAD reports a pause after the shortest wait the state's turn-taking may choose (its fixed
+   * wait when it does not adapt); the words then decide whether the turn is over.
+   */
   private followStateEndpointing(): void {
-    this.vad?.setEndpointingMs(this.runtime?.stateOptions().endpointingMs ?? null);
+    this.vad?.setEndpointingMs(shortestWaitMs(this.turnTaking().policy));
   }
 
   private sendMetrics(timing: TurnTiming): void {

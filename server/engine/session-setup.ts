@@ -18,6 +18,8 @@ export interface SessionLogger {
   error(object: Record<string, unknown>, message: string): void;
 }
 
+import type { TurnPolicy } from './turn-rules.ts';
+
 export interface SessionSetup {
   id: string;
   accountId: string;
@@ -42,6 +44,11 @@ export interface SessionSetup {
   /** Records the end in the store; the session waits for it before saying session_ended. */
   recordEnd(end: SessionEndRecord): Promise<void>;
   sttFlushTimeoutMs?: number;
+  /**
+   * The server's turn-taking (docs/flows.md#turn-taking), under a flow's `settings.turn` and a
+   * state's `turn`; each key absent: DEFAULT_TURN_POLICY's.
+   */
+  turnDefaults?: Partial<TurnPolicy>;
   /** Hears the caller's audio as it arrives (a call recording); must not block. */
   callerAudioTap?: (pcm: Int16Array) => void;
   /**

@@ -2,9 +2,19 @@
 // Speech starting interrupts the agent (barge-in) and feeds the speech recognizer, from the
 // pre-roll on; the turn's end flushes it, and a transcript with words in it becomes a caller turn
 // for the agent to answer.
+//
+// Turn-taking (turn-rules.ts, docs/flows.md#turn-taking) changes two moments:
+// - Speech over the agent pauses it rather than cutting it. The words (streamed interim text, or
+//   the transcript at the end) and the speech's length then say whether it was an interruption
+//   (the reply is cut, as before), a backchannel or noise (the agent resumes its sentence).
+// - The VAD reports the caller's pauses after the shortest wait; the transcript so far is fetched
+//   there, and the words decide how much longer the silence must last before the turn is over
+//   (longer after "on…", shorter after "yes" to a yes/no question). Speech that comes back before
+//   then continues the same turn.
 import { sessionError } from '../protocol/session-errors.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/types.ts';
-import type { CallerSpeechFrames, CallerTurnFrame, CallerWordsFrame, ErrorFrame, InterruptFrame, StageOutput } from './frames.ts';
+import type { CallerSpeechFrames, CallerTurnFrame, CallerWordsFrame, ErrorFrame, InterruptFrame, PauseAgentFrame, ResumeAgentFrame, StageOutput } from './frames.ts';
+import { BACKCHANNEL_MAX_MS, decideEndOfTurn, isAdaptive, judgeBargeIn, NO_HINTS, pausesForBackchannels, type BargeInDecision, type TurnHints, type TurnPolicy } from './turn-rules.ts';
 import { TurnTiming } from './turn-timing.ts';
 
 export interface SpokenTurnsOptions {
@@ -17,45 +27,233 @@ export interface SpokenTurnsOptions {
   readonly signal: AbortSignal;
   /** The session's next turn number (typed and spoken turns share the count). */
   nextTurnNumber(): number;
+  /** The turn-taking in force now (the flow state's); absent: any speech cuts the agent, and the VAD's silence ends the turn. */
+  turn?(): { policy: TurnPolicy; hints: TurnHints };
+  /** Whether the agent's voice is being heard now (speech over it may be only a backchannel). */
+  agentSpeaking?(): boolean;
+  /** The clock `lastVoicedAt` is read on (performance.now). */
+  now?(): number;
 }
 
-export type SpokenTurnsOutput = InterruptFrame | CallerTurnFrame | CallerWordsFrame | ErrorFrame;
+export type SpokenTurnsOutput = InterruptFrame | PauseAgentFrame | ResumeAgentFrame | CallerTurnFrame | CallerWordsFrame | ErrorFrame;
+
+/** A caller turn under way: from its first speech to the end the words and the silence decide. */
+interface OpenTurn {
+  /** When the VAD confirmed the speech (the `now` clock). */
+  startedAt: number;
+  /** The VAD says the caller is speaking (not in a pause). */
+  speaking: boolean;
+  /** The agent was paused for this speech and its fate is not decided yet. */
+  overAgent: boolean;
+  /** What the recognizer gave at each pause so far. */
+  words: string[];
+  /** The newest interim text (streaming recognizers), for the barge-in decision. */
+  interim: string | null;
+  lastVoicedAt: number;
+  /** The end-of-turn wait that is running; null when none is. */
+  timer: NodeJS.Timeout | null;
+  /** The BACKCHANNEL_MAX_MS check of speech over the agent. */
+  durationTimer: NodeJS.Timeout | null;
+}
 
 export class SpokenTurns {
   private stt: TranscriptionStream | null = null;
   private userSpeaking = false;
+  /** The adaptive turn (or speech over the agent) under way; null between turns and for fixed waits. */
+  private open: OpenTurn | null = null;
 
   constructor(
     private readonly options: SpokenTurnsOptions,
     private readonly out: StageOutput<SpokenTurnsOutput>,
   ) {}
 
+  private get now(): number {
+    return this.options.now?.() ?? performance.now();
+  }
+
   push(frame: CallerSpeechFrames): void {
     if (this.options.signal.aborted) return;
     switch (frame.type) {
       case 'speech_started':
-        this.userSpeaking = true;
-        this.out.send({ type: 'user_started_speaking' });
-        // Barge-in: the caller talking over the agent (or over its thinking) stops it at once;
-        // an agent with nothing in flight takes no notice.
-        this.out.push({ type: 'interrupt' });
-        if (this.options.stt) {
-          this.stt ??= this.options.stt.open(this.options.sttOptions);
-          this.stt.write(frame.preRoll);
-        }
+        this.speechStarted(frame.preRoll);
         return;
       case 'caller_speech':
         this.stt?.write(frame.pcm);
         return;
       case 'turn_ended':
-        void this.transcribeTurn(frame.lastVoicedAt);
+        if (this.open) void this.paused(this.open, frame.lastVoicedAt);
+        else void this.transcribeTurn(frame.lastVoicedAt);
         return;
     }
   }
 
+  /**
+   * A caller turn is under way or waits for its end (the words said "not finished yet"): the
+   * session is not idle, though no agent turn is in flight.
+   */
+  get holdingTurn(): boolean {
+    return this.open !== null;
+  }
+
   /** The session ended: the recognizer's stream is closed. */
   close(): void {
+    this.closeTurn();
     this.stt?.close();
+  }
+
+  private policy(): { policy: TurnPolicy; hints: TurnHints } | null {
+    return this.options.turn?.() ?? null;
+  }
+
+  private speechStarted(preRoll: Int16Array): void {
+    const open = this.open;
+    this.openStt()?.write(preRoll);
+    if (open) {
+      // The caller goes on after a pause: the same turn, and its end is decided again.
+      open.speaking = true;
+      if (open.timer) clearTimeout(open.timer);
+      open.timer = null;
+      return;
+    }
+    this.userSpeaking = true;
+    this.out.send({ type: 'user_started_speaking' });
+    const turn = this.policy();
+    const overAgent = turn !== null && pausesForBackchannels(turn.policy) && (this.options.agentSpeaking?.() ?? false);
+    if (overAgent) {
+      // Heard at once, judged once its words or length say: the agent's audio stops now either way.
+      this.out.push({ type: 'pause_agent' });
+    } else {
+      // Barge-in: the caller talking over the agent (or over its thinking) stops it at once;
+      // an agent with nothing in flight takes no notice.
+      this.out.push({ type: 'interrupt' });
+    }
+    if (turn === null || (!overAgent && !isAdaptive(turn.policy))) return;
+    const started: OpenTurn = { startedAt: this.now, speaking: true, overAgent, words: [], interim: null, lastVoicedAt: this.now, timer: null, durationTimer: null };
+    this.open = started;
+    if (overAgent) {
+      started.durationTimer = setTimeout(() => {
+        started.durationTimer = null;
+        // Paused, the speech is as long as it got: its words decide once they come.
+        if (this.open === started && started.speaking) this.judge(started, false);
+      }, BACKCHANNEL_MAX_MS);
+    }
+  }
+
+  private openStt(): TranscriptionStream | null {
+    if (!this.options.stt) return null;
+    if (!this.stt) {
+      this.stt = this.options.stt.open(this.options.sttOptions);
+      this.stt.onInterim = (text) => {
+        const open = this.open;
+        if (!open?.overAgent) return;
+        open.interim = text;
+        this.judge(open, false);
+      };
+    }
+    return this.stt;
+  }
+
+  /**
+   * Decides what speech over the agent was, if its words or length can say yet; true once it is
+   * decided. A backchannel or noise resumes the agent and ends the turn; an interruption cuts it.
+   */
+  private judge(open: OpenTurn, ended: boolean): boolean {
+    const turn = this.policy();
+    if (!turn || !open.overAgent) return true;
+    const said = [...open.words, ...(open.interim !== null && !ended ? [open.interim] : [])].join(' ').trim();
+    const transcript = said === '' && !ended && open.interim === null && open.words.length === 0 ? null : said;
+    // Speech that ended (or paused: its words are being fetched) lasted to its last voiced audio;
+    // speech still going, to now. A slow transcript must not make "uh-huh" long.
+    const durationMs = Math.max(0, Math.round((ended || !open.speaking ? open.lastVoicedAt : this.now) - open.startedAt));
+    const decision = judgeBargeIn({ transcript, durationMs, ended, language: this.options.sttOptions.language }, turn.policy);
+    if (!decision) return false;
+    open.overAgent = false;
+    if (open.durationTimer) clearTimeout(open.durationTimer);
+    open.durationTimer = null;
+    this.bargeIn(decision, transcript, durationMs);
+    if (decision.decision !== 'interrupted') {
+      this.closeTurn();
+      if (this.userSpeaking) {
+        this.userSpeaking = false;
+        this.out.send({ type: 'user_stopped_speaking' });
+      }
+    }
+    return true;
+  }
+
+  private bargeIn(decision: BargeInDecision, transcript: string | null, durationMs: number): void {
+    const interrupted = decision.decision === 'interrupted';
+    this.out.push({ type: interrupted ? 'interrupt' : 'resume_agent' });
+    // After the cut (the `interrupted` event the cut sends comes first), or as the agent resumes.
+    this.out.send({ type: 'barge_in', decision: decision.decision, reason: decision.reason, transcript: transcript || null, duration_ms: durationMs });
+  }
+
+  /** The VAD heard the shortest pause: fetch the words so far and decide how much longer to wait. */
+  private async paused(open: OpenTurn, lastVoicedAt: number): Promise<void> {
+    const { signal } = this.options;
+    open.speaking = false;
+    open.lastVoicedAt = lastVoicedAt;
+    if (this.stt) {
+      let text: string;
+      try {
+        const timeout = AbortSignal.timeout(this.options.sttFlushTimeoutMs);
+        text = (await this.stt.flush(AbortSignal.any([signal, timeout]))).trim();
+      } catch (error) {
+        if (this.open !== open) return;
+        this.closeTurn();
+        if (open.overAgent) this.out.push({ type: 'interrupt' });
+        this.userSpeaking = false;
+        this.out.send({ type: 'user_stopped_speaking' });
+        if (!signal.aborted) this.out.push({ type: 'error', code: 'stt_failed', error });
+        return;
+      }
+      if (this.open !== open || signal.aborted) return;
+      if (text) open.words.push(text);
+      open.interim = null;
+    }
+    // The caller went on while the words were fetched: this pause was no end.
+    if (open.speaking) {
+      if (open.overAgent) this.judge(open, false);
+      return;
+    }
+    if (open.overAgent && !this.judge(open, true)) return;
+    if (this.open !== open) return;
+    const turn = this.policy();
+    const text = open.words.join(' ');
+    const decision = decideEndOfTurn(text, this.options.sttOptions.language, turn?.hints ?? NO_HINTS, turn!.policy);
+    const dueAt = open.lastVoicedAt + decision.waitMs;
+    const finish = () => {
+      if (this.open !== open || open.speaking) return;
+      this.finishTurn(open, Math.min(this.now, dueAt), decision, text);
+    };
+    const remaining = dueAt - this.now;
+    if (remaining <= 0) finish();
+    else open.timer = setTimeout(finish, remaining);
+  }
+
+  private finishTurn(open: OpenTurn, endedAt: number, decision: { waitMs: number; reason: 'unfinished' | 'short_answer' | 'default' | 'fixed' }, text: string): void {
+    this.closeTurn();
+    this.userSpeaking = false;
+    const timing = new TurnTiming(this.options.nextTurnNumber(), 'voice');
+    timing.userTurnEnded(open.lastVoicedAt, endedAt);
+    timing.transcribed();
+    this.out.send({ type: 'user_stopped_speaking' });
+    this.out.send({ type: 'turn_end', wait_ms: decision.waitMs, reason: decision.reason, transcript: text });
+    if (!this.stt) {
+      this.out.send(sessionError('stt_unavailable'));
+      return;
+    }
+    // Nothing recognised (a cough, noise): no turn.
+    if (!text) return;
+    this.out.push({ type: 'caller_turn', text, timing });
+  }
+
+  private closeTurn(): void {
+    const open = this.open;
+    if (!open) return;
+    if (open.timer) clearTimeout(open.timer);
+    if (open.durationTimer) clearTimeout(open.durationTimer);
+    this.open = null;
   }
 
   private async transcribeTurn(lastVoicedAt: number): Promise<void> {

@@ -31,9 +31,10 @@ export class TurnTiming {
     this.createdAt = now();
   }
 
-  userTurnEnded(lastVoicedAt: number): void {
+  /** `endedAt`: when the turn was over, if that was before now (its transcript came after the wait ran out). */
+  userTurnEnded(lastVoicedAt: number, endedAt: number = this.now()): void {
     this.lastVoicedAt = lastVoicedAt;
-    this.turnEndAt = this.now();
+    this.turnEndAt = endedAt;
   }
 
   transcribed(): void {

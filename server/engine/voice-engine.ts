@@ -15,6 +15,7 @@ import { withFlowVoice } from './flow-voice.ts';
 import type { SendToolRequest } from './http-tools.ts';
 import { VoiceSession, type SessionLogger, type SessionOutput } from './session.ts';
 import type { TurnListener, UserTurnInput } from './user-input.ts';
+import type { TurnPolicy } from './turn-rules.ts';
 
 /** Parsed flows kept for session starts; a flow edited since is parsed again. */
 const PARSED_FLOWS_KEPT = 200;
@@ -33,6 +34,8 @@ export interface VoiceEngineDeps {
   voiceReady?: () => boolean;
   assistantPrompt: string;
   language: string;
+  /** The server's turn-taking (SessionSetup.turnDefaults). */
+  turnDefaults?: Partial<TurnPolicy>;
   /**
    * Live sessions at once on this node, all accounts together; admissions in flight count. The
    * per-account cap (VOXFLOW_SESSIONS_PER_ACCOUNT) is not counted here but by the store, as a
@@ -360,6 +363,7 @@ export class VoiceEngine {
         assistantPrompt: this.deps.assistantPrompt,
         allowSimulator: request.allowSimulator,
         language: flow?.settings?.language ?? this.deps.language,
+        ...(this.deps.turnDefaults ? { turnDefaults: this.deps.turnDefaults } : {}),
         providers: withFlowVoiceIn(withUsageTold(meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers, record.id, this.deps.observer), flow),
         userInput: this.deps.userInput,
         meter,

@@ -32,6 +32,7 @@ export const DIAGNOSTIC_CODES = {
   invalid_dtmf_digits: 'error',
   invalid_transfer_target: 'error',
   invalid_group_name: 'error',
+  turn_wait_below_base: 'error',
   // warnings: accepted, shown in the studio
   unreachable_state: 'warning',
   dead_end_state: 'warning',

@@ -163,6 +163,43 @@ export class FlowRuntime {
     return { interruptible: state.interruptible !== false, endpointingMs: state.endpointing_ms ?? null };
   }
 
+  /**
+   * The current state's turn-taking (docs/flows.md#turn-taking): each key the state's `turn` sets,
+   * else the flow's `settings.turn`, else the state's `endpointing_ms` for the base wait; a key
+   * none sets is absent (the server's default). And what the state's tools and keypad expect the
+   * caller to answer, which shortens or lengthens the wait after their words.
+   */
+  turnOptions(): {
+    minInterruptionWords?: number;
+    backchannels?: 'ignore' | 'interrupt';
+    endpointingMs?: number;
+    maxEndpointingMs?: number;
+    hints: { yesNo: boolean; enumValues: string[]; number: boolean; collectingDigits: boolean };
+  } {
+    const state = this.#currentState();
+    const own = state.turn ?? {};
+    const flow = this.#document.settings?.turn ?? {};
+    const endpointingMs = own.endpointing_ms ?? state.endpointing_ms ?? flow.endpointing_ms;
+    const maxEndpointingMs = own.max_endpointing_ms ?? flow.max_endpointing_ms;
+    const minInterruptionWords = own.min_interruption_words ?? flow.min_interruption_words;
+    const backchannels = own.backchannels ?? flow.backchannels;
+    const hints = { yesNo: false, enumValues: [] as string[], number: false, collectingDigits: state.dtmf?.collect !== undefined };
+    for (const name of this.listedTools()) {
+      for (const parameter of Object.values(this.#definition(name)?.parameters ?? {})) {
+        if (parameter.type === 'boolean') hints.yesNo = true;
+        if (parameter.type === 'number' || parameter.type === 'integer') hints.number = true;
+        for (const value of parameter.enum ?? []) if (typeof value === 'string') hints.enumValues.push(value);
+      }
+    }
+    return {
+      ...(minInterruptionWords !== undefined ? { minInterruptionWords } : {}),
+      ...(backchannels !== undefined ? { backchannels } : {}),
+      ...(endpointingMs !== undefined ? { endpointingMs } : {}),
+      ...(maxEndpointingMs !== undefined ? { maxEndpointingMs } : {}),
+      hints,
+    };
+  }
+
   /** `settings.idle` with its reprompt rendered now; null when the flow sets none. */
   idle(): { afterMs: number; reprompt: string | null; maxReprompts: number } | null {
     const idle = this.#document.settings?.idle;

@@ -198,6 +198,26 @@ export const OnEnter = z.strictObject({
 });
 export type OnEnter = z.infer<typeof OnEnter>;
 
+export const BackchannelMode = z.enum(['ignore', 'interrupt']).register(enumRules, { code: 'invalid_value', what: 'backchannels mode' });
+
+/**
+ * Turn-taking (docs/flows.md#turn-taking): when caller speech over the agent stops it, and how long
+ * the silence after the caller's words lasts before their turn is over. On a state, or under
+ * `settings.turn` as the flow's default; each key unset falls back to the flow's, then the server's.
+ * That `max_endpointing_ms` is not below `endpointing_ms` is checked in semantics-local.ts.
+ */
+export const TurnSettings = z.strictObject({
+  /** Words the caller must say over the agent to stop it; 0: any speech stops it at once. */
+  min_interruption_words: boundedNumber(0, 10, true, 'words').optional(),
+  /** ignore: "uh-huh", "yeah", "I see" said over the agent do not stop it. */
+  backchannels: BackchannelMode.optional(),
+  /** The silence that ends a turn that neither looks unfinished nor is a short answer. */
+  endpointing_ms: boundedNumber(100, 5_000, true, 'milliseconds').optional(),
+  /** The longest silence waited for after words that look unfinished; equal to endpointing_ms: a fixed wait. */
+  max_endpointing_ms: boundedNumber(100, 10_000, true, 'milliseconds').optional(),
+});
+export type TurnSettings = z.infer<typeof TurnSettings>;
+
 export const ContextMode = z.enum(['keep', 'reset']).register(enumRules, { code: 'invalid_value', what: 'context mode' });
 
 export const FlowState = z.strictObject({
@@ -219,6 +239,8 @@ export const FlowState = z.strictObject({
   interruptible: z.boolean().optional(),
   /** Silence that ends the caller's turn in this state (the server's default otherwise). */
   endpointing_ms: boundedNumber(100, 5_000, true, 'milliseconds').optional(),
+  /** Turn-taking in this state, over the flow's `settings.turn`. */
+  turn: TurnSettings.optional(),
   /** reset: the model remembers nothing said before entering. Absent means keep. */
   context: ContextMode.optional(),
   /** What the caller's phone keypad does in this state; absent: a key pressed here moves nothing. */
@@ -243,6 +265,8 @@ export const FlowSettings = z.strictObject({
   stt: z.strictObject({ model: z.string().optional() }).optional(),
   /** The caller's language, e.g. `en` or `de-DE`: given to speech recognition. */
   language: z.string().optional(),
+  /** Turn-taking in every state that does not set its own (docs/flows.md#turn-taking). */
+  turn: TurnSettings.optional(),
   /** true: the call is recorded (as if the session asked for it). */
   recording: z.boolean().optional(),
   /** After `after_secs` of silence, say `reprompt`; after `max_reprompts` of them, end the call. */

@@ -53,8 +53,10 @@ export function checkLocalRules(doc: Obj, states: Obj, out: SemanticProblem[]): 
       checkEnum(asObject(parameter), [...path, 'parameters', name], out);
     }
   }
+  checkTurnWaits(asObject(asObject(doc.settings)?.turn), ['settings', 'turn'], out);
   for (const [stateName, raw] of Object.entries(states)) {
     const state = asObject(raw);
+    checkTurnWaits(asObject(state?.turn), ['states', stateName, 'turn'], out);
     const group = state?.group;
     // Not text at all is the structure check's wrong_type.
     if (typeof group === 'string' && !GROUP_NAME_PATTERN.test(group)) {
@@ -76,6 +78,19 @@ export function checkLocalRules(doc: Obj, states: Obj, out: SemanticProblem[]): 
       });
     }
   }
+}
+
+/** A `turn` whose longest wait is shorter than its base one: the designer meant something else. */
+function checkTurnWaits(turn: Obj | null, path: Array<string | number>, out: SemanticProblem[]): void {
+  const base = turn?.endpointing_ms;
+  const max = turn?.max_endpointing_ms;
+  if (typeof base !== 'number' || typeof max !== 'number' || max >= base) return;
+  out.push({
+    code: 'turn_wait_below_base',
+    message: `max_endpointing_ms (${max}) is below endpointing_ms (${base}): the longest wait after unfinished words cannot be shorter than the usual one (make them equal for a fixed wait)`,
+    path: [...path, 'max_endpointing_ms'],
+    atKey: false,
+  });
 }
 
 function checkHttpAction(http: Obj, path: Array<string | number>, out: SemanticProblem[]): void {

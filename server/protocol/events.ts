@@ -98,6 +98,34 @@ export type ServerEvent =
   | { type: 'agent_started_speaking' }
   | { type: 'agent_stopped_speaking' }
   | { type: 'interrupted' }
+  | {
+      /**
+       * What caller speech over the agent turned out to be (docs/flows.md#turn-taking). The agent's
+       * audio pauses the moment the caller starts; then it is `interrupted` (the reply is cut, as
+       * the `interrupted` event before this one says), an `ignored_backchannel` ("uh-huh", or fewer
+       * words than the state's minimum) or `resumed` (no words: a cough, a car horn); either of the
+       * last two resumes the agent from the start of its sentence. `transcript` is what decided it
+       * (null when the duration did), `duration_ms` how long the caller had spoken by then.
+       */
+      type: 'barge_in';
+      decision: 'interrupted' | 'ignored_backchannel' | 'resumed';
+      reason: 'words' | 'duration' | 'backchannel' | 'too_few_words' | 'short' | 'no_words';
+      transcript: string | null;
+      duration_ms: number;
+    }
+  | {
+      /**
+       * The caller's turn is over: the silence waited for after their words (`wait_ms`) and why,
+       * `unfinished` (the words stopped mid-sentence: a conjunction, a filler, a preposition, a
+       * number being read), `short_answer` (a whole answer to the state's yes/no or choice
+       * question), `default`, or `fixed` (the state's wait does not adapt). `transcript` is the
+       * words that decided it.
+       */
+      type: 'turn_end';
+      wait_ms: number;
+      reason: 'unfinished' | 'short_answer' | 'default' | 'fixed';
+      transcript: string;
+    }
   | ({ type: 'metrics' } & TurnMetrics)
   | { type: 'error'; code: SessionErrorCode; message: string; fatal: boolean }
   | { type: 'credits_exhausted'; balance_usd_cents: number }

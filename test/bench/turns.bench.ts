@@ -29,10 +29,19 @@ import { percentile, type BenchRow } from './bench-kit.ts';
 import { Call, FRAME_MS, framesOf, openCall, PATH_NAMES, startStack, type Path, type Stack, type TurnStrategy } from './turns/calls.ts';
 import { loadCorpus, OVER_THE_AGENT, type LoadedItem } from './turns/corpus.ts';
 
-// Rows are added here as the engine learns them, e.g.
-//   { name: 'backchannels ignored', turn: { backchannels: 'ignore', min_interruption_words: 2 }, about: '…' }
+// Rows are added here as the engine learns them. The baseline is the engine before turn-taking
+// rules, written as the flow keys that give it (docs/flows.md#turn-taking); `defaults` is what a
+// flow that sets no `turn` gets.
 export const STRATEGIES: TurnStrategy[] = [
-  { name: 'baseline', about: "today's engine: any speech Silero confirms over the agent (200 ms) is a barge-in; 500 ms of silence ends a turn" },
+  {
+    name: 'baseline',
+    turn: { backchannels: 'interrupt', min_interruption_words: 0, endpointing_ms: 500, max_endpointing_ms: 500 },
+    about: "the engine before turn-taking rules: any speech Silero confirms over the agent (200 ms) is a barge-in; 500 ms of silence ends a turn",
+  },
+  {
+    name: 'defaults',
+    about: 'turn-taking defaults: speech over the agent pauses it, a backchannel or no words resumes it; the wait after the words adapts (250–1500 ms)',
+  },
 ];
 
 /** The agent's greeting has played this long when a piece is played over it. */

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { BASELINE_TURN_POLICY } from '../../server/engine/turn-rules.ts';
 import { startScriptedSession } from './scripted-session.ts';
 
 // The anchors' most common bug: the user talks over the agent while a tool call is moving the
@@ -15,6 +16,8 @@ it('a barge-in during a transition keeps the committed call, in history and stat
     ],
     transcripts: ["I'm ready", 'Is it an animal?'],
     voice: { msPerWord: 200 },
+    // The engine's turn-taking before its rules: what this test measures is the rest of the turn.
+    turn: BASELINE_TURN_POLICY,
   });
   await rig.run(3_000);
   rig.user.startsSpeaking();

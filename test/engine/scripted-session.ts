@@ -7,6 +7,7 @@ import { onTestFinished, vi } from 'vitest';
 import { AudioClock } from '../../server/engine/audio-out.ts';
 import { SessionHooks, type HookEvent } from '../../server/engine/hooks.ts';
 import { VoiceSession, type SessionSetup } from '../../server/engine/session.ts';
+import type { TurnPolicy } from '../../server/engine/turn-rules.ts';
 import { parseFlow } from '../../server/flow/parse.ts';
 import type { ClientMessage } from '../../server/protocol/client-messages.ts';
 import type { ServerEvent, ServerEventOf, ServerEventType } from '../../server/protocol/events.ts';
@@ -38,7 +39,11 @@ export interface ScriptedSessionOptions {
   voice?: ScriptedVoiceOptions;
   /** The guessing game (default) or an assistant session. */
   mode?: 'flow' | 'assistant';
+  /** A flow of the test's own instead of the guessing game. */
+  flowYaml?: string;
   allowSimulator?: boolean;
+  /** The server's turn-taking (SessionSetup.turnDefaults). */
+  turn?: Partial<TurnPolicy>;
   /** Called to record the end, as the store would; resolves at once unless given. */
   recordEnd?: SessionSetup['recordEnd'];
 }
@@ -82,8 +87,8 @@ export async function startScriptedSession(options: ScriptedSessionOptions = {})
   const ends: ScriptedSession['ends'] = [];
   const closed: ScriptedSession['closed'] = [];
   const silent = { info() {}, warn() {}, error() {} };
-  const flow = options.mode === 'assistant' ? null : parseFlow(GUESSING_GAME).document;
-  if (options.mode !== 'assistant' && !flow) throw new Error('the guessing game does not parse');
+  const flow = options.mode === 'assistant' ? null : parseFlow(options.flowYaml ?? GUESSING_GAME).document;
+  if (options.mode !== 'assistant' && !flow) throw new Error('the flow does not parse');
 
   const session = new VoiceSession(
     {
@@ -103,6 +108,7 @@ export async function startScriptedSession(options: ScriptedSessionOptions = {})
       hooks: new SessionHooks([{ name: 'record', handle: (event) => void hooks.push(event) }], silent),
       clock: new AudioClock(),
       log: silent,
+      ...(options.turn ? { turnDefaults: options.turn } : {}),
       recordEnd: async (end) => {
         ends.push(end);
         await options.recordEnd?.(end);

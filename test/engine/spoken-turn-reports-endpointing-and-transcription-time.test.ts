@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { BASELINE_TURN_POLICY } from '../../server/engine/turn-rules.ts';
 import { startScriptedSession } from './scripted-session.ts';
 
 // A spoken turn's latency starts at the last voiced audio, not at the end of the turn: the
@@ -9,6 +10,8 @@ it('a spoken turn reports endpointing, transcription, model and voice times that
     transcripts: ["I'm not sure yet"],
     transcribeAfterMs: 120,
     voice: { firstAudioAfterMs: 80 },
+    // The engine's turn-taking before its rules: what this test measures is the rest of the turn.
+    turn: BASELINE_TURN_POLICY,
   });
   await rig.run(3_000);
   const before = rig.events.length;

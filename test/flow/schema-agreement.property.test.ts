@@ -40,6 +40,12 @@ const http = withStray(fc.record({
   store: optional(map(fc.string())),
 }));
 const tool = withStray(fc.record({ description: required(fc.string()), parameters: optional(map(parameter)), speech_cue: optional(fc.string()), http: optional(http) }));
+const turn = withStray(fc.record({
+  min_interruption_words: optional(number),
+  backchannels: optional(fc.constantFrom('ignore', 'interrupt', 'never')),
+  endpointing_ms: optional(number),
+  max_endpointing_ms: optional(number),
+}));
 const state = withStray(fc.record({
   ui: optional(withStray(fc.record({ artifact_type: optional(fc.string()), prompt: optional(fc.string()) }))),
   agent: required(withStray(fc.record({ prompt: required(fc.string()), tools: optional(fc.array(name, { maxLength: 3 })) }))),
@@ -49,6 +55,7 @@ const state = withStray(fc.record({
   respond: optional(fc.boolean()),
   interruptible: optional(fc.boolean()),
   endpointing_ms: optional(number),
+  turn: optional(turn),
   context: optional(fc.constantFrom('keep', 'reset', 'forget')),
 }));
 const settings = withStray(fc.record({
@@ -58,6 +65,7 @@ const settings = withStray(fc.record({
   stt: optional(withStray(fc.record({ model: optional(fc.string()) }))),
   language: optional(fc.string()),
   recording: optional(fc.boolean()),
+  turn: optional(turn),
   idle: optional(withStray(fc.record({ after_secs: required(number), reprompt: optional(fc.string()), max_reprompts: optional(number) }))),
   global_tools: optional(map(withStray(fc.record({ target: optional(name) })))),
 }));

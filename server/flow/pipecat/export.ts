@@ -107,6 +107,7 @@ export function exportPipecatFlow(flow: FlowDocument): PipecatExport {
     if (state.ui !== undefined) report('pipecat_no_equivalent', 'the card (ui) has no FlowConfig equivalent: a Pipecat client draws its own', [...path, 'ui']);
     if (state.interruptible === false) report('pipecat_no_equivalent', '`interruptible: false` has no FlowConfig equivalent (Pipecat sets interruptions on the pipeline)', [...path, 'interruptible']);
     if (state.endpointing_ms !== undefined) report('pipecat_no_equivalent', '`endpointing_ms` has no FlowConfig equivalent (Pipecat sets it on its turn analyzer)', [...path, 'endpointing_ms']);
+    if (state.turn !== undefined) report('pipecat_no_equivalent', '`turn` has no FlowConfig equivalent (Pipecat sets turn-taking on its turn analyzer and interruption strategies)', [...path, 'turn']);
     // The caller's keypad and a transfer are the telephony transport's in Pipecat, in code.
     if (state.dtmf !== undefined) report('pipecat_no_equivalent', '`dtmf` (the caller\'s keypad) has no FlowConfig equivalent: its keys and collected number are left out', [...path, 'dtmf']);
     setOwn(nodes, stateName, node);

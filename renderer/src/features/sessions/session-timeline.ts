@@ -5,6 +5,7 @@
 // `transfer` events), which the session's detail does not summarize.
 import type { SessionDetail, SessionEventsPage } from '../../lib/api-types.ts';
 import type { TalkMove, TalkOverlay } from '../talk/talk-overlay.ts';
+import { describeTurnDecision, type TurnDecisionEvent, type TurnDecisionText } from '../talk/turn-decisions.ts';
 
 export type Moment =
   | { kind: 'line'; at: number; offset: number; role: 'user' | 'agent'; text: string; interrupted: boolean }
@@ -13,7 +14,9 @@ export type Moment =
   /** Keys pressed: by the caller (with the moves they made, possibly none) or sent by the agent. */
   | { kind: 'keys'; at: number; offset: number; digits: string; source: 'caller' | 'agent'; moves: Array<{ from: string; to: string; via: string }> }
   | { kind: 'transfer'; at: number; offset: number; to: string; mode: string; status: 'started' | 'completed' | 'failed'; reason: string | null }
-  | { kind: 'error'; at: number; offset: number; code: string; message: string };
+  | { kind: 'error'; at: number; offset: number; code: string; message: string }
+  /** A turn-taking decision: speech over the agent, or the end of the caller's turn (docs/flows.md#turn-taking). */
+  | { kind: 'turn'; at: number; offset: number; decision: TurnDecisionText['kind']; summary: string; detail: string };
 
 type TimelineEntry = SessionEventsPage['events'][number];
 
@@ -48,6 +51,23 @@ function phoneMoments(events: readonly TimelineEntry[], offset: (at: number) => 
   return found;
 }
 
+/** The barge-in and end-of-turn decisions of a raw timeline, as moments; a malformed one is left out. */
+function turnMoments(events: readonly TimelineEntry[], offset: (at: number) => number): Moment[] {
+  const found: Moment[] = [];
+  for (const entry of events) {
+    const event = entry.event as Record<string, unknown> | null;
+    if (!event || typeof event !== 'object') continue;
+    const barge = entry.type === 'barge_in' && typeof event.decision === 'string' && typeof event.duration_ms === 'number';
+    const end = entry.type === 'turn_end' && typeof event.wait_ms === 'number' && typeof event.reason === 'string';
+    if (!barge && !end) continue;
+    const text = describeTurnDecision({ ...event, type: entry.type } as TurnDecisionEvent);
+    // A decision this studio has no words for (a newer server's) is left out rather than shown blank.
+    if (!text) continue;
+    found.push({ kind: 'turn', at: entry.at, offset: offset(entry.at), decision: text.kind, summary: text.summary, detail: text.detail });
+  }
+  return found;
+}
+
 /** Every moment of the session, oldest first; offsets in seconds from its start. `events`: its raw timeline, for keys and transfers. */
 export function moments(detail: SessionDetail, events: readonly TimelineEntry[] = []): Moment[] {
   const start = detail.started_at ?? detail.created_at;
@@ -70,9 +90,10 @@ export function moments(detail: SessionDetail, events: readonly TimelineEntry[] 
     ...detail.path.map((p, i) => ({ kind: 'state' as const, at: i === 0 ? Math.min(p.at, start) : p.at, offset: i === 0 ? 0 : offset(p.at), state: p.state })),
     ...detail.errors.map((e) => ({ kind: 'error' as const, at: e.at, offset: offset(e.at), code: e.code, message: e.message })),
     ...phoneMoments(events, offset),
+    ...turnMoments(events, offset),
   ];
   // Stable: at the same instant a tool call or a key comes before the state it led to.
-  const order = { line: 0, tool: 1, keys: 1, state: 2, transfer: 3, error: 4 } as const;
+  const order = { line: 0, turn: 0, tool: 1, keys: 1, state: 2, transfer: 3, error: 4 } as const;
   return all.sort((a, b) => a.at - b.at || order[a.kind] - order[b.kind]);
 }
 

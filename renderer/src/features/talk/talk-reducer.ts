@@ -6,6 +6,7 @@
 import type { ServerEvent } from '../../../../server/protocol/events.ts';
 import { describeSessionError } from './session-messages.ts';
 import { onTranscript } from './talk-transcript.ts';
+import { describeTurnDecision } from './turn-decisions.ts';
 import {
   IDLE_OVERLAY,
   initialTalkView,
@@ -41,6 +42,7 @@ const SETUP_CODES = new Set(['llm_unavailable', 'stt_unavailable', 'vad_unavaila
 const MAX_NOTICES = 20;
 const MAX_TURNS = 200;
 const MAX_CALLS = 500;
+const MAX_DECISIONS = 200;
 
 export function talkReducer(view: TalkView, action: TalkAction): TalkView {
   switch (action.type) {
@@ -114,6 +116,15 @@ function onServerEvent(view: TalkView, event: ServerEvent, at: number): TalkView
       return view.activity === 'interrupted' ? view : { ...view, activity: 'idle' };
     case 'interrupted':
       return { ...view, activity: 'interrupted' };
+    case 'barge_in':
+    case 'turn_end': {
+      const text = describeTurnDecision(event);
+      if (!text) return view;
+      const turnDecisions = [...view.turnDecisions, { id: view.nextId, ...text }].slice(-MAX_DECISIONS);
+      // Speech over the agent that was no interruption: the agent goes on talking.
+      const activity = event.type === 'barge_in' && event.decision !== 'interrupted' ? 'speaking' : view.activity;
+      return { ...view, turnDecisions, activity, nextId: view.nextId + 1 };
+    }
     case 'metrics': {
       const { type: _type, ...metrics } = event;
       const turns = [...view.turns, metrics].slice(-MAX_TURNS);

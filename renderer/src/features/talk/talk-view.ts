@@ -3,6 +3,7 @@
 import type { TurnMetrics } from '../../../../server/protocol/events.ts';
 import type { VariableValue } from '../../../../server/flow/template.ts';
 import type { TalkOverlay } from './talk-overlay.ts';
+import type { TurnDecisionText } from './turn-decisions.ts';
 
 export type ConnectionStatus = 'idle' | 'connecting' | 'live' | 'reconnecting' | 'ending' | 'ended' | 'failed';
 export type Activity = 'idle' | 'listening' | 'thinking' | 'speaking' | 'interrupted';
@@ -49,6 +50,11 @@ export interface HttpToolExchange {
   to: string;
 }
 
+/** A turn-taking decision (turn-decisions.ts), in the order they came. */
+export interface TurnDecisionEntry extends TurnDecisionText {
+  id: number;
+}
+
 export interface Notice {
   id: number;
   code: string;
@@ -86,6 +92,8 @@ export interface TalkView {
   transcript: TranscriptLine[];
   activity: Activity;
   toolCalls: ToolCallEntry[];
+  /** Barge-in and end-of-turn decisions, oldest first. */
+  turnDecisions: TurnDecisionEntry[];
   turns: TurnMetrics[];
   notices: Notice[];
   /** Why the connection could not be made or was lost (not a normal end). */
@@ -110,6 +118,7 @@ export function initialTalkView(): TalkView {
     transcript: [],
     activity: 'idle',
     toolCalls: [],
+    turnDecisions: [],
     turns: [],
     notices: [],
     failure: null,

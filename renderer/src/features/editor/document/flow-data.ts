@@ -80,6 +80,25 @@ export interface StateEntryView {
   endpointingMs: number | null;
 }
 
+/** A state's own turn-taking (`turn`, docs/flows.md#turn-taking); null: the flow's or server's. */
+export interface TurnView {
+  minInterruptionWords: number | null;
+  backchannels: 'ignore' | 'interrupt' | null;
+  endpointingMs: number | null;
+  maxEndpointingMs: number | null;
+}
+
+export function readTurn(state: unknown): TurnView {
+  const turn = record(record(state).turn);
+  const number = (value: unknown) => (typeof value === 'number' ? value : null);
+  return {
+    minInterruptionWords: number(turn.min_interruption_words),
+    backchannels: turn.backchannels === 'ignore' || turn.backchannels === 'interrupt' ? turn.backchannels : null,
+    endpointingMs: number(turn.endpointing_ms),
+    maxEndpointingMs: number(turn.max_endpointing_ms),
+  };
+}
+
 export interface StateView {
   name: string;
   uiPrompt: string;
@@ -90,6 +109,8 @@ export interface StateView {
   entry?: StateEntryView;
   /** The group it is drawn in (`group`); '' for none. Absent in views made before groups (tests). */
   group?: string;
+  /** Its `turn`; absent in views made before turn-taking (tests): read as unset. */
+  turn?: TurnView;
 }
 
 export function readEntry(state: unknown): StateEntryView {
@@ -170,6 +191,7 @@ export function readState(name: string, state: unknown, shared: Record<string, u
     agentPrompt: text(record(record(state).agent).prompt),
     entry: readEntry(state),
     group: text(record(state).group),
+    turn: readTurn(state),
     tools: order.map((tool) => {
       const own = Object.hasOwn(definitions, tool);
       const fromShared = !own && Object.hasOwn(shared, tool);
