@@ -78,7 +78,22 @@ export interface LanguageModel {
    * the provider's.
    */
   stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal; model?: string; temperature?: number }): AsyncIterable<LlmChunk>;
+  /**
+   * One answer constrained to a strict JSON schema (OpenAI's structured outputs): the JSON text as
+   * the model gave it, unchecked, or its refusal. Absent where the vendor has no such mode.
+   */
+  structured?(request: StructuredRequest): Promise<StructuredAnswer>;
 }
+
+export interface StructuredRequest {
+  messages: ChatMessage[];
+  /** `name`: [a-zA-Z0-9_-], up to 64; `schema`: a JSON schema OpenAI's strict mode accepts. */
+  schema: { name: string; schema: Record<string, unknown> };
+  signal: AbortSignal;
+  model?: string;
+}
+
+export type StructuredAnswer = { kind: 'json'; text: string } | { kind: 'refusal'; text: string };
 
 // ── Text to speech ──────────────────────────────────────────────────────────────────────────
 

@@ -4,8 +4,8 @@ import type OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import type { OpenAITool } from '../../flow/runtime.ts';
 import { createOpenAIClient } from '../openai-client.ts';
-import { withRetryStream } from '../retry.ts';
-import { type ChatMessage, type ChatToolCall, type LanguageModel, type LlmChunk, ProviderError } from '../types.ts';
+import { withRetry, withRetryStream } from '../retry.ts';
+import { type ChatMessage, type ChatToolCall, type LanguageModel, type LlmChunk, ProviderError, type StructuredAnswer, type StructuredRequest } from '../types.ts';
 import { DEFAULT_MODELS } from '../catalog.ts';
 
 export interface OpenAILanguageModelOptions {
@@ -30,7 +30,32 @@ export function createOpenAILanguageModel(options: OpenAILanguageModelOptions = 
     provider: PROVIDER,
     model,
     stream: (request) => streamCompletion(client, model, timeoutMs, request),
+    structured: (request) => structuredCompletion(client, model, timeoutMs, request),
   };
+}
+
+/**
+ * One answer in a strict JSON schema (`response_format: json_schema`, `strict: true`). The JSON
+ * text comes back as the model wrote it: the caller checks it against its own rules.
+ */
+async function structuredCompletion(client: OpenAI, model: string, timeoutMs: number, request: StructuredRequest): Promise<StructuredAnswer> {
+  const completion = await withRetry(
+    (signal) =>
+      client.chat.completions.create(
+        {
+          model: request.model ?? model,
+          messages: request.messages,
+          response_format: { type: 'json_schema', json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true } },
+        },
+        { signal },
+      ),
+    { provider: PROVIDER, timeoutMs, signal: request.signal },
+  );
+  const message = completion.choices[0]?.message;
+  if (!message) throw new ProviderError(PROVIDER, 'bad_response', 'the answer has no choices');
+  if (message.refusal) return { kind: 'refusal', text: message.refusal };
+  if (typeof message.content !== 'string') throw new ProviderError(PROVIDER, 'bad_response', 'the answer has no content');
+  return { kind: 'json', text: message.content };
 }
 
 async function* streamCompletion(
