@@ -239,7 +239,7 @@ export type GlobalTool = z.infer<typeof GlobalTool>;
 /** What an outcome field may hold (docs/flows.md#outcome-and-success). */
 export const OUTCOME_TYPES = ['string', 'number', 'integer', 'boolean', 'enum', 'date'] as const;
 
-export const OutcomeType = z.enum(OUTCOME_TYPES).register(enumRules, { code: 'invalid_outcome_type', what: 'outcome type' });
+export const OutcomeType = z.enum(OUTCOME_TYPES).register(enumRules, { code: 'invalid_outcome_type', what: 'valid outcome type' });
 export type OutcomeType = z.infer<typeof OutcomeType>;
 
 /** One field of what a call produced: taken from the variable of its name, else extracted by the model. */

@@ -15,6 +15,8 @@ export interface ChatMatch {
   systemIncludes?: string;
   /** Only the nth request (1-based) that meets the other conditions of this rule. */
   nth?: number;
+  /** A structured-output request (`response_format: json_schema`) whose schema has this name. */
+  schemaName?: string;
 }
 
 export interface ChatReply extends Fault {
@@ -23,6 +25,19 @@ export interface ChatReply extends Fault {
   toolCalls?: Array<{ name: string; arguments: unknown }>;
   /** End the stream cleanly ([DONE]) but leave out the chunk with the finish_reason. */
   omitFinishReason?: boolean;
+  /**
+   * A structured-output answer: an object is sent as the JSON text in `message.content`, as the
+   * real API does; a string is sent as is (to send text that is not the schema's JSON).
+   */
+  json?: unknown;
+  /**
+   * A structured-output answer worked out from the prompt: each property of the request's schema
+   * is the first capture of its pattern in the user messages' text, read as the property's type
+   * (a number, an integer, true/false, else text); null when the pattern does not match.
+   */
+  extract?: Record<string, RegExp>;
+  /** The model declines (structured outputs): `message.refusal` with this text, `content` null. */
+  refusal?: string;
 }
 
 export interface ChatRule {
@@ -65,6 +80,7 @@ const SPEECH_CHUNK_BYTES = 4_801;
 
 interface ChatBody {
   model?: string;
+  response_format?: { type?: string; json_schema?: { name?: string; schema?: unknown; strict?: boolean } };
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   messages?: Array<{ role: string; content?: unknown }>;
@@ -101,6 +117,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const body = (recorded.body ?? {}) as ChatBody;
+      // The real API refuses a schema strict mode cannot enforce before any model runs.
+      const schemaProblem = structuredSchemaProblem(body);
+      if (schemaProblem) return sendError(res, 400, schemaProblem, 'response_format');
       const reply = pickReply(body);
       if (!(await beforeAnswer(reply, res))) return;
       return body.stream ? streamChat(res, recorded, body, reply, () => ++callCount) : answerChat(res, body, reply, () => ++callCount);
@@ -170,6 +189,7 @@ function matches(when: ChatMatch, body: ChatBody): boolean {
     const role = lastUser ? messages.at(-1)?.role : 'none';
     if (role !== when.lastRole) return false;
   }
+  if (when.schemaName !== undefined && (body.response_format?.type !== 'json_schema' || body.response_format.json_schema?.name !== when.schemaName)) return false;
   if (when.toolsOffered) {
     const offered = new Set((body.tools ?? []).map((t) => t.function?.name));
     if (!when.toolsOffered.every((name) => offered.has(name))) return false;
@@ -197,7 +217,7 @@ async function beforeAnswer(fault: Fault, res: ServerResponse): Promise<boolean>
   return true;
 }
 
-function sendError(res: ServerResponse, status: number, message?: string): void {
+function sendError(res: ServerResponse, status: number, message?: string, param: string | null = null): void {
   const error =
     status === 401
       ? { message: 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' }
@@ -205,7 +225,7 @@ function sendError(res: ServerResponse, status: number, message?: string): void 
         ? { message: 'Rate limit reached for requests. Please try again in 1s.', type: 'requests', param: null, code: 'rate_limit_exceeded' }
         : status >= 500
           ? { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null }
-          : { message: message ?? 'Invalid request.', type: 'invalid_request_error', param: null, code: null };
+          : { message: message ?? 'Invalid request.', type: 'invalid_request_error', param, code: null };
   res.setHeader('x-request-id', `req_fake_${status}`);
   sendJson(res, status, { error });
 }
@@ -283,6 +303,8 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
     return;
   }
   const calls = toolCallsOf(reply, nextId);
+  const structured = body.response_format?.type === 'json_schema';
+  const content = structured && reply.refusal === undefined ? structuredContent(body, reply) : (reply.text ?? null);
   sendJson(res, 200, {
     id: `chatcmpl-fake${nextId()}`,
     object: 'chat.completion',
@@ -294,8 +316,8 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
         index: 0,
         message: {
           role: 'assistant',
-          content: reply.text ?? null,
-          refusal: null,
+          content: reply.refusal !== undefined ? null : content,
+          refusal: reply.refusal ?? null,
           ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
         logprobs: null,
@@ -304,6 +326,57 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
     ],
     usage: usageOf(body, reply),
   });
+}
+
+// ── Structured outputs ──────────────────────────────────────────────────────────────────────
+
+type JsonSchema = { type?: unknown; properties?: Record<string, JsonSchema>; required?: unknown; additionalProperties?: unknown; items?: JsonSchema; enum?: unknown[] };
+
+/**
+ * The 400 the real API answers for a `json_schema` response format strict mode cannot enforce:
+ * every object must list all its properties as required and set additionalProperties to false.
+ */
+function structuredSchemaProblem(body: ChatBody): string | null {
+  const format = body.response_format;
+  if (format?.type !== 'json_schema') return null;
+  const spec = format.json_schema;
+  if (!spec?.name || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name)) return "Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.";
+  if (spec.strict !== true) return null;
+  const walk = (schema: JsonSchema, context: string[]): string | null => {
+    const where = `In context=(${context.map((c) => `'${c}'`).join(', ')})`;
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (types.includes('object')) {
+      if (schema.additionalProperties !== false) return `Invalid schema for response_format '${spec.name}': ${where}, 'additionalProperties' is required to be supplied and to be false.`;
+      const keys = Object.keys(schema.properties ?? {});
+      const required = Array.isArray(schema.required) ? schema.required : [];
+      const missing = keys.find((k) => !required.includes(k));
+      if (missing !== undefined) return `Invalid schema for response_format '${spec.name}': ${where}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+      for (const key of keys) {
+        const inner = walk(schema.properties![key]!, [...context, 'properties', key]);
+        if (inner) return inner;
+      }
+    }
+    if (schema.items) return walk(schema.items, [...context, 'items']);
+    return null;
+  };
+  return walk((spec.schema ?? {}) as JsonSchema, []);
+}
+
+function structuredContent(body: ChatBody, reply: ChatReply): string | null {
+  if (typeof reply.json === 'string') return reply.json;
+  if (reply.json !== undefined) return JSON.stringify(reply.json);
+  if (!reply.extract) return reply.text ?? null;
+  const schema = (body.response_format?.json_schema?.schema ?? {}) as JsonSchema;
+  const prompt = (body.messages ?? []).filter((m) => m.role === 'user').map((m) => textOf(m.content)).join('\n');
+  const out: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const pattern = reply.extract[name];
+    pattern && (pattern.lastIndex = 0);
+    const found = pattern?.exec(prompt)?.[1];
+    const types = Array.isArray(property.type) ? property.type : [property.type];
+    out[name] = found === undefined ? null : types.includes('integer') || types.includes('number') ? Number(found) : types.includes('boolean') ? found === 'true' || found === 'yes' : found;
+  }
+  return JSON.stringify(out);
 }
 
 // ── Speech ──────────────────────────────────────────────────────────────────────────────────
