@@ -60,9 +60,9 @@ export function createPgAnalysesRepository(db: PgDatabase, node: { id: string })
       const rows = await db.rows<{ id: string }>(
         `SELECT s.id FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id
          WHERE s.status = 'ended' AND s.flow_id IS NOT NULL AND s.ended_at > $1
-           AND (a.session_id IS NULL OR (a.state = 'pending' AND (a.claimed_by IS NULL OR a.claimed_by = $2 OR a.claimed_until <= $3)))
-         ORDER BY s.ended_at LIMIT $4`,
-        [since, node.id, db.now(), limit],
+           AND (a.session_id IS NULL OR (a.state = 'pending' AND (a.claimed_by IS NULL OR a.claimed_until <= $2)))
+         ORDER BY s.ended_at LIMIT $3`,
+        [since, db.now(), limit],
       );
       return rows.map((row) => row.id);
     },
