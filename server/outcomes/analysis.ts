@@ -38,7 +38,7 @@ export const MAX_REQUESTS = 3;
 export const CLAIM_SECS = 120;
 /** How often the store is looked at for analyses an earlier run or a dead node left. */
 const SWEEP_MS = 30_000;
-/** How far back, in seconds, a sweep looks for ended sessions left unanalysed. */
+/** How far back, in seconds, the sweep at start looks for ended sessions with no analysis opened. */
 const SWEEP_SINCE_SECS = 24 * 60 * 60;
 /** The call's text given to the model at most: its end is kept, where outcomes are settled. */
 const MAX_CALL_CHARS = 60_000;
@@ -98,8 +98,10 @@ export class SessionAnalyzer {
   /** Analyses an earlier run left unfinished, now, then a sweep every so often (another node's, once its claim runs out). */
   start(): void {
     if (this.stopping.signal.aborted || this.timer) return;
-    void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), this.deps.sweepMs ?? SWEEP_MS);
+    // At start also the sessions of the last day that ended with no analysis opened (the server
+    // died between the two); after that only what is pending, which needs no read of the sessions.
+    void this.sweep(true);
+    this.timer = setInterval(() => void this.sweep(false), this.deps.sweepMs ?? SWEEP_MS);
     this.timer.unref();
   }
 
@@ -111,10 +113,10 @@ export class SessionAnalyzer {
     await Promise.all([...this.running.values()]);
   }
 
-  private async sweep(): Promise<void> {
+  private async sweep(unopened: boolean): Promise<void> {
     if (this.stopping.signal.aborted) return;
     try {
-      const ids = await this.deps.store.analyses.unfinished(Date.now() / 1000 - SWEEP_SINCE_SECS, 100);
+      const ids = await this.deps.store.analyses.unfinished(Date.now() / 1000 - SWEEP_SINCE_SECS, 100, unopened);
       for (const id of ids) await this.run(id);
     } catch (error) {
       this.deps.log.error({ err: error }, 'could not look for unfinished call analyses');

@@ -56,13 +56,15 @@ export function createPgAnalysesRepository(db: PgDatabase, node: { id: string })
       return found;
     },
 
-    async unfinished(since, limit) {
+    async unfinished(since, limit, unopened) {
+      const pending = `SELECT session_id AS id, created_at AS at FROM session_analyses
+                       WHERE state = 'pending' AND (claimed_by IS NULL OR claimed_until <= $1)`;
+      const missing = `SELECT s.id AS id, s.ended_at AS at FROM sessions s
+                       WHERE s.status = 'ended' AND s.flow_id IS NOT NULL AND s.ended_at > $3
+                         AND NOT EXISTS (SELECT 1 FROM session_analyses a WHERE a.session_id = s.id)`;
       const rows = await db.rows<{ id: string }>(
-        `SELECT s.id FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id
-         WHERE s.status = 'ended' AND s.flow_id IS NOT NULL AND s.ended_at > $1
-           AND (a.session_id IS NULL OR (a.state = 'pending' AND (a.claimed_by IS NULL OR a.claimed_until <= $2)))
-         ORDER BY s.ended_at LIMIT $3`,
-        [since, db.now(), limit],
+        `SELECT id FROM (${pending}${unopened ? ` UNION ALL ${missing}` : ''}) AS left_over ORDER BY at LIMIT $2`,
+        unopened ? [db.now(), limit, since] : [db.now(), limit],
       );
       return rows.map((row) => row.id);
     },

@@ -39,8 +39,9 @@ export interface AnalysesRepository {
   /** Each session's success, for a page of the sessions list (absent: none stored). */
   successOf(sessionIds: readonly string[]): Promise<Map<string, AnalysisSuccess>>;
   /**
-   * What is left to do, oldest first, at most `limit`: sessions ended after `since` with no
-   * analysis opened, and pending analyses no live claim holds.
+   * What is left to do, oldest first, at most `limit`: pending analyses no live claim holds, and
+   * with `unopened` (at start: it reads the sessions that ended after `since`) the ended sessions
+   * of a flow with no analysis opened (a crash between the end and the open).
    */
-  unfinished(since: number, limit: number): Promise<string[]>;
+  unfinished(since: number, limit: number, unopened: boolean): Promise<string[]>;
 }

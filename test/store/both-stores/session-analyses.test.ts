@@ -21,16 +21,17 @@ describeEachStore('session analyses in the store', (open) => {
     const other = await endedSession(store, account.id, flow.id);
 
     // Both ended sessions are left to do: no analysis opened yet.
-    expect((await store.analyses.unfinished(0, 10)).sort()).toEqual([id, other].sort());
+    expect((await store.analyses.unfinished(0, 10, true)).sort()).toEqual([id, other].sort());
     await store.analyses.open(id, account.id, 'pending');
     await store.analyses.open(id, account.id, 'none');
     expect(await store.analyses.get(id)).toMatchObject({ state: 'pending', success: null, result: null });
     await store.analyses.open(other, account.id, 'none');
-    expect(await store.analyses.unfinished(0, 10)).toEqual([id]);
+    expect(await store.analyses.unfinished(0, 10, true)).toEqual([id]);
+    expect(await store.analyses.unfinished(0, 10, false)).toEqual([id]);
 
     expect(await store.analyses.claim(id, Date.now() / 1000 + 120)).toBe(true);
     // This node's own live claim is not left over work.
-    expect(await store.analyses.unfinished(0, 10)).toEqual([]);
+    expect(await store.analyses.unfinished(0, 10, true)).toEqual([]);
     expect(await store.analyses.claim(other, Date.now() / 1000 + 120)).toBe(false);
 
     const delivery = { id: `msg_${Math.random()}`, webhookId: hook.id, accountId: account.id, sessionId: id, eventType: 'session.analyzed', payload: '{"type":"session.analyzed"}', createdAt: Date.now() / 1000 };

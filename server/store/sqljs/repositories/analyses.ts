@@ -55,16 +55,17 @@ export function createAnalysesRepository(db: Database, node: { id: string }): An
       return found;
     },
 
-    async unfinished(since, limit) {
-      return db
-        .all<{ id: string }>(
-          `SELECT s.id FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id
-           WHERE s.status = 'ended' AND s.flow_id IS NOT NULL AND s.ended_at > ?
-             AND (a.session_id IS NULL OR (a.state = 'pending' AND (a.claimed_by IS NULL OR a.claimed_by <> ? OR a.claimed_until <= ?)))
-           ORDER BY s.ended_at LIMIT ?`,
-          [since, node.id, db.now(), limit],
-        )
-        .map((row) => row.id);
+    async unfinished(since, limit, unopened) {
+      // One process holds the data dir: a claim of another node id was left by an earlier run.
+      const pending = `SELECT session_id AS id, created_at AS at FROM session_analyses
+                       WHERE state = 'pending' AND (claimed_by IS NULL OR claimed_by <> ? OR claimed_until <= ?)`;
+      const params: Array<string | number> = [node.id, db.now()];
+      const missing = `SELECT s.id AS id, s.ended_at AS at FROM sessions s
+                       WHERE s.status = 'ended' AND s.flow_id IS NOT NULL AND s.ended_at > ?
+                         AND NOT EXISTS (SELECT 1 FROM session_analyses a WHERE a.session_id = s.id)`;
+      if (unopened) params.push(since);
+      params.push(limit);
+      return db.all<{ id: string }>(`SELECT id FROM (${pending}${unopened ? ` UNION ALL ${missing}` : ''}) ORDER BY at LIMIT ?`, params).map((row) => row.id);
     },
   };
 }

@@ -18,7 +18,7 @@ describe('outcome fields and success criteria in the flow panel', () => {
     data = setOutcomeField(data, 'slot', { description: 'The time booked' });
     data = setSuccessCriteria(data, [
       { kind: 'outcome', value: 'booked == true' },
-      { kind: 'reached', value: Object.keys(BOOKING.states)[0] },
+      { kind: 'reached', value: Object.keys(BOOKING.states)[0]! },
       { kind: 'transferred', value: 'false' },
       { kind: 'judge', value: 'The caller got a slot' },
     ]);
