@@ -40,6 +40,11 @@ export const CLAIM_SECS = 120;
 const SWEEP_MS = 30_000;
 /** How far back, in seconds, the sweep at start looks for ended sessions with no analysis opened. */
 const SWEEP_SINCE_SECS = 24 * 60 * 60;
+/** Analyses at once on this node (the flow-job pool takes two jobs of one account at a time). */
+const MAX_AT_ONCE = 2;
+/** Tries of an analysis that fails before its row is opened, and the wait before the next (times the try). */
+const RETRIES_BEFORE_OPEN = 5;
+const RETRY_BEFORE_OPEN_MS = 10_000;
 /** The call's text given to the model at most: its end is kept, where outcomes are settled. */
 const MAX_CALL_CHARS = 60_000;
 
@@ -85,6 +90,9 @@ export interface AnalysisResult {
 
 export class SessionAnalyzer {
   private readonly running = new Map<string, Promise<void>>();
+  private readonly retries = new Set<NodeJS.Timeout>();
+  private busy = 0;
+  private readonly waiting: Array<() => void> = [];
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
 
@@ -109,6 +117,8 @@ export class SessionAnalyzer {
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    for (const retry of this.retries) clearTimeout(retry);
+    this.retries.clear();
     this.stopping.abort();
     await Promise.all([...this.running.values()]);
   }
@@ -123,17 +133,43 @@ export class SessionAnalyzer {
     }
   }
 
-  private run(sessionId: string): Promise<void> {
+  private run(sessionId: string, attempt = 1): Promise<void> {
     const already = this.running.get(sessionId);
     if (already) return already;
     if (this.stopping.signal.aborted) return Promise.resolve();
-    const work = this.analyse(sessionId)
+    const work = this.slot()
+      .then((release) => (this.stopping.signal.aborted ? release() : this.analyse(sessionId).finally(release)))
       .catch((error: unknown) => {
-        if (!this.stopping.signal.aborted) this.deps.log.error({ err: error, session: sessionId }, 'could not analyse the call; it is tried again later');
+        if (this.stopping.signal.aborted) return;
+        this.deps.log.error({ err: error, session: sessionId }, 'could not analyse the call; it is tried again later');
+        // A pending analysis is found again by the sweep; one that failed before it was opened
+        // (the flow could not be read just then) is tried again here, a few times.
+        if (attempt < RETRIES_BEFORE_OPEN) {
+          const again = setTimeout(() => {
+            this.retries.delete(again);
+            void this.run(sessionId, attempt + 1);
+          }, RETRY_BEFORE_OPEN_MS * attempt);
+          again.unref();
+          this.retries.add(again);
+        }
       })
       .finally(() => this.running.delete(sessionId));
     this.running.set(sessionId, work);
     return work;
+  }
+
+  /**
+   * Waits for one of the MAX_AT_ONCE places: many calls ending together are analysed a few at a
+   * time, so their flows' parses stay within the flow-job pool's share for one account and the
+   * model's provider is not sent a burst. Resolves with the release.
+   */
+  private async slot(): Promise<() => void> {
+    while (this.busy >= MAX_AT_ONCE) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.busy++;
+    return () => {
+      this.busy--;
+      this.waiting.shift()?.();
+    };
   }
 
   private async analyse(sessionId: string): Promise<void> {
