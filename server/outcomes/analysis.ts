@@ -55,6 +55,8 @@ export interface OutcomeModel {
     messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
     schema: { name: string; schema: Record<string, unknown> };
     signal: AbortSignal;
+    /** The flow's own model (settings.llm.model), as its calls use it. */
+    model?: string;
   }): Promise<{ kind: 'json' | 'refusal'; text: string }>;
 }
 
@@ -195,7 +197,20 @@ export class SessionAnalyzer {
     await yieldToLoop();
     const signal = this.stopping.signal;
     let model: OutcomeModel | null | undefined;
-    const modelOnce = async () => (model === undefined ? (model = await this.deps.modelFor(session.accountId).catch(() => null)) : model);
+    // The account's model, with the flow's own model name when it sets one, as its calls get them.
+    const flowModel = flow?.settings?.llm?.model;
+    const withFlowModel = (found: OutcomeModel | null): OutcomeModel | null =>
+      found && flowModel ? { provider: found.provider, structured: (request) => found.structured({ ...request, model: flowModel }) } : found;
+    const modelOnce = async () => {
+      if (model !== undefined) return model;
+      try {
+        model = withFlowModel(await this.deps.modelFor(session.accountId));
+      } catch (error) {
+        this.deps.log.warn({ err: error, session: sessionId }, "the account's model could not be made for the call analysis");
+        model = null;
+      }
+      return model;
+    };
     const context = callText(call, session);
 
     const outcome = Object.keys(outcomeFields).length > 0 ? await this.outcomeOf(outcomeFields, call, context, modelOnce, claim, signal) : null;

@@ -41,7 +41,8 @@ const FROM_VARIABLES = bookingFlow(`  outcome:
     - reached: confirmed
     - transferred: false`);
 
-const EXTRACTED = bookingFlow(`  outcome:
+const EXTRACTED = bookingFlow(`  llm: { model: flow-model }
+  outcome:
     booked: { type: boolean, required: true }
     callback: { type: string, description: The number to call back }
     party: { type: integer, description: How many people }
@@ -149,6 +150,8 @@ describe('a call’s outcome and success', () => {
     const asked = structuredRequests(openai, 'call_outcome').map((r) => r.body as any);
     expect(asked).toHaveLength(3);
     expect(asked[0].response_format.json_schema.strict).toBe(true);
+    // The flow's own model, as its calls use it.
+    expect(asked.map((r) => r.model)).toEqual(['flow-model', 'flow-model', 'flow-model']);
     expect(Object.keys(asked[0].response_format.json_schema.schema.properties)).toEqual(['callback', 'party']);
     expect(Object.keys(asked[1].response_format.json_schema.schema.properties)).toEqual(['party']);
     expect(asked[1].messages.at(-1).content).toContain('party: expected a whole number, got "four"');
