@@ -3,7 +3,8 @@
 // saved draft, which the validator accepts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
-import { startTestServer } from '../support/server.ts';
+import { createFlow, startTestServer } from '../support/server.ts';
+import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { openFlow, WAIT } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
@@ -38,5 +39,62 @@ describe('the flow panel’s outcome and success', () => {
     expect(parsed.document!.settings!.outcome).toEqual({ won: { type: 'boolean', required: true } });
     expect(parsed.document!.settings!.success).toEqual([{ outcome: 'won == true' }, { reached: parsed.document!.initial_state }]);
     await page.close();
+  });
+});
+
+const FLOW = `id: booking
+version: "1.0.0"
+initial_state: ask
+settings:
+  outcome:
+    booked: { type: boolean, required: true }
+  success:
+    - outcome: booked == true
+states:
+  ask:
+    respond: false
+    agent: { prompt: Ask for a time., tools: [book] }
+    tools: { book: { description: Book it., parameters: { booked: { type: boolean, required: true } } } }
+    transitions: { on_tool_call: { book: done } }
+  done:
+    respond: false
+    agent: { prompt: Say goodbye. }
+`;
+
+describe('a session’s outcome and success in the studio', () => {
+  let rig: StudioRig;
+  beforeAll(async () => {
+    rig = await startStudioRig({ server: await startTestServer() });
+  });
+  afterAll(async () => {
+    const server = rig?.server;
+    await rig?.close();
+    await server?.close();
+  });
+
+  it('shows in the session view and as the list’s success column and filter', { timeout: 90_000 }, async () => {
+    const flowId = await createFlow(rig.server, rig.account.apiKey, 'Booking outcome', FLOW);
+    const client = await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${flowId}&access_token=${rig.account.jwt}`));
+    const sessionId = (await client.waitFor('session_started', undefined, 15_000)).session_id as string;
+    await client.waitFor('flow_state');
+    client.send({ type: 'simulate_tool', name: 'book', arguments: { booked: true } });
+    await client.waitFor('flow_state', (e) => e.state === 'done');
+    client.send({ type: 'end' });
+    await client.waitFor('session_ended');
+    await client.closed;
+    await expect
+      .poll(async () => (await rig.server.request('GET', `/v1/sessions/${sessionId}`, { apiKey: rig.account.apiKey })).body.analysis_status, WAIT)
+      .toBe('done');
+
+    const page = await rig.open(`/session?id=${sessionId}`);
+    const card = page.getByRole('region', { name: 'Outcome & success' });
+    await card.waitFor(WAIT);
+    expect((await card.getByTestId('session-success').innerText()).trim()).toBe('Succeeded');
+    expect(await card.locator('[data-outcome-field="booked"]').innerText()).toMatch(/booked\s+true\s+variable/);
+    await page.close();
+
+    const list = await rig.open('/sessions?success=true');
+    await expect.poll(() => list.getByTestId('session-success').allInnerTexts(), WAIT).toEqual(['Succeeded']);
+    await list.close();
   });
 });
