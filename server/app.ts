@@ -42,7 +42,8 @@ import { openPostgresStore } from './store/postgres/store.ts';
 import { presenceTimingFor, startNodePresence } from './cluster/node-presence.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
 import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
-import { VoiceEngine } from './engine/voice-engine.ts';
+import { VoiceEngine, type ModelUsage } from './engine/voice-engine.ts';
+import { loadTurnModel } from './engine/turn-model.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
 import { shutdownFlite } from './providers/tts/flite.ts';
 import { TTS_VOICES } from './providers/catalog.ts';
@@ -145,8 +146,11 @@ export function redactUrl(url: string): string {
 
 function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false;
+  const pretty = (config.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
   return {
     level: config.logLevel,
+    // pino-pretty formats in pino's transport worker thread, not on the thread that paces audio.
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
     redact: { paths: ['req.headers.authorization', 'req.headers["x-service-key"]', 'req.headers.cookie'], censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),
@@ -165,6 +169,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // secrets it sealed would not open anywhere else.
     throw new Error('On PostgreSQL (VOXFLOW_DATABASE_URL) every node must share its keys: set VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET (e.g. `openssl rand -base64 32` and `openssl rand -base64 48`)');
   }
+  // The end-of-turn model, when one is configured, loads first: a file that cannot be used stops
+  // the start with a TurnModelError naming it, before anything else is opened. It is for the
+  // end-of-turn decision to ask (EndOfTurnModel); until then the server only holds it.
+  const turnModel = config.engine.turnModel ? await loadTurnModel(config.engine.turnModel) : null;
   const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
   const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
   // The per-account session cap is held by the store as sessions connect, over every node
@@ -255,8 +263,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
       async modelFor(accountId): Promise<OutcomeModel | null> {
         const { llm } = (await registry.providersFor(accountId)).providers;
-        if (!llm?.structured) return null;
-        return { provider: llm.provider, structured: (request) => llm.structured!(request) };
+        if (!llm?.completeJson) return null;
+        return { provider: llm.provider, structured: async (request) => ({ kind: 'json', text: await llm.completeJson!(request) }) };
       },
     });
     const recordings = new Set<CallRecording>();
@@ -275,6 +283,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             }
           : (id, event) => timelines.record(id, event),
         flush: (id) => timelines.flush(id),
+        ...(observability.enabled ? { modelUsage: (id: string, usage: ModelUsage) => observability.modelUsage(id, usage) } : {}),
         // session.ended carries the stored outcome: it is written once the timeline is.
         closed: (id) => {
           observability.closed(id);
@@ -345,6 +354,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         return { pcm, sampleRate: ENGINE_SAMPLE_RATE, provider: tts.provider };
       },
       sipListening: [],
+      studioPage: null,
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks
@@ -361,6 +371,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Live sessions end (and are recorded, timelines included) before the store closes.
     app.addHook('preClose', async () => {
       await engine.close();
+      await turnModel?.close();
       // No sweep may hand the webhooks an end once they are closing.
       await presence.stop();
       await Promise.all([...recordings].map((recording) => recording.close()));
@@ -392,13 +403,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(nulCharactersPlugin);
     await app.register(authPlugin);
     // /ready answers why this node should not take new calls now: the store refusing writes, the
-    // server closing (true from the start of a SIGTERM, before sessions are ended), the session cap
+    // server closing or draining (true from the start of a SIGTERM, before sessions are ended), the session cap
     // reached, or the voice model still loading. /health stays what it was.
     await observability.register(
       app,
       () => [
         ...(store.writable() ? [] : ['the store refuses writes']),
-        ...(closing ? ['the server is shutting down'] : []),
+        ...(closing || engine.shuttingDown ? ['the server is shutting down'] : []),
         ...(engine.activeSessions >= config.engine.maxSessions ? [`at the session cap (${config.engine.maxSessions} live sessions)`] : []),
         ...(engine.hearsVoice && !engine.voiceReady ? ['voice activity detection is still loading'] : []),
       ],
@@ -442,6 +453,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   } catch (error) {
     await observability.close();
     await store.close();
+    await turnModel?.close();
     throw error;
   }
 }

@@ -41,6 +41,8 @@ export const ConfigSchema = z.object({
   /** Base of the URLs handed to clients (`ws_url`); derived from host and port when unset. */
   publicUrl: url.optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** json: one JSON object a line, for log collectors; pretty: readable lines. Unset: pretty on a terminal, else json. */
+  logFormat: z.enum(['json', 'pretty']).optional(),
   /** Host names a loopback-bound server also answers to (besides loopback names and the public URL's). */
   allowedHosts: z.array(z.string().min(1)).default([]),
   /** Browser origins allowed to change things or open voice sockets, besides this server's own; `*` for any. */
@@ -54,6 +56,8 @@ export const ConfigSchema = z.object({
    * before the process gives up and exits 1 saying so.
    */
   shutdownGraceSeconds: z.coerce.number().min(0.1).max(600).default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
+  /** How long a graceful stop lets live calls finish on their own, taking no new ones, before ending them (0: end them at once). */
+  drainSeconds: z.coerce.number().min(0).max(3600).default(0),
   /** PostgreSQL: a node silent this long is gone, and the other nodes end its calls. */
   nodeTimeoutSeconds: z.coerce.number().min(1).max(3600).default(60),
   /**
@@ -192,6 +196,11 @@ export const ConfigSchema = z.object({
       maxSessionSeconds: z.coerce.number().min(0).default(3600),
       /** A session with no caller speech and no client message (ping aside) this long ends with `idle`. 0: never. */
       idleEndSeconds: z.coerce.number().min(0).default(300),
+      /**
+       * An end-of-turn model (ONNX, Smart Turn v3's input and output; docs/providers.md). Loaded at
+       * start: a file that cannot be used stops the start, saying why.
+       */
+      turnModel: optionalText,
     })
     .prefault({}),
   /** Phone calls one account may place: per minute, and at once (counted over every node on PostgreSQL). */
@@ -374,10 +383,12 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_DATA_DIR', 'dataDir', '<path>', 'database, journal and keys', { shownDefault: './data' }),
   setting('VOXFLOW_PUBLIC_URL', 'publicUrl', '<url>', 'base URL clients reach us at (https:// gives wss:// ws_urls)', { shownDefault: 'http://host:port' }),
   setting('VOXFLOW_LOG_LEVEL', 'logLevel', '<level>', 'fatal|error|warn|info|debug|trace|silent', { shownDefault: 'info' }),
+  setting('VOXFLOW_LOG_FORMAT', 'logFormat', '<format>', 'json (a JSON object a line, for log collectors) or pretty (readable lines)', { shownDefault: 'pretty on a terminal, else json' }),
   setting('VOXFLOW_ALLOWED_HOSTS', 'allowedHosts', '<names>', 'comma-separated host names a loopback-bound server also answers to', { list: true }),
   setting('VOXFLOW_ALLOWED_ORIGINS', 'allowedOrigins', '<origins>', "comma-separated browser origins that may call the API besides the server's own (* for any)", { list: true }),
   secret('VOXFLOW_SECRET_KEY', 'secretKey', 'base64 32-byte key for provider keys at rest (default: generated in the data dir)'),
   secret('VOXFLOW_JWT_SECRET', 'jwtSecret', 'base64 key of 32 bytes or more that signs studio logins (default: generated in the data dir)'),
+  setting('VOXFLOW_DRAIN_SECONDS', 'drainSeconds', '<s>', 'on SIGTERM/SIGINT, how long live calls may go on to their own end while /ready says 503 and no new session is taken; then the rest are ended (a second signal ends them at once)', { shownDefault: '0' }),
   setting('VOXFLOW_SHUTDOWN_GRACE_SECONDS', 'shutdownGraceSeconds', '<s>', 'how long a graceful stop (SIGTERM, SIGINT) may take to end sessions and flush the store; past it the process exits 1 saying so', { shownDefault: String(DEFAULT_SHUTDOWN_GRACE_SECONDS) }),
   setting('VOXFLOW_NODE_TIMEOUT_SECONDS', 'nodeTimeoutSeconds', '<s>', "on PostgreSQL, a node silent this long is gone and the other nodes end its calls (server_restarted); nodes say they are alive every sixth of it", { shownDefault: '60' }),
   setting('VOXFLOW_DATABASE_URL', 'databaseUrl', '<postgres://…>', 'PostgreSQL for the store, shared by every node (default: the embedded store in the data dir); needs VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET; give its password in PGPASSWORD or ~/.pgpass, since the process list shows flags'),
@@ -392,6 +403,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_SESSIONS_PER_ACCOUNT', 'engine.sessionsPerAccount', '<n>', 'live voice sessions one account may hold at once, 0 for no limit (past it: 429 too_many_sessions)', { shownDefault: '10' }),
   setting('VOXFLOW_MAX_SESSION_SECONDS', 'engine.maxSessionSeconds', '<s>', 'longest a voice session lasts, then it ends with max_duration (0: no limit)', { shownDefault: '3600' }),
   setting('VOXFLOW_IDLE_END_SECONDS', 'engine.idleEndSeconds', '<s>', 'a voice session with no caller speech and no client message this long ends with idle (0: never)', { shownDefault: '300' }),
+  setting('VOXFLOW_TURN_MODEL', 'engine.turnModel', '<path>', "an end-of-turn model: an ONNX file with Smart Turn v3's input and output (the server does not start if it cannot load it)"),
   setting('VOXFLOW_OUTBOUND_CALLS_PER_MINUTE', 'outboundCalls.perMinute', '<n>', 'phone calls one account may place per minute, over every node', { shownDefault: '10' }),
   setting('VOXFLOW_OUTBOUND_CONCURRENT_CALLS', 'outboundCalls.concurrent', '<n>', 'outbound phone calls one account may have live at once, over every node', { shownDefault: '5' }),
   setting('VOXFLOW_TWILIO_API_URL', 'carriers.twilioApiUrl', '<url>', "Twilio's REST API (hang-up, transfer, outbound calls)", { shownDefault: 'https://api.twilio.com' }),

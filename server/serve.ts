@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, DEFAULT_SHUTDOWN_GRACE_SECONDS, USAGE, makeConfig, parseCommandLine, type Config } from './config.ts';
 import { buildApp, type BuildOptions } from './app.ts';
 import { StoreLockedError } from './store/store.ts';
+import { TurnModelError } from './engine/turn-model.ts';
 import { exitGuardsSettled } from './concurrency/exit-guards.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface RunningServer {
   address: string;
   /** Ends live sessions and flushes the store, once; later calls wait for the same close. */
   close(): Promise<void>;
+  /** Takes no new sessions and waits up to `withinMs` for the live ones to end on their own. */
+  drain(withinMs: number): Promise<void>;
 }
 
 export interface StartServerOptions extends BuildOptions {
@@ -56,6 +59,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
     url,
     address,
     close: () => (closing ??= app.close()),
+    drain: (withinMs) => app.services.engine.drain(withinMs),
   };
 }
 
@@ -84,8 +88,8 @@ export interface ServeCommand {
 
 /**
  * Runs `voxflow --serve [flags]`: prints the usage for --help or without --serve, exits 2 on a
- * bad flag or value and 1 when the data dir is in use; otherwise serves until SIGINT/SIGTERM
- * (or `stop`). Resolves with the running command, or null once it has exited.
+ * bad flag or value or an end-of-turn model it cannot load, and 1 when the data dir is in use;
+ * otherwise serves until SIGINT/SIGTERM (or `stop`). Resolves with the running command, or null once it has exited.
  */
 export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, io: ServeCommandIo = processIo): Promise<ServeCommand | null> {
   let cli;
@@ -121,13 +125,35 @@ export async function serveFromCommandLine(argv: readonly string[], env: NodeJS.
       io.exit(1);
       return null;
     }
+    // A configured end-of-turn model that cannot be used is a setting to fix, as a bad flag is.
+    if (error instanceof TurnModelError) {
+      io.stderr(`${error.message}\n`);
+      io.exit(2);
+      return null;
+    }
     throw error;
   }
 
   let closing = false;
+  let draining: (() => void) | null = null;
   const stop = (reason: string) => {
+    // A second signal while calls drain: end them now.
+    if (draining) return draining();
     if (closing) return;
     closing = true;
+    const live = server.app.services.engine.activeSessions;
+    if (config.drainSeconds > 0 && live > 0) {
+      server.app.log.info(`${reason}: draining: taking no new sessions, letting ${live} live ${live === 1 ? 'session' : 'sessions'} end on their own for up to ${config.drainSeconds} s (a second signal ends them now)`);
+      const cut = new Promise<void>((resolve) => (draining = resolve));
+      void Promise.race([server.drain(config.drainSeconds * 1000), cut]).then(() => {
+        draining = null;
+        close(reason);
+      });
+      return;
+    }
+    close(reason);
+  };
+  const close = (reason: string) => {
     server.app.log.info(`${reason}: closing; the store is flushed before exit`);
     // Not unref()'d: this timer keeps the process alive until the close settles. Unref'd, a
     // close that never settled let the event loop run dry and the process exit 0 with the store

@@ -73,6 +73,7 @@ export async function studioRoutes(app: FastifyInstance, options: { dir?: string
   };
   const page200 = mediaBody('The studio (a single-page app: every studio path is the same page)', ['text/html']);
   const page503 = mediaBody('The studio is not built: a page saying how to build it', ['text/html']);
+  if (page) app.services.studioPage = { body: page, headers: PAGE_HEADERS };
   for (const path of STUDIO_PAGES) app.get(path, { schema: { response: { 200: page200, 503: page503 } } }, async (_request, reply) => sendPage(reply));
 
   if (!dir || !existsSync(join(dir, 'assets'))) return;

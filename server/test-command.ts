@@ -18,6 +18,12 @@ import { junitReport, prettyReport, REPORTERS, type ReporterName } from './testi
 import type { TestMode } from './testing/results.ts';
 import { MAX_REPEAT, MAX_SPEED, RunnerSetupError, TEST_MODES, runTests } from './testing/run-tests.ts';
 
+/**
+ * Runs of one test played at once from the command line: the model's provider is the one limit
+ * here (no account), and a few calls at a time keep a local model server responsive.
+ */
+const DEFAULT_PARALLEL = 4;
+
 export const TEST_USAGE = `Usage: voxflow test FLOW.yaml TESTS.yaml [options]
 
 Runs a flow's tests (a test or a suite file) without a server. Exits 0 when all pass, 1 when one
@@ -29,8 +35,11 @@ Options:
                                audio: the caller's turns are spoken (flite) through VAD and STT
   --reporter pretty|junit      pretty (default) for a terminal, junit (JUnit XML) for CI
   --output FILE                also write the report to FILE
-  --repeat N                   model mode: run each test N times (1-${MAX_REPEAT}) and report the pass rate
-  --min-pass-rate R            model mode: a test passes when at least R (0-1) of its runs pass (default 1)
+  --runs N, --repeat N         model mode: run each test N times (1-${MAX_REPEAT}) and report the pass rate
+                               (a test's own runs: wins)
+  --min-pass-rate R            model mode: a test passes when at least R (0-1) of its runs pass (default 1;
+                               a test's own min_pass_rate: wins)
+  --parallel N                 model mode: play up to N runs of a test at once (default ${DEFAULT_PARALLEL})
   --speed N                    audio mode: 1 streams in real time (default), up to ${MAX_SPEED} times faster
   --help                       this text
 Providers are the server's settings: VOXFLOW_LLM_PROVIDER, VOXFLOW_LLM_BASE_URL, VOXFLOW_LLM_MODEL,
@@ -45,6 +54,7 @@ export interface TestCommandIo {
 
 class UsageError extends Error {}
 
+
 interface TestArgs {
   flowPath: string;
   testsPath: string;
@@ -54,13 +64,14 @@ interface TestArgs {
   repeat: number;
   minPassRate: number;
   speed: number;
+  parallel: number;
   help: boolean;
   /** Everything else: the server's provider flags. */
   rest: string[];
 }
 
 function parseTestArgs(argv: readonly string[]): TestArgs {
-  const out: TestArgs = { flowPath: '', testsPath: '', mode: 'scripted', reporter: 'pretty', output: null, repeat: 1, minPassRate: 1, speed: 1, help: false, rest: [] };
+  const out: TestArgs = { flowPath: '', testsPath: '', mode: 'scripted', reporter: 'pretty', output: null, repeat: 1, minPassRate: 1, speed: 1, parallel: DEFAULT_PARALLEL, help: false, rest: [] };
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -96,9 +107,14 @@ function parseTestArgs(argv: readonly string[]): TestArgs {
       case '--output':
         out.output = value();
         break;
+      case '--runs':
       case '--repeat':
         out.repeat = number(1, MAX_REPEAT);
-        if (!Number.isInteger(out.repeat)) throw new UsageError('--repeat must be a whole number');
+        if (!Number.isInteger(out.repeat)) throw new UsageError(`${flag} must be a whole number`);
+        break;
+      case '--parallel':
+        out.parallel = number(1, MAX_REPEAT);
+        if (!Number.isInteger(out.parallel)) throw new UsageError('--parallel must be a whole number');
         break;
       case '--min-pass-rate':
         out.minPassRate = number(0, 1);
@@ -178,6 +194,7 @@ export async function runTestCommand(argv: readonly string[], env: NodeJS.Proces
       repeat: args.repeat,
       minPassRate: args.minPassRate,
       speed: args.speed,
+      parallel: args.parallel,
     });
     const name = flow.document.id || basename(args.flowPath);
     const report = args.reporter === 'junit' ? junitReport(result, name) : prettyReport(result, `${name}: ${basename(args.testsPath)}`);

@@ -39,6 +39,14 @@ export function meteredLanguageModel(llm: LanguageModel, used: Used): LanguageMo
       used('llm');
       return llm.stream(request);
     },
+    ...(llm.completeJson
+      ? {
+          completeJson(request) {
+            used('llm');
+            return llm.completeJson!(request);
+          },
+        }
+      : {}),
   };
 }
 

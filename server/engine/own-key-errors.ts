@@ -30,7 +30,15 @@ export function ownKeyErrors(providers: SessionProviders, own: { stt: boolean; l
             },
           }
         : stt,
-    llm: llm && own.llm ? { provider: llm.provider, model: llm.model, stream: (request) => relabelled(llm.stream(request)) } : llm,
+    llm:
+      llm && own.llm
+        ? {
+            provider: llm.provider,
+            model: llm.model,
+            stream: (request) => relabelled(llm.stream(request)),
+            ...(llm.completeJson ? { completeJson: (request) => llm.completeJson!(request).catch((error: unknown) => Promise.reject(relabel(error))) } : {}),
+          }
+        : llm,
     tts: own.tts ? { provider: tts.provider, synthesize: (text, signal, hints) => relabelled(tts.synthesize(text, signal, hints)) } : tts,
   };
 }

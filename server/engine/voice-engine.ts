@@ -73,6 +73,8 @@ export interface SessionObserver {
   flush?(sessionId: string): Promise<void>;
   /** The session sent its last event. */
   closed(sessionId: string): void;
+  /** The tokens one model response took, when the vendor said (metrics and traces count them). */
+  modelUsage?(sessionId: string, usage: ModelUsage): void;
   /** A recording of the call at `sampleRate`, for a session that asked for one (null: none is kept). */
   recording?(record: Session, sampleRate: number): SessionRecordingTap | null;
 }
@@ -83,6 +85,34 @@ export interface SessionRecordingTap {
   agent(pcm: Int16Array): void;
   /** The call is over: the rest is written out. */
   close(): Promise<void>;
+}
+
+export interface ModelUsage {
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The session's model, telling the observer what each response cost in tokens; as it was when no observer counts them. */
+function withUsageTold(providers: AccountProviders['providers'], sessionId: string, observer: SessionObserver | undefined): AccountProviders['providers'] {
+  const { llm } = providers;
+  const told = observer?.modelUsage?.bind(observer);
+  if (!llm || !told) return providers;
+  return {
+    ...providers,
+    llm: {
+      provider: llm.provider,
+      model: llm.model,
+      ...(llm.completeJson ? { completeJson: llm.completeJson.bind(llm) } : {}),
+      async *stream(request) {
+        for await (const chunk of llm.stream(request)) {
+          if (chunk.type === 'usage') told(sessionId, { provider: llm.provider, model: request.model ?? llm.model, inputTokens: chunk.inputTokens, outputTokens: chunk.outputTokens });
+          yield chunk;
+        }
+      },
+    },
+  };
 }
 
 /** The session's providers with the flow's own voice, if it names one the vendor has. */
@@ -149,6 +179,8 @@ export class VoiceEngine {
   private readonly slots: SlotPool;
   private readonly clock = new AudioClock();
   private closing = false;
+  /** Told when the last live session ends (drain). */
+  private readonly drained: Array<() => void> = [];
 
   constructor(private readonly deps: VoiceEngineDeps) {
     this.slots = new SlotPool({ total: deps.maxSessions });
@@ -328,7 +360,7 @@ export class VoiceEngine {
         assistantPrompt: this.deps.assistantPrompt,
         allowSimulator: request.allowSimulator,
         language: flow?.settings?.language ?? this.deps.language,
-        providers: withFlowVoiceIn(meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers, flow),
+        providers: withFlowVoiceIn(withUsageTold(meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers, record.id, this.deps.observer), flow),
         userInput: this.deps.userInput,
         meter,
         hooks: this.deps.hooks,
@@ -361,6 +393,7 @@ export class VoiceEngine {
         close: (code, reason) => {
           slot.release();
           this.sessions.delete(session!);
+          if (this.sessions.size === 0) for (const drained of this.drained.splice(0)) drained();
           void recording?.close();
           this.deps.observer?.closed(record.id);
           output.close(code, reason);
@@ -381,6 +414,32 @@ export class VoiceEngine {
   }
 
   /** Ends every live session (server shutdown) and waits for their records. */
+  /** True from the start of a drain or a close: no new session is admitted. */
+  get shuttingDown(): boolean {
+    return this.closing;
+  }
+
+  /**
+   * Takes no new sessions and lets the live ones finish on their own: resolves once the last has
+   * ended, or after `withinMs` with the rest still live (close() then ends them).
+   */
+  async drain(withinMs: number): Promise<void> {
+    this.closing = true;
+    if (this.sessions.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const at = this.drained.indexOf(done);
+        if (at >= 0) this.drained.splice(at, 1);
+        resolve();
+      }, withinMs);
+      this.drained.push(done);
+    });
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([...this.sessions].map((s) => s.end('server_shutdown')));

@@ -25,6 +25,7 @@ import { KEYPAD_RUN_PATTERN } from './keypad.ts';
 import { transferTargetProblem } from './semantics-phone.ts';
 import { ToolAnswer, ToolAnswers, checkToolAnswers } from './tests-tool-answers.ts';
 import { patternProblem } from './tests-patterns.ts';
+import { Judge, MAX_TEST_RUNS, MAX_WITHIN_MS, ModelName, SimulatedCaller } from './tests-caller.ts';
 import { MAX_DOCUMENT_BYTES, MAX_YAML_ALIASES, type DocPath, type FlowDocument, type Severity } from './types.ts';
 
 /** Every code a test document can be diagnosed with, and its severity. */
@@ -40,6 +41,8 @@ export const TEST_DIAGNOSTIC_CODES = {
   two_actions: 'error',
   nothing_to_check: 'error',
   conflicting_answer: 'error',
+  /** A test has scripted steps or a simulated caller: both, neither, or a caller's keys beside steps. */
+  caller_or_steps: 'error',
   invalid_transfer_target: 'error',
   // A test may be written before the state or tool it names exists in the flow.
   unknown_state: 'warning',
@@ -108,6 +111,11 @@ export const TestStep = z.strictObject({
    */
   barge_in_after_ms: z.number().int().min(0).max(MAX_BARGE_IN_MS).optional(),
   /**
+   * The agent's budget for answering this step's action: its first words (typed runs) or its
+   * first audio (audio runs) within this many milliseconds of the caller's turn ending.
+   */
+  within_ms: z.number().int().min(1).max(MAX_WITHIN_MS).optional(),
+  /**
    * What the agent answers in words after the step's tool calls when no model plays it (scripted
    * and audio modes): the script of the agent, as `tool_called` is the script of its calls. A
    * model speaks for itself and ignores it.
@@ -124,7 +132,21 @@ export const FlowTest = z.strictObject({
   description: z.string().optional(),
   /** The session's start context: pre-fills variables. */
   context: z.record(z.string(), z.unknown()).optional(),
-  steps: z.array(TestStep).min(1),
+  /** Scripted steps; or, instead, a simulated caller (tests-caller.ts). */
+  steps: z.array(TestStep).min(1).optional(),
+  caller: SimulatedCaller.optional(),
+  /** The model that plays the caller (the configured provider's), when not the configured one. */
+  caller_llm: ModelName.optional(),
+  /** A model that decides whether the call met each criterion. */
+  judge: Judge.optional(),
+  /** With a caller: what the flow's http tools are answered during the whole call. */
+  tool_results: ToolAnswers.optional(),
+  /** With a caller: what must hold over the whole call (its state and card at the end). */
+  expect: StepExpectation.optional(),
+  /** How many times the test is run (a model does not answer the same way every time). */
+  runs: z.number().int().min(1).max(MAX_TEST_RUNS).optional(),
+  /** The test passes when at least this share of its runs pass (default: the run's, else 1). */
+  min_pass_rate: z.number().min(0).max(1).optional(),
 });
 export type FlowTest = z.infer<typeof FlowTest>;
 
@@ -204,8 +226,14 @@ function parseUnchecked(text: string, flow: FlowDocument | null): TestParseResul
   if (Array.isArray(rawTests)) {
     rawTests.forEach((test, t) => {
       const base = shape === 'suite' ? ['tests', t] : [];
+      diagnostics.push(...checkCallerOrSteps(test, base, place));
       const steps = (test as { steps?: unknown } | null)?.steps;
-      if (!Array.isArray(steps)) return;
+      if (!Array.isArray(steps)) {
+        // A simulated caller's call-wide answers and expectations, checked as a step's are.
+        const caller = asObject(test);
+        if (caller?.caller !== undefined) diagnostics.push(...checkStep({ ...caller, user: '' }, base, flow, place).filter((d) => d.code !== 'nothing_to_check'));
+        return;
+      }
       steps.forEach((step, s) => diagnostics.push(...checkStep(step, [...base, 'steps', s], flow, place)));
     });
   }
@@ -258,7 +286,8 @@ function describeIssue(issue: z.core.$ZodIssue, root: unknown, place: Place): Te
   switch (issue.code) {
     case 'unrecognized_keys':
       return issue.keys.map((key) => {
-        const known = knownKeys(path);
+        // A single test's own keys at the top of its document; a suite's are flow and tests.
+        const known = path.length === 0 ? Object.keys((asObject(root)?.tests !== undefined ? FlowTestSuite : FlowTest).shape).join(', ') : knownKeys(path);
         return at('unknown_key', `${where} has an unknown key "${key}"${known ? `; allowed keys: ${known}` : ''}`, [...path, key], place([...path, key], true));
       });
     case 'invalid_type': {
@@ -296,12 +325,33 @@ function knownKeys(path: ReadonlyArray<string | number>): string | null {
     steps: TestStep,
     tests: FlowTest,
     tool_called: ToolCallExpectation,
+    caller: SimulatedCaller,
+    judge: Judge,
   };
   // A step's own keys: the path ends with ['steps', n].
   const schema = typeof path[path.length - 1] === 'number' ? shapes[String(path[path.length - 2])] : last ? shapes[last] : undefined;
   if (schema) return Object.keys(schema.shape).join(', ');
   if (path.length === 0) return null;
   return null;
+}
+
+/** A test has either scripted steps or a simulated caller; a caller's call-wide keys go with the caller. */
+function checkCallerOrSteps(raw: unknown, path: Array<string | number>, place: Place): TestDiagnostic[] {
+  const test = asObject(raw);
+  if (!test) return [];
+  const where = path.length > 0 ? describePath(path) : 'the test';
+  const hasSteps = test.steps !== undefined;
+  const hasCaller = test.caller !== undefined;
+  if (hasSteps && hasCaller) {
+    return [at('caller_or_steps', `${where} has both steps and a caller: a test is scripted (steps) or played by a simulated caller (caller), not both`, [...path, 'caller'], place([...path, 'caller'], true))];
+  }
+  if (!hasSteps && !hasCaller) {
+    return [at('missing_key', `${where} needs the key "steps" (a scripted test) or "caller" (a simulated caller)`, path, place(path, true))];
+  }
+  if (hasCaller) return [];
+  return (['caller_llm', 'judge', 'tool_results', 'expect'] as const)
+    .filter((key) => test[key] !== undefined)
+    .map((key) => at('caller_or_steps', `${where} has "${key}" beside steps: ${key === 'expect' || key === 'tool_results' ? `a scripted test says ${key} in each step` : `${key} goes with a simulated caller (caller)`}`, [...path, key], place([...path, key], true)));
 }
 
 function asObject(value: unknown): Record<string, unknown> | null {
@@ -323,6 +373,9 @@ function checkStep(raw: unknown, path: Array<string | number>, flow: FlowDocumen
   const acts = actions.length > 0;
   if (!acts && step.barge_in_after_ms === undefined && (!expect || Object.keys(expect).length === 0)) {
     out.push(at('nothing_to_check', `${describePath(path)} neither acts (user, simulate, dtmf) nor expects anything`, path, place(path)));
+  }
+  if (!acts && step.within_ms !== undefined) {
+    out.push(at('nothing_to_check', `${describePath(path)} has within_ms but nothing for the agent to answer: add user, simulate or dtmf`, [...path, 'within_ms'], place([...path, 'within_ms'], true)));
   }
   if (!acts && step.barge_in_after_ms !== undefined) {
     out.push(at('nothing_to_check', `${describePath(path)} has barge_in_after_ms but nothing to barge in with: add user`, [...path, 'barge_in_after_ms'], place([...path, 'barge_in_after_ms'], true)));

@@ -27,6 +27,9 @@ function sendCoded(reply: FastifyReply, code: ErrorCode, message?: string, detai
   return reply.status(ERRORS[code].status).send(errorBody(code, message ?? ERRORS[code].message, details));
 }
 
+/** Paths whose answers are the API's or the engine's, never a page: their 404 stays the coded JSON error. */
+const API_PATHS = /^\/(v1|auth|assets|ws|offer|health|ready|metrics|capabilities|openapi|docs)(\/|$|\.)/;
+
 /** Errors raised before routing (a malformed URL, an overlong id): Fastify's `frameworkErrors` option. */
 export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, _request, rawReply) => {
   // The callback's reply is typed for the route that could not be found; it is a plain reply.
@@ -81,7 +84,16 @@ export const errorHandlerPlugin = fp(
       return sendCoded(reply, 'internal');
     });
 
-    app.setNotFoundHandler((request, reply) => sendCoded(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0]!;
+      // A browser following a link the studio has no page for gets the studio, which shows its
+      // not-found screen, with a 404. API clients, scripts and asset requests get the coded error.
+      const studio = app.services.studioPage;
+      if (studio && (request.method === 'GET' || request.method === 'HEAD') && /\btext\/html\b/.test(request.headers.accept ?? '') && !API_PATHS.test(path)) {
+        return reply.status(404).headers(studio.headers).send(studio.body);
+      }
+      return sendCoded(reply, 'not_found', `No route ${request.method} ${path}.`);
+    });
   },
   { name: 'voxflow-errors' },
 );

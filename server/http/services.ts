@@ -36,6 +36,8 @@ export interface Services {
   minuteMs?: number;
   /** Where the SIP endpoint listens, once bound (port 0 resolved); empty when SIP is off (docs/sip.md). */
   sipListening: Array<{ protocol: 'udp' | 'tcp'; host: string; port: number }>;
+  /** The studio's page and its headers, once the studio is served: a browser's address with no route gets it with a 404 (its not-found screen). */
+  studioPage: { body: Buffer; headers: Record<string, string> } | null;
 }
 
 /** Who is calling, as established by the auth plugin. */

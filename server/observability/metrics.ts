@@ -11,6 +11,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ServerEvent } from '../protocol/events.ts';
 import type { HookContext, HookEvent } from '../engine/hooks.ts';
+import type { ModelUsage } from '../engine/voice-engine.ts';
 import type { Store } from '../store/store.ts';
 
 /** Seconds: a turn's parts are tens of milliseconds to seconds; a whole turn up to ten. */
@@ -61,6 +62,7 @@ export class AppMetrics {
   private readonly serverPart: Histogram<never>;
   private readonly providerErrors: Counter<'kind' | 'provider'>;
   private readonly toolCalls: Counter<'status' | 'source'>;
+  private readonly modelTokens: Counter<string>;
   private readonly toolRequests: Counter<'status_class'>;
   private readonly toolRequestSeconds: Histogram<'status_class'>;
   private readonly deliveries: Counter<'outcome'>;
@@ -92,6 +94,14 @@ export class AppMetrics {
     this.ttsFirstAudio = new Histogram({ name: 'voxflow_turn_tts_first_audio_seconds', help: "The turn's first speech request to its first audio, by text-to-speech vendor", labelNames: ['provider'], buckets: TURN_BUCKETS, registers });
     this.serverPart = new Histogram({ name: 'voxflow_turn_server_seconds', help: "What the server's own code adds to a turn: voice-to-voice less its four measured parts", buckets: TURN_BUCKETS, registers });
     this.providerErrors = new Counter({ name: 'voxflow_provider_errors_total', help: 'Provider failures sessions reported, by kind (stt, llm, tts, vad) and vendor', labelNames: ['kind', 'provider'], registers });
+    // By vendor and direction (and account with --metrics-per-account): model names are the
+    // accounts' own choice, an unbounded label.
+    this.modelTokens = new Counter({
+      name: 'voxflow_llm_tokens_total',
+      help: "Tokens the model's responses took in sessions, by vendor and direction (input: the prompt, output: the answer), as the vendor reported them",
+      labelNames: ['provider', 'direction', ...account],
+      registers,
+    });
     this.toolCalls = new Counter({ name: 'voxflow_tool_calls_total', help: 'Tool calls in sessions, by outcome (accepted, rejected) and who made them', labelNames: ['status', 'source'], registers });
     this.toolRequests = new Counter({ name: 'voxflow_http_tool_requests_total', help: "Flow http tools' requests, by status class (2xx … 5xx, or none when no answer came)", labelNames: ['status_class'], registers });
     this.toolRequestSeconds = new Histogram({ name: 'voxflow_http_tool_request_seconds', help: "Flow http tools' requests, how long each took", labelNames: ['status_class'], buckets: TURN_BUCKETS, registers });
@@ -199,6 +209,15 @@ export class AppMetrics {
       default:
         return;
     }
+  }
+
+  /** The tokens one model response of a session took. */
+  modelUsage(sessionId: string, usage: ModelUsage): void {
+    const labels = this.sessions.get(sessionId);
+    if (!labels) return;
+    const account = this.perAccount ? { account_id: labels.account } : {};
+    if (usage.inputTokens > 0) this.modelTokens.inc({ provider: usage.provider, direction: 'input', ...account }, usage.inputTokens);
+    if (usage.outputTokens > 0) this.modelTokens.inc({ provider: usage.provider, direction: 'output', ...account }, usage.outputTokens);
   }
 
   /** One event a session sent its client. */

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { SessionHook } from '../engine/hooks.ts';
 import type { SessionLogger } from '../engine/session.ts';
-import type { StartingSession } from '../engine/voice-engine.ts';
+import type { ModelUsage, StartingSession } from '../engine/voice-engine.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import type { Store } from '../store/store.ts';
 import { errorBody } from '../errors.ts';
@@ -81,6 +81,12 @@ export class Observability {
   event(sessionId: string, event: ServerEvent): void {
     this.metrics?.event(sessionId, event);
     this.tracing?.event(sessionId, event);
+  }
+
+  /** The tokens one model response of a session took. */
+  modelUsage(sessionId: string, usage: ModelUsage): void {
+    this.metrics?.modelUsage(sessionId, usage);
+    this.tracing?.modelUsage(sessionId, usage);
   }
 
   closed(sessionId: string): void {

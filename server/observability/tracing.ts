@@ -139,6 +139,13 @@ interface TurnRecord {
   agentChars: number;
   userText: string;
   agentText: string;
+  /** The tokens of the turn's model responses, summed (a turn with tool calls asks the model more than once); null while no vendor said. */
+  tokens: Tokens | null;
+}
+
+interface Tokens {
+  input: number;
+  output: number;
 }
 
 interface SessionTrace {
@@ -153,6 +160,8 @@ interface SessionTrace {
   /** The agent's words spoken before the turn's first audio (they are sent as they stream): counted into it. */
   agentChars: number;
   agentText: string;
+  /** Tokens of model responses that finished before the turn's first audio. */
+  tokens: Tokens | null;
 }
 
 export class SessionTracing {
@@ -200,7 +209,7 @@ export class SessionTracing {
     if (record.direction) attributes['voxflow.call.direction'] = record.direction;
     if (providers.llmModel) attributes['gen_ai.request.model'] = providers.llmModel;
     const root = this.tracer.startSpan('call', { kind: SpanKind.SERVER, attributes, startTime: now() }, ROOT_CONTEXT);
-    this.sessions.set(record.id, { root, context: trace.setSpan(ROOT_CONTEXT, root), providers, turn: null, tools: [], userText: '', agentChars: 0, agentText: '' });
+    this.sessions.set(record.id, { root, context: trace.setSpan(ROOT_CONTEXT, root), providers, turn: null, tools: [], userText: '', agentChars: 0, agentText: '', tokens: null });
     const { traceId, traceFlags } = root.spanContext();
     // An unsampled call has no trace to look up: its log lines say nothing of one.
     return traceFlags & 1 ? traceId : null;
@@ -251,10 +260,11 @@ export class SessionTracing {
         return;
       case 'metrics':
         this.closeTurn(session);
-        session.turn = { metrics: event, firstAudioAt: at, lastAt: at, agentChars: session.agentChars, userText: session.userText, agentText: session.agentText };
+        session.turn = { metrics: event, firstAudioAt: at, lastAt: at, agentChars: session.agentChars, userText: session.userText, agentText: session.agentText, tokens: session.tokens };
         session.userText = '';
         session.agentChars = 0;
         session.agentText = '';
+        session.tokens = null;
         return;
       case 'error':
         session.root.addEvent('error', { 'voxflow.error.code': event.code, 'voxflow.error.fatal': event.fatal }, at);
@@ -268,6 +278,18 @@ export class SessionTracing {
       default:
         return;
     }
+  }
+
+  /**
+   * The tokens one model response took. A response usually finishes after the turn's first audio
+   * (its words are spoken as they stream): it counts into that turn, still open until the caller's
+   * next turn; one that finished before (a round of tool calls) waits for the turn's first audio.
+   */
+  modelUsage(sessionId: string, usage: { inputTokens: number; outputTokens: number }): void {
+    const session = this.sessions.get(sessionId);
+    if (!session || !session.root.isRecording()) return;
+    const into = session.turn ?? session;
+    into.tokens = { input: (into.tokens?.input ?? 0) + usage.inputTokens, output: (into.tokens?.output ?? 0) + usage.outputTokens };
   }
 
   /** The session sent its last event: its last turn and the call end. */
@@ -308,7 +330,13 @@ export class SessionTracing {
     let at = start;
     at = child('end_of_turn', at, m.endpointing_ms, {});
     at = child('stt', at, m.stt_ms, { 'voxflow.provider': stt ?? 'none' });
-    child('llm', at, m.llm_ttft_ms, { 'gen_ai.system': llm ?? 'none', ...(llmModel ? { 'gen_ai.request.model': llmModel } : {}), 'voxflow.time_to_first_token_ms': m.llm_ttft_ms ?? 0 });
+    child('llm', at, m.llm_ttft_ms, {
+      'gen_ai.system': llm ?? 'none',
+      ...(llmModel ? { 'gen_ai.request.model': llmModel } : {}),
+      'voxflow.time_to_first_token_ms': m.llm_ttft_ms ?? 0,
+      // OpenTelemetry's generative-AI names for token counts.
+      ...(turn.tokens ? { 'gen_ai.usage.input_tokens': turn.tokens.input, 'gen_ai.usage.output_tokens': turn.tokens.output } : {}),
+    });
     if (m.tts_ttfb_ms !== null) child('tts', end - m.tts_ttfb_ms, m.tts_ttfb_ms, { 'voxflow.provider': tts, 'voxflow.tts.characters': turn.agentChars, 'voxflow.time_to_first_audio_ms': m.tts_ttfb_ms });
     for (const tool of tools) this.toolSpan(tool, context);
     span.end(Math.max(turn.lastAt, end, ...tools.map((t) => t.request?.at ?? t.at)));

@@ -51,6 +51,22 @@ export async function sessionOutcome(store: Store, sessionId: string): Promise<S
   }
 }
 
+const words = (text: string) => text.trim().replace(/\s+/g, ' ');
+
+/**
+ * A reply the caller barged in on is sent twice: whole, once the model had answered, then as far
+ * as it was heard (`interrupted`). The transcript says what was said: the whole line becomes the
+ * heard part, kept at the time the agent began it. False when no such line is there (the caller
+ * cut in before the model finished: only the heard part was sent).
+ */
+function cutShort(transcript: SessionOutcome['transcript'], heard: string): boolean {
+  const last = transcript.at(-1);
+  if (!last || last.role !== 'agent' || last.interrupted || !words(last.text).startsWith(words(heard))) return false;
+  last.text = heard;
+  last.interrupted = true;
+  return true;
+}
+
 function fold(outcome: SessionOutcome, event: ServerEvent, at: number): void {
   switch (event.type) {
     case 'flow_state':
@@ -58,7 +74,9 @@ function fold(outcome: SessionOutcome, event: ServerEvent, at: number): void {
       if (outcome.path.at(-1)?.state !== event.state) outcome.path.push({ state: event.state, at });
       return;
     case 'transcript':
-      if (event.final) outcome.transcript.push({ role: event.role, text: event.text, at, interrupted: event.interrupted === true });
+      if (!event.final) return;
+      if (event.interrupted && cutShort(outcome.transcript, event.text)) return;
+      outcome.transcript.push({ role: event.role, text: event.text, at, interrupted: event.interrupted === true });
       return;
     case 'tool_call': {
       const { type: _type, ...call } = event;

@@ -67,6 +67,8 @@ export type LlmChunk =
   | { type: 'text'; text: string }
   /** One complete tool call (arguments accumulated), in the order the model made them. */
   | { type: 'tool_call'; call: ChatToolCall }
+  /** The tokens the response took, when the vendor says (OpenAI-compatible servers with `stream_options.include_usage`). */
+  | { type: 'usage'; inputTokens: number; outputTokens: number }
   | { type: 'done'; finishReason: string };
 
 export interface LanguageModel {
@@ -79,21 +81,20 @@ export interface LanguageModel {
    */
   stream(request: { messages: ChatMessage[]; tools: OpenAITool[]; signal: AbortSignal; model?: string; temperature?: number }): AsyncIterable<LlmChunk>;
   /**
-   * One answer constrained to a strict JSON schema (OpenAI's structured outputs): the JSON text as
-   * the model gave it, unchecked, or its refusal. Absent where the vendor has no such mode.
+   * One whole answer held to a JSON schema (structured outputs), as the JSON text the model
+   * wrote: for work beside a conversation, such as a flow test's judge. Absent when the provider
+   * has no such answers. The text is the model's: the caller still parses and checks it.
    */
-  structured?(request: StructuredRequest): Promise<StructuredAnswer>;
+  completeJson?(request: JsonRequest): Promise<string>;
 }
 
-export interface StructuredRequest {
+export interface JsonRequest {
   messages: ChatMessage[];
-  /** `name`: [a-zA-Z0-9_-], up to 64; `schema`: a JSON schema OpenAI's strict mode accepts. */
+  /** A name for the schema (letters, digits, _ and -) and the JSON schema itself, strict. */
   schema: { name: string; schema: Record<string, unknown> };
   signal: AbortSignal;
   model?: string;
 }
-
-export type StructuredAnswer = { kind: 'json'; text: string } | { kind: 'refusal'; text: string };
 
 // ── Text to speech ──────────────────────────────────────────────────────────────────────────
 

@@ -32,7 +32,7 @@ export function transcriptOf(events: readonly ServerEvent[]): TranscriptLine[] {
  * The step's calls. An http tool's call is shown with its answer and the state the answer led to
  * (paired as `exercisedBy` pairs them), not the stay its tool_call event says while it waits.
  */
-function toolCallsOf(events: readonly ServerEvent[]): ToolCallSeen[] {
+export function toolCallsOf(events: readonly ServerEvent[]): ToolCallSeen[] {
   const calls: ToolCallSeen[] = [];
   for (const e of events) {
     if (e.type === 'tool_call') {
@@ -237,5 +237,47 @@ export function checkStep(index: number, step: TestStep, stepEvents: readonly Se
     tool_calls: calls,
     path: pathOf(stepEvents, last(before, 'flow_state')?.state ?? null),
     state,
+  };
+}
+
+/** An event of the step as the runner saw it: on the run's clock, and in real time. */
+export interface TimedEvent {
+  at: number;
+  wall: number;
+  event: ServerEvent;
+}
+
+/**
+ * A step's `within_ms`: how long the agent took to answer the step's action. Spoken (audio runs),
+ * from the end of the caller's turn (the voice activity model's user_stopped_speaking) to the
+ * agent's first audio (agent_started_speaking), on the run's clock; typed, from the turn sent to
+ * the agent's first words or speech, in real time (the model's own time: a typed run's clock
+ * moves only while the agent speaks).
+ */
+export function checkBudget(budgetMs: number, stepEvents: readonly TimedEvent[], actedAtWall: number, spoken: boolean): CheckResult {
+  const isAnswer = (e: ServerEvent) => e.type === 'agent_started_speaking' || (e.type === 'transcript' && e.role === 'agent');
+  let tookMs: number | null = null;
+  let what = 'its first words';
+  if (spoken) {
+    what = 'its first audio';
+    const turnEnd = stepEvents.find((e) => e.event.type === 'user_stopped_speaking');
+    const answer = turnEnd ? stepEvents.find((e) => e.at >= turnEnd.at && e.event.type === 'agent_started_speaking') : undefined;
+    if (turnEnd && answer) tookMs = answer.at - turnEnd.at;
+  } else {
+    const answer = stepEvents.find((e) => isAnswer(e.event));
+    if (answer) tookMs = answer.wall - actedAtWall;
+  }
+  const from = spoken ? "the end of the caller's turn" : "the caller's turn";
+  if (tookMs === null) {
+    return { check: 'within_ms', passed: false, expected: budgetMs, actual: null, message: `the agent never answered (budget ${budgetMs} ms)` };
+  }
+  const took = Math.round(tookMs);
+  const passed = took <= budgetMs;
+  return {
+    check: 'within_ms',
+    passed,
+    expected: budgetMs,
+    actual: took,
+    message: passed ? `the agent answered in ${took} ms (budget ${budgetMs} ms)` : `the agent took ${took} ms from ${from} to ${what}, over its budget of ${budgetMs} ms`,
   };
 }

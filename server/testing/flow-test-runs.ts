@@ -15,12 +15,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AppError, ERRORS, type ErrorCode } from '../errors.ts';
 import { SessionMeter } from '../billing/metering.ts';
 import type { VoiceEngine } from '../engine/voice-engine.ts';
-import { suiteText } from '../flow/tests-format.ts';
+import { suiteText, type FlowTest } from '../flow/tests-format.ts';
 import type { FlowJobs } from '../jobs/flow-jobs.ts';
 import type { Flow, FlowTestRunRecord, Store, StoreErrorCode } from '../store/store.ts';
 import { embeddedVoiceActivity, meteredRunnerProviders } from './configured-providers.ts';
 import type { TestMode } from './results.ts';
-import { RunnerSetupError, checkRunnable, runTests, simulatedCalls, stepsPlayed, type RunOptions } from './run-tests.ts';
+import { RunnerSetupError, checkRunnable, runTests, runsOf, simulatedCalls, stepsPlayed, type RunOptions } from './run-tests.ts';
 
 /** What a client asks of a run (the API's body, with its defaults applied). */
 export interface RunRequest {
@@ -32,6 +32,11 @@ export interface RunRequest {
   repeat: number;
   minPassRate: number;
   speed: number;
+  /**
+   * Tests that are not stored (a replay of recorded sessions, replay.ts), one YAML text each,
+   * run instead of the stored ones; the run's test_ids are then empty.
+   */
+  given?: string[];
 }
 
 /** What one account's runs may take of the server (config.limits; docs/testing.md). */
@@ -43,6 +48,15 @@ export interface RunLimits {
   /** The longest one run may take, in milliseconds; then it ends with an error saying so. */
   maxRunMs: number;
 }
+
+/**
+ * What a refused run's Retry-After says: a typed call of a few turns is over in seconds, and a
+ * client that polls its run (GET …/tests/runs/{id}) learns sooner.
+ */
+const RETRY_RUN_AFTER_SECONDS = 10;
+
+/** The most runs of one test played at once on the server, each holding a place among the account's live sessions. */
+export const MAX_PARALLEL_RUNS = 4;
 
 export const DEFAULT_RUN_LIMITS: RunLimits = { runsPerAccount: 1, maxSteps: 500, maxRunMs: 900_000 };
 
@@ -65,6 +79,13 @@ export interface StartedRun {
 
 /** The parts a mode's calls use, and so pay for. */
 const PAID_PARTS = { scripted: [], model: ['llm'], audio: ['stt', 'tts'] } as const;
+
+type Admission = Awaited<ReturnType<VoiceEngine['admit']>>;
+/** The run's place among the account's live sessions, and the further places its parallel runs hold. */
+interface Admitted {
+  admission: Admission | null;
+  extra: Admission[];
+}
 
 type RunEnd = Parameters<Store['flowTests']['finishRun']>[1];
 
@@ -103,6 +124,7 @@ export class FlowTestRuns {
       'test_run_in_progress',
       `This account has ${runsPerAccount} flow test run${runsPerAccount === 1 ? '' : 's'} in progress, the most it may have at once (on any node); wait for a result first.`,
       [{ limit: 'test_runs_per_account', max: runsPerAccount }],
+      { 'retry-after': String(RETRY_RUN_AFTER_SECONDS) },
     );
   }
 
@@ -130,12 +152,13 @@ export class FlowTestRuns {
       mine.delete(job);
       if (mine.size === 0 && this.running.get(accountId) === mine) this.running.delete(accountId);
     };
-    const admitted: { admission: Awaited<ReturnType<VoiceEngine['admit']>> | null } = { admission: null };
+    const admitted: Admitted = { admission: null, extra: [] };
     let prepared: Awaited<ReturnType<FlowTestRuns['prepare']>>;
     try {
       prepared = await this.prepare(accountId, flow, request, admitted);
     } catch (error) {
       admitted.admission?.release();
+      for (const extra of admitted.extra) extra.release();
       forget();
       throw error;
     }
@@ -179,6 +202,7 @@ export class FlowTestRuns {
     const release = () => {
       clearTimeout(wallTime);
       admission?.release();
+      for (const extra of admitted.extra) extra.release();
       forget();
     };
     /**
@@ -221,9 +245,9 @@ export class FlowTestRuns {
   }
 
   /** The tests chosen and parsed against the flow, the providers admitted, and the run's record stored. */
-  private async prepare(accountId: string, flow: Flow, request: RunRequest, admitted: { admission: Awaited<ReturnType<VoiceEngine['admit']>> | null }) {
+  private async prepare(accountId: string, flow: Flow, request: RunRequest, admitted: Admitted) {
     const { store, flowJobs, engine } = this.deps;
-    const stored = await store.flowTests.list(accountId, flow.id);
+    const stored = request.given ? request.given.map((yamlContent) => ({ id: '', yamlContent })) : await store.flowTests.list(accountId, flow.id);
     const byId = new Map(stored.map((t) => [t.id, t]));
     const chosen = request.testIds ? request.testIds.map((id) => byId.get(id) ?? null) : stored;
     const missing = request.testIds?.filter((id) => !byId.has(id)) ?? [];
@@ -235,7 +259,7 @@ export class FlowTestRuns {
     const flowYaml = draft?.yamlContent ?? flow.yamlContent;
     const parsed = await flowJobs.parseTests(accountId, suiteText(tests.map((t) => ({ yaml: t.yamlContent }))), flowYaml);
     if (!parsed.flow) throw new AppError('invalid_flow', draft ? 'The draft has errors: fix them before running its tests.' : 'The flow does not validate any more; open it in the editor.');
-    if (!parsed.tests) throw new AppError('invalid_flow_test', 'A stored test no longer validates; open it to see why.', parsed.diagnostics);
+    if (!parsed.tests) throw new AppError('invalid_flow_test', request.given ? 'A replayed session does not make a valid test.' : 'A stored test no longer validates; open it to see why.', parsed.diagnostics);
 
     const options: RunOptions = { mode: request.mode, providers: {}, repeat: request.repeat, minPassRate: request.minPassRate, speed: request.speed, flowId: flow.id };
     const steps = stepsPlayed(parsed.tests, options);
@@ -268,14 +292,17 @@ export class FlowTestRuns {
         }
       }
       const { llm, stt, tts } = admitted.admission.providers.providers;
-      if (request.mode === 'model') options.providers = { llm };
+      if (request.mode === 'model') {
+        options.providers = { llm };
+        options.parallel = 1 + (await this.extraPlaces(accountId, parsed.tests, options, admitted));
+      }
       else {
         const vad = await embeddedVoiceActivity().catch(() => null);
         options.providers = { stt, tts, vad };
       }
     }
     try {
-      checkRunnable(options);
+      checkRunnable(options, parsed.tests);
     } catch (error) {
       if (error instanceof RunnerSetupError) throw new AppError('test_mode_unavailable', error.message);
       throw error;
@@ -283,7 +310,7 @@ export class FlowTestRuns {
     let record: FlowTestRunRecord;
     try {
       record = await store.flowTests.startRun(
-        { accountId, flowId: flow.id, mode: request.mode, draft: draft !== null, flowVersion: draft ? null : flow.publishedVersion, testIds: tests.map((t) => t.id) },
+        { accountId, flowId: flow.id, mode: request.mode, draft: draft !== null, flowVersion: draft ? null : flow.publishedVersion, testIds: request.given ? [] : tests.map((t) => t.id) },
         { perAccount: this.limits.runsPerAccount },
       );
     } catch (error) {
@@ -292,5 +319,22 @@ export class FlowTestRuns {
       throw error;
     }
     return { parsed, options, record, estimatedCostCents };
+  }
+
+  /**
+   * Further places among the account's live sessions, for runs of one test played at once: as
+   * many as the tests' runs can use, up to MAX_PARALLEL_RUNS, and no more than the account and the
+   * server have free now (a place refused ends the asking; the run goes on with what it holds).
+   */
+  private async extraPlaces(accountId: string, tests: readonly FlowTest[], options: RunOptions, admitted: Admitted): Promise<number> {
+    const wanted = Math.min(MAX_PARALLEL_RUNS, Math.max(1, ...tests.map((test) => runsOf(test, options)))) - 1;
+    while (admitted.extra.length < wanted) {
+      try {
+        admitted.extra.push(await this.deps.engine.admit(accountId));
+      } catch {
+        break;
+      }
+    }
+    return admitted.extra.length;
   }
 }

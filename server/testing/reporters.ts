@@ -28,8 +28,13 @@ function firstFailure(test: TestResult): TestRun | undefined {
   return test.runs.find((r) => !r.passed);
 }
 
+/** "; needs 80%" when the test asked for less than every run. */
+function needs(test: TestResult): string {
+  return test.min_pass_rate !== undefined && test.min_pass_rate < 1 ? `; needs ${percent(test.min_pass_rate)}` : '';
+}
+
 function testSummary(test: TestResult): string {
-  const runs = test.runs.length > 1 ? ` (${test.runs.filter((r) => r.passed).length}/${test.runs.length} runs passed, ${percent(test.pass_rate)})` : '';
+  const runs = test.runs.length > 1 ? ` (${test.runs.filter((r) => r.passed).length}/${test.runs.length} runs passed, ${percent(test.pass_rate)}${needs(test)})` : '';
   return `${test.passed ? '✓' : '✗'} ${test.name}${runs}`;
 }
 
@@ -73,7 +78,8 @@ export function junitReport(result: SuiteResult, suiteName: string): string {
     const failed = firstFailure(test);
     if (test.passed || !failed) return `${open}/>`;
     const lines = failureLines(failed);
-    const message = test.runs.length > 1 ? `passed ${percent(test.pass_rate)} of ${test.runs.length} runs; ${lines[0] ?? ''}` : (lines[0] ?? 'failed');
+    const rate = needs(test) ? ` (needs ${percent(test.min_pass_rate!)})` : '';
+    const message = test.runs.length > 1 ? `passed ${percent(test.pass_rate)} of ${test.runs.length} runs${rate}; ${lines[0] ?? ''}` : (lines[0] ?? 'failed');
     const body = [...lines, '', 'transcript:', ...failed.transcript.map((l) => `  ${l.role}: ${l.text}${l.interrupted ? ' [cut off]' : ''}`), `path: ${failed.path.join(' -> ')}`].join('\n');
     return `${open}>\n      <failure message="${xml(message)}" type="${failed.error ? 'error' : 'expectation'}">${xml(body)}</failure>\n    </testcase>`;
   });
@@ -85,6 +91,8 @@ export function junitReport(result: SuiteResult, suiteName: string): string {
     '    <properties>',
     `      <property name="mode" value="${result.mode}"/>`,
     `      <property name="coverage" value="${xml(coverage)}"/>`,
+    // A test run several times: its pass rate (a testcase has no properties of its own).
+    ...result.tests.filter((t) => t.runs.length > 1).map((t) => `      <property name="pass_rate: ${xml(t.name)}" value="${t.pass_rate}"/>`),
     '    </properties>',
     ...cases,
     '  </testsuite>',

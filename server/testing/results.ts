@@ -5,10 +5,11 @@
 import type { Exercised, FlowCoverage } from '../flow/tests-coverage.ts';
 import type { Adherence } from '../protocol/adherence.ts';
 import type { ToolCallSource } from '../protocol/events.ts';
+import type { Judgement } from './judge.ts';
 
 export type TestMode = 'scripted' | 'model' | 'audio';
 
-export type CheckName = 'state' | 'tool_called' | 'variables' | 'says' | 'not_says' | 'card' | 'prompt' | 'interrupted' | 'ended' | 'transferred_to' | 'errors' | 'finished';
+export type CheckName = 'state' | 'tool_called' | 'variables' | 'says' | 'not_says' | 'card' | 'prompt' | 'interrupted' | 'ended' | 'transferred_to' | 'errors' | 'finished' | 'within_ms' | 'judge' | 'max_turns';
 
 export interface CheckResult {
   check: CheckName;
@@ -64,13 +65,19 @@ export interface TestRun {
   duration_ms: number;
   /** Why the run could not be completed (a provider missing, a crash), when it could not. */
   error: string | null;
+  /** A simulated caller's run: how many turns it took and who ended the call. */
+  caller?: { turns: number; ended_by: 'caller' | 'flow' | 'max_turns'; reason: string | null };
+  /** The judge's verdict per criterion, when the test has a judge and the call was judged. */
+  judgement?: Judgement | null;
 }
 
 export interface TestResult {
   name: string;
   passed: boolean;
-  /** Runs that passed over runs made (model mode repeats a test). */
+  /** Runs that passed over runs made (a test's `runs`, or the run's repeat in model mode). */
   pass_rate: number;
+  /** The share of runs the test needed to pass. */
+  min_pass_rate?: number;
   runs: TestRun[];
   coverage: FlowCoverage;
   /**

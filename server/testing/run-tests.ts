@@ -10,13 +10,20 @@
 //   audio     spoken: flite → VAD → STT → turn-taking     the test's script     the configured voice, real time × speed
 //
 // Every mode shares the step checks (checks.ts) and the coverage (flow/tests-coverage.ts).
+//
+// A test with a simulated caller (`caller:`) has no steps: a model plays the caller against the
+// configured model playing the agent, typed, until one of them ends the call (caller-call.ts).
+// It needs model mode. A test's `runs` runs it that many times, several at once when the run
+// allows (`parallel`), and its result is the share that passed.
 import { expectedCalls, type FlowTest, type TestStep } from '../flow/tests-format.ts';
+import { DEFAULT_CALLER_TURNS } from '../flow/tests-caller.ts';
 import { flowCoverage, mergeExercised } from '../flow/tests-coverage.ts';
 import type { FlowDocument } from '../flow/types.ts';
 import { countToolCall, noAdherence, type Adherence } from '../protocol/adherence.ts';
 import type { LanguageModel, SpeechToText, TextToSpeech, VoiceActivityModel } from '../providers/types.ts';
 import { synthesizeLines } from './caller-audio.ts';
-import { checkStep, describeAction, exercisedBy, pathOf, transcriptOf } from './checks.ts';
+import { checkBudget, checkStep, describeAction, exercisedBy, pathOf, transcriptOf } from './checks.ts';
+import { runCallerCall } from './caller-call.ts';
 import { pacedClock, steppedClock } from './clocks.ts';
 import type { StepResult, SuiteResult, TestMode, TestResult, TestRun } from './results.ts';
 import { createScriptModel } from './script-model.ts';
@@ -40,8 +47,10 @@ export interface RunnerProviders {
 export interface RunOptions {
   mode: TestMode;
   providers: RunnerProviders;
-  /** Runs per test (model mode: a model does not answer the same way every time). */
+  /** Runs per test in model mode (a model does not answer the same way every time); a test's own `runs` wins. */
   repeat?: number;
+  /** Runs of one test played at once (default 1: one after the other). */
+  parallel?: number;
   /** A test passes when at least this share of its runs pass (default 1: all of them). */
   minPassRate?: number;
   /** Audio mode: 1 is real time, 2 twice as fast. */
@@ -65,13 +74,17 @@ export class RunnerSetupError extends Error {
   override name = 'RunnerSetupError';
 }
 
-const DEFAULT_STEP_TIMEOUT_MS: Record<TestMode, number> = { scripted: 10_000, model: 60_000, audio: 60_000 };
+export const DEFAULT_STEP_TIMEOUT_MS: Record<TestMode, number> = { scripted: 10_000, model: 60_000, audio: 60_000 };
 export const MAX_REPEAT = 20;
 export const MAX_SPEED = 4;
 
 /** What a mode needs, said before anything runs. */
-export function checkRunnable(options: RunOptions): void {
+export function checkRunnable(options: RunOptions, tests: readonly FlowTest[] = []): void {
   const { mode, providers } = options;
+  const simulated = tests.filter((t) => t.caller !== undefined).map((t) => `"${t.name}"`);
+  if (simulated.length > 0 && mode !== 'model') {
+    throw new RunnerSetupError(`${simulated.join(', ')} ${simulated.length === 1 ? 'has a simulated caller, which talks' : 'have simulated callers, which talk'} to the configured model: run ${simulated.length === 1 ? 'it' : 'them'} in model mode (--mode model)`);
+  }
   if (mode === 'model' && !providers.llm) throw new RunnerSetupError('model mode needs a language model: configure one (VOXFLOW_LLM_PROVIDER, VOXFLOW_LLM_BASE_URL, VOXFLOW_LLM_MODEL)');
   if (mode === 'audio') {
     if (!providers.stt) throw new RunnerSetupError('audio mode needs speech to text: configure one (VOXFLOW_STT_PROVIDER)');
@@ -85,7 +98,7 @@ export function checkRunnable(options: RunOptions): void {
 }
 
 export async function runTests(flow: FlowDocument, tests: readonly FlowTest[], options: RunOptions): Promise<SuiteResult> {
-  checkRunnable(options);
+  checkRunnable(options, tests);
   const started = performance.now();
   const results: TestResult[] = [];
   for (const test of tests) {
@@ -105,21 +118,41 @@ export async function runTests(flow: FlowDocument, tests: readonly FlowTest[], o
 }
 
 export async function runTest(flow: FlowDocument, test: FlowTest, options: RunOptions): Promise<TestResult> {
-  const repeat = options.mode === 'model' ? (options.repeat ?? 1) : 1;
-  const runs: TestRun[] = [];
-  for (let i = 0; i < repeat; i++) {
+  const runs = await inParallel(runsOf(test, options), Math.max(1, options.parallel ?? 1), () => {
     options.signal?.throwIfAborted();
-    runs.push(await runOnce(flow, test, options));
-  }
+    return runOnce(flow, test, options);
+  });
   const passRate = runs.filter((r) => r.passed).length / runs.length;
+  const minPassRate = test.min_pass_rate ?? options.minPassRate ?? 1;
   return {
     name: test.name,
-    passed: passRate >= (options.minPassRate ?? 1),
+    passed: passRate >= minPassRate,
     pass_rate: passRate,
+    min_pass_rate: minPassRate,
     runs,
     coverage: flowCoverage(flow, mergeExercised(runs.map((r) => r.exercised))),
     adherence: options.mode === 'scripted' ? null : adherenceOf(runs),
   };
+}
+
+/** How many times a test is run: its own `runs`, else the run's repeat in model mode; a script once. */
+export function runsOf(test: FlowTest, options: Pick<RunOptions, 'mode' | 'repeat'>): number {
+  if (options.mode !== 'model') return 1;
+  return test.runs ?? options.repeat ?? 1;
+}
+
+/** `count` results of `work`, at most `width` at a time, in the order they were started. */
+async function inParallel<T>(count: number, width: number, work: () => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await work();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, count) }, lane));
+  return results;
 }
 
 /** The model's calls over every run, in all and by the state each was made in. */
@@ -142,24 +175,25 @@ function bargeInOf(step: TestStep | undefined): number | undefined {
 async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions): Promise<TestRun> {
   const call = options.startCall ? await options.startCall(options.providers) : null;
   try {
-    return await runCall(flow, test, options, call?.providers ?? options.providers);
+    const providers = call?.providers ?? options.providers;
+    if (test.caller) return await runCallerCall(flow, test, test.caller, { ...options, providers, stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS.model });
+    return await runCall(flow, test, test.steps ?? [], options, providers);
   } finally {
     await call?.end();
   }
 }
 
-/** How many voice sessions a run of `tests` drives: one per test, `repeat` times each in model mode. */
+/** How many voice sessions a run of `tests` drives: one per run of each test. */
 export function simulatedCalls(tests: readonly FlowTest[], options: Pick<RunOptions, 'mode' | 'repeat'>): number {
-  return tests.length * (options.mode === 'model' ? (options.repeat ?? 1) : 1);
+  return tests.reduce((n, test) => n + runsOf(test, options), 0);
 }
 
-/** The steps a run of `tests` plays: every test's steps, in each of its calls. */
+/** The steps a run of `tests` plays: every test's steps (a simulated caller's turns at most), in each of its calls. */
 export function stepsPlayed(tests: readonly FlowTest[], options: Pick<RunOptions, 'mode' | 'repeat'>): number {
-  const perCall = tests.reduce((n, test) => n + Math.max(1, test.steps.length), 0);
-  return perCall * (options.mode === 'model' ? (options.repeat ?? 1) : 1);
+  return tests.reduce((n, test) => n + Math.max(1, test.caller ? (test.caller.max_turns ?? DEFAULT_CALLER_TURNS) : (test.steps?.length ?? 0)) * runsOf(test, options), 0);
 }
 
-async function runCall(flow: FlowDocument, test: FlowTest, options: RunOptions, providers: RunnerProviders): Promise<TestRun> {
+async function runCall(flow: FlowDocument, test: FlowTest, testSteps: readonly TestStep[], options: RunOptions, providers: RunnerProviders): Promise<TestRun> {
   const { mode } = options;
   const started = performance.now();
   const audio = mode === 'audio';
@@ -171,7 +205,7 @@ async function runCall(flow: FlowDocument, test: FlowTest, options: RunOptions, 
   let current: TestStep | undefined;
   const signal = options.signal ?? new AbortController().signal;
   try {
-    const lines = audio ? await synthesizeLines(providers.tts!, test.steps.flatMap((s) => (s.user !== undefined ? [s.user] : [])), signal) : null;
+    const lines = audio ? await synthesizeLines(providers.tts!, testSteps.flatMap((s) => (s.user !== undefined ? [s.user] : [])), signal) : null;
     session = new TestSession({
       flow,
       flowId: options.flowId ?? null,
@@ -184,14 +218,15 @@ async function runCall(flow: FlowDocument, test: FlowTest, options: RunOptions, 
       sendToolRequest: scriptedToolSender(() => current?.tool_results),
     });
     await session.start();
-    let settled = await session.settle({ fromEvent: 0, spoke: false, bargeInAfterMs: bargeInOf(test.steps[0]), timeoutMs, signal });
+    let settled = await session.settle({ fromEvent: 0, spoke: false, bargeInAfterMs: bargeInOf(testSteps[0]), timeoutMs, signal });
     if (settled === 'timeout') throw new Error(`the agent's greeting was not over after ${timeoutMs / 1000} s`);
-    for (const [index, step] of test.steps.entries()) {
+    for (const [index, step] of testSteps.entries()) {
       signal.throwIfAborted();
       // A first step that only checks checks the greeting: what was said and shown on connecting.
       const from = index === 0 && step.user === undefined && !step.simulate && step.dtmf === undefined ? 0 : session.events.length;
       current = step;
       script?.plan(expectedCalls(step.expect), step.reply);
+      const actedAt = performance.now();
       if (step.user !== undefined) {
         if (lines) session.speak(lines.get(step.user)!);
         else session.type(step.user);
@@ -200,14 +235,19 @@ async function runCall(flow: FlowDocument, test: FlowTest, options: RunOptions, 
       } else if (step.dtmf !== undefined) {
         session.pressKeys(step.dtmf);
       }
-      settled = await session.settle({ fromEvent: from, spoke: audio && step.user !== undefined, bargeInAfterMs: bargeInOf(test.steps[index + 1]), timeoutMs, signal });
+      settled = await session.settle({ fromEvent: from, spoke: audio && step.user !== undefined, bargeInAfterMs: bargeInOf(testSteps[index + 1]), timeoutMs, signal });
       signal.throwIfAborted();
       const all = session.events.map((e) => e.event);
       const unfinished = settled === 'timeout' ? `the agent was still busy after ${timeoutMs / 1000} s` : null;
-      steps.push(checkStep(index, step, all.slice(from), all, { prompt: session.session.runtime?.systemPrompt() ?? '', unfinished }));
+      const result = checkStep(index, step, all.slice(from), all, { prompt: session.session.runtime?.systemPrompt() ?? '', unfinished });
+      if (step.within_ms !== undefined) {
+        result.checks.push(checkBudget(step.within_ms, session.events.slice(from), actedAt, audio && step.user !== undefined));
+        result.passed = result.checks.every((c) => c.passed);
+      }
+      steps.push(result);
       if (settled === 'ended') {
         // The flow ended the call (or a limit did): what the test still wanted to do cannot happen.
-        for (const [later, rest] of test.steps.slice(index + 1).entries()) steps.push(notReached(index + 1 + later, rest));
+        for (const [later, rest] of testSteps.slice(index + 1).entries()) steps.push(notReached(index + 1 + later, rest));
         break;
       }
     }
@@ -225,7 +265,7 @@ function notReached(index: number, step: TestStep): StepResult {
   return { index, action: describeAction(step), passed: false, checks: [{ check: 'finished', passed: false, expected: 'a live session', actual: 'ended', message }], transcript: [], tool_calls: [], path: [], state: '' };
 }
 
-function finishRun(session: TestSession | null, steps: StepResult[], started: number, error: string | null): TestRun {
+export function finishRun(session: TestSession | null, steps: StepResult[], started: number, error: string | null): TestRun {
   const events = session?.events.map((e) => e.event) ?? [];
   return {
     passed: error === null && steps.every((s) => s.passed),

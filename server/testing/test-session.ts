@@ -16,6 +16,8 @@ import { FRAME_MS, type RunClock } from './clocks.ts';
 export interface StampedEvent {
   /** Milliseconds on the run's clock since the session started. */
   at: number;
+  /** performance.now() when it was sent: the real time a typed run's model took. */
+  wall: number;
   event: ServerEvent;
 }
 
@@ -82,7 +84,7 @@ export class TestSession {
         sendToolRequest: setup.sendToolRequest ?? null,
       },
       {
-        sendEvent: (event) => void this.events.push({ at: clock.now() - this.startedAt, event: structuredClone(event) }),
+        sendEvent: (event) => void this.events.push({ at: clock.now() - this.startedAt, wall: performance.now(), event: structuredClone(event) }),
         sendAudio: () => {},
         close: () => {},
         // A flow test has no phone line: a transfer, cold or warm, is taken as made (the person

@@ -57,7 +57,8 @@ declare module 'fastify' {
 /** Maps an engine refusal onto the API's coded errors. */
 function refusalToAppError(error: unknown): unknown {
   if (!(error instanceof EngineRefusal)) return error;
-  return new AppError(error.code, error.message);
+  // A full or draining engine: another try soon, or on another node, may be taken.
+  return error.code === 'at_capacity' ? new AppError(error.code, error.message, undefined, { 'retry-after': '1' }) : new AppError(error.code, error.message);
 }
 
 async function endUnstarted(app: FastifyInstance, record: Session, reason: string): Promise<void> {

@@ -133,9 +133,9 @@ describe('a call’s outcome and success', () => {
   it('extracts the rest with the model, checked against each field; a wrong type is asked again, then unknown with the error', { timeout: 60_000 }, async () => {
     // party is answered as text every time: never a whole number.
     openai.setRules([
-      { when: { schemaName: 'call_outcome', nth: 1 }, respond: { json: { callback: '+15550001111', party: 'four' } } },
-      { when: { schemaName: 'call_outcome' }, respond: { json: { party: 'four' } } },
-      { when: { schemaName: 'criterion_judgement' }, respond: { json: { met: true, reason: 'The caller booked 7pm, the time they asked for.' } } },
+      { when: { jsonSchemaName: 'call_outcome', nth: 1 }, respond: { json: { callback: '+15550001111', party: 'four' } } },
+      { when: { jsonSchemaName: 'call_outcome' }, respond: { json: { party: 'four' } } },
+      { when: { jsonSchemaName: 'criterion_judgement' }, respond: { json: { met: true, reason: 'The caller booked 7pm, the time they asked for.' } } },
     ]);
     const flowId = await createFlow(server, account.apiKey, 'Extracted', EXTRACTED);
     const sessionId = await playBooking(server, account, flowId);
@@ -169,8 +169,8 @@ describe('a call’s outcome and success', () => {
   it('reads values out of the call the model is shown, deterministically', { timeout: 60_000 }, async () => {
     // The fake fills each field from the prompt: the call's variables are in it.
     openai.setRules([
-      { when: { schemaName: 'call_outcome' }, respond: { extract: { callback: /"slot":"([^"]+)"/, party: /party of (\d+)/ } } },
-      { when: { schemaName: 'criterion_judgement' }, respond: { json: { met: false, reason: 'No table was free.' } } },
+      { when: { jsonSchemaName: 'call_outcome' }, respond: { extract: { callback: /"slot":"([^"]+)"/, party: /party of (\d+)/ } } },
+      { when: { jsonSchemaName: 'criterion_judgement' }, respond: { json: { met: false, reason: 'No table was free.' } } },
     ]);
     const flowId = await createFlow(server, account.apiKey, 'Extracted from the prompt', EXTRACTED);
     const sessionId = await playBooking(server, account, flowId);
@@ -185,8 +185,8 @@ describe('a call’s outcome and success', () => {
 
   it('keeps every field when the model answers garbage or refuses: unknown, each with its error', { timeout: 60_000 }, async () => {
     openai.setRules([
-      { when: { schemaName: 'call_outcome' }, respond: { json: 'Sure! The party was four people.' } },
-      { when: { schemaName: 'criterion_judgement' }, respond: { refusal: "I'm sorry, I can't help with that." } },
+      { when: { jsonSchemaName: 'call_outcome' }, respond: { json: 'Sure! The party was four people.' } },
+      { when: { jsonSchemaName: 'criterion_judgement' }, respond: { refusal: "I'm sorry, I can't help with that." } },
     ]);
     const flowId = await createFlow(server, account.apiKey, 'Garbage', EXTRACTED);
     const sessionId = await playBooking(server, account, flowId);
@@ -204,7 +204,7 @@ describe('a call’s outcome and success', () => {
   });
 
   it('with the model down still stores the analysis, the rest unknown with why, and the call ended as it would have', { timeout: 60_000 }, async () => {
-    openai.setRules([{ when: { schemaName: 'call_outcome' }, respond: { status: 503 } }, { when: { schemaName: 'criterion_judgement' }, respond: { status: 503 } }]);
+    openai.setRules([{ when: { jsonSchemaName: 'call_outcome' }, respond: { status: 503 } }, { when: { jsonSchemaName: 'criterion_judgement' }, respond: { status: 503 } }]);
     const flowId = await createFlow(server, account.apiKey, 'Model down', EXTRACTED);
     const sessionId = await playBooking(server, account, flowId);
     const detail = await analysed(server, account, sessionId);

@@ -10,7 +10,9 @@
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { startVoiceRig } from '../support/voice-server.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
-import { lines, measureStep, sessionsHeld, spawnTs, startLoadRig } from './load-rig.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { lines, measureStep, sessionsHeld, spawnTs, startLoadRig, type LoadRig } from './load-rig.ts';
 
 async function serverMsPerTurn(): Promise<BenchRow[]> {
   const rig = await startVoiceRig({
@@ -77,6 +79,37 @@ async function concurrentSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> 
   }
 }
 
+/** The same sessions on one or two servers, alternated A/B/A/B: the server's CPU for each (mean of two) and its late or underrun frames. */
+async function alternatingCpu(
+  sessions: number,
+  seconds: number,
+  sides: Record<'a' | 'b', { server: LoadRig['server']; apiKey: string; flowId: string; mode: string }>,
+  /** Told which side is measured next, before its callers start. */
+  onSide: (side: 'a' | 'b') => void = () => {},
+) {
+  const cores = { a: [] as number[], b: [] as number[] };
+  const late = { a: 0, b: 0 };
+  for (const side of ['a', 'b', 'a', 'b'] as const) {
+    const { server, apiKey, flowId, mode } = sides[side];
+    onSide(side);
+    const result = await measureStep(async () => {
+      const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(sessions), String(seconds), mode]);
+      const out = lines(clients);
+      await out.next();
+      await new Promise((r) => setTimeout(r, 3000));
+      return async () => {
+        const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
+        return { healthy: summary.failures === 0 && summary.opened === sessions, voiceToVoice: summary.voiceToVoice, extra: '' };
+      };
+    });
+    cores[side].push(result.cores);
+    late[side] += result.late + result.underruns;
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return { a: mean(cores.a), b: mean(cores.b), lateA: late.a, lateB: late.b };
+}
+
 /**
  * What recording costs: the server's CPU for the same 20 hosted-TTS sessions without
  * and with `record=1`, each run twice in alternation; sessions per core scale with 1 / CPU, so
@@ -86,40 +119,67 @@ async function recordingCost(): Promise<BenchRow[]> {
   const { server, apiKey, flowId, close } = await startLoadRig({ tts: 'openai' });
   const sessions = 20;
   const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
-  const cores = { plain: [] as number[], record: [] as number[] };
-  const late = { plain: 0, record: 0 };
   try {
-    for (const mode of ['plain', 'record', 'plain', 'record'] as const) {
-      const result = await measureStep(async () => {
-        const clients = spawnTs('./engine-load-clients.ts', [wsUrl(server.url, ''), apiKey, flowId, String(sessions), String(seconds), mode]);
-        const out = lines(clients);
-        await out.next();
-        await new Promise((r) => setTimeout(r, 3000));
-        return async () => {
-          const summary = JSON.parse(await out.next()) as { opened: number; failures: number; framesReceived: number; voiceToVoice: number[] };
-          return { healthy: summary.failures === 0 && summary.opened === sessions, voiceToVoice: summary.voiceToVoice, extra: '' };
-        };
-      });
-      cores[mode].push(result.cores);
-      late[mode] += result.late + result.underruns;
-      await new Promise((r) => setTimeout(r, 1500));
-    }
+    const cpu = await alternatingCpu(sessions, seconds, { a: { server, apiKey, flowId, mode: 'plain' }, b: { server, apiKey, flowId, mode: 'record' } });
+    const change = (cpu.b / cpu.a - 1) * 100;
+    return [
+      {
+        name: `recording: server CPU at ${sessions} sessions, without → with`,
+        value: `${(cpu.a * 100).toFixed(0)} % → ${(cpu.b * 100).toFixed(0)} % of a core (${change >= 0 ? '+' : ''}${change.toFixed(1)} %); late or underrun frames ${cpu.lateA} → ${cpu.lateB}`,
+        target: '≤ +10 %',
+        how: `${sessions} real-time sessions, hosted-style TTS, ${seconds} s windows, plain/record/plain/record, mean of two each; every server thread's CPU`,
+      },
+    ];
   } finally {
     await close();
   }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const change = (mean(cores.record) / mean(cores.plain) - 1) * 100;
-  return [
-    {
-      name: `recording: server CPU at ${sessions} sessions, without → with`,
-      value: `${(mean(cores.plain) * 100).toFixed(0)} % → ${(mean(cores.record) * 100).toFixed(0)} % of a core (${change >= 0 ? '+' : ''}${change.toFixed(1)} %); late or underrun frames ${late.plain} → ${late.record}`,
-      target: '≤ +10 %',
-      how: `${sessions} real-time sessions, hosted-style TTS, ${seconds} s windows, plain/record/plain/record, mean of two each; every server thread's CPU`,
-    },
-  ];
+}
+
+/**
+ * What metrics and tracing cost: the same 20 hosted-TTS sessions on two servers side by side, one
+ * with neither, one with /metrics scraped every second and every call traced (always on) to an
+ * OTLP/HTTP endpoint that takes the spans; alternated off/on/off/on. Sessions per core scale with
+ * 1 / CPU, so "off CPU ÷ on CPU" is sessions per core with them on as a share of without.
+ */
+async function observabilityCost(): Promise<BenchRow[]> {
+  const collector = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+  const token = 'bench-metrics-token';
+  const [off, on] = await Promise.all([
+    startLoadRig({ tts: 'openai' }),
+    startLoadRig({ tts: 'openai', config: { observability: { metricsToken: token, otelEndpoint: collectorUrl, otelTracesSampler: 'always_on' } } }),
+  ]);
+  // Both servers live in this process (its CPU is what is measured): Prometheus scrapes the one
+  // with metrics only while it is the one measured.
+  let measuring: 'a' | 'b' = 'a';
+  const scraper = setInterval(() => {
+    if (measuring === 'b') void fetch(`${on.server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.arrayBuffer()).catch(() => {});
+  }, 1000);
+  const sessions = 20;
+  const seconds = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
+  try {
+    const cpu = await alternatingCpu(sessions, seconds, { a: { ...off, mode: 'plain' }, b: { ...on, mode: 'plain' } }, (side) => (measuring = side));
+    return [
+      {
+        name: `metrics and tracing: sessions per core with them on ÷ off, at ${sessions} sessions`,
+        value: `${(cpu.a / cpu.b).toFixed(3)} (server CPU ${(cpu.a * 100).toFixed(0)} % off → ${(cpu.b * 100).toFixed(0)} % on, of a core); late or underrun frames ${cpu.lateA} → ${cpu.lateB}`,
+        target: '≥ 0.95',
+        how: `two servers, ${sessions} real-time sessions on one at a time, hosted-style TTS, ${seconds} s windows, off/on/off/on, mean of two each; on: /metrics scraped every 1 s, every call traced to a local OTLP/HTTP sink`,
+      },
+    ];
+  } finally {
+    clearInterval(scraper);
+    await Promise.all([off.close(), on.close()]);
+    await new Promise<void>((resolve) => collector.close(() => resolve()));
+  }
 }
 
 export async function run(): Promise<BenchRow[]> {
   if (process.env.VOXFLOW_BENCH_ONLY === 'recording') return recordingCost();
-  return [...(await serverMsPerTurn()), ...(await concurrentSessions('flite')), ...(await concurrentSessions('openai')), ...(await recordingCost())];
+  if (process.env.VOXFLOW_BENCH_ONLY === 'observability') return observabilityCost();
+  return [...(await serverMsPerTurn()), ...(await concurrentSessions('flite')), ...(await concurrentSessions('openai')), ...(await recordingCost()), ...(await observabilityCost())];
 }

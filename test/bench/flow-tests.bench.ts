@@ -39,7 +39,7 @@ export async function run(): Promise<BenchRow[]> {
   const scripted = await timeRuns(runs, () => runTests(game, [long], { mode: 'scripted', providers: {} }));
 
   const won = parseFlowTests(SUITE_YAML, game).tests![0]!;
-  const lines = won.steps.flatMap((s) => (s.user !== undefined ? [s.user] : []));
+  const lines = won.steps!.flatMap((s) => (s.user !== undefined ? [s.user] : []));
   const deepgram = await startFakeDeepgram({ transcripts: [] });
   const vad = createSileroVad();
   await vad.load();

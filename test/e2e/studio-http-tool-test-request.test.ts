@@ -33,6 +33,12 @@ describe("an http tool's test request", () => {
     await node(page, 'welcome').locator('header').click();
     const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
     await tool.locator('.head').click();
+    // A header's name and value are read whole in the inspector's width, not cut to a few letters.
+    for (const [field, text] of [['Header name', 'Authorization'], ['Value of Authorization', 'Bearer {secret.clinic_api_token}']] as const) {
+      const input = tool.getByRole('textbox', { name: field });
+      expect(await input.inputValue()).toBe(text);
+      expect(await input.evaluate((el) => el.scrollWidth <= el.clientWidth), `${field} fits its box`).toBe(true);
+    }
     const limit = tool.getByRole('textbox', { name: 'Time limit (ms)' });
     await limit.fill('4000');
 

@@ -64,7 +64,7 @@ describe('save as test', () => {
 
     const tests = (await rig.server.request('GET', `/v1/flows/${rig.flowId}/tests`, { apiKey: rig.account.apiKey })).body;
     expect(tests.map((t: { name: string }) => t.name)).toEqual(['a cat found at once']);
-    expect(parseFlowTests(tests[0].yaml_content).tests![0]!.steps.map((s) => s.user)).toEqual(["I'm ready", 'Is it a cat?']);
+    expect(parseFlowTests(tests[0].yaml_content).tests![0]!.steps!.map((s) => s.user)).toEqual(["I'm ready", 'Is it a cat?']);
     // Replayed scripted against the flow: the recording holds.
     const run = await rig.server.request('POST', `/v1/flows/${rig.flowId}/tests/run`, { apiKey: rig.account.apiKey, body: {} });
     let status = run.body.status as string;

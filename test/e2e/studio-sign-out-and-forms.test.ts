@@ -2,7 +2,8 @@
 // one tab signs every tab out and the server refuses what the old sign-in held; a refused sign-in
 // that answers after a switch to Create account is not shown there; the webhook form says a name
 // that cannot be resolved cannot be resolved, and names a refused address once; a flow-settings
-// temperature out of range says so where it was typed instead of vanishing.
+// temperature out of range says so where it was typed instead of vanishing; an address with no
+// screen shows the studio's not-found page, not the API's JSON.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { createAccount } from '../support/server.ts';
@@ -104,6 +105,17 @@ describe('the studio’s sign-out and forms', () => {
     );
     expect(said.match(/own network/g)).toHaveLength(1);
     expect((await rig().server.request('GET', '/v1/webhooks', { apiKey: rig().account.apiKey })).body).toEqual([]);
+    await page.close();
+  });
+
+  it('shows its not-found page, with the address and the ways on, for an address it has no screen for', { timeout: 30_000 }, async () => {
+    const page = await rig().open('/flowz?x=1');
+    await page.getByRole('heading', { name: 'Page not found', level: 1 }).waitFor(WAIT);
+    expect(await page.locator('main').innerText()).toContain('Nothing is at /flowz?x=1.');
+    expect(await page.title()).toBe('Page not found · Voxflow Studio');
+    await page.getByRole('navigation', { name: 'Ways on' }).getByRole('link', { name: 'Your flows' }).click();
+    await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor(WAIT);
+    expect(new URL(page.url()).pathname).toBe('/');
     await page.close();
   });
 

@@ -15,8 +15,8 @@ export interface ChatMatch {
   systemIncludes?: string;
   /** Only the nth request (1-based) that meets the other conditions of this rule. */
   nth?: number;
-  /** A structured-output request (`response_format: json_schema`) whose schema has this name. */
-  schemaName?: string;
+  /** Structured outputs: the request asks for `response_format: json_schema` with this schema name. */
+  jsonSchemaName?: string;
 }
 
 export interface ChatReply extends Fault {
@@ -25,19 +25,16 @@ export interface ChatReply extends Fault {
   toolCalls?: Array<{ name: string; arguments: unknown }>;
   /** End the stream cleanly ([DONE]) but leave out the chunk with the finish_reason. */
   omitFinishReason?: boolean;
-  /**
-   * A structured-output answer: an object is sent as the JSON text in `message.content`, as the
-   * real API does; a string is sent as is (to send text that is not the schema's JSON).
-   */
+  /** Structured outputs: the message's content is this value's JSON text, as the real API sends it. */
   json?: unknown;
+  /** Structured outputs: the model declines, in `message.refusal` with no content. */
+  refusal?: string;
   /**
-   * A structured-output answer worked out from the prompt: each property of the request's schema
-   * is the first capture of its pattern in the user messages' text, read as the property's type
-   * (a number, an integer, true/false, else text); null when the pattern does not match.
+   * Structured outputs worked out from the prompt: each property of the request's schema is the
+   * first capture of its pattern in the user messages' text, read as the property's type (a number,
+   * an integer, true/false, else text); null when the pattern does not match.
    */
   extract?: Record<string, RegExp>;
-  /** The model declines (structured outputs): `message.refusal` with this text, `content` null. */
-  refusal?: string;
 }
 
 export interface ChatRule {
@@ -80,11 +77,11 @@ const SPEECH_CHUNK_BYTES = 4_801;
 
 interface ChatBody {
   model?: string;
-  response_format?: { type?: string; json_schema?: { name?: string; schema?: unknown; strict?: boolean } };
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   messages?: Array<{ role: string; content?: unknown }>;
   tools?: Array<{ function?: { name?: string } }>;
+  response_format?: { type?: string; json_schema?: { name?: string; schema?: unknown; strict?: boolean } };
 }
 
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
@@ -117,9 +114,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       const body = (recorded.body ?? {}) as ChatBody;
-      // The real API refuses a schema strict mode cannot enforce before any model runs.
-      const schemaProblem = structuredSchemaProblem(body);
-      if (schemaProblem) return sendError(res, 400, schemaProblem, 'response_format');
+      const schemaProblem = strictSchemaProblem(body);
+      if (schemaProblem) return sendError(res, 400, schemaProblem);
       const reply = pickReply(body);
       if (!(await beforeAnswer(reply, res))) return;
       return body.stream ? streamChat(res, recorded, body, reply, () => ++callCount) : answerChat(res, body, reply, () => ++callCount);
@@ -189,11 +185,11 @@ function matches(when: ChatMatch, body: ChatBody): boolean {
     const role = lastUser ? messages.at(-1)?.role : 'none';
     if (role !== when.lastRole) return false;
   }
-  if (when.schemaName !== undefined && (body.response_format?.type !== 'json_schema' || body.response_format.json_schema?.name !== when.schemaName)) return false;
   if (when.toolsOffered) {
     const offered = new Set((body.tools ?? []).map((t) => t.function?.name));
     if (!when.toolsOffered.every((name) => offered.has(name))) return false;
   }
+  if (when.jsonSchemaName !== undefined && body.response_format?.json_schema?.name !== when.jsonSchemaName) return false;
   if (when.systemIncludes !== undefined) {
     const systems = messages.filter((m) => m.role === 'system').map((m) => textOf(m.content));
     if (!systems.some((text) => text.includes(when.systemIncludes as string))) return false;
@@ -217,7 +213,7 @@ async function beforeAnswer(fault: Fault, res: ServerResponse): Promise<boolean>
   return true;
 }
 
-function sendError(res: ServerResponse, status: number, message?: string, param: string | null = null): void {
+function sendError(res: ServerResponse, status: number, message?: string): void {
   const error =
     status === 401
       ? { message: 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' }
@@ -225,7 +221,7 @@ function sendError(res: ServerResponse, status: number, message?: string, param:
         ? { message: 'Rate limit reached for requests. Please try again in 1s.', type: 'requests', param: null, code: 'rate_limit_exceeded' }
         : status >= 500
           ? { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null }
-          : { message: message ?? 'Invalid request.', type: 'invalid_request_error', param, code: null };
+          : { message: message ?? 'Invalid request.', type: 'invalid_request_error', param: null, code: null };
   res.setHeader('x-request-id', `req_fake_${status}`);
   sendJson(res, status, { error });
 }
@@ -303,8 +299,6 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
     return;
   }
   const calls = toolCallsOf(reply, nextId);
-  const structured = body.response_format?.type === 'json_schema';
-  const content = structured && reply.refusal === undefined ? structuredContent(body, reply) : (reply.text ?? null);
   sendJson(res, 200, {
     id: `chatcmpl-fake${nextId()}`,
     object: 'chat.completion',
@@ -316,7 +310,7 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
         index: 0,
         message: {
           role: 'assistant',
-          content: reply.refusal !== undefined ? null : content,
+          content: reply.refusal !== undefined ? null : structuredContent(body, reply),
           refusal: reply.refusal ?? null,
           ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
@@ -328,50 +322,53 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
   });
 }
 
-// ── Structured outputs ──────────────────────────────────────────────────────────────────────
-
-type JsonSchema = { type?: unknown; properties?: Record<string, JsonSchema>; required?: unknown; additionalProperties?: unknown; items?: JsonSchema; enum?: unknown[] };
-
 /**
- * The 400 the real API answers for a `json_schema` response format strict mode cannot enforce:
- * every object must list all its properties as required and set additionalProperties to false.
+ * What the real API says of a strict json_schema it cannot hold a model to: every object must
+ * list all its properties as required and set additionalProperties to false.
  */
-function structuredSchemaProblem(body: ChatBody): string | null {
+function strictSchemaProblem(body: ChatBody): string | null {
   const format = body.response_format;
   if (format?.type !== 'json_schema') return null;
   const spec = format.json_schema;
-  if (!spec?.name || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name)) return "Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.";
-  if (spec.strict !== true) return null;
-  const walk = (schema: JsonSchema, context: string[]): string | null => {
-    const where = `In context=(${context.map((c) => `'${c}'`).join(', ')})`;
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (types.includes('object')) {
-      if (schema.additionalProperties !== false) return `Invalid schema for response_format '${spec.name}': ${where}, 'additionalProperties' is required to be supplied and to be false.`;
+  if (!spec?.name || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name)) return "Invalid 'response_format.json_schema.name': must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64.";
+  if (typeof spec.schema !== 'object' || spec.schema === null) return "Missing required parameter: 'response_format.json_schema.schema'.";
+  if (!spec.strict) return null;
+  const walk = (node: unknown, context: string): string | null => {
+    if (typeof node !== 'object' || node === null) return null;
+    const schema = node as { type?: unknown; properties?: Record<string, unknown>; required?: unknown; additionalProperties?: unknown; items?: unknown };
+    if (schema.type === 'object') {
+      if (schema.additionalProperties !== false) return `Invalid schema for response_format '${spec.name}': In context=(${context}), 'additionalProperties' is required to be supplied and to be false.`;
       const keys = Object.keys(schema.properties ?? {});
       const required = Array.isArray(schema.required) ? schema.required : [];
-      const missing = keys.find((k) => !required.includes(k));
-      if (missing !== undefined) return `Invalid schema for response_format '${spec.name}': ${where}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+      const missing = keys.find((key) => !required.includes(key));
+      if (missing) return `Invalid schema for response_format '${spec.name}': In context=(${context}), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
       for (const key of keys) {
-        const inner = walk(schema.properties![key]!, [...context, 'properties', key]);
-        if (inner) return inner;
+        const problem = walk(schema.properties![key], `${context ? `${context}, ` : ''}'properties', '${key}'`);
+        if (problem) return problem;
       }
     }
-    if (schema.items) return walk(schema.items, [...context, 'items']);
+    if (schema.type === 'array') return walk(schema.items, `${context ? `${context}, ` : ''}'items'`);
     return null;
   };
-  return walk((spec.schema ?? {}) as JsonSchema, []);
+  return walk(spec.schema, '');
 }
 
+/**
+ * The content of a non-streamed answer: `json` as its JSON text (text given as a string is sent as
+ * is, to answer with something that is not the schema's JSON), `extract` read from the prompt, or
+ * the plain `text`.
+ */
 function structuredContent(body: ChatBody, reply: ChatReply): string | null {
-  if (typeof reply.json === 'string') return reply.json;
+  if (typeof reply.json === 'string' && body.response_format?.type === 'json_schema') return reply.json;
   if (reply.json !== undefined) return JSON.stringify(reply.json);
   if (!reply.extract) return reply.text ?? null;
-  const schema = (body.response_format?.json_schema?.schema ?? {}) as JsonSchema;
+  type Property = { type?: unknown };
+  const schema = (body.response_format?.json_schema?.schema ?? {}) as { properties?: Record<string, Property> };
   const prompt = (body.messages ?? []).filter((m) => m.role === 'user').map((m) => textOf(m.content)).join('\n');
   const out: Record<string, unknown> = {};
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
     const pattern = reply.extract[name];
-    pattern && (pattern.lastIndex = 0);
+    if (pattern) pattern.lastIndex = 0;
     const found = pattern?.exec(prompt)?.[1];
     const types = Array.isArray(property.type) ? property.type : [property.type];
     out[name] = found === undefined ? null : types.includes('integer') || types.includes('number') ? Number(found) : types.includes('boolean') ? found === 'true' || found === 'yes' : found;

@@ -27,7 +27,7 @@ describe('tool_results in a flow test', () => {
       BOOKING,
     );
     expect(result.diagnostics).toEqual([]);
-    expect(result.tests![0]!.steps.map((s) => s.tool_results)).toEqual([
+    expect(result.tests![0]!.steps!.map((s) => s.tool_results)).toEqual([
       { check_availability: { body: { next_state: 'offer_slot', slot: '9:30' } } },
       { check_availability: { status: 503 } },
       { check_availability: { timeout: true } },

@@ -179,6 +179,11 @@ describe('a call seen through Prometheus and an OpenTelemetry collector', () => 
     // The dashboard queries only what /metrics serves, and the alert rules load.
     const metricsText = (await server.request('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text;
     const families = familiesIn(metricsText);
+    // Tokens by vendor and direction, never by model or account.
+    for (const direction of ['input', 'output']) {
+      const line = metricsText.split('\n').find((l) => l.startsWith(`voxflow_llm_tokens_total{provider="openai",direction="${direction}"}`));
+      expect(Number(line?.split(' ').at(-1)), `${direction} tokens`).toBeGreaterThan(0);
+    }
     const dashboard = JSON.parse(await readFile(new URL('../../resources/monitoring/grafana-dashboard.json', import.meta.url), 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
     const queried = dashboard.panels.flatMap((p) => p.targets.flatMap((t) => [...t.expr.matchAll(/\bvoxflow_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''))));
     expect(queried.length).toBeGreaterThan(10);
@@ -204,6 +209,11 @@ describe('a call seen through Prometheus and an OpenTelemetry collector', () => 
     expect(childrenOf(spoken).map((c) => c.name).sort()).toEqual(['end_of_turn', 'llm', 'stt', 'tool begin_game', 'tts']);
     expect(childrenOf(spoken).find((c) => c.name === 'stt')!.attributes['voxflow.provider']).toBe('deepgram');
     expect(Number(childrenOf(spoken).find((c) => c.name === 'tts')!.attributes['voxflow.tts.characters'])).toBeGreaterThan(0);
+    // The model's token counts, as the vendor reported them, summed over the turn's requests (a
+    // tool call and the answer after it: two requests).
+    const llm = childrenOf(spoken).find((c) => c.name === 'llm')!;
+    expect(Number(llm.attributes['gen_ai.usage.input_tokens'])).toBeGreaterThan(0);
+    expect(Number(llm.attributes['gen_ai.usage.output_tokens'])).toBeGreaterThan(0);
     // The collector's key went in the export's headers, and nowhere in the spans.
     expect(receiver.headers.some((h) => h['x-api-key'] === COLLECTOR_KEY)).toBe(true);
 

@@ -61,3 +61,12 @@ test('a local OpenAI-compatible server is used through its base URL with no key 
   // The SDK insists on a key; local servers ignore whatever placeholder is sent.
   expect(fake.requests[0]?.headers.authorization).toMatch(/^Bearer \S+$/);
 });
+
+test("the response's token counts, as the vendor reports them in the stream's last chunk, come just before done", async () => {
+  const chunks = await collect(llm().stream({ messages: conversation, tools: [], signal: neverAborted() }));
+  const usage = chunks.at(-2);
+  expect(usage).toMatchObject({ type: 'usage', inputTokens: expect.any(Number), outputTokens: expect.any(Number) });
+  // The fake counts about four characters a token, as OpenAI's tokenizer does for English.
+  expect((usage as { outputTokens: number }).outputTokens).toBe(REPLY.length >> 2);
+  expect((usage as { inputTokens: number }).inputTokens).toBeGreaterThan(0);
+});

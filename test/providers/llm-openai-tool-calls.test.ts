@@ -36,12 +36,12 @@ const llm = () => createOpenAILanguageModel({ apiKey: 'sk-test', baseUrl: fake.u
 test('a tool call whose arguments arrive in several pieces comes out as one complete call', async () => {
   const chunks = await collect(llm().stream({ messages: [{ role: 'user', content: 'Forty-two!' }], tools: [guessTool], signal: neverAborted() }));
 
-  expect(chunks.map((c) => c.type)).toEqual(['tool_call', 'done']);
+  expect(chunks.map((c) => c.type)).toEqual(['tool_call', 'usage', 'done']);
   const call = chunks[0]?.type === 'tool_call' ? chunks[0].call : null;
   expect(call).toMatchObject({ type: 'function', function: { name: 'record_guess' } });
   expect(call?.id).toMatch(/^call_/);
   expect(JSON.parse(call?.function.arguments ?? '')).toEqual(ARGUMENTS);
-  expect(chunks[1]).toEqual({ type: 'done', finishReason: 'tool_calls' });
+  expect(chunks[2]).toEqual({ type: 'done', finishReason: 'tool_calls' });
 });
 
 test('the tools are offered with parallel calls allowed', async () => {
@@ -61,5 +61,5 @@ test('two tool calls in one answer come out after the text, in the order the mod
     ['save_order', { item: 'pizza', size: 'large' }],
   ]);
   expect(new Set(calls.map((c) => c.id)).size).toBe(2);
-  expect(chunks.map((c) => c.type).slice(-3)).toEqual(['tool_call', 'tool_call', 'done']);
+  expect(chunks.map((c) => c.type).slice(-4)).toEqual(['tool_call', 'tool_call', 'usage', 'done']);
 });

@@ -63,7 +63,7 @@ describe('a call analysis across a SIGKILL', () => {
 
   it('is finished after the restart, and session.analyzed is sent', { timeout: 120_000 }, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'voxflow-analysis-crash-'));
-    openai = await startFakeOpenAI({ rules: [{ when: { schemaName: 'call_outcome' }, respond: { hangMs: 120_000 } }] });
+    openai = await startFakeOpenAI({ rules: [{ when: { jsonSchemaName: 'call_outcome' }, respond: { hangMs: 120_000 } }] });
     receiver = await startWebhookReceiver();
     const env = { VOXFLOW_LLM_PROVIDER: 'openai', VOXFLOW_LLM_API_KEY: 'sk-test', VOXFLOW_LLM_BASE_URL: openai.url };
     const args = ['--data-dir', dataDir, '--allow-private-webhooks', '--webhook-retry-seconds', '1,1,1,1,1'];
@@ -94,7 +94,7 @@ describe('a call analysis across a SIGKILL', () => {
     expect((await server.exited).signal).toBe('SIGKILL');
     expect(receiver.received).toEqual([]);
 
-    openai.setRules([{ when: { schemaName: 'call_outcome' }, respond: { json: { callback: '+15550002222' } } }]);
+    openai.setRules([{ when: { jsonSchemaName: 'call_outcome' }, respond: { json: { callback: '+15550002222' } } }]);
     server = await spawnServer(args, env);
     const analyzed = await receiver.waitFor((r) => r.json?.type === 'session.analyzed' && r.json.data.session_id === sessionId, 30_000, 'session.analyzed after the restart');
     new Webhook(hook.body.secret).verify(analyzed.body, { 'webhook-id': analyzed.id, 'webhook-timestamp': analyzed.timestamp, 'webhook-signature': analyzed.signature });

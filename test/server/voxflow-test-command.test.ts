@@ -153,7 +153,7 @@ describe('voxflow test', () => {
   });
 
   it('runs the suite spoken, 4× faster than real time, through Silero and the configured STT', { timeout: 180_000 }, async () => {
-    const lines = parseFlowTests(SUITE_YAML).tests!.flatMap((t) => t.steps.flatMap((step) => (step.user !== undefined ? [step.user] : [])));
+    const lines = parseFlowTests(SUITE_YAML).tests!.flatMap((t) => t.steps!.flatMap((step) => (step.user !== undefined ? [step.user] : [])));
     deepgram.transcripts.push(...lines);
     const run = await voxflow(['test', GAME_PATH, SUITE_PATH, '--mode', 'audio', '--speed', '4', '--reporter', 'junit'], {
       VOXFLOW_STT_PROVIDER: 'deepgram',

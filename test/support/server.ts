@@ -151,7 +151,20 @@ async function startServer(overrides: ConfigInput, options: TestServerOptions): 
     throw error;
   }
 
-  const request = async (method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> => {
+  const request = jsonRequester(address);
+
+  return {
+    app,
+    url: address,
+    dataDir,
+    request,
+    close,
+  };
+}
+
+/** fetch against a server at `address` with JSON in and out, credentials as the API takes them. */
+export function jsonRequester(address: string): TestServer['request'] {
+  return async (method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> => {
     const headers: Record<string, string> = { ...options.headers };
     let body: string | Buffer | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
@@ -170,14 +183,6 @@ async function startServer(overrides: ConfigInput, options: TestServerOptions): 
       parsed = undefined;
     }
     return { status: response.status, headers: response.headers, body: parsed, text };
-  };
-
-  return {
-    app,
-    url: address,
-    dataDir,
-    request,
-    close,
   };
 }
 

@@ -71,5 +71,16 @@ describe('barge-in while the agent speaks', () => {
       { role: 'user', content: 'Wait, stop please' },
     ]);
     expect(JSON.stringify(requests[1]!.messages)).not.toContain('ship came back every year');
+
+    // The session's transcript says what was said: the story once, as far as it was heard.
+    const sessionId = (await client.waitFor('session_started')).session_id as string;
+    client.send({ type: 'end' });
+    await client.waitFor('session_ended');
+    const detail = (await rig.server.request('GET', `/v1/sessions/${sessionId}`, { apiKey: rig.account.apiKey })).body;
+    expect(detail.transcript.map((l: { role: string; text: string; interrupted: boolean }) => [l.role, l.text, l.interrupted])).toEqual([
+      ['agent', cut.text, true],
+      ['user', 'Wait, stop please', false],
+      ['agent', 'Sure, I stopped.', false],
+    ]);
   });
 });

@@ -14,7 +14,7 @@ import { GAME_YAML, SUITE_YAML } from '../support/guessing-game-tests.ts';
 
 const GAME = parseFlow(GAME_YAML).document!;
 const TESTS = parseFlowTests(SUITE_YAML, GAME).tests!;
-const USER_LINES = TESTS.flatMap((t) => t.steps.flatMap((s) => (s.user !== undefined ? [s.user] : [])));
+const USER_LINES = TESTS.flatMap((t) => t.steps!.flatMap((s) => (s.user !== undefined ? [s.user] : [])));
 
 describe('the guessing game suite, spoken', () => {
   let deepgram: FakeDeepgram;

@@ -13,7 +13,9 @@ export type Route =
   | { screen: 'session'; sessionId: string }
   | { screen: 'phone-numbers' }
   /** `section`: the section to open at (its heading's id without `-title`, e.g. `secrets`). */
-  | { screen: 'settings'; section?: string };
+  | { screen: 'settings'; section?: string }
+  /** An address the studio has no screen for (a mistyped or old link): kept as it was, so it can be corrected. */
+  | { screen: 'not-found'; path: string };
 
 // The flow last opened in the editor, so "Editor" (and /flow-editor) reopens it. Not a secret:
 // an id, kept per browser.
@@ -62,8 +64,10 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
       const section = query.get('section');
       return section && /^[a-z-]{1,40}$/.test(section) ? { screen: 'settings', section } : { screen: 'settings' };
     }
-    default:
+    case '/':
       return { screen: 'flows' };
+    default:
+      return { screen: 'not-found', path: location.pathname + location.search };
   }
 }
 
@@ -87,6 +91,8 @@ export function routeToPath(route: Route): string {
       return '/phone-numbers';
     case 'settings':
       return route.section ? `/settings?section=${encodeURIComponent(route.section)}` : '/settings';
+    case 'not-found':
+      return route.path;
   }
 }
 

@@ -15,6 +15,8 @@ import type { Flow, FlowTestRunRecord } from '../../store/store.ts';
 import { FlowTestRuns } from '../../testing/flow-test-runs.ts';
 import type { SuiteResult, TestMode } from '../../testing/results.ts';
 import { MAX_REPEAT, MAX_SPEED, TEST_MODES } from '../../testing/run-tests.ts';
+import { MAX_REPLAYED_SESSIONS, replayTestOf } from '../../testing/replay.ts';
+import type { ServerEvent } from '../../protocol/events.ts';
 
 const FlowParams = z.object({ flow_id: z.string() });
 const RunParams = z.object({ flow_id: z.string(), run_id: z.string() });
@@ -27,10 +29,22 @@ const RunBody = optionalBody(z
     /** Run the draft (what the studio edits) rather than the published version. */
     draft: z.boolean().default(false),
     repeat: z.number().int().min(1).max(MAX_REPEAT).default(1),
+    /** The same as repeat (the CLI's --runs); a test's own `runs` wins over either. */
+    runs: z.number().int().min(1).max(MAX_REPEAT).optional(),
     min_pass_rate: z.number().min(0).max(1).default(1),
     speed: z.number().min(1).max(MAX_SPEED).default(1),
   })
   .strict());
+
+const ReplayBody = optionalBody(z
+  .object({
+    /** How many of the published version's latest ended sessions to replay against the draft. */
+    sessions: z.number().int().min(1).max(MAX_REPLAYED_SESSIONS).default(5),
+  })
+  .strict());
+
+/** Timeline pages read for one replayed session. */
+const TIMELINE_PAGE = 1_000;
 
 function runView(run: Omit<FlowTestRunRecord, 'resultJson'> & { resultJson?: string | null }, live: boolean): z.infer<typeof FlowTestRunView> {
   // A row left 'running' by a server that stopped mid-run: no job will ever finish it.
@@ -78,10 +92,33 @@ export async function flowTestRunRoutes(server: FastifyInstance, { ownFlow }: { 
       mode: body.mode,
       testIds: body.test_ids,
       draft: body.draft,
-      repeat: body.repeat,
+      repeat: body.runs ?? body.repeat,
       minPassRate: body.min_pass_rate,
       speed: body.speed,
     });
+    return reply.status(202).send({ ...runView(record, true), estimated_cost_usd_cents: estimatedCostCents });
+  });
+
+  // The draft against what callers said to the published version: a model run of one test per
+  // recorded session (testing/replay.ts), admitted, charged and reported as any model run is.
+  app.post('/v1/flows/:flow_id/replays', { config, schema: { params: FlowParams, body: ReplayBody, response: { 202: FlowTestRunView.describe('Started: poll GET …/tests/runs/{run_id}; a failed state check is where the draft left the recorded path') } } }, async (request, reply) => {
+    const accountId = accountOf(request.principal);
+    const flow = await ownFlow(accountId, request.params.flow_id);
+    const sessions = await store.sessions.listRecent(accountId, request.body.sessions, { flowId: flow.id, version: flow.publishedVersion, status: 'ended' });
+    const given: string[] = [];
+    for (const session of sessions) {
+      const events: ServerEvent[] = [];
+      for (let after = 0; ; ) {
+        const page = await store.timelines.page(session.id, after, TIMELINE_PAGE);
+        for (const entry of page) events.push(JSON.parse(entry.data) as ServerEvent);
+        if (page.length < TIMELINE_PAGE) break;
+        after = page.at(-1)!.seq;
+      }
+      const test = replayTestOf(session.id, events);
+      if (test) given.push(test);
+    }
+    if (given.length === 0) throw new AppError('invalid_request', `No ended session of the published version (${flow.publishedVersion}) has a caller's turn to replay; talk to it first.`);
+    const { record, estimatedCostCents } = await runs.start(accountId, flow, { mode: 'model', draft: true, repeat: 1, minPassRate: 1, speed: 1, given });
     return reply.status(202).send({ ...runView(record, true), estimated_cost_usd_cents: estimatedCostCents });
   });
 

@@ -93,6 +93,9 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
 
   app.post('/v1/sessions', { config: { auth: 'api_key' }, schema: { body: CreateSessionBody, response: { 200: CreatedSession } } }, async (request) => {
     const accountId = accountOf(request.principal);
+    // A draining node (docs/hosting.md#monitoring, Readiness) mints no token its engine would refuse; behind a
+    // load balancer the retry lands on a node that takes calls.
+    if (app.services.engine.shuttingDown) throw new AppError('at_capacity', 'This server is shutting down and takes no new sessions; try again in a moment.', undefined, { 'retry-after': '1' });
     const { body } = request;
     const flowId = body.flow_id ?? null;
     // The three reads at once: on PostgreSQL each is a round trip, and this request is every

@@ -66,6 +66,16 @@ export const TestRunOnceView = z.object({
   exercised: z.object({ states: z.array(z.string()), transitions: z.array(Transition) }),
   duration_ms: z.number(),
   error: z.string().nullable(),
+  /** A simulated caller's run: its turns, and who ended the call (the caller, the flow, or max_turns). */
+  caller: z.object({ turns: z.number(), ended_by: z.enum(['caller', 'flow', 'max_turns']), reason: z.string().nullable() }).optional(),
+  /** The judge's verdict per criterion; passed null is unknown (the judge's answer could not be read), with the error. */
+  judgement: z
+    .object({
+      model: z.string(),
+      criteria: z.array(z.object({ criterion: z.string(), passed: z.boolean().nullable(), reason: z.string().nullable(), error: z.string().optional() })),
+    })
+    .nullable()
+    .optional(),
 });
 export const TestResultView = z.object({
   /** The stored test this result is of (null for a test deleted since). */
@@ -73,6 +83,8 @@ export const TestResultView = z.object({
   name: z.string(),
   passed: z.boolean(),
   pass_rate: z.number(),
+  /** The share of runs the test needed (its own min_pass_rate, else the run's). */
+  min_pass_rate: z.number().optional(),
   runs: z.array(TestRunOnceView),
   coverage: FlowCoverage,
   /**

@@ -5,7 +5,7 @@ import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'o
 import type { OpenAITool } from '../../flow/runtime.ts';
 import { createOpenAIClient } from '../openai-client.ts';
 import { withRetry, withRetryStream } from '../retry.ts';
-import { type ChatMessage, type ChatToolCall, type LanguageModel, type LlmChunk, ProviderError, type StructuredAnswer, type StructuredRequest } from '../types.ts';
+import { type ChatMessage, type ChatToolCall, type JsonRequest, type LanguageModel, type LlmChunk, ProviderError } from '../types.ts';
 import { DEFAULT_MODELS } from '../catalog.ts';
 
 export interface OpenAILanguageModelOptions {
@@ -30,15 +30,12 @@ export function createOpenAILanguageModel(options: OpenAILanguageModelOptions = 
     provider: PROVIDER,
     model,
     stream: (request) => streamCompletion(client, model, timeoutMs, request),
-    structured: (request) => structuredCompletion(client, model, timeoutMs, request),
+    completeJson: (request) => completeJson(client, model, timeoutMs, request),
   };
 }
 
-/**
- * One answer in a strict JSON schema (`response_format: json_schema`, `strict: true`). The JSON
- * text comes back as the model wrote it: the caller checks it against its own rules.
- */
-async function structuredCompletion(client: OpenAI, model: string, timeoutMs: number, request: StructuredRequest): Promise<StructuredAnswer> {
+/** A structured-outputs answer: `response_format: json_schema`, strict, not streamed. */
+async function completeJson(client: OpenAI, model: string, timeoutMs: number, request: JsonRequest): Promise<string> {
   const completion = await withRetry(
     (signal) =>
       client.chat.completions.create(
@@ -52,10 +49,9 @@ async function structuredCompletion(client: OpenAI, model: string, timeoutMs: nu
     { provider: PROVIDER, timeoutMs, signal: request.signal },
   );
   const message = completion.choices[0]?.message;
-  if (!message) throw new ProviderError(PROVIDER, 'bad_response', 'the answer has no choices');
-  if (message.refusal) return { kind: 'refusal', text: message.refusal };
-  if (typeof message.content !== 'string') throw new ProviderError(PROVIDER, 'bad_response', 'the answer has no content');
-  return { kind: 'json', text: message.content };
+  if (message?.refusal) throw new ProviderError(PROVIDER, 'bad_response', `the model refused: ${message.refusal}`, false);
+  if (typeof message?.content !== 'string') throw new ProviderError(PROVIDER, 'bad_response', 'the answer had no content', false);
+  return message.content;
 }
 
 async function* streamCompletion(
@@ -80,8 +76,12 @@ async function* streamCompletion(
 
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   let finishReason: string | null = null;
+  let lastUsage: { inputTokens: number; outputTokens: number } | null = null;
   for await (const chunk of chunks) {
-    // The usage chunk that closes the stream has no choices.
+    // The usage chunk that closes the stream has no choices. Some local servers send no usage,
+    // or send it on every chunk: only a complete pair of counts is passed on, the last one wins.
+    const usage = chunk.usage;
+    if (usage && Number.isFinite(usage.prompt_tokens) && Number.isFinite(usage.completion_tokens)) lastUsage = { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
     const choice = chunk.choices[0];
     if (!choice) continue;
     if (choice.delta?.content) yield { type: 'text', text: choice.delta.content };
@@ -103,5 +103,6 @@ async function* streamCompletion(
     const toolCall: ChatToolCall = { id: call.id || `call_${index}`, type: 'function', function: { name: call.name, arguments: call.arguments } };
     yield { type: 'tool_call', call: toolCall };
   }
+  if (lastUsage) yield { type: 'usage', ...lastUsage };
   yield { type: 'done', finishReason };
 }

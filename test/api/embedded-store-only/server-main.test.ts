@@ -177,6 +177,22 @@ describe('voxflow --serve', () => {
   });
 });
 
+describe('voxflow --serve logs', () => {
+  it('as JSON lines when its output is not a terminal, and as readable lines with --log-format pretty', { timeout: 60_000 }, async () => {
+    const [json, pretty] = await Promise.all([
+      freshDataDir().then((dir) => run(['--serve', '--port', '0', '--data-dir', dir, '--log-level', 'info'])),
+      freshDataDir().then((dir) => run(['--serve', '--port', '0', '--data-dir', dir, '--log-level', 'info', '--log-format', 'pretty'])),
+    ]);
+    const listening = /Voxflow is listening on/;
+    await until(() => listening.test(json.stdout()) && listening.test(pretty.stdout()), 45_000);
+    const jsonLine = json.stdout().split('\n').find((line) => listening.test(line))!;
+    expect(JSON.parse(jsonLine)).toMatchObject({ level: 30, msg: expect.stringMatching(listening) });
+    const prettyLine = pretty.stdout().split('\n').find((line) => listening.test(line))!;
+    expect(prettyLine).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: Voxflow is listening on http:\/\/127\.0\.0\.1:\d+$/);
+    expect(pretty.stdout()).not.toMatch(/^\{/m);
+  });
+});
+
 describe('voxflow command-line errors and help', () => {
   it('prints the usage with --help and exits 0', { timeout: 35_000 }, async () => {
     const { help } = await cliChecks;

@@ -54,6 +54,27 @@ describe('the studio pages', () => {
     }
   });
 
+  it("answers a browser's unknown address with the studio (its not-found screen) and 404; the API's unknown paths, assets and non-browsers with the coded JSON 404", async () => {
+    const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    for (const path of ['/flowz', '/flows/abc', '/sessions/abc?x=1']) {
+      const page = await server.request('GET', path, { headers: html });
+      expect(page.status, path).toBe(404);
+      expect(page.text).toBe(PAGE);
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    }
+    for (const path of ['/v1/nothing', '/auth/nothing', '/assets/missing.js', '/ws/nothing', '/ready/x']) {
+      const json = await server.request('GET', path, { headers: html });
+      expect(json.status, path).toBe(404);
+      expect(json.body.error.code, path).toBe('not_found');
+    }
+    const script = await server.request('GET', '/flowz');
+    expect(script.status).toBe(404);
+    expect(script.body.error).toMatchObject({ code: 'not_found', message: 'No route GET /flowz.' });
+    expect((await server.request('POST', '/flowz', { headers: html, body: {} })).body.error.code).toBe('not_found');
+    // Without a build there is no studio to show: the coded error.
+    expect((await unbuilt.request('GET', '/flowz', { headers: html })).body.error.code).toBe('not_found');
+  });
+
   it('without a build, answers / with 503 and says how to build the studio, while the API works', async () => {
     const page = await unbuilt.request('GET', '/');
     expect(page.status).toBe(503);

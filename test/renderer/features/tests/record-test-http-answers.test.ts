@@ -50,7 +50,7 @@ describe('save as test, with http tools', () => {
   it('gives each step the answers its calls got, and a simulated call the state its answer chose', () => {
     const parsed = parseFlowTests(recordedTest('booking recorded', SESSION), BOOKING);
     expect(parsed.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
-    const steps = parsed.tests![0]!.steps;
+    const steps = parsed.tests![0]!.steps!;
     expect(steps.map((s) => s.tool_results)).toEqual([
       { check_availability: { body: { available: false, next_state: 'ask_day' } } },
       { check_availability: { timeout: true } },

@@ -19,6 +19,9 @@ export interface StateNodeData extends Record<string, unknown> {
   visits: number[];
   /** No flow test reaches this state (the Tests tab's last run). */
   untested?: boolean;
+  /** Failed simulated-caller runs that ended in this state, of `simulatedRuns` (the Tests tab's last run). */
+  stuck?: number;
+  simulatedRuns?: number;
 }
 
 /**
@@ -47,6 +50,9 @@ export interface TransitionEdgeData extends Record<string, unknown> {
   last: boolean;
   /** No flow test takes this transition (the Tests tab's last run). */
   untested?: boolean;
+  /** Simulated-caller runs that took it, of `simulatedRuns` (the Tests tab's last run). */
+  simulated?: number;
+  simulatedRuns?: number;
 }
 
 export type StateNode = Node<StateNodeData, 'state'>;
@@ -85,11 +91,15 @@ export function buildNodes(
     const pastRun = talk !== null && !marks.live;
     const isSelected = selected.includes(card.name);
     const untested = marks.untested?.states.has(card.name) ?? false;
+    const simulatedRuns = marks.untested?.simulated?.runs ?? 0;
+    const stuck = marks.untested?.simulated?.stuck.get(card.name) ?? 0;
     const old = before.get(card.name);
     if (
       old &&
       old.data.card === card &&
       (old.data.untested ?? false) === untested &&
+      (old.data.stuck ?? 0) === stuck &&
+      (old.data.simulatedRuns ?? 0) === simulatedRuns &&
       old.data.stale === stale &&
       old.data.talk === talk &&
       old.data.pastRun === pastRun &&
@@ -113,7 +123,7 @@ export function buildNodes(
       draggable: !stale,
       connectable: !stale,
       ariaLabel: `State ${card.name}${card.initial ? ', start' : ''}`,
-      data: { card, stale, talk, pastRun, visits, untested },
+      data: { card, stale, talk, pastRun, visits, untested, stuck, simulatedRuns },
     };
     nodes.push(presize ? presized(node, estimateHeight(card)) : withoutPresize(node));
   }
@@ -186,6 +196,8 @@ export function buildEdges(
     const pastRun = !marks.live && (taken.length > 0 || stays > 0);
     const last = marks.lastLink === link.id;
     const untested = marks.untested?.links.has(link.id) ?? false;
+    const simulatedRuns = marks.untested?.simulated?.runs ?? 0;
+    const simulated = marks.untested?.simulated?.links.get(link.id) ?? 0;
     const route = routeOf(link, positions);
     const drawn = paths.get(link.id) ?? null;
     const sourceHeight = heights.get(link.source)!;
@@ -200,6 +212,8 @@ export function buildEdges(
       old.data!.targetHeight === targetHeight &&
       old.data!.last === last &&
       (old.data!.untested ?? false) === untested &&
+      (old.data!.simulated ?? 0) === simulated &&
+      (old.data!.simulatedRuns ?? 0) === simulatedRuns &&
       old.data!.stays === stays &&
       old.data!.pastRun === pastRun &&
       sameSteps(old.data!.taken, taken)
@@ -219,7 +233,7 @@ export function buildEdges(
       deletable: false,
       markerEnd: { type: 'arrowclosed', width: 18, height: 18 },
       ariaLabel: link.selfLoop ? `${link.tool}: stays in ${link.source}` : `${link.tool}: ${link.source} to ${link.target}`,
-      data: { link, route, path: drawn, sourceHeight, targetHeight, taken, stays, pastRun, last, untested },
+      data: { link, route, path: drawn, sourceHeight, targetHeight, taken, stays, pastRun, last, untested, simulated, simulatedRuns },
     });
   }
   return edges;

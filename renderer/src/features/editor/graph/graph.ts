@@ -306,7 +306,12 @@ export interface TalkMarks {
    * What no flow test reaches, from the Tests tab's last run: painted apart from the talk's path
    * (teal) and from errors (red), so a designer sees where the tests have gaps.
    */
-  untested?: { states: ReadonlySet<string>; links: ReadonlySet<string> } | null;
+  untested?: {
+    states: ReadonlySet<string>;
+    links: ReadonlySet<string>;
+    /** The simulated callers' runs: how many took each link (by id), and how many failed runs ended in each state. */
+    simulated?: { runs: number; links: ReadonlyMap<string, number>; stuck: ReadonlyMap<string, number> } | null;
+  } | null;
 }
 
 /**

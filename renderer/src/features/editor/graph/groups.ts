@@ -38,6 +38,8 @@ export interface GroupSummary {
   endsCall: boolean;
   errors: number;
   warnings: number;
+  /** The states it holds, in the flow's order: the live path and coverage are painted on the node for them. */
+  members: string[];
 }
 
 /**
@@ -64,6 +66,8 @@ export interface BundledLink {
   target: string;
   /** The tools (or keys) of the transitions it stands for, in the flow's order. */
   tools: string[];
+  /** The ids of those transitions (TransitionLink.id): a talk or a test that took one lights the bundle. */
+  links: string[];
 }
 
 export interface GroupedView {
@@ -187,6 +191,7 @@ export function groupedView(graph: FlowGraph, positions: Positions, collapsed: R
       endsCall: cards.some((c) => c.endsCall),
       errors: cards.reduce((sum, c) => sum + c.errors, 0),
       warnings: cards.reduce((sum, c) => sum + c.warnings, 0),
+      members: cards.map((c) => c.name),
     });
   }
   if (summaries.length === 0) return { graph, collapsed: [], frames, bundles: [] };
@@ -209,8 +214,10 @@ export function groupedView(graph: FlowGraph, positions: Positions, collapsed: R
     if (from === to) continue;
     const id = `bundle:${from}→${to}`;
     const bundle = bundles.get(id);
-    if (bundle) bundle.tools.push(link.tool);
-    else bundles.set(id, { id, source: from, target: to, tools: [link.tool] });
+    if (bundle) {
+      bundle.tools.push(link.tool);
+      bundle.links.push(link.id);
+    } else bundles.set(id, { id, source: from, target: to, tools: [link.tool], links: [link.id] });
   }
   return { graph: { cards, links, initial: graph.initial }, collapsed: summaries, frames, bundles: [...bundles.values()] };
 }

@@ -111,9 +111,16 @@ export function forwardEdges(names: ReadonlyArray<string>, links: ReadonlyArray<
  */
 export const TIGHT_TREE_RANKING_ABOVE = 100;
 
+/** dagre's node id of a group's cluster: the server refuses a flow with a NUL in it, so no state is named so. */
+const GROUP_CLUSTER = '\u0000group:';
+
 /** Positions (top-left corners, as xyflow takes them) for every state. */
 export function autoLayout(cards: ReadonlyArray<StateCard>, links: ReadonlyArray<TransitionLink>, initial: string | null): Positions {
-  const graph = new dagre.graphlib.Graph();
+  // A flow with groups is laid out as a compound graph, each group a cluster: dagre keeps a
+  // group's states together in every rank, so the frames drawn round groups do not overlap (laid
+  // out flat, the states of groups met in the same ranks were interleaved).
+  const grouped = cards.some((card) => card.group !== null);
+  const graph = new dagre.graphlib.Graph(grouped ? { compound: true } : undefined);
   graph.setGraph({ rankdir: 'TB', nodesep: NODE_GAP, ranksep: RANK_GAP, marginx: 20, marginy: 20, ranker: cards.length > TIGHT_TREE_RANKING_ABOVE ? 'tight-tree' : 'network-simplex' });
   graph.setDefaultEdgeLabel(() => ({}));
   const boxes = new Map<string, { w: number; h: number }>();
@@ -121,6 +128,11 @@ export function autoLayout(cards: ReadonlyArray<StateCard>, links: ReadonlyArray
     const box = { w: NODE_WIDTH + loopRoom(card), h: estimateHeight(card) };
     boxes.set(card.name, box);
     graph.setNode(card.name, { width: box.w, height: box.h });
+    if (card.group !== null) {
+      const cluster = `${GROUP_CLUSTER}${card.group}`;
+      if (!graph.hasNode(cluster)) graph.setNode(cluster, {});
+      graph.setParent(card.name, cluster);
+    }
   }
   for (const [from, to] of forwardEdges(cards.map((c) => c.name), links, initial)) graph.setEdge(from, to);
   dagre.layout(graph);

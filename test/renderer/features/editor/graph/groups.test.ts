@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
 import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
+import { deriveGraph, type TalkMarks } from '../../../../../renderer/src/features/editor/graph/graph.ts';
 import { bundleLabel, collapsedGroupOf, groupNodeId, groupOfNodeId, groupedView } from '../../../../../renderer/src/features/editor/graph/groups.ts';
 import { buildBundleEdges, buildGroupNodes } from '../../../../../renderer/src/features/editor/graph/group-view.ts';
 import { NODE_WIDTH } from '../../../../../renderer/src/features/editor/graph/layout.ts';
@@ -61,7 +61,7 @@ describe('a collapsed group', () => {
     expect(view.frames.map((f) => f.name)).toEqual(['part1', 'part2', 'part3']);
     const left = Math.min(...['s0', 's1', 's2'].map((s) => positions[s]!.x));
     const top = Math.min(...['s0', 's1', 's2'].map((s) => positions[s]!.y));
-    expect(view.collapsed).toEqual([{ name: 'part0', position: { x: left, y: top }, states: 3, start: true, endsCall: false, errors: 0, warnings: 0 }]);
+    expect(view.collapsed).toEqual([{ name: 'part0', position: { x: left, y: top }, states: 3, start: true, endsCall: false, errors: 0, warnings: 0, members: ['s0', 's1', 's2'] }]);
     // No link left on the canvas has an end inside the group.
     expect(view.graph.links.every((l) => !['s0', 's1', 's2'].includes(l.source) && !['s0', 's1', 's2'].includes(l.target))).toBe(true);
   });
@@ -118,6 +118,38 @@ describe('a collapsed group', () => {
     ]);
     expect(buildBundleEdges(view.bundles, edges)).toEqual(edges);
     expect(buildBundleEdges(view.bundles, edges)[0]).toBe(edges[0]);
+  });
+
+  it("shows a talk's live path and the tests' coverage of the states it hides: the conversation in it, through it, the transitions taken into it, the states untested", () => {
+    const view = groupedView(graph, positions, new Set(['part0', 'part1']));
+    const into = graph.links.find((l) => l.source === 's2' && l.target === 's3')!;
+    // A talk that went s0 → s1 → s2 → s3 → s4 and is in s4 now; no test reaches s5.
+    const marks: TalkMarks = {
+      active: 's4',
+      live: true,
+      visits: new Map([['s0', [1]], ['s1', [2]], ['s2', [3]], ['s3', [4]], ['s4', [5]]]),
+      taken: new Map([[into.id, [4]]]),
+      loops: new Map(),
+      lastLink: null,
+      untested: { states: new Set(['s5']), links: new Set() },
+    };
+    const nodes = buildGroupNodes(view.collapsed, [], marks);
+    const byName = Object.fromEntries(nodes.map((n) => [n.data.summary.name, n]));
+    expect(byName.part0!.data).toMatchObject({ talk: 'visited', pastRun: false, untested: 0 });
+    expect(byName.part1!.data).toMatchObject({ talk: 'active', pastRun: false, untested: 1 });
+    expect(byName.part1!.ariaLabel).toBe('Group part1, collapsed: 3 states, the conversation is in it, 1 untested');
+    // The move from part0 into part1 is lit on the bundle between the two groups.
+    const edges = buildBundleEdges(view.bundles, [], marks);
+    const between = edges.find((e) => e.source === 'group:part0' && e.target === 'group:part1')!;
+    expect(between.data!.bundle.links).toContain(into.id);
+    expect(between.data!.taken).toBe(true);
+    expect(edges.filter((e) => e.data!.taken)).toEqual([between]);
+    // Once the talk has ended the marks stay, drawn as a past run; a new mark is a new object.
+    const ended = buildGroupNodes(view.collapsed, nodes, { ...marks, live: false });
+    expect(ended.find((n) => n.data.summary.name === 'part1')!.data).toMatchObject({ talk: 'active', pastRun: true });
+    expect(ended[1]).not.toBe(nodes[1]);
+    // Without a talk or a test run, nothing is lit.
+    expect(buildGroupNodes(view.collapsed, []).map((n) => n.data.talk)).toEqual([null, null]);
   });
 
   it('is named by its node id, and says which state inside it is to be expanded for', () => {

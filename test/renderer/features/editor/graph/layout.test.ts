@@ -6,6 +6,7 @@ import type { FlowData } from '../../../../../renderer/src/features/editor/docum
 import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
 import { NODE_WIDTH, autoLayout, estimateHeight, forwardEdges, freeSpot, loopRoom, placeMissing, renamedStates } from '../../../../../renderer/src/features/editor/graph/layout.ts';
 import { addState, addTool } from '../../../../../renderer/src/features/editor/document/operations.ts';
+import { groupedView } from '../../../../../renderer/src/features/editor/graph/groups.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 
@@ -82,6 +83,31 @@ describe('auto-layout', () => {
 
 describe('placing states that have no position', () => {
   const positions = autoLayout(graph.cards, graph.links, graph.initial);
+
+  it("keeps each group's states together: the frames round groups do not overlap, even where groups do not follow the flow's structure", () => {
+    // A fan: from the start, four branches of three states each, every branch back to the start;
+    // the states of one rank are grouped across branches (the first steps of two branches in one
+    // group, and so on), so a flat layout interleaves the groups in each rank.
+    const lines = ['id: fan', 'version: "1.0.0"', 'initial_state: start', 'states:', '  start:', '    agent: { prompt: Pick., tools: [b0, b1, b2, b3] }'];
+    lines.push('    tools: { b0: { description: x }, b1: { description: x }, b2: { description: x }, b3: { description: x } }');
+    lines.push('    transitions: { on_tool_call: { b0: s0_0, b1: s1_0, b2: s2_0, b3: s3_0 } }');
+    for (let branch = 0; branch < 4; branch++)
+      for (let step = 0; step < 3; step++) {
+        const next = step < 2 ? `s${branch}_${step + 1}` : 'start';
+        lines.push(`  s${branch}_${step}:`, `    group: g${(branch + step) % 4}`, '    agent: { prompt: Go., tools: [go] }', '    tools: { go: { description: x } }', `    transitions: { on_tool_call: { go: ${next} } }`);
+      }
+    const fan = deriveGraph(parseFlow(lines.join('\n')).document as unknown as FlowData, []);
+    const positions = autoLayout(fan.cards, fan.links, fan.initial);
+    const heights = new Map(fan.cards.map((c) => [c.name, estimateHeight(c)]));
+    expect(overlapping(positions, heights)).toEqual([]);
+    const frames = groupedView(fan, positions, new Set()).frames;
+    expect(new Set(frames.map((f) => f.name))).toEqual(new Set(['g0', 'g1', 'g2', 'g3']));
+    const crossing: string[] = [];
+    for (const a of frames)
+      for (const b of frames)
+        if (a.name < b.name && a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) crossing.push(`${a.name}/${b.name}`);
+    expect(crossing).toEqual([]);
+  });
 
   it('keeps every given position and puts a new state below the state that leads to it', () => {
     const data = addTool(addState(game, 'hint'), 'playing', { name: 'give_hint', description: 'Give a hint.', target: 'hint' });

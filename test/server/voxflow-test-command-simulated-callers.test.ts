@@ -1,0 +1,69 @@
+// `voxflow test` with a simulated caller, as CI runs it: a child process against a model server
+// (the fake OpenAI). --runs 5 gives the pass rate, and --min-pass-rate decides the exit code; the
+// JUnit report carries the rate. A suite with a simulated caller is refused in scripted mode.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
+import { BOOKING_PATH, CALLER_TEST, rulesFailingJudgements } from '../support/booking-simulated-callers.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function voxflow(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['scripts/voxflow.mjs', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // A hung command fails its test rather than holding the suite.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+let fake: FakeOpenAI;
+let dir: string;
+let testsPath: string;
+let env: Record<string, string>;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  dir = await mkdtemp(join(tmpdir(), 'voxflow-cli-callers-'));
+  testsPath = join(dir, 'callers.tests.yaml');
+  await writeFile(testsPath, CALLER_TEST);
+  env = { VOXFLOW_LLM_PROVIDER: 'openai', VOXFLOW_LLM_BASE_URL: fake.url, VOXFLOW_LLM_API_KEY: 'sk-test' };
+});
+afterAll(async () => {
+  await fake.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('voxflow test with a simulated caller', () => {
+  it('--runs 5 reports the pass rate, and exits 1 under --min-pass-rate, 0 at or above it', async () => {
+    fake.setRules(rulesFailingJudgements(2, 4));
+    const strict = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'model', '--runs', '5', '--min-pass-rate', '0.8'], env);
+    expect(strict.stderr).toBe('');
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('✗ a patient who wants Tuesday gets booked (3/5 runs passed, 60%; needs 80%)');
+    expect(strict.stdout).toContain('step 1 (simulated call): not met: The caller is booked on a Tuesday — No booking was confirmed.');
+
+    fake.setRules(rulesFailingJudgements(2, 4));
+    const junit = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'model', '--runs', '5', '--min-pass-rate', '0.6', '--reporter', 'junit'], env);
+    expect(junit.code).toBe(0);
+    expect(junit.stdout).toContain('<property name="pass_rate: a patient who wants Tuesday gets booked" value="0.6"/>');
+    expect(junit.stdout).toContain('failures="0"');
+  });
+
+  it('exits 2 in scripted mode, saying the caller needs model mode', async () => {
+    const run = await voxflow(['test', BOOKING_PATH, testsPath], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('has a simulated caller, which talks to the configured model: run it in model mode (--mode model)');
+  });
+});
