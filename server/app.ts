@@ -54,6 +54,7 @@ import { startRetention } from './outcomes/retention.ts';
 import { TimelineRecorder } from './outcomes/timeline.ts';
 import { WebhookDispatcher } from './outcomes/webhooks/dispatcher.ts';
 import { WebhookOutbox } from './outcomes/webhooks/outbox.ts';
+import { SessionAnalyzer, type OutcomeModel } from './outcomes/analysis.ts';
 import { webSocketServerPlugin, websocketTransport } from './transports/websocket/index.ts';
 import { pendingUpgradesPlugin } from './http/pending-upgrades.ts';
 import { phoneTransport } from './transports/phone/index.ts';
@@ -244,6 +245,28 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // With port 0 the real port is known only once listening (recording URLs in session.ended).
     let listeningPort = config.port;
     const webhooks = new WebhookOutbox(store, app.log, () => webhookDispatcher.wake(), () => publicUrlFor(config, listeningPort));
+    // Each ended call's outcome and success (docs/api.md#outcome-and-success): worked out after
+    // the session is stored as ended and its session.ended is in the outbox, by the account's model.
+    const analyzer = new SessionAnalyzer({
+      store,
+      log: app.log,
+      written: () => webhookDispatcher.wake(),
+      async flowOf(session) {
+        if (session.flowId === null) return null;
+        const { accountId, flowId } = session;
+        const yaml = session.flowDraft
+          ? (await store.flowVersions.getDraft(accountId, flowId))?.yamlContent
+          : session.flowVersion !== null
+            ? (await store.flowVersions.get(accountId, flowId, session.flowVersion))?.yamlContent
+            : (await store.flows.get(accountId, flowId))?.yamlContent;
+        return yaml === undefined ? null : flowJobs.parseDocument(`analysis:${accountId}`, yaml);
+      },
+      async modelFor(accountId): Promise<OutcomeModel | null> {
+        const { llm } = (await registry.providersFor(accountId)).providers;
+        if (!llm?.completeJson) return null;
+        return { provider: llm.provider, structured: async (request) => ({ kind: 'json', text: await llm.completeJson!(request) }) };
+      },
+    });
     const recordings = new Set<CallRecording>();
     // Flow http tools reach what webhooks may reach (--allow-private-webhooks covers both); the
     // engine sends them for calls, the API for a designer's test request.
@@ -264,7 +287,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         // session.ended carries the stored outcome: it is written once the timeline is.
         closed: (id) => {
           observability.closed(id);
-          void timelines.end(id).then(() => webhooks.sessionClosed(id));
+          void timelines
+            .end(id)
+            .then(() => webhooks.sessionClosed(id))
+            .then(() => analyzer.sessionClosed(id));
         },
         recording: (record, sampleRate) => {
           const recording = startRecording(config.dataDir, record.id, app.log, sampleRate);
@@ -338,7 +364,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       store,
       app.log,
       (ended) => {
-        for (const id of ended) void webhooks.sessionClosed(id);
+        for (const id of ended) void webhooks.sessionClosed(id).then(() => analyzer.sessionClosed(id));
         void hangUpCallsOfGoneNodes(app, ended, app.log);
       },
       presenceTimingFor(config.nodeTimeoutSeconds),
@@ -352,6 +378,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await Promise.all([...recordings].map((recording) => recording.close()));
       await timelines.close();
       await webhooks.close();
+      await analyzer.close();
       await webhookDispatcher.close();
       await retention.stop();
       await observability.close();
@@ -421,7 +448,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       app.log.warn({ sessions: interrupted.length }, 'ended the sessions the last run of the server left in progress (end_reason server_restarted)');
       void hangUpCallsOfGoneNodes(app, interrupted, app.log);
     }
-    void webhooks.recoverMissedEnds(24 * 60 * 60);
+    // Then the analyses an earlier run left unfinished (or never opened), after their session.ended.
+    void webhooks.recoverMissedEnds(24 * 60 * 60).then(() => analyzer.start());
     return app;
   } catch (error) {
     await observability.close();

@@ -33,6 +33,9 @@ export const DIAGNOSTIC_CODES = {
   invalid_transfer_target: 'error',
   invalid_group_name: 'error',
   turn_wait_below_base: 'error',
+  invalid_outcome_type: 'error',
+  invalid_outcome_field: 'error',
+  invalid_success_criterion: 'error',
   // warnings: accepted, shown in the studio
   unreachable_state: 'warning',
   dead_end_state: 'warning',

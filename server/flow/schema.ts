@@ -258,6 +258,37 @@ export type FlowState = z.infer<typeof FlowState>;
 export const GlobalTool = z.strictObject({ target: z.string().optional() });
 export type GlobalTool = z.infer<typeof GlobalTool>;
 
+/** What an outcome field may hold (docs/flows.md#outcome-and-success). */
+export const OUTCOME_TYPES = ['string', 'number', 'integer', 'boolean', 'enum', 'date'] as const;
+
+export const OutcomeType = z.enum(OUTCOME_TYPES).register(enumRules, { code: 'invalid_outcome_type', what: 'valid outcome type' });
+export type OutcomeType = z.infer<typeof OutcomeType>;
+
+/** One field of what a call produced: taken from the variable of its name, else extracted by the model. */
+export const OutcomeField = z.strictObject({
+  type: OutcomeType,
+  /** Told to the model that extracts it. */
+  description: z.string().optional(),
+  /** Absent means false: a required field the call did not produce is `unknown`, with the error. */
+  required: z.boolean().optional(),
+  /** enum only: the values it may take (checked in semantics-outcome.ts). */
+  values: z.array(z.string()).optional(),
+});
+export type OutcomeField = z.infer<typeof OutcomeField>;
+
+/**
+ * One success criterion: exactly one key (checked in semantics-outcome.ts). `outcome` compares
+ * an outcome field (`booked == true`), `reached` names a state, `transferred` says whether the
+ * call was handed to a person, `judge` asks the model.
+ */
+export const SuccessCriterion = z.strictObject({
+  outcome: z.string().optional(),
+  reached: z.string().optional(),
+  transferred: z.boolean().optional(),
+  judge: z.string().optional(),
+});
+export type SuccessCriterion = z.infer<typeof SuccessCriterion>;
+
 export const FlowSettings = z.strictObject({
   base_system_prompt: z.string().optional(),
   llm: z.strictObject({ model: z.string().optional(), temperature: boundedNumber(0, 2, false, '').optional() }).optional(),
@@ -284,6 +315,10 @@ export const FlowSettings = z.strictObject({
    * rendered) after the beep and hang up.
    */
   voicemail: z.strictObject({ detect: z.boolean(), message: z.string().optional() }).optional(),
+  /** What each call produced, field by field, filled in once it ended (docs/flows.md#outcome-and-success). */
+  outcome: z.record(VariableName, OutcomeField).optional(),
+  /** When a call succeeded: every criterion met (docs/flows.md#outcome-and-success). */
+  success: z.array(SuccessCriterion).optional(),
 });
 export type FlowSettings = z.infer<typeof FlowSettings>;
 

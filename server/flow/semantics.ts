@@ -10,6 +10,7 @@ import { findPlaceholders } from './template.ts';
 import type { DiagnosticCode } from './diagnostic-codes.ts';
 import { checkLocalRules, settableByDocument } from './semantics-local.ts';
 import { checkPhoneRules } from './semantics-phone.ts';
+import { checkOutcomeRules } from './semantics-outcome.ts';
 
 /** Its severity is its code's, from DIAGNOSTIC_CODES. */
 export interface SemanticProblem {
@@ -253,6 +254,7 @@ export function checkSemantics(root: unknown): SemanticProblem[] {
 
   checkPlaceholders(doc, states, settableVariables, out);
   checkLocalRules(doc, states, out);
+  checkOutcomeRules(doc, states, out);
   return out;
 }
 

@@ -10,6 +10,7 @@ import { countToolCall, noAdherence, type Adherence } from '../protocol/adherenc
 import type { ServerEvent, ServerEventOf, TurnMetrics } from '../protocol/events.ts';
 import type { Session, Store } from '../store/store.ts';
 import { TIMELINE_CAP } from './timeline.ts';
+import type { AnalysisResult } from './analysis.ts';
 
 const PAGE = 500;
 
@@ -179,6 +180,8 @@ export function sessionPhoneDetail(session: Session) {
  */
 export async function sessionDetail(store: Store, session: Session, publicUrl: string) {
   const outcome = await sessionOutcome(store, session.id);
+  const analysis = await store.analyses.get(session.id);
+  const analysed = analysis?.state === 'done' ? (analysis.result as { outcome: unknown; success: unknown }) : null;
   return {
     ...sessionListItem(session),
     ...sessionPhoneDetail(session),
@@ -186,6 +189,10 @@ export async function sessionDetail(store: Store, session: Session, publicUrl: s
     ...outcome,
     recording: session.recordingFile ? { url: `${publicUrl}/v1/sessions/${session.id}/recording`, format: recordingFormat(session.recordingFile) } : null,
     timeline: timelineSummary(session),
+    // After the end (outcomes/analysis.ts): pending a moment after the call, then its result.
+    analysis_status: analysis && analysis.state !== 'none' ? analysis.state : null,
+    outcome: (analysed?.outcome ?? null) as AnalysisResult['outcome'],
+    success: (analysed?.success ?? null) as AnalysisResult['success'],
   };
 }
 

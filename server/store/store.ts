@@ -13,6 +13,7 @@ import type { FlowStorageRepository } from './repositories/flow-storage.ts';
 import type { FlowTestsRepository } from './repositories/flow-tests.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { NodesRepository } from './repositories/nodes.ts';
+import type { AnalysesRepository } from './repositories/analyses.ts';
 import type { DoNotCallRepository } from './repositories/do-not-call.ts';
 import type { PhoneNumbersRepository } from './repositories/phone-numbers.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
@@ -31,6 +32,7 @@ export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flo
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
 export type { NodesRepository } from './repositories/nodes.ts';
+export type { AnalysesRepository, AnalysisState, AnalysisSuccess, SessionAnalysis } from './repositories/analyses.ts';
 export type { CarrierFieldChange, ProviderSettings, ProviderSettingsChanges, ProvidersRepository, StoredCarrierField } from './repositories/providers.ts';
 export type { DoNotCallEntry, DoNotCallRepository } from './repositories/do-not-call.ts';
 export type { Carrier, NewPhoneNumber, PhoneNumber, PhoneNumbersRepository } from './repositories/phone-numbers.ts';
@@ -103,6 +105,8 @@ export interface Store {
   secrets: SecretsRepository;
   timelines: TimelinesRepository;
   webhooks: WebhooksRepository;
+  /** Each ended session's outcome and success, analysed after its end (docs/api.md#outcome-and-success). */
+  analyses: AnalysesRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
   close(): Promise<void>;
 }

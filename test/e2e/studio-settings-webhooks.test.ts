@@ -45,7 +45,7 @@ describe('Settings → Webhooks', () => {
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rig.server.url });
     const section = page.getByRole('region', { name: 'Webhooks' });
     await section.getByLabel('Endpoint URL').fill(receiver.url);
-    for (const event of ['session.started', 'session.state_changed', 'session.tool_called', 'call.status']) await section.getByRole('checkbox', { name: event }).uncheck();
+    for (const event of ['session.started', 'session.state_changed', 'session.tool_called', 'call.status', 'session.analyzed']) await section.getByRole('checkbox', { name: event }).uncheck();
     await section.getByRole('button', { name: 'Add endpoint' }).click();
 
     const reveal = page.getByRole('region', { name: `Signing secret for ${receiver.url}` });

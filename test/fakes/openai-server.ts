@@ -36,6 +36,12 @@ export interface ChatReply extends Fault {
    * then it answers in words. Choices come from a generator seeded with `seed`, so a run repeats.
    */
   wander?: { tools: string[]; seed: number };
+  /**
+   * Structured outputs worked out from the prompt: each property of the request's schema is the
+   * first capture of its pattern in the user messages' text, read as the property's type (a number,
+   * an integer, true/false, else text); null when the pattern does not match.
+   */
+  extract?: Record<string, RegExp>;
 }
 
 export interface ChatRule {
@@ -359,7 +365,7 @@ async function answerChat(res: ServerResponse, body: ChatBody, reply: ChatReply,
         index: 0,
         message: {
           role: 'assistant',
-          content: reply.refusal !== undefined ? null : reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? null),
+          content: reply.refusal !== undefined ? null : structuredContent(body, reply),
           refusal: reply.refusal ?? null,
           ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
@@ -400,6 +406,29 @@ function strictSchemaProblem(body: ChatBody): string | null {
     return null;
   };
   return walk(spec.schema, '');
+}
+
+/**
+ * The content of a non-streamed answer: `json` as its JSON text (text given as a string is sent as
+ * is, to answer with something that is not the schema's JSON), `extract` read from the prompt, or
+ * the plain `text`.
+ */
+function structuredContent(body: ChatBody, reply: ChatReply): string | null {
+  if (typeof reply.json === 'string' && body.response_format?.type === 'json_schema') return reply.json;
+  if (reply.json !== undefined) return JSON.stringify(reply.json);
+  if (!reply.extract) return reply.text ?? null;
+  type Property = { type?: unknown };
+  const schema = (body.response_format?.json_schema?.schema ?? {}) as { properties?: Record<string, Property> };
+  const prompt = (body.messages ?? []).filter((m) => m.role === 'user').map((m) => textOf(m.content)).join('\n');
+  const out: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const pattern = reply.extract[name];
+    if (pattern) pattern.lastIndex = 0;
+    const found = pattern?.exec(prompt)?.[1];
+    const types = Array.isArray(property.type) ? property.type : [property.type];
+    out[name] = found === undefined ? null : types.includes('integer') || types.includes('number') ? Number(found) : types.includes('boolean') ? found === 'true' || found === 'yes' : found;
+  }
+  return JSON.stringify(out);
 }
 
 // ── Speech ──────────────────────────────────────────────────────────────────────────────────

@@ -44,7 +44,9 @@ export type SecretView = z.infer<typeof Accounts.SecretView>;
 type PhoneFields = 'from' | 'to' | 'direction';
 export type SessionView = FromOlderServers<z.infer<typeof Sessions.SessionView>, 'flow_version' | 'flow_draft' | PhoneFields>;
 /** GET /v1/sessions/{id}: what a call produced. */
-export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'carrier_call_id' | 'call_status' | 'transferred_to'>;
+/** Servers before call analysis send no outcome or success. */
+type AnalysisFields = 'analysis_status' | 'outcome' | 'success';
+export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'carrier_call_id' | 'call_status' | 'transferred_to' | AnalysisFields>;
 export type CreditPart = z.infer<typeof Accounts.CreditPart>;
 export type CreditsView = FromOlderServers<z.infer<typeof Accounts.CreditsView>, 'parts'>;
 export type ProviderKind = z.infer<typeof Accounts.ProviderKind>;

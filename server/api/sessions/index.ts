@@ -74,7 +74,13 @@ const ListQuery = z.object({
     .string()
     .regex(/^\+?\d{1,16}$/, 'from_number must be digits of a phone number (part of one will do), with or without its leading +')
     .optional(),
+  success: z.enum(['true', 'false', 'unknown'], { error: 'success must be one of true, false, unknown' }).optional(),
 });
+
+/** A call's success as the API shows it: true, false, 'unknown', or null (not analysed, or its flow declares no criteria). */
+function successValue(stored: 'true' | 'false' | 'unknown' | undefined): boolean | 'unknown' | null {
+  return stored === undefined ? null : stored === 'unknown' ? 'unknown' : stored === 'true';
+}
 
 /** `wss://` behind TLS: the scheme follows the configured public URL. */
 export function webSocketUrl(publicUrl: string, path: string): string {
@@ -140,10 +146,13 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
       ...(query.created_from !== undefined && { createdFrom: query.created_from }),
       ...(query.created_before !== undefined && { createdBefore: query.created_before }),
       ...(query.from_number !== undefined && { fromNumber: query.from_number }),
+      ...(query.success !== undefined && { success: query.success }),
     };
     const now = Date.now() / 1000;
     const sessions = await store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed, filter, now);
-    return sessions.map((session) => sessionListItem(session, now));
+    // Each call's success (docs/api.md#outcome-and-success), read for the page in one look.
+    const success = await store.analyses.successOf(sessions.map((session) => session.id));
+    return sessions.map((session) => ({ ...sessionListItem(session, now), success: successValue(success.get(session.id)) }));
   });
 
   /** Another account's session reads as absent. */

@@ -5,8 +5,9 @@
 import type { HookContext, HookEvent } from '../../engine/hooks.ts';
 import type { CallStatus, Session } from '../../store/store.ts';
 import { sessionPhoneDetail, type SessionDetail } from '../session-detail.ts';
+import type { AnalysisResult } from '../analysis.ts';
 
-export const WEBHOOK_EVENT_TYPES = ['session.started', 'session.state_changed', 'session.tool_called', 'session.ended', 'call.status'] as const;
+export const WEBHOOK_EVENT_TYPES = ['session.started', 'session.state_changed', 'session.tool_called', 'session.ended', 'call.status', 'session.analyzed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export interface WebhookEnvelope {
@@ -73,5 +74,25 @@ export function callStatusEnvelope(session: Session, status: CallStatus, at: num
     type: 'call.status',
     timestamp: new Date(at * 1000).toISOString(),
     data: { session_id: session.id, flow_id: session.flowId, transport: session.transport, ...sessionPhoneDetail(session), status, metadata: session.metadata },
+  };
+}
+
+/**
+ * session.analyzed: what the call produced and whether it succeeded, once analysed after its end
+ * (docs/api.md#outcome-and-success); `outcome` and `success` as GET /v1/sessions/{id} shows them.
+ */
+export function sessionAnalyzedEnvelope(session: Session, result: AnalysisResult): WebhookEnvelope {
+  return {
+    type: 'session.analyzed',
+    timestamp: new Date(result.analyzed_at * 1000).toISOString(),
+    data: {
+      session_id: session.id,
+      flow_id: session.flowId,
+      flow_version: session.flowVersion,
+      outcome: result.outcome,
+      success: result.success,
+      analyzed_at: result.analyzed_at,
+      metadata: session.metadata,
+    },
   };
 }

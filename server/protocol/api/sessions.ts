@@ -39,6 +39,8 @@ export const SessionView = z.object({
   to: z.string().nullable(),
   /** Which way a phone call went; null for other sessions. */
   direction: z.enum(['inbound', 'outbound']).nullable(),
+  /** The call's success once analysed (docs/api.md#outcome-and-success); null before, or when its flow declares no criteria. */
+  success: z.union([z.boolean(), z.literal('unknown')]).nullable().optional(),
 });
 
 const inFlow = { from_state: z.string(), to_state: z.string(), source: ToolCallSource, at: UnixSeconds };
@@ -53,6 +55,22 @@ export const TurnMetricsView = z.object({
   server_ms: z.number().nullable(),
   at: UnixSeconds,
 });
+const OutcomeValueView = z.union([z.string(), z.number(), z.boolean()]).nullable();
+/** What a call produced, per the flow's settings.outcome (docs/api.md#outcome-and-success). */
+export const OutcomeView = z.object({
+  values: z.record(z.string(), OutcomeValueView),
+  fields: z.record(
+    z.string(),
+    z.object({ value: OutcomeValueView, source: z.enum(['variable', 'model']).nullable(), status: z.enum(['known', 'unknown']), error: z.string().optional() }),
+  ),
+  errors: z.array(z.string()),
+});
+/** Whether the call succeeded, per the flow's settings.success, each criterion with its reason. */
+export const SuccessView = z.object({
+  value: z.union([z.boolean(), z.literal('unknown')]),
+  criteria: z.array(z.object({ criterion: z.string(), kind: z.string(), met: z.union([z.boolean(), z.literal('unknown')]), reason: z.string() })),
+});
+
 /** GET /v1/sessions/{id}: what a call produced, from its stored timeline. */
 export const SessionDetail = SessionView.extend({
   /** A phone call's side, whole (null for other sessions): the numbers unmasked, the carrier's id and status, a transfer's target. */
@@ -85,6 +103,10 @@ export const SessionDetail = SessionView.extend({
   errors: z.array(z.object({ code: z.string(), message: z.string(), fatal: z.boolean(), at: UnixSeconds })),
   recording: z.object({ url: z.string(), format: z.string() }).nullable(),
   timeline: z.object({ events: z.number(), bytes: z.number(), dropped_events: z.number(), cap: z.object({ events: z.number(), bytes: z.number() }) }),
+  /** pending until the call's outcome and success are analysed, then done; null when its flow declares neither. */
+  analysis_status: z.enum(['pending', 'done']).nullable(),
+  outcome: OutcomeView.nullable(),
+  success: SuccessView.nullable(),
 });
 
 /** The raw timeline a page at a time: `next_after` is the `after` of the next page, null at the end. */

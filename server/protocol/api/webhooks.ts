@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { UnixSeconds } from './accounts.ts';
 
-export const WebhookEventType = z.enum(['session.started', 'session.state_changed', 'session.tool_called', 'session.ended', 'call.status']);
+export const WebhookEventType = z.enum(['session.started', 'session.state_changed', 'session.tool_called', 'session.ended', 'call.status', 'session.analyzed']);
 export const WebhookView = z.object({ id: z.string(), url: z.string(), events: z.array(WebhookEventType), created_at: UnixSeconds });
 /** The signing secret (`whsec_…`) comes only in the answer to the create. */
 export const CreatedWebhook = WebhookView.extend({ secret: z.string() });

@@ -19,6 +19,7 @@ import { createPgSessionsRepository } from './sessions.ts';
 import { createPgTimelinesRepository } from './timelines.ts';
 import { createPgWarmTransfersRepository } from './warm-transfers.ts';
 import { createPgWebhooksRepository } from './webhooks.ts';
+import { createPgAnalysesRepository } from './analyses.ts';
 
 export interface OpenPostgresStoreOptions extends OpenPostgresOptions {
   /** This node's id (default: a new one, repositories/nodes.ts). */
@@ -64,6 +65,7 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     secrets: createPgSecretsRepository(pg),
     timelines: createPgTimelinesRepository(pg),
     webhooks: createPgWebhooksRepository(pg),
+    analyses: createPgAnalysesRepository(pg, { id: nodes.self }),
     // A clean stop takes the node's row with it: its sessions have ended (the engine ends them
     // before the store closes), and no other node need wait out the heartbeat to know it is gone.
     close: async () => {

@@ -161,6 +161,8 @@ export interface SessionFilter {
   createdBefore?: number;
   /** Part of a phone call's from number (the caller's, for an inbound call). */
   fromNumber?: string;
+  /** The call's analysed success (repositories/analyses.ts); sessions not analysed match none. */
+  success?: 'true' | 'false' | 'unknown';
 }
 
 export interface SessionsRepository {

@@ -41,6 +41,7 @@ function conditions(accountId: string, filter: SessionFilter, now: number, d: Sq
   if (filter.createdFrom !== undefined) where.push(`created_at >= ${d.param(filter.createdFrom)}`);
   if (filter.createdBefore !== undefined) where.push(`created_at < ${d.param(filter.createdBefore)}`);
   if (filter.fromNumber !== undefined) where.push(`from_number ${d.like} ${d.param(likeContaining(filter.fromNumber))} ESCAPE '\\'`);
+  if (filter.success !== undefined) where.push(`id IN (SELECT session_id FROM session_analyses WHERE success = ${d.param(filter.success)})`);
   return where.join(' AND ');
 }
 

@@ -383,4 +383,25 @@ export const MIGRATIONS: readonly Migration[] = [
     // its other sessions (the other filters narrow what this or sessions_by_account reads).
     sql: `CREATE INDEX sessions_by_account_flow ON sessions(account_id, flow_id, created_at);`,
   },
+  {
+    version: 17,
+    name: "each ended session's analysis: its outcome and success, and the claim of the node working on it",
+    // One row per ended session of a flow (repositories/analyses.ts): 'none' when its flow declares
+    // no outcome or success, 'pending' until the analysis is stored, then 'done'. The sessions that
+    // ended before this version are 'none': their flows could not declare either.
+    sql: `CREATE TABLE session_analyses (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+            account_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            success TEXT,
+            result TEXT,
+            claimed_by TEXT,
+            claimed_until REAL,
+            created_at REAL NOT NULL,
+            done_at REAL
+          );
+          CREATE INDEX session_analyses_pending ON session_analyses(state) WHERE state = 'pending';
+          INSERT INTO session_analyses (session_id, account_id, state, created_at)
+            SELECT id, account_id, 'none', ended_at FROM sessions WHERE status = 'ended' AND flow_id IS NOT NULL AND ended_at IS NOT NULL;`,
+  },
 ];

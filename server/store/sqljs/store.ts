@@ -20,6 +20,7 @@ import { createSessionsRepository } from './repositories/sessions.ts';
 import { createTimelinesRepository } from './repositories/timelines.ts';
 import { createWarmTransfersRepository } from './repositories/warm-transfers.ts';
 import { createWebhooksRepository } from './repositories/webhooks.ts';
+import { createAnalysesRepository } from './repositories/analyses.ts';
 
 /**
  * The embedded store opened in the calling thread (openStore): sql.js, journal and snapshots in
@@ -62,6 +63,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     secrets: createSecretsRepository(db),
     timelines: createTimelinesRepository(db),
     webhooks: createWebhooksRepository(db),
+    analyses: createAnalysesRepository(db, { id: nodes.self }),
     close: () => db.close(),
   };
 }

@@ -302,6 +302,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     phoneNumbers: remote('phoneNumbers'),
     doNotCall: remote('doNotCall'),
     warmTransfers: remote('warmTransfers'),
+    analyses: remote('analyses'),
     secrets: remote('secrets'),
     timelines: remote('timelines'),
     webhooks: remote('webhooks'),

@@ -15,11 +15,14 @@ export interface SessionFilters {
   to: string;
   /** Digits of the caller's number, with or without "+". */
   caller: string;
+  /** The call's analysed success (docs/api.md#outcome-and-success), or "" for any. */
+  success: '' | 'true' | 'false' | 'unknown';
 }
 
-export const NO_FILTERS: SessionFilters = { q: '', flow_id: '', version: '', status: '', end_reason: '', from: '', to: '', caller: '' };
+export const NO_FILTERS: SessionFilters = { q: '', flow_id: '', version: '', status: '', end_reason: '', from: '', to: '', caller: '', success: '' };
 
 const STATUSES = ['created', 'connected', 'ended', 'expired'] as const;
+const SUCCESSES = ['true', 'false', 'unknown'] as const;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** What is wrong with a filter as typed, by field; an empty object when every one can be asked. */
@@ -47,6 +50,7 @@ export function filtersFromQuery(query: string): SessionFilters {
     from: day('from'),
     to: day('to'),
     caller: text('caller', 24),
+    success: (SUCCESSES as readonly string[]).includes(params.get('success') ?? '') ? (params.get('success') as SessionFilters['success']) : '',
   };
   const problems = filterProblems(filters);
   for (const field of Object.keys(problems) as Array<keyof SessionFilters>) filters[field] = '' as never;
@@ -85,5 +89,6 @@ export function apiQuery(f: SessionFilters): string {
   // "To" includes its whole day: before the next day's midnight.
   if (f.to) params.set('created_before', String(localMidnight(f.to, 1)));
   if (f.caller.trim()) params.set('from_number', f.caller.replace(/[\s()-]/g, ''));
+  if (f.success) params.set('success', f.success);
   return params.toString();
 }

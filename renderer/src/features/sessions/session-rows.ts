@@ -107,3 +107,8 @@ export function sessionTotals(sessions: readonly SessionView[], nowMs: number): 
   }
   return { count: sessions.length, seconds, cents };
 }
+
+/** A call's analysed success in words (docs/api.md#outcome-and-success); '—' when there is none (not analysed, or no criteria). */
+export function successLabel(success: boolean | 'unknown' | null | undefined): string {
+  return success === true ? 'Succeeded' : success === false ? 'Did not succeed' : success === 'unknown' ? 'Unknown' : '—';
+}
