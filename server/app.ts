@@ -170,8 +170,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     throw new Error('On PostgreSQL (VOXFLOW_DATABASE_URL) every node must share its keys: set VOXFLOW_SECRET_KEY and VOXFLOW_JWT_SECRET (e.g. `openssl rand -base64 32` and `openssl rand -base64 48`)');
   }
   // The end-of-turn model, when one is configured, loads first: a file that cannot be used stops
-  // the start with a TurnModelError naming it, before anything else is opened. It is for the
-  // end-of-turn decision to ask (EndOfTurnModel); until then the server only holds it.
+  // the start with a TurnModelError naming it, before anything else is opened. Every session's
+  // end-of-turn decision asks it (SpokenTurnsOptions.turnModel).
   const turnModel = config.engine.turnModel ? await loadTurnModel(config.engine.turnModel) : null;
   const secretKey = config.secretKey ? decodeConfiguredKey(config.secretKey) : await loadOrCreateKeyFile(config.dataDir, 'secret.key');
   const jwtSecret = config.jwtSecret ? decodeConfiguredJwtSecret(config.jwtSecret) : await loadOrCreateKeyFile(config.dataDir, 'jwt.key', 48);
@@ -311,6 +311,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       assistantPrompt: config.engine.assistantPrompt,
       language: config.engine.language,
       turnDefaults: config.engine.turn,
+      turnModel,
       maxSessions: config.engine.maxSessions,
       maxSessionMs: config.engine.maxSessionSeconds * 1000,
       idleEndMs: config.engine.idleEndSeconds * 1000,

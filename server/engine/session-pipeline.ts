@@ -179,6 +179,7 @@ export class SessionPipeline {
         nextTurnNumber,
         turn: () => this.turnTaking(),
         agentSpeaking: () => this.audioOut.isSpeaking && !this.audioOut.isPaused,
+        turnModel: setup.turnModel ?? null,
       },
       {
         push: (frame) => {

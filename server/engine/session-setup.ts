@@ -1,6 +1,7 @@
 // What a voice session is given by its host (the voice engine, the flow-test runner) and what it
 // gives back: its setup (flow, providers, limits, where its end is recorded), the sink for its
 // events and audio, and the end as the session measured it.
+import type { EndOfTurnModel } from './turn-model.ts';
 import type { SessionMeter } from '../billing/metering.ts';
 import type { FlowDocument } from '../flow/types.ts';
 import type { TransferAction } from '../flow/runtime.ts';
@@ -49,6 +50,8 @@ export interface SessionSetup {
    * state's `turn`; each key absent: DEFAULT_TURN_POLICY's.
    */
   turnDefaults?: Partial<TurnPolicy>;
+  /** The server's end-of-turn model (--turn-model), asked where a pause's words decide nothing (SpokenTurnsOptions.turnModel). */
+  turnModel?: EndOfTurnModel;
   /** Hears the caller's audio as it arrives (a call recording); must not block. */
   callerAudioTap?: (pcm: Int16Array) => void;
   /**

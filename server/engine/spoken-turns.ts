@@ -14,7 +14,8 @@
 import { sessionError } from '../protocol/session-errors.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/types.ts';
 import type { CallerSpeechFrames, CallerTurnFrame, CallerWordsFrame, ErrorFrame, InterruptFrame, PauseAgentFrame, ResumeAgentFrame, StageOutput } from './frames.ts';
-import { BACKCHANNEL_MAX_MS, decideEndOfTurn, isAdaptive, judgeBargeIn, NO_HINTS, pausesForBackchannels, type BargeInDecision, type TurnHints, type TurnPolicy } from './turn-rules.ts';
+import type { EndOfTurnModel } from './turn-model.ts';
+import { BACKCHANNEL_MAX_MS, decideEndOfTurn, isAdaptive, judgeBargeIn, NO_HINTS, pausesForBackchannels, shortestWaitMs, type BargeInDecision, type EndOfTurnDecision, type TurnHints, type TurnPolicy } from './turn-rules.ts';
 import { TurnTiming } from './turn-timing.ts';
 
 export interface SpokenTurnsOptions {
@@ -33,7 +34,16 @@ export interface SpokenTurnsOptions {
   agentSpeaking?(): boolean;
   /** The clock `lastVoicedAt` is read on (performance.now). */
   now?(): number;
+  /**
+   * The server's end-of-turn model (--turn-model), asked at a pause whose words say neither
+   * "unfinished" nor "a short answer": its probability that the caller is done picks the shortest
+   * wait or the longest. Run in a worker; a failure leaves the words' decision.
+   */
+  turnModel?: EndOfTurnModel | null;
 }
+
+/** What the end-of-turn model hears: the turn's last 8 s of speech at 16 kHz. */
+const MODEL_SAMPLES = 8 * 16_000;
 
 export type SpokenTurnsOutput = InterruptFrame | PauseAgentFrame | ResumeAgentFrame | CallerTurnFrame | CallerWordsFrame | ErrorFrame;
 
@@ -54,6 +64,9 @@ interface OpenTurn {
   timer: NodeJS.Timeout | null;
   /** The BACKCHANNEL_MAX_MS check of speech over the agent. */
   durationTimer: NodeJS.Timeout | null;
+  /** The turn's speech, newest last, at most MODEL_SAMPLES in all; kept only when a turn model listens. */
+  audio: Int16Array[];
+  audioSamples: number;
 }
 
 export class SpokenTurns {
@@ -79,6 +92,7 @@ export class SpokenTurns {
         return;
       case 'caller_speech':
         this.stt?.write(frame.pcm);
+        if (this.open && this.options.turnModel) keepAudio(this.open, frame.pcm);
         return;
       case 'turn_ended':
         if (this.open) void this.paused(this.open, frame.lastVoicedAt);
@@ -128,8 +142,9 @@ export class SpokenTurns {
       this.out.push({ type: 'interrupt' });
     }
     if (turn === null || (!overAgent && !isAdaptive(turn.policy))) return;
-    const started: OpenTurn = { startedAt: this.now, speaking: true, overAgent, words: [], interim: null, lastVoicedAt: this.now, timer: null, durationTimer: null };
+    const started: OpenTurn = { startedAt: this.now, speaking: true, overAgent, words: [], interim: null, lastVoicedAt: this.now, timer: null, durationTimer: null, audio: [], audioSamples: 0 };
     this.open = started;
+    if (this.options.turnModel) keepAudio(started, preRoll);
     if (overAgent) {
       started.durationTimer = setTimeout(() => {
         started.durationTimer = null;
@@ -220,7 +235,15 @@ export class SpokenTurns {
     if (this.open !== open) return;
     const turn = this.policy();
     const text = open.words.join(' ');
-    const decision = decideEndOfTurn(text, this.options.sttOptions.language, turn?.hints ?? NO_HINTS, turn!.policy);
+    let decision: EndOfTurnDecision = decideEndOfTurn(text, this.options.sttOptions.language, turn?.hints ?? NO_HINTS, turn!.policy);
+    const model = this.options.turnModel;
+    if (decision.reason === 'default' && model && open.audioSamples > 0) {
+      const probability = await model.endOfTurnProbability(joinAudio(open.audio, open.audioSamples)).catch(() => null);
+      if (this.open !== open || open.speaking || this.options.signal.aborted) return;
+      if (probability !== null) {
+        decision = probability >= 0.5 ? { waitMs: shortestWaitMs(turn!.policy), reason: 'model_complete' } : { waitMs: turn!.policy.maxEndpointingMs, reason: 'model_unfinished' };
+      }
+    }
     const dueAt = open.lastVoicedAt + decision.waitMs;
     const finish = () => {
       if (this.open !== open || open.speaking) return;
@@ -231,7 +254,7 @@ export class SpokenTurns {
     else open.timer = setTimeout(finish, remaining);
   }
 
-  private finishTurn(open: OpenTurn, endedAt: number, decision: { waitMs: number; reason: 'unfinished' | 'short_answer' | 'default' | 'fixed' }, text: string): void {
+  private finishTurn(open: OpenTurn, endedAt: number, decision: EndOfTurnDecision, text: string): void {
     this.closeTurn();
     this.userSpeaking = false;
     const timing = new TurnTiming(this.options.nextTurnNumber(), 'voice');
@@ -282,4 +305,22 @@ export class SpokenTurns {
     if (this.userSpeaking) this.out.push({ type: 'caller_words', text });
     else this.out.push({ type: 'caller_turn', text, timing });
   }
+}
+
+/** Keeps the turn's newest speech for the end-of-turn model, dropping what is older than it hears. */
+function keepAudio(open: OpenTurn, pcm: Int16Array): void {
+  if (pcm.length === 0) return;
+  open.audio.push(pcm);
+  open.audioSamples += pcm.length;
+  while (open.audio.length > 1 && open.audioSamples - open.audio[0]!.length >= MODEL_SAMPLES) open.audioSamples -= open.audio.shift()!.length;
+}
+
+function joinAudio(parts: Int16Array[], samples: number): Int16Array {
+  const out = new Int16Array(samples);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }

@@ -7,7 +7,8 @@
 // run() is synchronous native work) both happen on a worker thread of the model's own
 // (turn-model-worker.mjs), never on the thread that paces every call's audio.
 //
-// The end-of-turn decision does not ask it yet: EndOfTurnModel is the interface it will call.
+// The end-of-turn decision (spoken-turns.ts) asks it at a caller's pause whose words say neither
+// "unfinished" nor "a whole short answer" (docs/flows.md#turn-taking).
 import { Worker } from 'node:worker_threads';
 
 /** What the end-of-turn decision asks: is the caller done, judging by how their speech ends? */

@@ -192,7 +192,8 @@ export interface TurnHints {
 
 export const NO_HINTS: TurnHints = { yesNo: false, enumValues: [], number: false, collectingDigits: false };
 
-export type EndOfTurnReason = 'unfinished' | 'short_answer' | 'default' | 'fixed';
+/** `model_complete` / `model_unfinished`: the words said neither, and the end-of-turn model (--turn-model) decided. */
+export type EndOfTurnReason = 'unfinished' | 'short_answer' | 'default' | 'fixed' | 'model_complete' | 'model_unfinished';
 
 /** Words after which an English sentence cannot have ended. */
 const UNFINISHED_EN = new Set([

@@ -6,6 +6,7 @@ import type { Session, Store } from '../store/store.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
 import { meteredProviders } from './metered-providers.ts';
+import type { EndOfTurnModel } from './turn-model.ts';
 import { SlotPool, type Slot } from './session-slots.ts';
 import type { ServerEvent } from '../protocol/events.ts';
 import { checkFirstMinute, type CreditCheck } from '../billing/admission.ts';
@@ -36,6 +37,8 @@ export interface VoiceEngineDeps {
   language: string;
   /** The server's turn-taking (SessionSetup.turnDefaults). */
   turnDefaults?: Partial<TurnPolicy>;
+  /** The server's end-of-turn model (SessionSetup.turnModel). */
+  turnModel?: EndOfTurnModel | null;
   /**
    * Live sessions at once on this node, all accounts together; admissions in flight count. The
    * per-account cap (VOXFLOW_SESSIONS_PER_ACCOUNT) is not counted here but by the store, as a
@@ -364,6 +367,7 @@ export class VoiceEngine {
         allowSimulator: request.allowSimulator,
         language: flow?.settings?.language ?? this.deps.language,
         ...(this.deps.turnDefaults ? { turnDefaults: this.deps.turnDefaults } : {}),
+        ...(this.deps.turnModel ? { turnModel: this.deps.turnModel } : {}),
         providers: withFlowVoiceIn(withUsageTold(meter ? meteredProviders(providers.providers, (part) => meter.used(part)) : providers.providers, record.id, this.deps.observer), flow),
         userInput: this.deps.userInput,
         meter,

@@ -118,12 +118,13 @@ export type ServerEvent =
        * The caller's turn is over: the silence waited for after their words (`wait_ms`) and why,
        * `unfinished` (the words stopped mid-sentence: a conjunction, a filler, a preposition, a
        * number being read), `short_answer` (a whole answer to the state's yes/no or choice
-       * question), `default`, or `fixed` (the state's wait does not adapt). `transcript` is the
-       * words that decided it.
+       * question), `default`, `fixed` (the state's wait does not adapt), or, with the server's
+       * end-of-turn model (--turn-model) where the words said neither, `model_complete` or
+       * `model_unfinished`. `transcript` is the words that decided it.
        */
       type: 'turn_end';
       wait_ms: number;
-      reason: 'unfinished' | 'short_answer' | 'default' | 'fixed';
+      reason: 'unfinished' | 'short_answer' | 'default' | 'fixed' | 'model_complete' | 'model_unfinished';
       transcript: string;
     }
   | ({ type: 'metrics' } & TurnMetrics)

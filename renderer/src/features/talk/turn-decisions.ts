@@ -21,6 +21,8 @@ const END_REASONS: Record<ServerEventOf<'turn_end'>['reason'], string> = {
   short_answer: "a whole short answer to the state's question",
   default: 'the usual wait',
   fixed: "the state's fixed wait",
+  model_complete: 'the end-of-turn model heard a finished turn',
+  model_unfinished: 'the end-of-turn model heard the caller not done',
 };
 
 /** Null for a decision this studio has no words for (a newer server's). */
