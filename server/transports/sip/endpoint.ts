@@ -18,6 +18,7 @@ import { networkInterfaces } from 'node:os';
 import { EngineRefusal } from '../../engine/voice-engine.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
 import { carrierCredentials, parseSource } from '../../security/carrier-credentials.ts';
+import type { RegisterTarget } from '../../config.ts';
 import type { PhoneNumber } from '../../store/store.ts';
 import { admitClaimedSession, type AdmittedSession } from '../session-admission.ts';
 import { mediaTarget, SipCall } from './call.ts';
@@ -25,6 +26,7 @@ import { DigestAuth } from './digest.ts';
 import { capabilities, header, parseNameAddr, parseUri, responseTo, tagOf, type ParseResult, type SipRequest } from './message.ts';
 import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './rtp.ts';
 import { parseOffer } from './sdp.ts';
+import { Registration } from './register.ts';
 import { TransactionLayer, type ServerTransaction } from './transactions.ts';
 import { listenTcp, listenUdp, parseListen, type Listening, type Peer } from './transport.ts';
 
@@ -37,6 +39,9 @@ export interface SipEndpointOptions {
   listen: readonly string[];
   rtpPorts: string;
   mediaAddress?: string | undefined;
+  /** Register to a trunk or registrar (VOXFLOW_SIP_REGISTER), with this password. */
+  register?: RegisterTarget | undefined;
+  registerPassword?: string | undefined;
 }
 
 interface Pending {
@@ -55,6 +60,8 @@ export class SipEndpoint {
   private readonly contactHost: string;
   private readonly rtpHost: string;
   private closing = false;
+  /** Our registration at a trunk, when configured: its calls are trusted and routed by the number dialled. */
+  registration: Registration | null = null;
 
   constructor(
     private readonly app: FastifyInstance,
@@ -92,11 +99,29 @@ export class SipEndpoint {
       throw error;
     }
     this.log.info({ sip: this.listening, media_address: this.contactHost }, 'SIP endpoint listening');
+    if (this.options.register) {
+      const listener = this.listeners.find((l) => l.protocol === 'udp');
+      if (!listener) {
+        await this.close();
+        throw new Error('VOXFLOW_SIP_REGISTER: registering needs a udp: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)');
+      }
+      this.registration = new Registration({
+        target: this.options.register,
+        password: this.options.registerPassword ?? '',
+        contactHost: this.contactHost,
+        listener,
+        layer: this.layer,
+        log: this.log,
+      });
+      this.registration.start();
+    }
   }
 
   /** Ends every call (BYE), then stops listening. */
   async close(): Promise<void> {
     this.closing = true;
+    // The un-REGISTER first: the trunk stops sending new calls while ours end.
+    await this.registration?.stop();
     for (const pending of this.pending.values()) pending.cancel();
     await Promise.all([...this.calls.values()].map((call) => call.hangUp('server_stopping').catch(() => {})));
     this.layer.close();
@@ -192,13 +217,13 @@ export class SipEndpoint {
       tx.reply(status, extra);
     };
     try {
-      const uri = parseUri(request.uri);
-      const user = uri?.user ?? null;
-      const { store, engine, secrets } = this.app.services;
+      const fromTrunk = this.fromRegistrar(peer);
+      const user = this.calledUser(request, fromTrunk);
+      const { store, engine } = this.app.services;
       const number = user ? await store.phoneNumbers.findByCarrierNumber('sip', user) : null;
       if (!number) return refuse(404, 'unknown_number', { user: user?.slice(0, 64) ?? null }, 'a SIP call to a number no account holds');
 
-      const trust = await this.trust(number, request, peer);
+      const trust = fromTrunk ? 'ok' : await this.trust(number, request, peer);
       if (trust === 'challenge' || trust === 'stale') {
         return refuse(401, 'challenged', {}, 'a SIP call was challenged for credentials', { headers: [{ name: 'www-authenticate', value: this.digest.challenge(trust === 'stale') }] });
       }
@@ -290,6 +315,24 @@ export class SipEndpoint {
       rtp?.close();
       if (admitted) await admitted.refuse(pending.cancelled ? 'caller_hung_up' : 'refused').catch(() => {});
     }
+  }
+
+  /** Whether a message comes from the registrar we registered to (the trunk we chose to trust). */
+  private fromRegistrar(peer: Peer): boolean {
+    const address = this.registration?.address;
+    return Boolean(address) && peer.address.replace(/^::ffff:/, '') === address;
+  }
+
+  /**
+   * The number called: the Request-URI's user, except when the trunk sent the call to our
+   * registration's Contact (its user is ours, not the number dialled): then the To header's user,
+   * where trunks keep the number the caller dialled.
+   */
+  private calledUser(request: SipRequest, fromTrunk: boolean): string | null {
+    const user = parseUri(request.uri)?.user ?? null;
+    if (!fromTrunk || user !== this.registration?.user) return user;
+    const to = parseNameAddr(header(request, 'to') ?? '');
+    return (to ? parseUri(to.uri)?.user : null) ?? user;
   }
 
   /** Whether the INVITE comes from the account's peers: a listed source, or digest credentials. */
