@@ -319,6 +319,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         return { pcm, sampleRate: ENGINE_SAMPLE_RATE, provider: tts.provider };
       },
       sipListening: [],
+      sipCalls: null,
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks

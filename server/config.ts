@@ -272,6 +272,8 @@ export const ConfigSchema = z.object({
       }),
       /** The registration's password (environment only). */
       registerPassword: optionalText,
+      /** Where calls we place (POST /v1/calls from a sip number) are sent: `<host>[:<port>]`; the registrar when unset. */
+      outboundProxy: optionalText.refine((v) => v === undefined || /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(v), { message: 'must be <host>[:<port>], e.g. sip.trunk.example:5060' }),
     })
     .prefault({}),
   ice: z
@@ -446,6 +448,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_SIP_MEDIA_ADDRESS', 'sip.mediaAddress', '<ip>', 'IPv4 address peers reach our RTP and SIP at, put in SDP and Contact (behind NAT: the public one)', { shownDefault: 'the SIP listening address' }),
   setting('VOXFLOW_SIP_REGISTER', 'sip.register', '<user@host[:port][;…]>', "REGISTER to a SIP trunk or registrar and take the calls it sends (docs/sip.md); ;expires=<s> (default 300), ;auth_user=<name>; the password is VOXFLOW_SIP_REGISTER_PASSWORD"),
   secret('VOXFLOW_SIP_REGISTER_PASSWORD', 'sip.registerPassword', 'the password of VOXFLOW_SIP_REGISTER (digest authentication)'),
+  setting('VOXFLOW_SIP_OUTBOUND_PROXY', 'sip.outboundProxy', '<host[:port]>', 'where calls placed from sip numbers (POST /v1/calls) are sent, answering its challenges with the registration\'s user and password', { shownDefault: 'the VOXFLOW_SIP_REGISTER registrar' }),
   setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),

@@ -36,6 +36,8 @@ export interface Services {
   minuteMs?: number;
   /** Where the SIP endpoint listens, once bound (port 0 resolved); empty when SIP is off (docs/sip.md). */
   sipListening: Array<{ protocol: 'udp' | 'tcp'; host: string; port: number }>;
+  /** Places a call over SIP for POST /v1/calls (its SIP Call-ID); null when SIP is off. */
+  sipCalls: { place(call: { session: Session; tokenHash: string; from: string; to: string }): string } | null;
 }
 
 /** Who is calling, as established by the auth plugin. */

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
-import { afterThisTest } from './after-this-test.ts';
+import { afterThisFile, afterThisTest } from './after-this-test.ts';
 import { FIXTURES } from './sip-rig.ts';
 
 export const KAMAILIO = '/usr/sbin/kamailio';
@@ -25,6 +25,8 @@ export interface KamailioOptions {
   port?: number;
   /** Answer every REGISTER 503 (a registrar that is down for registrations). */
   refuse?: boolean;
+  /** Keep it for the whole test file (stopped after the file) rather than one test. */
+  forFile?: boolean;
 }
 
 export interface Kamailio {
@@ -108,7 +110,7 @@ export async function startKamailio(options: KamailioOptions): Promise<Kamailio>
     }
     await rm(runDir, { recursive: true, force: true });
   };
-  afterThisTest(stop);
+  (options.forFile ? afterThisFile : afterThisTest)(stop);
   const waitForLine = (pattern: RegExp, timeoutMs = 20_000) =>
     vi.waitFor(
       () => {

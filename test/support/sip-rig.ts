@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { afterThisFile, afterThisTest } from './after-this-test.ts';
@@ -186,6 +186,8 @@ export interface SippOptions {
   rtpPort: number;
   /** Send to this port on 127.0.0.1 rather than the rig's (a trunk in front of it). */
   remotePort?: number;
+  /** Be the called side (a UAS scenario), listening on this port. */
+  uasPort?: number;
   vars?: Record<string, string>;
   extraArgs?: string[];
   timeoutSeconds?: number;
@@ -197,9 +199,8 @@ export async function runSipp(options: SippOptions): Promise<SippRun> {
   const localIp = options.localIp ?? '127.0.0.1';
   const port = options.remotePort ?? (options.transport === 'tcp' ? options.rig.tcpPort : options.rig.udpPort);
   const args = [
-    '-sf', join(FIXTURES, options.scenario),
-    '-s', options.service ?? '1000',
-    `127.0.0.1:${port}`,
+    '-sf', resolve(FIXTURES, options.scenario),
+    ...(options.uasPort !== undefined ? ['-p', String(options.uasPort)] : ['-s', options.service ?? '1000', `127.0.0.1:${port}`]),
     '-t', options.transport === 'tcp' ? 't1' : 'u1',
     '-i', localIp,
     '-mi', localIp,

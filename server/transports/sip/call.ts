@@ -43,12 +43,50 @@ export interface CallEnvironment {
   gone(call: SipCall): void;
 }
 
+/** A dialog's state as either side made it (RFC 3261 12.1): who we are, who they are, where requests go. */
+export interface Dialog {
+  callId: string;
+  localTag: string;
+  /** Our URI, in the From of our requests. */
+  localUri: string;
+  /** The other side's From or To value, with its tag: the To of our requests. */
+  remote: string;
+  /** Where our requests go: the other side's Contact. */
+  remoteTarget: string;
+  /** Route headers for our requests, in order. */
+  routeSet: string[];
+  /** The other side's last CSeq. */
+  remoteCseq: number;
+  /** The hop the dialog's messages come from and go to (the PBX, the trunk, the proxy). */
+  peer: Peer;
+}
+
 export interface CallStart {
-  invite: ServerTransaction;
+  /** The caller's INVITE, for a call we answer; null for a call we placed (already answered and acknowledged). */
+  invite: ServerTransaction | null;
+  dialog: Dialog;
   offer: Offer;
   rtp: RtpStream;
   admitted: AdmittedSession;
-  localTag: string;
+  /** Told once when the call is over (an outbound call records its final call status). */
+  over?: (why: string) => void;
+}
+
+/** The dialog an INVITE we answer makes: our tag in To, the caller's Contact as the remote target, its Record-Route as the route set. */
+export function dialogOfInvite(invite: ServerTransaction, localTag: string): Dialog {
+  const request = invite.request;
+  const remote = header(request, 'from')!;
+  const contact = parseNameAddr(header(request, 'contact') ?? '');
+  return {
+    callId: header(request, 'call-id')!,
+    localTag,
+    localUri: parseNameAddr(header(request, 'to')!)!.uri,
+    remote,
+    remoteTarget: contact?.uri ?? parseNameAddr(remote)!.uri,
+    routeSet: headerList(request, 'record-route'),
+    remoteCseq: parseCSeq(header(request, 'cseq')!)!.seq,
+    peer: invite.peer,
+  };
 }
 
 export function mediaTarget(offer: Offer): MediaTarget {
@@ -92,16 +130,15 @@ export class SipCall {
     private readonly env: CallEnvironment,
     private readonly start: CallStart,
   ) {
-    const invite = start.invite.request;
-    this.callId = header(invite, 'call-id')!;
-    this.localTag = start.localTag;
-    this.peer = start.invite.peer;
-    this.remoteFrom = header(invite, 'from')!;
-    this.localUri = parseNameAddr(header(invite, 'to')!)!.uri;
-    const contact = parseNameAddr(header(invite, 'contact') ?? '');
-    this.remoteTarget = contact?.uri ?? parseNameAddr(this.remoteFrom)!.uri;
-    this.routeSet = headerList(invite, 'record-route');
-    this.remoteCseq = parseCSeq(header(invite, 'cseq')!)!.seq;
+    const { dialog } = start;
+    this.callId = dialog.callId;
+    this.localTag = dialog.localTag;
+    this.peer = dialog.peer;
+    this.remoteFrom = dialog.remote;
+    this.localUri = dialog.localUri;
+    this.remoteTarget = dialog.remoteTarget;
+    this.routeSet = dialog.routeSet;
+    this.remoteCseq = dialog.remoteCseq;
     this.offer = start.offer;
   }
 
@@ -109,13 +146,15 @@ export class SipCall {
     return this.start.rtp;
   }
 
-  /** Answers the INVITE with our SDP and starts the audio and the session. */
+  /** Answers the INVITE with our SDP (a call we answer) and starts the audio and the session. */
   answer(sessionId: string): void {
     const { invite, rtp, admitted } = this.start;
-    const cseq = parseCSeq(header(invite.request, 'cseq')!)!.seq;
-    const response = this.okWithSdp(invite.request);
-    invite.respond(response);
-    this.retransmitUntilAck(response, cseq);
+    if (invite) {
+      const cseq = parseCSeq(header(invite.request, 'cseq')!)!.seq;
+      const response = this.okWithSdp(invite.request);
+      invite.respond(response);
+      this.retransmitUntilAck(response, cseq);
+    }
     rtp.start();
     const log = this.env.log.child({ session: sessionId, sip_call: this.callId.slice(0, 32) });
     this.session = admitted.start({
@@ -305,6 +344,7 @@ export class SipCall {
     this.transfer?.settle({ ok: false, reason: 'the call ended' });
     this.rtp.close();
     this.env.gone(this);
+    this.start.over?.(why);
     this.markFinished();
   }
 

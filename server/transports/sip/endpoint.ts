@@ -21,7 +21,8 @@ import { carrierCredentials, parseSource } from '../../security/carrier-credenti
 import type { RegisterTarget } from '../../config.ts';
 import type { PhoneNumber } from '../../store/store.ts';
 import { admitClaimedSession, type AdmittedSession } from '../session-admission.ts';
-import { mediaTarget, SipCall } from './call.ts';
+import { dialogOfInvite, mediaTarget, SipCall, type CallEnvironment } from './call.ts';
+import { OutboundCalls } from './outbound.ts';
 import { DigestAuth } from './digest.ts';
 import { capabilities, header, parseNameAddr, parseUri, responseTo, tagOf, type ParseResult, type SipRequest } from './message.ts';
 import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './rtp.ts';
@@ -42,6 +43,8 @@ export interface SipEndpointOptions {
   /** Register to a trunk or registrar (VOXFLOW_SIP_REGISTER), with this password. */
   register?: RegisterTarget | undefined;
   registerPassword?: string | undefined;
+  /** Where calls we place go (`host[:port]`); the registrar when unset. */
+  outboundProxy?: string | undefined;
 }
 
 interface Pending {
@@ -62,6 +65,8 @@ export class SipEndpoint {
   private closing = false;
   /** Our registration at a trunk, when configured: its calls are trusted and routed by the number dialled. */
   registration: Registration | null = null;
+  /** Calls we place (POST /v1/calls from a sip number); null without a UDP listener. */
+  outbound: OutboundCalls | null = null;
 
   constructor(
     private readonly app: FastifyInstance,
@@ -79,6 +84,7 @@ export class SipEndpoint {
     this.layer = new TransactionLayer({
       request: (tx) => this.request(tx),
       ack: (request) => this.ack(request),
+      strayResponse: (response) => this.outbound?.strayResponse(response),
     });
   }
 
@@ -99,8 +105,26 @@ export class SipEndpoint {
       throw error;
     }
     this.log.info({ sip: this.listening, media_address: this.contactHost }, 'SIP endpoint listening');
+    const udp = this.listeners.find((l) => l.protocol === 'udp');
+    if (udp) {
+      const register = this.options.register;
+      const proxy = this.options.outboundProxy ? /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(this.options.outboundProxy) : null;
+      this.outbound = new OutboundCalls({
+        app: this.app,
+        log: this.log,
+        layer: this.layer,
+        contactHost: this.contactHost,
+        listener: udp,
+        rtpHost: this.rtpHost,
+        rtpRange: this.rtpRange,
+        nextHop: proxy ? { host: proxy[1]!.replace(/^\[(.*)\]$/, '$1'), port: proxy[2] ? Number(proxy[2]) : 5060 } : register ? { host: register.host, port: register.port } : null,
+        credentials: register && this.options.registerPassword ? { username: register.authUser, password: this.options.registerPassword } : null,
+        callEnvironment: () => this.callEnvironment(udp),
+        keep: (call) => this.calls.set(dialogKey(call.callId, call.localTag), call),
+      });
+    }
     if (this.options.register) {
-      const listener = this.listeners.find((l) => l.protocol === 'udp');
+      const listener = udp;
       if (!listener) {
         await this.close();
         throw new Error('VOXFLOW_SIP_REGISTER: registering needs a udp: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)');
@@ -122,6 +146,7 @@ export class SipEndpoint {
     this.closing = true;
     // The un-REGISTER first: the trunk stops sending new calls while ours end.
     await this.registration?.stop();
+    this.outbound?.close();
     for (const pending of this.pending.values()) pending.cancel();
     await Promise.all([...this.calls.values()].map((call) => call.hangUp('server_stopping').catch(() => {})));
     this.layer.close();
@@ -290,17 +315,8 @@ export class SipEndpoint {
       }
       const localTag = tx.toTag;
       call = new SipCall(
-        {
-          app: this.app,
-          log: this.log,
-          layer: this.layer,
-          contactHost: this.contactHost,
-          sendTo: (message, address, port) => this.listeners.find((l) => l.protocol === peer.protocol && l.port === peer.local.port)?.sendTo(message, address, port) ?? false,
-          gone: (gone) => {
-            if (this.calls.get(dialogKey(gone.callId, gone.localTag)) === gone) this.calls.delete(dialogKey(gone.callId, gone.localTag));
-          },
-        },
-        { invite: tx, offer: parsed.offer, rtp, admitted, localTag },
+        this.callEnvironment(this.listeners.find((l) => l.protocol === peer.protocol && l.port === peer.local.port)),
+        { invite: tx, dialog: dialogOfInvite(tx, localTag), offer: parsed.offer, rtp, admitted },
       );
       this.calls.set(dialogKey(callId, localTag), call);
       rtp = null; // the call owns it now
@@ -315,6 +331,20 @@ export class SipEndpoint {
       rtp?.close();
       if (admitted) await admitted.refuse(pending.cancelled ? 'caller_hung_up' : 'refused').catch(() => {});
     }
+  }
+
+  /** What a call needs of the endpoint: its transaction layer, and a listener to send its requests from. */
+  private callEnvironment(listener: Listening | undefined): CallEnvironment {
+    return {
+      app: this.app,
+      log: this.log,
+      layer: this.layer,
+      contactHost: this.contactHost,
+      sendTo: (message, address, port) => listener?.sendTo(message, address, port) ?? false,
+      gone: (gone) => {
+        if (this.calls.get(dialogKey(gone.callId, gone.localTag)) === gone) this.calls.delete(dialogKey(gone.callId, gone.localTag));
+      },
+    };
   }
 
   /** Whether a message comes from the registrar we registered to (the trunk we chose to trust). */

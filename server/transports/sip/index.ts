@@ -17,12 +17,16 @@ export async function sipTransport(app: FastifyInstance): Promise<void> {
     mediaAddress: config.sip.mediaAddress,
     register: config.sip.register,
     registerPassword: config.sip.registerPassword,
+    outboundProxy: config.sip.outboundProxy,
   }, app.log.child({ transport: 'sip' }));
   await endpoint.start();
   app.services.sipListening.push(...endpoint.listening);
+  const outbound = endpoint.outbound;
+  if (outbound) app.services.sipCalls = { place: (call) => outbound.place(call) };
   // Before the engine ends the sessions, so each call ends with its BYE rather than a silent line.
   app.addHook('preClose', async () => {
     await endpoint.close();
     app.services.sipListening.length = 0;
+    app.services.sipCalls = null;
   });
 }
