@@ -21,7 +21,7 @@ import { answerChallenge } from './digest.ts';
 import { header, headerList, parseNameAddr, type Header, type SipRequest, type SipResponse } from './message.ts';
 import { bindRtpSocket, RtpStream, type RtpPortRange } from './rtp.ts';
 import { buildOffer, parseOffer } from './sdp.ts';
-import { newBranch, newTag, type TransactionLayer } from './transactions.ts';
+import { newBranch, newTag, T1_MS, type TransactionLayer } from './transactions.ts';
 import type { Listening, Peer } from './transport.ts';
 
 /** How long a placed call may ring before we give up (CANCEL): the carriers' usual 60 s. */
@@ -156,6 +156,8 @@ export class OutboundCalls {
           if (cancelled) return;
           cancelled = true;
           void env.layer.sendRequest(cancelOf(sent), () => send(cancelOf(sent)), false);
+          // A far end that never answers the INVITE after our CANCEL is not waited for forever.
+          setTimeout(() => env.layer.abandonInvite(sent), 64 * T1_MS).unref();
         };
         const ringTimer = setTimeout(cancel, RING_TIMEOUT_MS);
         ringTimer.unref();
@@ -211,7 +213,7 @@ export class OutboundCalls {
       const ackHop = firstHop(routeSet, remoteTarget) ?? { address, port };
       env.listener.sendTo(ack, ackHop.address, ackHop.port);
       this.acks.set(callId, { ack, ...ackHop });
-      const forget = setTimeout(() => this.acks.delete(callId), 64 * 500);
+      const forget = setTimeout(() => this.acks.delete(callId), 64 * T1_MS);
       forget.unref();
 
       const answer = parseOffer(response.body.toString('utf8'));

@@ -137,7 +137,8 @@ export class ServerTransaction {
 }
 
 interface ClientTransaction {
-  resolve(response: SipResponse): void;
+  /** `madeHere`: an answer we made (a timeout, closing), not the far end's: nothing to acknowledge. */
+  resolve(response: SipResponse, madeHere?: boolean): void;
   /** A 1xx (INVITE transactions only care). */
   provisional?(response: SipResponse): void;
   timers: NodeJS.Timeout[];
@@ -249,10 +250,10 @@ export class TransactionLayer {
           }
           provisional(response);
         },
-        resolve: (response) => {
+        resolve: (response, madeHere = false) => {
           for (const timer of tx.timers) clearTimeout(timer);
           this.client.delete(key);
-          if (response.status >= 300 && response.headers.length > 0 && header(response, 'to')) send(ackFor(request, response));
+          if (response.status >= 300 && !madeHere) send(ackFor(request, response));
           resolve(response);
         },
       };
@@ -324,8 +325,14 @@ export class TransactionLayer {
     });
   }
 
+  /** Gives up on an INVITE of ours that was CANCELled and never got its final answer: a 408 made here. */
+  abandonInvite(invite: SipRequest): void {
+    const via = parseVia(header(invite, 'via')!)!;
+    this.client.get(`${via.params.branch}|INVITE`)?.resolve(responseTo(invite, 408, { reason: 'Request Timeout' }), true);
+  }
+
   close(): void {
     for (const tx of [...this.server.values()]) tx.terminate();
-    for (const tx of [...this.client.values()]) tx.resolve({ kind: 'response', status: 503, reason: 'Closing', headers: [], body: Buffer.alloc(0) });
+    for (const tx of [...this.client.values()]) tx.resolve({ kind: 'response', status: 503, reason: 'Closing', headers: [], body: Buffer.alloc(0) }, true);
   }
 }
