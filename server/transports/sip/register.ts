@@ -45,7 +45,6 @@ export class Registration {
   private timer: NodeJS.Timeout | null = null;
   private retryMs = FIRST_RETRY_MS;
   private expires: number;
-  private running: Promise<void> | null = null;
   private readonly settled: Array<() => void> = [];
 
   constructor(private readonly options: RegistrationOptions) {
@@ -73,7 +72,8 @@ export class Registration {
     this.state = 'stopped';
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.running?.catch(() => {});
+    // A REGISTER still in flight is not waited for (a registrar that is down would hold shutdown
+    // for 64·T1): its answer finds us stopped and changes nothing.
     if (!wasRegistered || !this.address) return;
     const removed = this.register(0);
     const waited = await Promise.race([removed.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), UNREGISTER_WAIT_MS).unref())]);
@@ -89,7 +89,7 @@ export class Registration {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.running = this.attempt().finally(() => (this.running = null));
+      void this.attempt();
     }, ms);
     this.timer.unref();
   }
