@@ -1,9 +1,7 @@
-// One answered SIP call: its dialog (RFC 3261 §12), its RTP stream and its engine session.
-//
-// The dialog is the UAS side of the caller's INVITE: our tag in To, the caller's Contact as the
-// remote target, its Record-Route as the route set. Our 200 OK is retransmitted over UDP from T1,
-// doubling up to T2, until the caller's ACK (RFC 3261 §13.3.1.4); with no ACK within 64·T1 the
-// call is hung up. In the dialog:
+// One answered SIP call: its dialog (dialog.ts: a call we answered, or one we placed, outbound.ts),
+// its RTP stream and its engine session. Our 200 OK to a caller is retransmitted over UDP from T1,
+// doubling up to T2, until its ACK (RFC 3261 §13.3.1.4); with no ACK within 64·T1 the call is
+// hung up. In the dialog (the "caller" below is the other side, whoever placed the call):
 // - BYE from the caller ends the session (`caller_hung_up`).
 // - re-INVITE moves or holds the audio: sendonly or inactive (or c=0.0.0.0) stops what we send,
 //   answered recvonly or inactive; sendrecv again resumes it. A re-INVITE while ours is still
@@ -24,6 +22,7 @@ import { capabilities, header, headerList, parseCSeq, parseNameAddr, parseUri, r
 import { LINE_RATE, type MediaTarget, type RtpStream } from './rtp.ts';
 import { buildAnswer, callerHolds, parseOffer, type Offer } from './sdp.ts';
 import { newBranch, T1_MS, T2_MS, type ServerTransaction, type TransactionLayer } from './transactions.ts';
+import type { Dialog } from './dialog.ts';
 import type { Peer } from './transport.ts';
 
 /** How long a transfer may take to be accepted and answered at the other side. */
@@ -43,24 +42,6 @@ export interface CallEnvironment {
   gone(call: SipCall): void;
 }
 
-/** A dialog's state as either side made it (RFC 3261 12.1): who we are, who they are, where requests go. */
-export interface Dialog {
-  callId: string;
-  localTag: string;
-  /** Our URI, in the From of our requests. */
-  localUri: string;
-  /** The other side's From or To value, with its tag: the To of our requests. */
-  remote: string;
-  /** Where our requests go: the other side's Contact. */
-  remoteTarget: string;
-  /** Route headers for our requests, in order. */
-  routeSet: string[];
-  /** The other side's last CSeq. */
-  remoteCseq: number;
-  /** The hop the dialog's messages come from and go to (the PBX, the trunk, the proxy). */
-  peer: Peer;
-}
-
 export interface CallStart {
   /** The caller's INVITE, for a call we answer; null for a call we placed (already answered and acknowledged). */
   invite: ServerTransaction | null;
@@ -70,23 +51,6 @@ export interface CallStart {
   admitted: AdmittedSession;
   /** Told once when the call is over (an outbound call records its final call status). */
   over?: (why: string) => void;
-}
-
-/** The dialog an INVITE we answer makes: our tag in To, the caller's Contact as the remote target, its Record-Route as the route set. */
-export function dialogOfInvite(invite: ServerTransaction, localTag: string): Dialog {
-  const request = invite.request;
-  const remote = header(request, 'from')!;
-  const contact = parseNameAddr(header(request, 'contact') ?? '');
-  return {
-    callId: header(request, 'call-id')!,
-    localTag,
-    localUri: parseNameAddr(header(request, 'to')!)!.uri,
-    remote,
-    remoteTarget: contact?.uri ?? parseNameAddr(remote)!.uri,
-    routeSet: headerList(request, 'record-route'),
-    remoteCseq: parseCSeq(header(request, 'cseq')!)!.seq,
-    peer: invite.peer,
-  };
 }
 
 export function mediaTarget(offer: Offer): MediaTarget {

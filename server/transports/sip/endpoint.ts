@@ -13,15 +13,16 @@
 // Out of a dialog, OPTIONS is answered 200 (peers use it as a keep-alive), CANCEL stops an INVITE
 // still being answered (487), and everything else we do not take gets 405 or 481.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { BlockList, isIP } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { isIP } from 'node:net';
 import { EngineRefusal } from '../../engine/voice-engine.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
-import { carrierCredentials, parseSource } from '../../security/carrier-credentials.ts';
+import { carrierCredentials } from '../../security/carrier-credentials.ts';
 import type { RegisterTarget } from '../../config.ts';
 import type { PhoneNumber } from '../../store/store.ts';
 import { admitClaimedSession, type AdmittedSession } from '../session-admission.ts';
-import { dialogOfInvite, mediaTarget, SipCall, type CallEnvironment } from './call.ts';
+import { firstExternalIpv4, sourceAllowed } from './addresses.ts';
+import { mediaTarget, SipCall, type CallEnvironment } from './call.ts';
+import { callerOf, dialogKey, dialogOfInvite } from './dialog.ts';
 import { OutboundCalls } from './outbound.ts';
 import { DigestAuth } from './digest.ts';
 import { capabilities, header, parseNameAddr, parseUri, responseTo, tagOf, type ParseResult, type SipRequest } from './message.ts';
@@ -391,35 +392,4 @@ export class SipEndpoint {
     this.logged.set(key, now);
     this.log.warn({ ...fields, source }, message);
   }
-}
-
-function dialogKey(callId: string, localTag: string): string {
-  return `${callId}|${localTag}`;
-}
-
-/** The caller's number or user, as the From header names it. */
-function callerOf(request: SipRequest): string {
-  const from = parseNameAddr(header(request, 'from')!);
-  const uri = from ? parseUri(from.uri) : null;
-  return (uri?.user ?? from?.uri ?? 'unknown').slice(0, 64);
-}
-
-export function sourceAllowed(list: string, address: string): boolean {
-  const blocks = new BlockList();
-  const plain = address.replace(/^::ffff:/, '');
-  for (const entry of list.split(',')) {
-    const source = parseSource(entry);
-    if (!source) continue;
-    if (source.prefix === (source.family === 'ipv4' ? 32 : 128)) blocks.addAddress(source.address, source.family);
-    else blocks.addSubnet(source.address, source.prefix, source.family);
-  }
-  const family = isIP(plain) === 6 ? 'ipv6' : 'ipv4';
-  return blocks.check(plain, family);
-}
-
-function firstExternalIpv4(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  return '127.0.0.1';
 }

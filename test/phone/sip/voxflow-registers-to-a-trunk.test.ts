@@ -6,7 +6,7 @@
 // is tried again, with growing waits, until it takes one.
 import { describe, expect, it, vi } from 'vitest';
 import { afterThisTest } from '../../support/after-this-test.ts';
-import { freeUdpPort, startKamailio } from '../../support/kamailio.ts';
+import { startKamailio } from '../../support/kamailio.ts';
 import { listenForRtp, runSipp, startSipRig, type SipRig } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
 
