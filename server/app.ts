@@ -357,6 +357,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
       sipListening: [],
       studioPage: null,
+      sipCalls: null,
     };
     const retention = startRetention(store, config.dataDir, config.retentionDays, app.log);
     // On PostgreSQL: this node's heartbeat, and the sessions of gone nodes ended (their webhooks

@@ -278,6 +278,23 @@ export const ConfigSchema = z.object({
         .default('20000-20999'),
       /** The address put in SDP and Contact, where peers send RTP and requests; the listening host when unset (a wildcard: the first non-loopback IPv4). */
       mediaAddress: optionalText,
+      /**
+       * Register to a trunk or registrar, over UDP: `<user>@<host>[:<port>][;expires=<s>][;auth_user=<name>]`.
+       * The password is never in it (a flag shows in the process list): registerPassword.
+       */
+      register: optionalText.transform((v, ctx) => {
+        if (v === undefined) return undefined;
+        const target = parseRegisterTarget(v);
+        if (!target) {
+          ctx.addIssue({ code: 'custom', message: 'must be <user>@<host>[:<port>], optionally with ;expires=<60-86400> ;auth_user=<name>, e.g. voxflow@sip.example.com (the password goes in VOXFLOW_SIP_REGISTER_PASSWORD, never here)' });
+          return z.NEVER;
+        }
+        return target;
+      }),
+      /** The registration's password (environment only). */
+      registerPassword: optionalText,
+      /** Where calls we place (POST /v1/calls from a sip number) are sent: `<host>[:<port>]`; the registrar when unset. */
+      outboundProxy: optionalText.refine((v) => v === undefined || /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(v), { message: 'must be <host>[:<port>], e.g. sip.trunk.example:5060' }),
     })
     .prefault({}),
   ice: z
@@ -292,6 +309,35 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
 });
+
+/** Where and as whom Voxflow registers (VOXFLOW_SIP_REGISTER). */
+export interface RegisterTarget {
+  user: string;
+  host: string;
+  port: number;
+  expires: number;
+  /** The digest username, when the trunk's differs from the registered user. */
+  authUser: string;
+}
+
+/**
+ * Reads `user@host[:port][;expires=<s>][;auth_user=<name>]`; null when
+ * malformed, or when it carries a password (`user:password@…`), which a flag must never hold.
+ */
+export function parseRegisterTarget(text: string): RegisterTarget | null {
+  const match = /^(?:sip:)?([A-Za-z0-9_.!~*'()&=+$,%-]+)@(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?((?:;[a-z_]+=[A-Za-z0-9_.+-]+)*)$/.exec(text.trim());
+  if (!match || match[1]!.includes(':')) return null;
+  const port = match[3] ? Number(match[3]) : 5060;
+  if (port < 1 || port > 65535) return null;
+  const target: RegisterTarget = { user: match[1]!, host: match[2]!.replace(/^\[(.*)\]$/, '$1'), port, expires: 300, authUser: match[1]! };
+  for (const part of (match[4] ?? '').split(';').slice(1)) {
+    const [name, value = ''] = part.split('=');
+    if (name === 'expires' && /^\d+$/.test(value) && Number(value) >= 60 && Number(value) <= 86400) target.expires = Number(value);
+    else if (name === 'auth_user') target.authUser = value;
+    else return null;
+  }
+  return target;
+}
 
 type DeepReadonly<T> = T extends (infer E)[] ? readonly DeepReadonly<E>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
@@ -428,6 +474,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_SIP_LISTEN', 'sip.listen', '<udp|tcp:host:port,…>', 'comma-separated SIP listeners, e.g. udp:0.0.0.0:5060,tcp:0.0.0.0:5060 (default: SIP off)', { list: true }),
   setting('VOXFLOW_SIP_RTP_PORTS', 'sip.rtpPorts', '<first-last>', "UDP ports for SIP calls' audio (RTP), one even port a call; 0 for any free port", { shownDefault: '20000-20999' }),
   setting('VOXFLOW_SIP_MEDIA_ADDRESS', 'sip.mediaAddress', '<ip>', 'IPv4 address peers reach our RTP and SIP at, put in SDP and Contact (behind NAT: the public one)', { shownDefault: 'the SIP listening address' }),
+  setting('VOXFLOW_SIP_REGISTER', 'sip.register', '<user@host[:port][;…]>', "REGISTER to a SIP trunk or registrar and take the calls it sends (docs/sip.md); ;expires=<s> (default 300), ;auth_user=<name>; the password is VOXFLOW_SIP_REGISTER_PASSWORD"),
+  secret('VOXFLOW_SIP_REGISTER_PASSWORD', 'sip.registerPassword', 'the password of VOXFLOW_SIP_REGISTER (digest authentication)'),
+  setting('VOXFLOW_SIP_OUTBOUND_PROXY', 'sip.outboundProxy', '<host[:port]>', 'where calls placed from sip numbers (POST /v1/calls) are sent, answering its challenges with the registration\'s user and password', { shownDefault: 'the VOXFLOW_SIP_REGISTER registrar' }),
   setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),
   setting('VOXFLOW_TURN_URLS', 'ice.turnUrls', '<urls>', 'comma-separated TURN URLs for WebRTC', { list: true }),
   secret('VOXFLOW_TURN_SECRET', 'ice.turnSecret', 'TURN REST shared secret (coturn static-auth-secret)'),

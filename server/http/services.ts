@@ -38,6 +38,8 @@ export interface Services {
   sipListening: Array<{ protocol: 'udp' | 'tcp'; host: string; port: number }>;
   /** The studio's page and its headers, once the studio is served: a browser's address with no route gets it with a 404 (its not-found screen). */
   studioPage: { body: Buffer; headers: Record<string, string> } | null;
+  /** Places a call over SIP for POST /v1/calls (its SIP Call-ID); null when SIP is off. */
+  sipCalls: { place(call: { session: Session; tokenHash: string; from: string; to: string }): string } | null;
 }
 
 /** Who is calling, as established by the auth plugin. */

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { afterThisFile, afterThisTest } from './after-this-test.ts';
@@ -33,7 +33,7 @@ export interface SipRigOptions extends VoiceRigOptions {
 }
 
 export async function startSipRig(options: SipRigOptions = {}): Promise<SipRig> {
-  const rig = await startVoiceRig({ ...options, config: { ...options.config, sip: { listen: ['udp:127.0.0.1:0', 'tcp:127.0.0.1:0'], rtpPorts: '0' } } });
+  const rig = await startVoiceRig({ ...options, config: { ...options.config, sip: { ...options.config?.sip, listen: ['udp:127.0.0.1:0', 'tcp:127.0.0.1:0'], rtpPorts: '0' } } });
   try {
     const listening = rig.server.app.services.sipListening;
     const udpPort = listening.find((l) => l.protocol === 'udp')!.port;
@@ -184,6 +184,10 @@ export interface SippOptions {
   localIp?: string;
   /** Where the scenario's SDP says our RTP goes. */
   rtpPort: number;
+  /** Send to this port on 127.0.0.1 rather than the rig's (a trunk in front of it). */
+  remotePort?: number;
+  /** Be the called side (a UAS scenario), listening on this port. */
+  uasPort?: number;
   vars?: Record<string, string>;
   extraArgs?: string[];
   timeoutSeconds?: number;
@@ -193,11 +197,10 @@ export interface SippOptions {
 export async function runSipp(options: SippOptions): Promise<SippRun> {
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-sipp-'));
   const localIp = options.localIp ?? '127.0.0.1';
-  const port = options.transport === 'tcp' ? options.rig.tcpPort : options.rig.udpPort;
+  const port = options.remotePort ?? (options.transport === 'tcp' ? options.rig.tcpPort : options.rig.udpPort);
   const args = [
-    '-sf', join(FIXTURES, options.scenario),
-    '-s', options.service ?? '1000',
-    `127.0.0.1:${port}`,
+    '-sf', resolve(FIXTURES, options.scenario),
+    ...(options.uasPort !== undefined ? ['-p', String(options.uasPort)] : ['-s', options.service ?? '1000', `127.0.0.1:${port}`]),
     '-t', options.transport === 'tcp' ? 't1' : 'u1',
     '-i', localIp,
     '-mi', localIp,

@@ -199,6 +199,9 @@ export async function recordCallStatus(app: FastifyInstance, session: Session, s
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+const SIP_USER = /^\+?[0-9A-Za-z*#._-]{1,64}$/;
+const EXTENSION = /^[0-9*#]{1,32}$/;
+const SIP_URI = /^sip:[0-9A-Za-z*#._+-]{1,64}@[A-Za-z0-9.-]{1,200}(:\d{1,5})?$/;
 const MAX_OBJECT_BYTES = 16 * 1024;
 const smallObject = (what: string) =>
   z
@@ -208,8 +211,10 @@ const smallObject = (what: string) =>
 const PlaceCallBody = z
   .object({
     flow_id: z.string().min(1).max(200),
-    from: z.string().trim().regex(E164, 'must be one of the account\'s numbers, in E.164 form'),
-    to: z.string().trim().regex(E164, 'must be in E.164 form, e.g. +15551234567'),
+    // A carrier number is E.164; a sip number may be an extension or a user part.
+    from: z.string().trim().regex(SIP_USER, 'must be one of the account\'s numbers, in E.164 form (or a sip number as bound)'),
+    // E.164 for every carrier; over SIP also an extension or a sip: URI the trunk routes.
+    to: z.string().trim().max(256).refine((to) => E164.test(to) || EXTENSION.test(to) || SIP_URI.test(to), { message: 'must be in E.164 form, e.g. +15551234567 (over SIP also an extension or a sip: URI)' }),
     variables: smallObject('variables').optional(),
     metadata: smallObject('metadata').optional(),
   })
@@ -222,9 +227,13 @@ function registerOutboundCalls(server: FastifyInstance): void {
   app.post('/v1/calls', { config: { auth: 'api_key' }, schema: { body: PlaceCallBody, response: { 201: PlacedCall } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const { body } = request;
-    const number = (await store.phoneNumbers.list(accountId)).find((n) => n.number === body.from && n.carrier !== 'sip' && n.carrier !== 'vonage');
-    if (!number) throw new AppError('phone_number_not_outbound', `${body.from} is not one of this account's carrier numbers.`);
-    const carrier = CARRIERS[number.carrier as CarrierName];
+    const number = (await store.phoneNumbers.list(accountId)).find((n) => n.number === body.from && n.carrier !== 'vonage');
+    if (!number) throw new AppError('phone_number_not_outbound', `${body.from} is not one of this account's carrier or sip numbers.`);
+    const overSip = number.carrier === 'sip';
+    if (!overSip && !E164.test(body.to)) throw new AppError('invalid_request', `to: ${body.to} must be in E.164 form, e.g. +15551234567, for a call through ${number.carrier}.`);
+    const sipCalls = app.services.sipCalls;
+    if (overSip && !sipCalls) throw new AppError('invalid_request', 'This server takes no SIP calls (it has no udp: listener in --sip-listen): a sip number cannot place a call here.');
+    const carrier = overSip ? null : CARRIERS[number.carrier as CarrierName];
     if (await store.doNotCall.isDoNotCall(accountId, body.to)) throw new AppError('do_not_call', `${body.to} is on this account's do-not-call list: it is never called.`);
 
     let flow;
@@ -243,6 +252,27 @@ function registerOutboundCalls(server: FastifyInstance): void {
     if (counts.lastMinute >= config.outboundCalls.perMinute) {
       reply.header('retry-after', '60');
       throw new AppError('too_many_calls', `This account placed ${counts.lastMinute} calls in the last minute, as many as it may (${config.outboundCalls.perMinute}).`);
+    }
+    if (!carrier) {
+      // Over SIP: the call goes out through the server's trunk at once; its answer claims the session.
+      const { prefix, hash } = newSessionToken();
+      const session = await store.sessions.create({
+        accountId,
+        flowId: body.flow_id,
+        tokenHash: hash,
+        tokenPrefix: prefix,
+        transport: 'sip',
+        mode: 'flow',
+        context: body.variables ?? {},
+        metadata: { ...(body.metadata ?? {}), phone_number_id: number.id },
+        expiresAt: Date.now() / 1000 + OUTBOUND_STREAM_TOKEN_TTL_SECS,
+        apiKeyId: request.principal?.kind === 'api_key' ? request.principal.apiKeyId : null,
+        phone: { direction: 'outbound', from: body.from, to: body.to, carrierCallId: null, callStatus: 'queued' },
+      });
+      const callId = sipCalls!.place({ session, tokenHash: hash, from: body.from, to: body.to });
+      const placed = (await store.sessions.setCarrierCallId(session.id, callId)) ?? session;
+      await store.phoneNumbers.recordCall(number.id, Date.now() / 1000, 'queued');
+      return reply.status(201).send({ session_id: placed.id, call_status: placed.callStatus ?? 'queued', carrier: 'sip', carrier_call_id: callId, from: body.from, to: body.to });
     }
     const credentials = await openCarrierCredentials(app.services, accountId, carrier.name);
     if (!credentials) throw new AppError('invalid_request', `Set this account's ${carrier.name} credentials (PATCH /v1/providers) before placing calls through it.`);

@@ -1,9 +1,7 @@
-// One answered SIP call: its dialog (RFC 3261 §12), its RTP stream and its engine session.
-//
-// The dialog is the UAS side of the caller's INVITE: our tag in To, the caller's Contact as the
-// remote target, its Record-Route as the route set. Our 200 OK is retransmitted over UDP from T1,
-// doubling up to T2, until the caller's ACK (RFC 3261 §13.3.1.4); with no ACK within 64·T1 the
-// call is hung up. In the dialog:
+// One answered SIP call: its dialog (dialog.ts: a call we answered, or one we placed, outbound.ts),
+// its RTP stream and its engine session. Our 200 OK to a caller is retransmitted over UDP from T1,
+// doubling up to T2, until its ACK (RFC 3261 §13.3.1.4); with no ACK within 64·T1 the call is
+// hung up. In the dialog (the "caller" below is the other side, whoever placed the call):
 // - BYE from the caller ends the session (`caller_hung_up`).
 // - re-INVITE moves or holds the audio: sendonly or inactive (or c=0.0.0.0) stops what we send,
 //   answered recvonly or inactive; sendrecv again resumes it. A re-INVITE while ours is still
@@ -24,6 +22,7 @@ import { capabilities, header, headerList, parseCSeq, parseNameAddr, parseUri, r
 import { LINE_RATE, type MediaTarget, type RtpStream } from './rtp.ts';
 import { buildAnswer, callerHolds, parseOffer, type Offer } from './sdp.ts';
 import { newBranch, T1_MS, T2_MS, type ServerTransaction, type TransactionLayer } from './transactions.ts';
+import type { Dialog } from './dialog.ts';
 import type { Peer } from './transport.ts';
 
 /** How long a transfer may take to be accepted and answered at the other side. */
@@ -44,11 +43,14 @@ export interface CallEnvironment {
 }
 
 export interface CallStart {
-  invite: ServerTransaction;
+  /** The caller's INVITE, for a call we answer; null for a call we placed (already answered and acknowledged). */
+  invite: ServerTransaction | null;
+  dialog: Dialog;
   offer: Offer;
   rtp: RtpStream;
   admitted: AdmittedSession;
-  localTag: string;
+  /** Told once when the call is over (an outbound call records its final call status). */
+  over?: (why: string) => void;
 }
 
 export function mediaTarget(offer: Offer): MediaTarget {
@@ -92,16 +94,15 @@ export class SipCall {
     private readonly env: CallEnvironment,
     private readonly start: CallStart,
   ) {
-    const invite = start.invite.request;
-    this.callId = header(invite, 'call-id')!;
-    this.localTag = start.localTag;
-    this.peer = start.invite.peer;
-    this.remoteFrom = header(invite, 'from')!;
-    this.localUri = parseNameAddr(header(invite, 'to')!)!.uri;
-    const contact = parseNameAddr(header(invite, 'contact') ?? '');
-    this.remoteTarget = contact?.uri ?? parseNameAddr(this.remoteFrom)!.uri;
-    this.routeSet = headerList(invite, 'record-route');
-    this.remoteCseq = parseCSeq(header(invite, 'cseq')!)!.seq;
+    const { dialog } = start;
+    this.callId = dialog.callId;
+    this.localTag = dialog.localTag;
+    this.peer = dialog.peer;
+    this.remoteFrom = dialog.remote;
+    this.localUri = dialog.localUri;
+    this.remoteTarget = dialog.remoteTarget;
+    this.routeSet = dialog.routeSet;
+    this.remoteCseq = dialog.remoteCseq;
     this.offer = start.offer;
   }
 
@@ -109,13 +110,15 @@ export class SipCall {
     return this.start.rtp;
   }
 
-  /** Answers the INVITE with our SDP and starts the audio and the session. */
+  /** Answers the INVITE with our SDP (a call we answer) and starts the audio and the session. */
   answer(sessionId: string): void {
     const { invite, rtp, admitted } = this.start;
-    const cseq = parseCSeq(header(invite.request, 'cseq')!)!.seq;
-    const response = this.okWithSdp(invite.request);
-    invite.respond(response);
-    this.retransmitUntilAck(response, cseq);
+    if (invite) {
+      const cseq = parseCSeq(header(invite.request, 'cseq')!)!.seq;
+      const response = this.okWithSdp(invite.request);
+      invite.respond(response);
+      this.retransmitUntilAck(response, cseq);
+    }
     rtp.start();
     const log = this.env.log.child({ session: sessionId, sip_call: this.callId.slice(0, 32) });
     this.session = admitted.start({
@@ -305,6 +308,7 @@ export class SipCall {
     this.transfer?.settle({ ok: false, reason: 'the call ended' });
     this.rtp.close();
     this.env.gone(this);
+    this.start.over?.(why);
     this.markFinished();
   }
 

@@ -70,3 +70,38 @@ function safeEqual(a: string, b: string): boolean {
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 }
+
+/**
+ * Our answer to a registrar's or proxy's challenge (a 401's WWW-Authenticate, a 407's
+ * Proxy-Authenticate): the Authorization (or Proxy-Authorization) value, MD5, with qop=auth when
+ * offered. null when the challenge is not one we can answer (another algorithm, auth-int only).
+ */
+export function answerChallenge(
+  challenge: string,
+  request: { method: string; uri: string },
+  credentials: { username: string; password: string },
+  nonceCount = 1,
+): string | null {
+  if (!/^digest\s/i.test(challenge)) return null;
+  const fields = parseFields(challenge.replace(/^digest\s+/i, ''));
+  const { realm, nonce, opaque } = fields;
+  if (realm === undefined || !nonce) return null;
+  const algorithm = (fields.algorithm ?? 'MD5').toUpperCase();
+  if (algorithm !== 'MD5') return null;
+  const qops = (fields.qop ?? '').split(',').map((q) => q.trim().toLowerCase()).filter(Boolean);
+  if (qops.length > 0 && !qops.includes('auth')) return null;
+  const ha1 = md5(`${credentials.username}:${realm}:${credentials.password}`);
+  const ha2 = md5(`${request.method}:${request.uri}`);
+  const quote = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
+  const parts = [`Digest username=${quote(credentials.username)}`, `realm=${quote(realm)}`, `nonce=${quote(nonce)}`, `uri=${quote(request.uri)}`];
+  if (qops.length > 0) {
+    const nc = nonceCount.toString(16).padStart(8, '0');
+    const cnonce = randomBytes(8).toString('hex');
+    parts.push(`response=${quote(md5(`${ha1}:${nonce}:${nc}:${cnonce}:auth:${ha2}`))}`, 'qop=auth', `nc=${nc}`, `cnonce=${quote(cnonce)}`);
+  } else {
+    parts.push(`response=${quote(md5(`${ha1}:${nonce}:${ha2}`))}`);
+  }
+  parts.push('algorithm=MD5');
+  if (opaque !== undefined) parts.push(`opaque=${quote(opaque)}`);
+  return parts.join(', ');
+}

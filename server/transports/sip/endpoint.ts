@@ -13,18 +13,22 @@
 // Out of a dialog, OPTIONS is answered 200 (peers use it as a keep-alive), CANCEL stops an INVITE
 // still being answered (487), and everything else we do not take gets 405 or 481.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { BlockList, isIP } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { isIP } from 'node:net';
 import { EngineRefusal } from '../../engine/voice-engine.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
-import { carrierCredentials, parseSource } from '../../security/carrier-credentials.ts';
+import { carrierCredentials } from '../../security/carrier-credentials.ts';
+import type { RegisterTarget } from '../../config.ts';
 import type { PhoneNumber } from '../../store/store.ts';
 import { admitClaimedSession, type AdmittedSession } from '../session-admission.ts';
-import { mediaTarget, SipCall } from './call.ts';
+import { firstExternalIpv4, sourceAllowed } from './addresses.ts';
+import { mediaTarget, SipCall, type CallEnvironment } from './call.ts';
+import { callerOf, dialogKey, dialogOfInvite } from './dialog.ts';
+import { OutboundCalls } from './outbound.ts';
 import { DigestAuth } from './digest.ts';
 import { capabilities, header, parseNameAddr, parseUri, responseTo, tagOf, type ParseResult, type SipRequest } from './message.ts';
 import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './rtp.ts';
 import { parseOffer } from './sdp.ts';
+import { Registration } from './register.ts';
 import { TransactionLayer, type ServerTransaction } from './transactions.ts';
 import { listenTcp, listenUdp, parseListen, type Listening, type Peer } from './transport.ts';
 
@@ -37,6 +41,11 @@ export interface SipEndpointOptions {
   listen: readonly string[];
   rtpPorts: string;
   mediaAddress?: string | undefined;
+  /** Register to a trunk or registrar (VOXFLOW_SIP_REGISTER), with this password. */
+  register?: RegisterTarget | undefined;
+  registerPassword?: string | undefined;
+  /** Where calls we place go (`host[:port]`); the registrar when unset. */
+  outboundProxy?: string | undefined;
 }
 
 interface Pending {
@@ -55,6 +64,10 @@ export class SipEndpoint {
   private readonly contactHost: string;
   private readonly rtpHost: string;
   private closing = false;
+  /** Our registration at a trunk, when configured: its calls are trusted and routed by the number dialled. */
+  registration: Registration | null = null;
+  /** Calls we place (POST /v1/calls from a sip number); null without a UDP listener. */
+  outbound: OutboundCalls | null = null;
 
   constructor(
     private readonly app: FastifyInstance,
@@ -72,6 +85,7 @@ export class SipEndpoint {
     this.layer = new TransactionLayer({
       request: (tx) => this.request(tx),
       ack: (request) => this.ack(request),
+      strayResponse: (response) => this.outbound?.strayResponse(response),
     });
   }
 
@@ -92,11 +106,48 @@ export class SipEndpoint {
       throw error;
     }
     this.log.info({ sip: this.listening, media_address: this.contactHost }, 'SIP endpoint listening');
+    const udp = this.listeners.find((l) => l.protocol === 'udp');
+    if (udp) {
+      const register = this.options.register;
+      const proxy = this.options.outboundProxy ? /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(this.options.outboundProxy) : null;
+      this.outbound = new OutboundCalls({
+        app: this.app,
+        log: this.log,
+        layer: this.layer,
+        contactHost: this.contactHost,
+        listener: udp,
+        rtpHost: this.rtpHost,
+        rtpRange: this.rtpRange,
+        nextHop: proxy ? { host: proxy[1]!.replace(/^\[(.*)\]$/, '$1'), port: proxy[2] ? Number(proxy[2]) : 5060 } : register ? { host: register.host, port: register.port } : null,
+        credentials: register && this.options.registerPassword ? { username: register.authUser, password: this.options.registerPassword } : null,
+        callEnvironment: () => this.callEnvironment(udp),
+        keep: (call) => this.calls.set(dialogKey(call.callId, call.localTag), call),
+      });
+    }
+    if (this.options.register) {
+      const listener = udp;
+      if (!listener) {
+        await this.close();
+        throw new Error('VOXFLOW_SIP_REGISTER: registering needs a udp: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)');
+      }
+      this.registration = new Registration({
+        target: this.options.register,
+        password: this.options.registerPassword ?? '',
+        contactHost: this.contactHost,
+        listener,
+        layer: this.layer,
+        log: this.log,
+      });
+      this.registration.start();
+    }
   }
 
   /** Ends every call (BYE), then stops listening. */
   async close(): Promise<void> {
     this.closing = true;
+    // The un-REGISTER first: the trunk stops sending new calls while ours end.
+    await this.registration?.stop();
+    this.outbound?.close();
     for (const pending of this.pending.values()) pending.cancel();
     await Promise.all([...this.calls.values()].map((call) => call.hangUp('server_stopping').catch(() => {})));
     this.layer.close();
@@ -192,13 +243,13 @@ export class SipEndpoint {
       tx.reply(status, extra);
     };
     try {
-      const uri = parseUri(request.uri);
-      const user = uri?.user ?? null;
-      const { store, engine, secrets } = this.app.services;
+      const fromTrunk = this.fromRegistrar(peer);
+      const user = this.calledUser(request, fromTrunk);
+      const { store, engine } = this.app.services;
       const number = user ? await store.phoneNumbers.findByCarrierNumber('sip', user) : null;
       if (!number) return refuse(404, 'unknown_number', { user: user?.slice(0, 64) ?? null }, 'a SIP call to a number no account holds');
 
-      const trust = await this.trust(number, request, peer);
+      const trust = fromTrunk ? 'ok' : await this.trust(number, request, peer);
       if (trust === 'challenge' || trust === 'stale') {
         return refuse(401, 'challenged', {}, 'a SIP call was challenged for credentials', { headers: [{ name: 'www-authenticate', value: this.digest.challenge(trust === 'stale') }] });
       }
@@ -265,17 +316,8 @@ export class SipEndpoint {
       }
       const localTag = tx.toTag;
       call = new SipCall(
-        {
-          app: this.app,
-          log: this.log,
-          layer: this.layer,
-          contactHost: this.contactHost,
-          sendTo: (message, address, port) => this.listeners.find((l) => l.protocol === peer.protocol && l.port === peer.local.port)?.sendTo(message, address, port) ?? false,
-          gone: (gone) => {
-            if (this.calls.get(dialogKey(gone.callId, gone.localTag)) === gone) this.calls.delete(dialogKey(gone.callId, gone.localTag));
-          },
-        },
-        { invite: tx, offer: parsed.offer, rtp, admitted, localTag },
+        this.callEnvironment(this.listeners.find((l) => l.protocol === peer.protocol && l.port === peer.local.port)),
+        { invite: tx, dialog: dialogOfInvite(tx, localTag), offer: parsed.offer, rtp, admitted },
       );
       this.calls.set(dialogKey(callId, localTag), call);
       rtp = null; // the call owns it now
@@ -290,6 +332,38 @@ export class SipEndpoint {
       rtp?.close();
       if (admitted) await admitted.refuse(pending.cancelled ? 'caller_hung_up' : 'refused').catch(() => {});
     }
+  }
+
+  /** What a call needs of the endpoint: its transaction layer, and a listener to send its requests from. */
+  private callEnvironment(listener: Listening | undefined): CallEnvironment {
+    return {
+      app: this.app,
+      log: this.log,
+      layer: this.layer,
+      contactHost: this.contactHost,
+      sendTo: (message, address, port) => listener?.sendTo(message, address, port) ?? false,
+      gone: (gone) => {
+        if (this.calls.get(dialogKey(gone.callId, gone.localTag)) === gone) this.calls.delete(dialogKey(gone.callId, gone.localTag));
+      },
+    };
+  }
+
+  /** Whether a message comes from the registrar we registered to (the trunk we chose to trust). */
+  private fromRegistrar(peer: Peer): boolean {
+    const address = this.registration?.address;
+    return Boolean(address) && peer.address.replace(/^::ffff:/, '') === address;
+  }
+
+  /**
+   * The number called: the Request-URI's user, except when the trunk sent the call to our
+   * registration's Contact (its user is ours, not the number dialled): then the To header's user,
+   * where trunks keep the number the caller dialled.
+   */
+  private calledUser(request: SipRequest, fromTrunk: boolean): string | null {
+    const user = parseUri(request.uri)?.user ?? null;
+    if (!fromTrunk || user !== this.registration?.user) return user;
+    const to = parseNameAddr(header(request, 'to') ?? '');
+    return (to ? parseUri(to.uri)?.user : null) ?? user;
   }
 
   /** Whether the INVITE comes from the account's peers: a listed source, or digest credentials. */
@@ -318,35 +392,4 @@ export class SipEndpoint {
     this.logged.set(key, now);
     this.log.warn({ ...fields, source }, message);
   }
-}
-
-function dialogKey(callId: string, localTag: string): string {
-  return `${callId}|${localTag}`;
-}
-
-/** The caller's number or user, as the From header names it. */
-function callerOf(request: SipRequest): string {
-  const from = parseNameAddr(header(request, 'from')!);
-  const uri = from ? parseUri(from.uri) : null;
-  return (uri?.user ?? from?.uri ?? 'unknown').slice(0, 64);
-}
-
-export function sourceAllowed(list: string, address: string): boolean {
-  const blocks = new BlockList();
-  const plain = address.replace(/^::ffff:/, '');
-  for (const entry of list.split(',')) {
-    const source = parseSource(entry);
-    if (!source) continue;
-    if (source.prefix === (source.family === 'ipv4' ? 32 : 128)) blocks.addAddress(source.address, source.family);
-    else blocks.addSubnet(source.address, source.prefix, source.family);
-  }
-  const family = isIP(plain) === 6 ? 'ipv6' : 'ipv4';
-  return blocks.check(plain, family);
-}
-
-function firstExternalIpv4(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  return '127.0.0.1';
 }

@@ -7,13 +7,26 @@ import { SipEndpoint } from './endpoint.ts';
 
 export async function sipTransport(app: FastifyInstance): Promise<void> {
   const { config } = app.services;
-  if (config.sip.listen.length === 0) return;
-  const endpoint = new SipEndpoint(app, { listen: config.sip.listen, rtpPorts: config.sip.rtpPorts, mediaAddress: config.sip.mediaAddress }, app.log.child({ transport: 'sip' }));
+  if (config.sip.listen.length === 0) {
+    if (config.sip.register) throw new Error('VOXFLOW_SIP_REGISTER: registering needs VOXFLOW_SIP_LISTEN (a udp: listener, where the trunk then sends its calls)');
+    return;
+  }
+  const endpoint = new SipEndpoint(app, {
+    listen: config.sip.listen,
+    rtpPorts: config.sip.rtpPorts,
+    mediaAddress: config.sip.mediaAddress,
+    register: config.sip.register,
+    registerPassword: config.sip.registerPassword,
+    outboundProxy: config.sip.outboundProxy,
+  }, app.log.child({ transport: 'sip' }));
   await endpoint.start();
   app.services.sipListening.push(...endpoint.listening);
+  const outbound = endpoint.outbound;
+  if (outbound) app.services.sipCalls = { place: (call) => outbound.place(call) };
   // Before the engine ends the sessions, so each call ends with its BYE rather than a silent line.
   app.addHook('preClose', async () => {
     await endpoint.close();
     app.services.sipListening.length = 0;
+    app.services.sipCalls = null;
   });
 }

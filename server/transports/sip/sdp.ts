@@ -117,3 +117,22 @@ export function buildAnswer({ sessionId, version, address, port, offer }: Answer
   ];
   return `${lines.join('\r\n')}\r\n`;
 }
+
+/** Our offer for a call we place: PCMU, then PCMA, and RFC 4733 keys, 20 ms packets. */
+export function buildOffer({ sessionId, version, address, port }: { sessionId: string; version: number; address: string; port: number }): string {
+  const lines = [
+    'v=0',
+    `o=voxflow ${sessionId} ${version} IN IP4 ${address}`,
+    's=voxflow',
+    `c=IN IP4 ${address}`,
+    't=0 0',
+    `m=audio ${port} RTP/AVP 0 8 101`,
+    'a=rtpmap:0 PCMU/8000',
+    'a=rtpmap:8 PCMA/8000',
+    'a=rtpmap:101 telephone-event/8000',
+    'a=fmtp:101 0-16',
+    'a=ptime:20',
+    'a=sendrecv',
+  ];
+  return `${lines.join('\r\n')}\r\n`;
+}

@@ -137,7 +137,10 @@ export class ServerTransaction {
 }
 
 interface ClientTransaction {
-  resolve(response: SipResponse): void;
+  /** `madeHere`: an answer we made (a timeout, closing), not the far end's: nothing to acknowledge. */
+  resolve(response: SipResponse, madeHere?: boolean): void;
+  /** A 1xx (INVITE transactions only care). */
+  provisional?(response: SipResponse): void;
   timers: NodeJS.Timeout[];
 }
 
@@ -146,6 +149,23 @@ export interface TransactionUser {
   request(tx: ServerTransaction): void;
   /** An ACK that matched no transaction: the ACK of a 2xx, the dialog's. */
   ack(request: SipRequest, peer: Peer): void;
+  /** A response that matched no transaction: a 2xx to an INVITE of ours sent again (our ACK was lost). */
+  strayResponse?(response: SipResponse): void;
+}
+
+/** The ACK of a final answer of 300 or more to our INVITE: the INVITE's branch, Request-URI and routes, the answer's To. */
+function ackFor(invite: SipRequest, response: SipResponse): SipRequest {
+  const cseq = parseCSeq(header(invite, 'cseq')!)!;
+  const headers = [
+    { name: 'via', value: header(invite, 'via')! },
+    { name: 'max-forwards', value: '70' },
+    { name: 'from', value: header(invite, 'from')! },
+    { name: 'to', value: header(response, 'to')! },
+    { name: 'call-id', value: header(invite, 'call-id')! },
+    { name: 'cseq', value: `${cseq.seq} ACK` },
+    ...invite.headers.filter((h) => h.name === 'route'),
+  ];
+  return { kind: 'request', method: 'ACK', uri: invite.uri, headers, body: Buffer.alloc(0) };
 }
 
 export class TransactionLayer {
@@ -197,8 +217,72 @@ export class TransactionLayer {
     const cseq = parseCSeq(header(response, 'cseq') ?? '');
     if (!via || !cseq) return;
     const tx = this.client.get(`${via.params.branch}|${cseq.method}`);
-    if (!tx || response.status < 200) return;
+    if (!tx) {
+      if (response.status >= 200) this.user.strayResponse?.(response);
+      return;
+    }
+    if (response.status < 200) {
+      tx.provisional?.(response);
+      return;
+    }
     tx.resolve(response);
+  }
+
+  /**
+   * Sends an INVITE we originate (RFC 3261 17.1.1) and resolves with its final response. Over UDP
+   * it is sent again from T1, doubling, until any answer; with none within 64·T1 a 408 is made
+   * here. Once a 1xx came it waits for the final answer as long as the caller lets it ring (the
+   * caller CANCELs). A final answer of 300 or more is acknowledged here (the ACK reuses the
+   * INVITE's branch); a 2xx is the dialog's to acknowledge.
+   */
+  sendInvite(request: SipRequest, send: (message: SipRequest) => boolean, reliable: boolean, provisional: (response: SipResponse) => void): Promise<SipResponse> {
+    const via = parseVia(header(request, 'via')!)!;
+    const key = `${via.params.branch}|INVITE`;
+    return new Promise((resolve) => {
+      let heard = false;
+      const tx: ClientTransaction = {
+        timers: [],
+        provisional: (response) => {
+          if (!heard) {
+            heard = true;
+            for (const timer of tx.timers) clearTimeout(timer);
+            tx.timers = [];
+          }
+          provisional(response);
+        },
+        resolve: (response, madeHere = false) => {
+          for (const timer of tx.timers) clearTimeout(timer);
+          this.client.delete(key);
+          if (response.status >= 300 && !madeHere) send(ackFor(request, response));
+          resolve(response);
+        },
+      };
+      this.client.set(key, tx);
+      const later = (work: () => void, ms: number) => {
+        const timer = setTimeout(work, ms);
+        timer.unref();
+        tx.timers.push(timer);
+      };
+      if (!send(request)) {
+        this.client.delete(key);
+        resolve(responseTo(request, 503, { reason: 'Transport Unavailable' }));
+        return;
+      }
+      if (!reliable) {
+        let interval = T1_MS;
+        const retransmit = () => {
+          if (!this.client.has(key) || heard) return;
+          send(request);
+          interval *= 2;
+          later(retransmit, interval);
+        };
+        later(retransmit, interval);
+      }
+      later(() => {
+        this.client.delete(key);
+        resolve(responseTo(request, 408, { reason: 'Request Timeout' }));
+      }, 64 * T1_MS);
+    });
   }
 
   /**
@@ -241,8 +325,14 @@ export class TransactionLayer {
     });
   }
 
+  /** Gives up on an INVITE of ours that was CANCELled and never got its final answer: a 408 made here. */
+  abandonInvite(invite: SipRequest): void {
+    const via = parseVia(header(invite, 'via')!)!;
+    this.client.get(`${via.params.branch}|INVITE`)?.resolve(responseTo(invite, 408, { reason: 'Request Timeout' }), true);
+  }
+
   close(): void {
     for (const tx of [...this.server.values()]) tx.terminate();
-    for (const tx of [...this.client.values()]) tx.resolve({ kind: 'response', status: 503, reason: 'Closing', headers: [], body: Buffer.alloc(0) });
+    for (const tx of [...this.client.values()]) tx.resolve({ kind: 'response', status: 503, reason: 'Closing', headers: [], body: Buffer.alloc(0) }, true);
   }
 }

@@ -3,7 +3,7 @@
 // retransmitted request is answered with the same response and not handed on twice; a request
 // we send is retransmitted the same way until its answer, and after 64·T1 is a 408.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { parseMessage, serialize, type SipMessage, type SipRequest } from '../../../server/transports/sip/message.ts';
+import { header, parseMessage, serialize, type SipMessage, type SipRequest } from '../../../server/transports/sip/message.ts';
 import { T1_MS, T2_MS, TransactionLayer, type ServerTransaction } from '../../../server/transports/sip/transactions.ts';
 import type { Peer } from '../../../server/transports/sip/transport.ts';
 
@@ -111,5 +111,38 @@ describe('SIP transactions over UDP', () => {
     const lost = layer.sendRequest(request('BYE', 'z9hG4bKlost', 4), () => true, false);
     vi.advanceTimersByTime(64 * T1_MS);
     expect((await lost).status).toBe(408);
+  });
+
+  it('sends an INVITE of ours again until the far end answers, waits while it rings, and acknowledges a refusal on the same branch', async () => {
+    const layer = new TransactionLayer({ request: () => {}, ack: () => {} });
+    const sent: SipRequest[] = [];
+    const invite = request('INVITE', 'z9hG4bKoutbound', 1);
+    const rang: number[] = [];
+    const answered = layer.sendInvite(invite, (m) => (sent.push(m), true), false, (r) => rang.push(r.status));
+    vi.advanceTimersByTime(T1_MS + 2 * T1_MS);
+    expect(sent.map((m) => m.method)).toEqual(['INVITE', 'INVITE', 'INVITE']);
+    // Ringing: no more retransmissions, and no 408 however long it rings.
+    layer.receiveResponse({ kind: 'response', status: 180, reason: 'Ringing', headers: invite.headers, body: Buffer.alloc(0) });
+    vi.advanceTimersByTime(120 * T1_MS);
+    expect(sent).toHaveLength(3);
+    expect(rang).toEqual([180]);
+    const busy = invite.headers.map((h) => (h.name === 'to' ? { name: 'to', value: `${h.value};tag=callee1` } : h));
+    layer.receiveResponse({ kind: 'response', status: 486, reason: 'Busy Here', headers: busy, body: Buffer.alloc(0) });
+    expect((await answered).status).toBe(486);
+    const ack = sent.at(-1)!;
+    expect(ack.method).toBe('ACK');
+    expect(ack.uri).toBe(invite.uri);
+    expect(header(ack, 'via')).toBe(header(invite, 'via'));
+    expect(header(ack, 'to')).toContain('tag=callee1');
+    expect(header(ack, 'cseq')).toBe('1 ACK');
+  });
+
+  it('gives up on an INVITE of ours that nobody answers: a 408 after 64·T1, with nothing to acknowledge', async () => {
+    const layer = new TransactionLayer({ request: () => {}, ack: () => {} });
+    const sent: SipRequest[] = [];
+    const lost = layer.sendInvite(request('INVITE', 'z9hG4bKnobody', 1), (m) => (sent.push(m), true), false, () => {});
+    vi.advanceTimersByTime(64 * T1_MS);
+    expect((await lost).status).toBe(408);
+    expect(sent.every((m) => m.method === 'INVITE')).toBe(true);
   });
 });

@@ -1,0 +1,42 @@
+// The --sip-register setting: who Voxflow registers as and where, read from one flag, with the
+// password only from the environment (the process list shows flags), and a clear error that never
+// repeats a password someone put in the flag by mistake.
+import { describe, expect, it } from 'vitest';
+import { makeConfig, parseCommandLine } from '../../server/config.ts';
+
+const configOf = (args: string[], env: Record<string, string> = {}) => makeConfig(parseCommandLine(args, env).config);
+
+describe('--sip-register', () => {
+  it('reads the user, the registrar, its port and the options, and the password from the environment', () => {
+    const config = configOf(['--sip-listen', 'udp:0.0.0.0:5060', '--sip-register', 'voxflow@sip.example.com:5080;expires=120;auth_user=acct-77'], { VOXFLOW_SIP_REGISTER_PASSWORD: 'p4ss' });
+    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5080, expires: 120, authUser: 'acct-77' });
+    expect(config.sip.registerPassword).toBe('p4ss');
+    expect(configOf([], { VOXFLOW_SIP_REGISTER: '+15551234567@trunk.example.net' }).sip.register).toEqual({
+      user: '+15551234567',
+      host: 'trunk.example.net',
+      port: 5060,
+      expires: 300,
+      authUser: '+15551234567',
+    });
+  });
+
+  it('refuses a password in the flag without repeating it', () => {
+    let message = '';
+    try {
+      configOf(['--sip-register', 'voxflow:hunter2-secret@sip.example.com']);
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).toMatch(/sip\.register/);
+    expect(message).toMatch(/VOXFLOW_SIP_REGISTER_PASSWORD/);
+    expect(message).not.toContain('hunter2-secret');
+  });
+
+  it.each(['sip.example.com', 'voxflow@', 'voxflow@sip.example.com;expires=5', 'voxflow@sip.example.com;transport=tls', 'voxflow@sip.example.com:99999'])('refuses %s', (value) => {
+    expect(() => configOf(['--sip-register', value])).toThrow(/sip\.register: must be <user>@<host>/);
+  });
+
+  it('has no flag for the password', () => {
+    expect(() => parseCommandLine(['--sip-register-password', 'x'], {})).toThrow(/unknown option/);
+  });
+});

@@ -1,0 +1,111 @@
+// Voxflow registering to a SIP trunk (VOXFLOW_SIP_REGISTER), against a real kamailio on loopback as
+// the trunk's registrar and proxy: the REGISTER is challenged and taken with the password from the
+// settings, renewed at about half of what the registrar granted, and removed (Expires: 0) when the
+// server stops; a caller dialling the trunk's number reaches the flow bound to that number, though
+// the account lists no source the trunk's calls come from; a registrar that refuses registrations
+// is tried again, with growing waits, until it takes one.
+import { describe, expect, it, vi } from 'vitest';
+import { afterThisTest } from '../../support/after-this-test.ts';
+import { startKamailio } from '../../support/kamailio.ts';
+import { listenForRtp, runSipp, startSipRig, type SipRig } from '../../support/sip-rig.ts';
+import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
+
+const TRUNK_USER = 'voxtrunk';
+const TRUNK_PASSWORD = 'trunk-secret-4242';
+const DID = '+15550001000';
+
+const GOODBYE_YAML = `
+id: trunk-goodbye
+version: "1.0.0"
+initial_state: bye
+settings:
+  base_system_prompt: You answer the phone for a dental clinic.
+states:
+  bye:
+    ui: { artifact_type: card, prompt: "Goodbye" }
+    on_enter:
+      say: Thanks for calling the clinic. Goodbye!
+      end_session: true
+    agent:
+      prompt: Say goodbye.
+`;
+
+async function registeringRig(registrarPort: number, password = TRUNK_PASSWORD): Promise<SipRig & { stop(): Promise<void> }> {
+  // The account lists no source on loopback: the trunk's calls are taken because we registered there.
+  const rig = await startSipRig({
+    allowedSources: '10.9.9.9',
+    config: { sip: { register: `${TRUNK_USER}@127.0.0.1:${registrarPort};expires=60`, registerPassword: password } },
+  });
+  let closed: Promise<void> | null = null;
+  const stop = () => (closed ??= rig.close());
+  afterThisTest(stop);
+  return { ...rig, stop };
+}
+
+type SessionRow = { id: string; transport: string; status: string };
+
+describe('Voxflow registering to a SIP trunk', () => {
+  it('registers with digest, takes the trunk\'s call on the number\'s flow, renews, and unregisters when it stops', { timeout: RIG_START_TIMEOUT_MS + 90_000 }, async () => {
+    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID });
+    const rig = await registeringRig(trunk.port);
+    await trunk.waitForLine(/REGISTER voxtrunk expires=60/);
+    await rig.bind(DID, GOODBYE_YAML);
+
+    const ear = await listenForRtp();
+    const run = await runSipp({ rig, scenario: 'call-through-trunk.xml', service: DID, rtpPort: ear.port, remotePort: trunk.port });
+    expect(run.code, run.output).toBe(0);
+    // The trunk sent the call to our registration's Contact; the number dialled picked the flow.
+    expect(trunk.lines.some((l) => /INVITE DID to sip:voxtrunk@127\.0\.0\.1:\d+/.test(l))).toBe(true);
+    const sessions: SessionRow[] = (await rig.server.request('GET', '/v1/sessions', { apiKey: rig.account.apiKey })).body;
+    const call = sessions.find((s) => s.transport === 'sip');
+    expect(call).toBeDefined();
+    const done = await vi.waitFor(
+      async () => {
+        const body = (await rig.server.request('GET', `/v1/sessions/${call!.id}`, { apiKey: rig.account.apiKey })).body;
+        expect(body.status).toBe('ended');
+        return body;
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(done).toMatchObject({ transport: 'sip', direction: 'inbound', from: '+15550100001', to: DID, end_reason: 'flow_ended' });
+    expect(ear.packets.filter((p) => p.payloadType === 0).length).toBeGreaterThan(20);
+
+    // The registrar grants 20 s (its maximum): the registration is renewed at about half of it.
+    await vi.waitFor(() => expect(trunk.registers().filter((r) => r.expires > 0).length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
+    const [first, second] = trunk.registers();
+    const gapSeconds = (second!.at - first!.at) / 1000;
+    expect(gapSeconds).toBeGreaterThan(7);
+    expect(gapSeconds).toBeLessThan(19);
+
+    // Stopping the server removes the binding at the registrar.
+    await rig.stop();
+    await trunk.waitForLine(/REGISTER voxtrunk expires=0/, 10_000);
+    // The password never reached the registrar's log (only its digest did).
+    expect(trunk.lines.join('\n')).not.toContain(TRUNK_PASSWORD);
+  });
+
+  it('tries a refusing registrar again with growing waits, and registers once it takes registrations', { timeout: RIG_START_TIMEOUT_MS + 90_000 }, async () => {
+    const refusing = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID, refuse: true });
+    await registeringRig(refusing.port);
+    await vi.waitFor(() => expect(refusing.refused().length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
+    const [first, second] = refusing.refused();
+    // Not a flood: the second try came seconds after the first.
+    expect((second! - first!) / 1000).toBeGreaterThan(3);
+    await refusing.stop();
+    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID, port: refusing.port });
+    await trunk.waitForLine(/REGISTER voxtrunk expires=60/, 40_000);
+  });
+
+  it('does not register with a wrong password, and the trunk\'s call does not reach the flow', { timeout: RIG_START_TIMEOUT_MS + 60_000 }, async () => {
+    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID });
+    const rig = await registeringRig(trunk.port, 'not-the-password');
+    await rig.bind(DID, GOODBYE_YAML);
+    const ear = await listenForRtp();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const run = await runSipp({ rig, scenario: 'call-through-trunk.xml', service: DID, rtpPort: ear.port, remotePort: trunk.port, timeoutSeconds: 5 });
+    expect(run.code).not.toBe(0);
+    expect(run.output).toMatch(/480/);
+    expect(trunk.registers()).toEqual([]);
+    expect((await rig.server.request('GET', '/v1/sessions', { apiKey: rig.account.apiKey })).body).toEqual([]);
+  });
+});
