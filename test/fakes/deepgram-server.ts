@@ -36,6 +36,14 @@ export interface FakeDeepgramOptions {
    * with an empty final result, false makes it stay quiet.
    */
   answerIdleFinalize?: boolean;
+  /**
+   * How long each of `transcripts` takes to say (ms of audio, in the same order). With it, a
+   * Finalize sent in the middle of one (the client asking at a caller's pause) gives only the
+   * words heard so far, as real Deepgram finalizes only what it has heard, and keeps the rest for
+   * what follows; an utterance of at least half the length is the whole line. Unset:
+   * every utterance is the whole next transcript, however much of it was heard.
+   */
+  transcriptAudioMs?: number[];
   /** Audio time between interim results while someone speaks. */
   interimEveryMs?: number;
   msPerWord?: number;
@@ -85,8 +93,28 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
   let listenCount = 0;
   let speakCount = 0;
   const authorized = (req: IncomingMessage) => options.apiKey === undefined || req.headers.authorization === `Token ${options.apiKey}`;
-  const transcribe = (pcm: Int16Array, rate: number) => (options.transcribe ? options.transcribe(pcm, rate) : (transcripts.shift() ?? ''));
+  const lengths = options.transcriptAudioMs ? [...options.transcriptAudioMs] : null;
+  const transcribe = (pcm: Int16Array, rate: number) => {
+    if (options.transcribe) return options.transcribe(pcm, rate);
+    lengths?.shift();
+    return transcripts.shift() ?? '';
+  };
   const peekTranscript = (pcm: Int16Array, rate: number) => (options.transcribe ? options.transcribe(pcm, rate) : (transcripts[0] ?? ''));
+  const transcribeHeard =
+    lengths && !options.transcribe
+      ? (durationMs: number) => {
+          const words = (transcripts[0] ?? '').split(/\s+/).filter(Boolean);
+          const length = lengths[0] ?? 0;
+          if (durationMs >= 0.5 * length || words.length <= 1) {
+            lengths.shift();
+            return transcripts.shift() ?? '';
+          }
+          const heard = Math.min(words.length - 1, Math.max(1, Math.round((words.length * durationMs) / length)));
+          transcripts[0] = words.slice(heard).join(' ');
+          lengths[0] = length - durationMs;
+          return words.slice(0, heard).join(' ');
+        }
+      : undefined;
 
   const handleHttp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -127,7 +155,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
       recorded.state = 'finished';
       const connection: FakeListenConnection = { query: recorded.query, headers: req.headers, audioBytes: 0, received: [], sent: [], closeCode: null };
       connections.push(connection);
-      serveListen(ws, connection, fault ?? {}, { ...options, transcribe, peekTranscript });
+      serveListen(ws, connection, fault ?? {}, { ...options, transcribe, peekTranscript, transcribeHeard });
     });
   });
 
@@ -157,6 +185,8 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
 interface ListenBehaviour extends FakeDeepgramOptions {
   transcribe: (pcm: Int16Array, rate: number) => string;
   peekTranscript: (pcm: Int16Array, rate: number) => string;
+  /** A Finalize's transcript from the words heard so far (transcriptAudioMs). */
+  transcribeHeard?: (durationMs: number) => string;
 }
 
 function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: ListenFault, behaviour: ListenBehaviour): void {
@@ -192,7 +222,7 @@ function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: Lis
       if (fromFinalize && behaviour.answerIdleFinalize !== false) results({ startMs: tracker.audioMs, endMs: tracker.audioMs }, '', { is_final: true, speech_final: false, from_finalize: true });
       return;
     }
-    const transcript = behaviour.transcribe(utterance.pcm, sampleRate);
+    const transcript = fromFinalize && behaviour.transcribeHeard ? behaviour.transcribeHeard(utterance.endMs - utterance.startMs) : behaviour.transcribe(utterance.pcm, sampleRate);
     results(utterance, transcript, { is_final: true, speech_final: !fromFinalize, from_finalize: fromFinalize });
     if (utteranceEnd) send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: utterance.endMs / 1000 });
   };

@@ -11,6 +11,7 @@ import { createSileroVad, releaseSileroModels } from '../../server/providers/tur
 import { runTests } from '../../server/testing/run-tests.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server.ts';
 import { GAME_YAML, SUITE_YAML } from '../support/guessing-game-tests.ts';
+import { synthesizeSpeech } from '../support/speech.ts';
 
 const GAME = parseFlow(GAME_YAML).document!;
 const TESTS = parseFlowTests(SUITE_YAML, GAME).tests!;
@@ -20,7 +21,11 @@ describe('the guessing game suite, spoken', () => {
   let deepgram: FakeDeepgram;
   beforeAll(async () => {
     // The fake hears each utterance as the next line, as a recogniser that gets every word right.
-    deepgram = await startFakeDeepgram({ transcripts: [...USER_LINES] });
+    // A caller's pause inside a line ("I give up, I am out…") makes the engine ask for the words
+    // so far: the fake then gives the words of the line heard by then, as Deepgram would, and the
+    // rest when the caller goes on. It knows how long each line takes to say from flite.
+    const lengths = await Promise.all(USER_LINES.map(async (line) => voicedMs(await synthesizeSpeech(line))));
+    deepgram = await startFakeDeepgram({ transcripts: [...USER_LINES], transcriptAudioMs: lengths });
   });
   afterAll(async () => {
     await deepgram?.close();
@@ -58,3 +63,11 @@ describe('the guessing game suite, spoken', () => {
     expect(won.path).toEqual(['setup', 'playing', 'won', 'setup']);
   });
 });
+
+/** From the first to the last loud sample: how long the line's speech lasts, without flite's silence around it. */
+function voicedMs(pcm: Int16Array): number {
+  const loud = (x: number) => Math.abs(x) > 1_000;
+  const first = pcm.findIndex(loud);
+  const last = pcm.findLastIndex(loud);
+  return first < 0 ? 0 : ((last - first) / 16_000) * 1000;
+}
