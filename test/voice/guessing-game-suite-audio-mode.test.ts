@@ -66,8 +66,12 @@ describe('the guessing game suite, spoken', () => {
 
 /** From the first to the last loud sample: how long the line's speech lasts, without flite's silence around it. */
 function voicedMs(pcm: Int16Array): number {
-  const loud = (x: number) => Math.abs(x) > 1_000;
-  const first = pcm.findIndex(loud);
-  const last = pcm.findLastIndex(loud);
+  let first = -1;
+  let last = -1;
+  for (let i = 0; i < pcm.length; i++) {
+    if (Math.abs(pcm[i]!) <= 1_000) continue;
+    if (first < 0) first = i;
+    last = i;
+  }
   return first < 0 ? 0 : ((last - first) / 16_000) * 1000;
 }

@@ -111,16 +111,9 @@ export function forwardEdges(names: ReadonlyArray<string>, links: ReadonlyArray<
  */
 export const TIGHT_TREE_RANKING_ABOVE = 100;
 
-/** dagre's node id of a group's cluster: the server refuses a flow with a NUL in it, so no state is named so. */
-const GROUP_CLUSTER = '\u0000group:';
-
 /** Positions (top-left corners, as xyflow takes them) for every state. */
 export function autoLayout(cards: ReadonlyArray<StateCard>, links: ReadonlyArray<TransitionLink>, initial: string | null): Positions {
-  // A flow with groups is laid out as a compound graph, each group a cluster: dagre keeps a
-  // group's states together in every rank, so the frames drawn round groups do not overlap (laid
-  // out flat, the states of groups met in the same ranks were interleaved).
-  const grouped = cards.some((card) => card.group !== null);
-  const graph = new dagre.graphlib.Graph(grouped ? { compound: true } : undefined);
+  const graph = new dagre.graphlib.Graph();
   graph.setGraph({ rankdir: 'TB', nodesep: NODE_GAP, ranksep: RANK_GAP, marginx: 20, marginy: 20, ranker: cards.length > TIGHT_TREE_RANKING_ABOVE ? 'tight-tree' : 'network-simplex' });
   graph.setDefaultEdgeLabel(() => ({}));
   const boxes = new Map<string, { w: number; h: number }>();
@@ -128,11 +121,6 @@ export function autoLayout(cards: ReadonlyArray<StateCard>, links: ReadonlyArray
     const box = { w: NODE_WIDTH + loopRoom(card), h: estimateHeight(card) };
     boxes.set(card.name, box);
     graph.setNode(card.name, { width: box.w, height: box.h });
-    if (card.group !== null) {
-      const cluster = `${GROUP_CLUSTER}${card.group}`;
-      if (!graph.hasNode(cluster)) graph.setNode(cluster, {});
-      graph.setParent(card.name, cluster);
-    }
   }
   for (const [from, to] of forwardEdges(cards.map((c) => c.name), links, initial)) graph.setEdge(from, to);
   dagre.layout(graph);
@@ -143,8 +131,50 @@ export function autoLayout(cards: ReadonlyArray<StateCard>, links: ReadonlyArray
     return { name: card.name, x: node.x - box.w / 2, y: node.y - box.h / 2, w: box.w, h: box.h, rankY: node.y };
   });
   const positions: Positions = {};
-  for (const box of wrapRanks(placed)) positions[box.name] = { x: Math.round(box.x), y: Math.round(box.y) };
+  for (const box of wrapRanks(groupedInRanks(placed, cards))) positions[box.name] = { x: Math.round(box.x), y: Math.round(box.y) };
   return positions;
+}
+
+/**
+ * Each rank's states reordered so the states of a group sit side by side, in the same order in
+ * every rank: a group comes where its first state (top rank, leftmost) came, an ungrouped state
+ * where it was. The rank is then packed again from its left edge with the usual gap. So the frames
+ * drawn round groups do not interleave, whatever the flow's structure. Done after dagre's layout
+ * rather than with dagre's compound graphs, which kept groups together too but took 1.3× as long
+ * on a 200-state grouped flow and 1.9× on 500 (measured once each on this machine under load:
+ * 4.7 → 6.3 s and 9.5 → 18.2 s); this pass is a sort per rank.
+ */
+export function groupedInRanks<T extends PlacedBox>(boxes: ReadonlyArray<T>, cards: ReadonlyArray<Pick<StateCard, 'name' | 'group'>>): T[] {
+  const groupOf = new Map(cards.map((c) => [c.name, c.group]));
+  if (![...groupOf.values()].some((g) => g !== null)) return [...boxes];
+  const byRank = new Map<number, T[]>();
+  for (const box of boxes) {
+    const key = Math.round(box.rankY);
+    byRank.set(key, [...(byRank.get(key) ?? []), box]);
+  }
+  const ranks = [...byRank.entries()].sort(([a], [b]) => a - b).map(([, members]) => members.sort((a, b) => a.x - b.x));
+  // Where each group is met first, reading rank by rank, left to right.
+  const groupAt = new Map<string, number>();
+  for (const rank of ranks) {
+    for (const box of rank) {
+      const group = groupOf.get(box.name) ?? null;
+      if (group !== null && !groupAt.has(group)) groupAt.set(group, box.x);
+    }
+  }
+  const out: T[] = [];
+  for (const rank of ranks) {
+    const keyOf = (box: T) => {
+      const group = groupOf.get(box.name) ?? null;
+      return group === null ? box.x : groupAt.get(group)!;
+    };
+    const ordered = [...rank].sort((a, b) => keyOf(a) - keyOf(b) || a.x - b.x);
+    let x = rank[0]!.x;
+    for (const box of ordered) {
+      out.push({ ...box, x });
+      x += box.w + NODE_GAP;
+    }
+  }
+  return out;
 }
 
 interface PlacedBox {
