@@ -46,7 +46,9 @@ afterAll(async () => {
 });
 
 describe('voxflow test with a simulated caller', () => {
-  it('--runs 5 reports the pass rate, and exits 1 under --min-pass-rate, 0 at or above it', async () => {
+  // Two command runs of five simulated calls each, each a process of its own: seconds when quiet,
+  // past the default 20 s beside a second test run.
+  it('--runs 5 reports the pass rate, and exits 1 under --min-pass-rate, 0 at or above it', { timeout: 90_000 }, async () => {
     fake.setRules(rulesFailingJudgements(2, 4));
     const strict = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'model', '--runs', '5', '--min-pass-rate', '0.8'], env);
     expect(strict.stderr).toBe('');
