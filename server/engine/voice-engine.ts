@@ -1,5 +1,7 @@
 // The voice engine as the transports see it: starts sessions for an account (providers, flow,
 // metering, hooks, the session record), keeps the live ones, and ends them all on shutdown.
+// Over 400 lines: admission (the caps, credit, the flow's text) and starting a session share the
+// slot and flow state kept here, and splitting them would pass that state between files.
 import { parseFlow } from '../flow/parse.ts';
 import type { FlowDocument } from '../flow/types.ts';
 import type { Session, Store } from '../store/store.ts';

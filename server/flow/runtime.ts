@@ -11,6 +11,8 @@
 // applied (tool-call-rules.ts), what entering a state does (state-entry.ts), an http tool's
 // request and answer (http-tool-calls.ts), what a keypad key does (keypad.ts), the variables (runtime-variables.ts), and what the
 // document says about a state's tools (document-lookups.ts).
+// Just over 400 lines: the state machine's public surface is one class; its rules live in the
+// files named above.
 
 import { MAX_TOOL_ROUNDS_PER_TURN } from './types.ts';
 import type { FlowDocument, FlowState, ToolDefinition } from './types.ts';

@@ -15,6 +15,8 @@
 // Values (`variables`, tool `arguments`) compare as text: YAML's `1` and the model's "1" are equal.
 //
 // Pure TypeScript: the studio bundles this folder, so no Node APIs here.
+// Over 400 lines: one strict reader for the whole test format (scripted steps, simulated callers,
+// judges, budgets), so every key is checked with its line and column in one place.
 import { LineCounter, isMap, isSeq } from 'yaml';
 import { z } from 'zod';
 import { DocumentLocator } from './locate.ts';

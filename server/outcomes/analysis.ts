@@ -12,6 +12,8 @@
 // a wrong or unreadable answer is asked again, MAX_REQUESTS in all, then the field is `unknown`
 // with the error. The plain success criteria need no model (flow/outcome.ts); `judge` criteria
 // ask it with a {met, reason} schema the same bounded way.
+// Just over 400 lines: the analysis job's claim, renewal, retries and delivery belong together,
+// since a crash anywhere between them must leave the job to be taken up again whole.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { FlowDocument } from '../flow/types.ts';
 import {

@@ -1,6 +1,8 @@
 // A fake OpenAI API on node:http that speaks the real wire protocol (SSE chat completions, PCM
 // speech, multipart transcriptions), so tests drive the real `openai` SDK. What the model says
 // is a rule table the test writes, so a test reads like a script of the conversation.
+// Over 400 lines: one fake for every OpenAI endpoint the product calls (chat with tools and
+// structured outputs, speech, transcription), as the real API is one service.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CountedFault, type Fault, faultFor, listen, pause, readBody, record, type RecordedRequest, sendJson, writeChunks } from './fake-http.ts';
 import { concatPcm, findUtterances, parseWav, pcmBytes, speechLikeAudio } from './synthetic-audio.ts';
