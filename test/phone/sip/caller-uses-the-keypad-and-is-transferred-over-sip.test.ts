@@ -27,11 +27,12 @@ describe('a SIP caller on a keypad menu', () => {
       { timeout: 20_000, interval: 100 },
     );
 
-  it('moves on keys, collects the account number, and is transferred by REFER', { timeout: 90_000 }, async () => {
+  /** sipp places the call of `scenario` to the phone menu; resolves with its run and the session once ended. */
+  async function callAndWaitForTheEnd(scenario: string) {
     await menu();
     const before = new Set<string>((await api('/v1/sessions')).map((s: { id: string }) => s.id));
     const ear = await listenForRtp();
-    const run = await runSipp({ rig: rig(), scenario: 'keypad-and-transfer.xml', rtpPort: ear.port });
+    const run = await runSipp({ rig: rig(), scenario, rtpPort: ear.port });
     expect(run.code, run.output).toBe(0);
     const id = await newSession(before);
     const detail = await vi.waitFor(
@@ -42,9 +43,14 @@ describe('a SIP caller on a keypad menu', () => {
       },
       { timeout: 20_000, interval: 100 },
     );
+    return { run, detail };
+  }
+
+  it('moves on keys, collects the account number, and is transferred by REFER', { timeout: 90_000 }, async () => {
+    const { run, detail } = await callAndWaitForTheEnd('keypad-and-transfer.xml');
     expect(detail).toMatchObject({ transport: 'sip', end_reason: 'transferred', transferred_to: FRONT_DESK });
     expect(detail.variables.account_number).toBe('0427');
-    const timeline: TimelineEvent[] = (await api(`/v1/sessions/${id}/events?limit=500`)).events;
+    const timeline: TimelineEvent[] = (await api(`/v1/sessions/${detail.id}/events?limit=500`)).events;
     expect(timeline.filter((e) => e.type === 'dtmf').map((e) => e.event.digits)).toEqual(['1', '0', '4', '2', '7', '#', '0']);
     const moves = timeline.filter((e) => e.type === 'dtmf').flatMap((e) => (e.event.moves as Array<{ via: string; to_state: string }>).map((m) => `${m.via}→${m.to_state}`));
     expect(moves).toEqual(['key 1→account', 'collect account_number→thanks', 'key 0→human']);
@@ -79,23 +85,10 @@ describe('a SIP caller on a keypad menu', () => {
   });
 
   it('takes the caller back to the menu when the front desk is busy', { timeout: 90_000 }, async () => {
-    await menu();
-    const before = new Set<string>((await api('/v1/sessions')).map((s: { id: string }) => s.id));
-    const ear = await listenForRtp();
-    const run = await runSipp({ rig: rig(), scenario: 'transfer-refused.xml', rtpPort: ear.port });
-    expect(run.code, run.output).toBe(0);
-    const id = await newSession(before);
-    const detail = await vi.waitFor(
-      async () => {
-        const body = await api(`/v1/sessions/${id}`);
-        expect(body.status).toBe('ended');
-        return body;
-      },
-      { timeout: 20_000, interval: 100 },
-    );
+    const { run, detail } = await callAndWaitForTheEnd('transfer-refused.xml');
     expect(detail).toMatchObject({ end_reason: 'caller_hung_up', transferred_to: null });
     expect(detail.path.map((p: { state: string }) => p.state)).toEqual(['menu', 'human', 'menu']);
-    const timeline: TimelineEvent[] = (await api(`/v1/sessions/${id}/events?limit=500`)).events;
+    const timeline: TimelineEvent[] = (await api(`/v1/sessions/${detail.id}/events?limit=500`)).events;
     const failed = timeline.filter((e) => e.type === 'transfer');
     expect(failed.map((e) => e.event.status)).toEqual(['started', 'failed']);
     expect(failed[1]!.event.reason).toMatch(/486/);
