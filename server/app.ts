@@ -189,7 +189,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     : await openWorkerStore({ dataDir: config.dataDir, sessionsPerAccount, onWorkerLost });
   // Flow documents are parsed and edited in worker threads
   // (docs/benchmarks.md#what-the-figures-rest-on); started on first use.
-  const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs });
+  // While calls are live, a job yields the CPU to the thread that paces their audio.
+  let liveCalls = () => 0;
+  const flowJobs = new FlowJobs({ workers: config.limits.flowWorkers, budgetMs: config.limits.flowJobBudgetMs, callsLive: () => liveCalls() > 0 });
   // Metrics and traces (docs/hosting.md#prometheus-and-opentelemetry): each off, and nothing of it
   // made or registered, unless configured.
   const observability = new Observability(config, {
@@ -318,6 +320,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       minuteMs: options.minuteMs,
       sendToolRequest,
     });
+    liveCalls = () => engine.activeSessions;
     app.addHook('onListen', async () => {
       const address = app.server.address();
       if (address && typeof address === 'object') listeningPort = address.port;

@@ -12,8 +12,11 @@
 //   request gets 429 rate_limited with Retry-After, so one account can hold at most that many
 //   places in a line every account shares (first come, first served). The line itself holds
 //   at most `maxWaiting` jobs (503 at_capacity past it).
-// - Workers start on first use, run below the main thread's priority (flow-worker.ts), and stop
-//   after a minute without work.
+// - Workers start on first use and stop after a minute without work. While calls are live, a job
+//   runs below the priority of the thread that paces their audio (nice 10, flow-worker.ts); with
+//   no call live there is nothing to yield to, and a job at nice 10 would only yield to every
+//   other busy process on the machine (beside a second test suite, a 1,767-state edit took over
+//   three minutes that way, against seconds at the process's priority).
 //
 // node:worker_threads rather than piscina: the budget is the CPU time of the thread that runs
 // the job, and piscina does not say which of its workers (so which thread) runs a task, so it
@@ -48,6 +51,8 @@ export interface FlowJobsOptions {
   perAccount?: number;
   /** Jobs that may wait for a worker; past that, 503. */
   maxWaiting?: number;
+  /** Whether calls are live: a job then yields the CPU to the thread that paces their audio. */
+  callsLive?: () => boolean;
 }
 
 type Kind = FlowJob['kind'];
@@ -103,6 +108,7 @@ export class FlowJobs {
   readonly budgetMs: number;
   private readonly perAccount: number;
   private readonly maxWaiting: number;
+  private readonly callsLive: () => boolean;
   private readonly slots = new Set<Slot>();
   private readonly waiting: Pending[] = [];
   private readonly jobsOf = new Map<string, number>();
@@ -110,12 +116,13 @@ export class FlowJobs {
   private closed = false;
 
   constructor(options: FlowJobsOptions) {
-    const { workers = defaultFlowWorkers(), budgetMs, perAccount = FLOW_JOBS_PER_ACCOUNT, maxWaiting = MAX_WAITING } = options;
+    const { workers = defaultFlowWorkers(), budgetMs, perAccount = FLOW_JOBS_PER_ACCOUNT, maxWaiting = MAX_WAITING, callsLive = () => false } = options;
     if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`a flow-job pool needs at least one worker, not ${workers}`);
     this.size = workers;
     this.budgetMs = budgetMs;
     this.perAccount = perAccount;
     this.maxWaiting = maxWaiting;
+    this.callsLive = callsLive;
   }
 
   /** Jobs waiting for a worker, and jobs running (the metrics' flow-job queue depth). */
@@ -284,7 +291,7 @@ export class FlowJobs {
     // Only while it works does a worker keep the process alive.
     slot.worker.ref();
     try {
-      slot.worker.postMessage({ id: pending.id, job: pending.job });
+      slot.worker.postMessage({ id: pending.id, job: pending.job, yieldToCalls: this.callsLive() });
     } catch (error) {
       // Data that cannot be cloned (only reachable from code, never from JSON).
       clearTimeout(slot.running.timer);

@@ -1,7 +1,7 @@
 // A worker thread of the flow-job pool (flow-jobs.ts): parses, validates and converts flow
 // documents so that none of it runs on the thread that paces every session's audio.
 //
-// Protocol. In: { id, job } (a FlowJob). Out: { type: 'ready', tid } once loaded, then per job
+// Protocol. In: { id, job, yieldToCalls } (a FlowJob; whether calls are live). Out: { type: 'ready', tid } once loaded, then per job
 // { type: 'done', id, result } or { type: 'failed', id, message }. `tid` is this thread's Linux
 // id (null elsewhere): the pool reads the CPU time the thread has used from it.
 import { readlinkSync } from 'node:fs';
@@ -22,18 +22,29 @@ function ownThreadId(): number | null {
 }
 
 const tid = ownThreadId();
-// Below the main thread, which paces audio in 20 ms frames: a flow upload can wait a little, a
-// frame cannot (the flite look-ahead workers do the same). Linux keeps a nice value per thread;
-// elsewhere os.setPriority would lower the whole process, so it is skipped.
-if (tid !== null) {
+/** This thread's nice value as last set (0: the process's priority). */
+let nice = 0;
+
+/**
+ * While calls are live, a job runs below the thread that paces their audio in 20 ms frames: a
+ * flow upload can wait a little, a frame cannot (flite's look-ahead workers do the same). With no
+ * call live it runs at the process's priority, or it would yield to every other busy process on
+ * the machine. Linux keeps a nice value per thread; elsewhere os.setPriority would lower the
+ * whole process, so it is skipped. Going back up needs the right to (root, CAP_SYS_NICE or
+ * RLIMIT_NICE); without it the thread stays lowered until it idles out.
+ */
+function setNice(wanted: number): void {
+  if (tid === null || wanted === nice) return;
   try {
-    setPriority(tid, 10);
+    setPriority(tid, wanted);
+    nice = wanted;
   } catch {
-    // not permitted: run at the process's priority
+    // not permitted: keep the priority the thread has
   }
 }
 
-port.on('message', ({ id, job }: { id: number; job: FlowJob }) => {
+port.on('message', ({ id, job, yieldToCalls }: { id: number; job: FlowJob; yieldToCalls?: boolean }) => {
+  setNice(yieldToCalls ? 10 : 0);
   try {
     port.postMessage({ type: 'done', id, result: runFlowJob(job) });
   } catch (error) {

@@ -9,9 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlowTests } from '../../server/flow/tests-format.ts';
-import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server.ts';
+import { startFakeDeepgram } from '../fakes/deepgram-server.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.ts';
+import { afterThisTest } from '../support/cleanups.ts';
 import { GAME_PATH, GUESSING_GAME_TEST_RULES, SUITE_PATH, SUITE_YAML } from '../support/guessing-game-tests.ts';
+import { synthesizeSpeech, voicedMs } from '../support/speech.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -78,15 +80,12 @@ function readXml(text: string): XmlElement {
 describe('voxflow test', () => {
   let dir: string;
   let openai: FakeOpenAI;
-  let deepgram: FakeDeepgram;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'voxflow-cli-'));
     openai = await startFakeOpenAI({ rules: GUESSING_GAME_TEST_RULES });
-    deepgram = await startFakeDeepgram({ transcripts: [] });
   });
   afterAll(async () => {
     await openai?.close();
-    await deepgram?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -153,8 +152,13 @@ describe('voxflow test', () => {
   });
 
   it('runs the suite spoken, 4× faster than real time, through Silero and the configured STT', { timeout: 180_000 }, async () => {
+    // The fake hears each utterance as the next line; a caller's pause inside a line ("I give up,
+    // I am out…") makes the engine ask for the words so far, and the fake then gives the words
+    // heard by then, as Deepgram would, knowing from flite how long each line takes to say.
     const lines = parseFlowTests(SUITE_YAML).tests!.flatMap((t) => t.steps!.flatMap((step) => (step.user !== undefined ? [step.user] : [])));
-    deepgram.transcripts.push(...lines);
+    const lengths = await Promise.all(lines.map(async (line) => voicedMs(await synthesizeSpeech(line))));
+    const deepgram = await startFakeDeepgram({ transcripts: lines, transcriptAudioMs: lengths });
+    afterThisTest(() => deepgram.close());
     const run = await voxflow(['test', GAME_PATH, SUITE_PATH, '--mode', 'audio', '--speed', '4', '--reporter', 'junit'], {
       VOXFLOW_STT_PROVIDER: 'deepgram',
       VOXFLOW_STT_BASE_URL: deepgram.url,

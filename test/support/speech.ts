@@ -94,3 +94,15 @@ export function padWithSilence(pcm: Int16Array, beforeMs: number, afterMs: numbe
 export async function writeWav(path: string, pcm: Int16Array, sampleRate: number): Promise<void> {
   await writeFile(path, encodeWav(pcm, sampleRate));
 }
+
+/** From the first to the last loud sample of 16 kHz speech: how long a line lasts, without flite's silence around it. */
+export function voicedMs(pcm: Int16Array): number {
+  let first = -1;
+  let last = -1;
+  for (let i = 0; i < pcm.length; i++) {
+    if (Math.abs(pcm[i]!) <= 1_000) continue;
+    if (first < 0) first = i;
+    last = i;
+  }
+  return first < 0 ? 0 : ((last - first) / 16_000) * 1000;
+}

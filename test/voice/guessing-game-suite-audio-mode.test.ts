@@ -11,7 +11,7 @@ import { createSileroVad, releaseSileroModels } from '../../server/providers/tur
 import { runTests } from '../../server/testing/run-tests.ts';
 import { startFakeDeepgram, type FakeDeepgram } from '../fakes/deepgram-server.ts';
 import { GAME_YAML, SUITE_YAML } from '../support/guessing-game-tests.ts';
-import { synthesizeSpeech } from '../support/speech.ts';
+import { synthesizeSpeech, voicedMs } from '../support/speech.ts';
 
 const GAME = parseFlow(GAME_YAML).document!;
 const TESTS = parseFlowTests(SUITE_YAML, GAME).tests!;
@@ -63,15 +63,3 @@ describe('the guessing game suite, spoken', () => {
     expect(won.path).toEqual(['setup', 'playing', 'won', 'setup']);
   });
 });
-
-/** From the first to the last loud sample: how long the line's speech lasts, without flite's silence around it. */
-function voicedMs(pcm: Int16Array): number {
-  let first = -1;
-  let last = -1;
-  for (let i = 0; i < pcm.length; i++) {
-    if (Math.abs(pcm[i]!) <= 1_000) continue;
-    if (first < 0) first = i;
-    last = i;
-  }
-  return first < 0 ? 0 : ((last - first) / 16_000) * 1000;
-}
