@@ -216,8 +216,7 @@ export class FakeCarrierStream {
       this.segments.push({ startAt, pcm });
     } else if (parsed.kind === 'mark') {
       this.receivedMarks.push(parsed.name);
-      const timer = setTimeout(() => this.acknowledge(parsed.name), Math.max(0, this.playedUntil - now));
-      this.pendingMarks.push({ name: parsed.name, timer });
+      this.pendingMarks.push({ name: parsed.name, timer: this.ackWhenPlayed(parsed.name, this.playedUntil) });
     } else {
       this.clears++;
       for (const segment of this.segments) segment.pcm = segment.pcm.subarray(0, playedSamples(segment, now));
@@ -231,6 +230,20 @@ export class FakeCarrierStream {
         for (const mark of pending) this.sendMarkAck(mark.name);
       }
     }
+  }
+
+  /**
+   * Acknowledges `name` once the clock reaches `at`. Node's timers count from the event loop's
+   * cached time, which a busy loop leaves stale, so a timer can fire a little before its delay
+   * has passed by performance.now(): it is armed again for what is left.
+   */
+  private ackWhenPlayed(name: string, at: number): NodeJS.Timeout {
+    return setTimeout(() => {
+      const left = at - performance.now();
+      if (left <= 0) return this.acknowledge(name);
+      const mark = this.pendingMarks.find((pending) => pending.name === name);
+      if (mark) mark.timer = this.ackWhenPlayed(name, at);
+    }, Math.max(0, Math.ceil(at - performance.now())));
   }
 
   private acknowledge(name: string): void {
