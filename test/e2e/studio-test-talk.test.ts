@@ -92,7 +92,13 @@ describe('test-talk in the flow editor', () => {
       // model calls begin_game and the graph moves.
       const activity = () => panel.locator('.activity').innerText();
       await expect.poll(activity, { timeout: 20_000, interval: 100 }).toBe('Agent speaking');
-      await expect.poll(activity, { timeout: 20_000, interval: 200 }).not.toBe('Agent speaking');
+      await expect
+        .poll(activity, { timeout: 20_000, interval: 200 })
+        .not.toBe('Agent speaking')
+        .catch(async (error: Error) => {
+          // What the panel showed (its turn decisions, transcript, notices) says why the agent kept talking.
+          throw new Error(`${error.message}\nThe panel:\n${await panel.innerText()}`, { cause: error });
+        });
       await say(page, "I'm ready");
       await expect.poll(() => card(panel), { timeout: 20_000 }).toEqual({ state: 'playing', prompt: PROMPT.playing(0) });
       await expect.poll(() => graphMarks(page), { timeout: 5_000 }).toEqual({ active: ['playing'], visited: ['setup'] });
