@@ -17,7 +17,7 @@ let server: ServerProcess | undefined;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'voxflow-bundle-jobs-'));
   // This run's bundle (test/support/server-bundle.ts), built by the same script as dist/server.
-  server = await spawnServer(['--data-dir', dataDir, '--flow-job-budget-ms', String(BUDGET_MS)], {}, 30_000, [serverBundle()]);
+  server = await spawnServer(['--data-dir', dataDir, '--flow-job-budget-ms', String(BUDGET_MS)], {}, 60_000, [serverBundle()]);
 }, 90_000);
 afterAll(async () => {
   if (server) {

@@ -13,7 +13,7 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'voxflow-bundle-'));
-  server = await spawnServer(['--data-dir', dataDir], {}, 20_000, [serverBundle()]);
+  server = await spawnServer(['--data-dir', dataDir], {}, 60_000, [serverBundle()]);
 }, 60_000);
 afterAll(async () => {
   server?.child.kill('SIGTERM');

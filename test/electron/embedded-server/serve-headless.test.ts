@@ -99,7 +99,7 @@ describe('voxflow --serve in the packaged app', () => {
     await vi.waitFor(() => {
       if (child.exitCode !== null) throw new Error(`exited early:\n${output}`);
       expect(output).toMatch(SERVING);
-    }, { timeout: 30_000, interval: 25 });
+    }, { timeout: 60_000, interval: 25 });
     const [, url, , announcedDir] = SERVING.exec(output)!;
     expect(announcedDir).toBe(dataDir);
     expect((await fetch(`${url}/health`)).status).toBe(200);
