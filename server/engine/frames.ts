@@ -39,6 +39,15 @@ export interface TurnEndedFrame {
   lastVoicedAt: number;
 }
 
+/**
+ * Between turns, voiced audio began (true) or faded before it was confirmed as speech (false):
+ * a caller going on after a pause, heard before the VAD confirms it (200 ms later).
+ */
+export interface CallerVoicingFrame {
+  type: 'caller_voicing';
+  voicing: boolean;
+}
+
 /** The caller's words, spoken and recognised or typed: the agent answers them. */
 export interface CallerTurnFrame {
   type: 'caller_turn';
@@ -79,7 +88,7 @@ export interface KeypadAnswerFrame {
 }
 
 /** What the VAD stage emits, and what a filter between it and the STT stage (a backchannel filter) takes and gives. */
-export type CallerSpeechFrames = SpeechStartedFrame | CallerSpeechFrame | TurnEndedFrame;
+export type CallerSpeechFrames = SpeechStartedFrame | CallerSpeechFrame | TurnEndedFrame | CallerVoicingFrame;
 
 export type DataFrame = CallerAudioFrame | CallerSpeechFrames | TypedTurnFrame | CallerTurnFrame | CallerWordsFrame | KeypadFrame | KeypadAnswerFrame;
 

@@ -53,6 +53,13 @@ interface OpenTurn {
   startedAt: number;
   /** The VAD says the caller is speaking (not in a pause). */
   speaking: boolean;
+  /**
+   * In a pause, voiced audio began that the VAD has not confirmed as speech yet: the caller may
+   * be going on. The turn's end waits for it to be confirmed (the same turn goes on) or to fade.
+   */
+  voicing: boolean;
+  /** The turn's end, decided and waiting for its silence: run again when a fading blip lets it. */
+  pendingEnd: (() => void) | null;
   /** The agent was paused for this speech and its fate is not decided yet. */
   overAgent: boolean;
   /** What the recognizer gave at each pause so far. */
@@ -98,6 +105,9 @@ export class SpokenTurns {
         if (this.open) void this.paused(this.open, frame.lastVoicedAt);
         else void this.transcribeTurn(frame.lastVoicedAt);
         return;
+      case 'caller_voicing':
+        if (this.open && !this.open.speaking) this.voicing(this.open, frame.voicing);
+        return;
     }
   }
 
@@ -125,6 +135,8 @@ export class SpokenTurns {
     if (open) {
       // The caller goes on after a pause: the same turn, and its end is decided again.
       open.speaking = true;
+      open.voicing = false;
+      open.pendingEnd = null;
       if (open.timer) clearTimeout(open.timer);
       open.timer = null;
       return;
@@ -142,7 +154,7 @@ export class SpokenTurns {
       this.out.push({ type: 'interrupt' });
     }
     if (turn === null || (!overAgent && !isAdaptive(turn.policy))) return;
-    const started: OpenTurn = { startedAt: this.now, speaking: true, overAgent, words: [], interim: null, lastVoicedAt: this.now, timer: null, durationTimer: null, audio: [], audioSamples: 0 };
+    const started: OpenTurn = { startedAt: this.now, speaking: true, voicing: false, pendingEnd: null, overAgent, words: [], interim: null, lastVoicedAt: this.now, timer: null, durationTimer: null, audio: [], audioSamples: 0 };
     this.open = started;
     if (this.options.turnModel) keepAudio(started, preRoll);
     if (overAgent) {
@@ -247,11 +259,31 @@ export class SpokenTurns {
     const dueAt = open.lastVoicedAt + decision.waitMs;
     const finish = () => {
       if (this.open !== open || open.speaking) return;
+      // Voiced audio not yet confirmed: the caller may be going on. Decided when it is confirmed
+      // or fades (voicing()); until then the silence is not known to have lasted.
+      if (open.voicing) {
+        open.pendingEnd = finish;
+        return;
+      }
+      open.pendingEnd = null;
       this.finishTurn(open, Math.min(this.now, dueAt), decision, text);
     };
     const remaining = dueAt - this.now;
     if (remaining <= 0) finish();
     else open.timer = setTimeout(finish, remaining);
+  }
+
+  /**
+   * Voiced audio in a pause began or faded before the VAD confirmed it. Without this, a caller
+   * going on after a pause shorter than the wait was heard only once confirmed (200 ms of speech
+   * later), and the turn could end in between: the agent answered half a sentence.
+   */
+  private voicing(open: OpenTurn, voicing: boolean): void {
+    open.voicing = voicing;
+    if (voicing) return;
+    const end = open.pendingEnd;
+    open.pendingEnd = null;
+    end?.();
   }
 
   private finishTurn(open: OpenTurn, endedAt: number, decision: EndOfTurnDecision, text: string): void {

@@ -11,6 +11,12 @@ export interface TurnDetectorOptions {
   confirmSpeechMs: number;
   /** Unvoiced audio that ends the turn. */
   endSilenceMs: number;
+  /**
+   * Also report voiced audio outside a turn before it is confirmed (`voice_began`) and a run that
+   * ended unconfirmed (`voice_faded`): a caller resuming after a pause is heard at once, not
+   * confirmSpeechMs later.
+   */
+  reportVoicing: boolean;
 }
 
 export const DEFAULT_TURN_OPTIONS: Readonly<TurnDetectorOptions> = {
@@ -18,6 +24,7 @@ export const DEFAULT_TURN_OPTIONS: Readonly<TurnDetectorOptions> = {
   deactivationThreshold: 0.35,
   confirmSpeechMs: 200,
   endSilenceMs: 500,
+  reportVoicing: false,
 };
 
 /** Sample positions count 16 kHz samples since the session started. */
@@ -27,6 +34,16 @@ export type TurnEvent =
       /** Start of the first voiced frame of the turn. */
       speechStartSample: number;
       /** End of the frame that confirmed the speech. */
+      atSample: number;
+    }
+  | {
+      /** Voiced audio outside a turn, not yet confirmed as speech (reportVoicing). */
+      type: 'voice_began';
+      atSample: number;
+    }
+  | {
+      /** The voiced run ended before it was confirmed: a blip, not speech (reportVoicing). */
+      type: 'voice_faded';
       atSample: number;
     }
   | {
@@ -86,12 +103,14 @@ export class TurnDetector {
 
     if (this.turnStart === null) {
       if (!this.voiced) {
+        const faded = this.runSamples > 0;
         this.runSamples = 0;
-        return null;
+        return faded && this.options.reportVoicing ? { type: 'voice_faded', atSample: end } : null;
       }
-      if (this.runSamples === 0) this.runStart = start;
+      const began = this.runSamples === 0;
+      if (began) this.runStart = start;
       this.runSamples += frameSamples;
-      if (this.runSamples < this.confirmSamples) return null;
+      if (this.runSamples < this.confirmSamples) return began && this.options.reportVoicing ? { type: 'voice_began', atSample: end } : null;
       this.turnStart = this.runStart;
       this.lastVoicedEnd = end;
       this.silenceSamples = 0;

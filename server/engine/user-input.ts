@@ -12,6 +12,11 @@ export interface TurnListener {
   onSpeech(pcm: Int16Array): void;
   /** The user stopped; `lastVoicedAt` is when the last voiced audio arrived (performance.now). */
   onTurnEnded(lastVoicedAt: number): void;
+  /**
+   * Between turns, voiced audio began (true) or ended before it was confirmed as speech (false).
+   * Given, the VAD reports it; a caller resuming after a pause is then heard at once.
+   */
+  onVoicing?(voicing: boolean): void;
   onError(error: unknown): void;
 }
 
@@ -27,7 +32,8 @@ export interface UserTurnInput {
  * every sample received so far, so later chunks are forwarded only for what lies beyond it.
  */
 export function createVadUserInput(model: VoiceActivityModel, options: VadTurnTrackerOptions = {}, now: () => number = () => performance.now()) {
-  return (listener: TurnListener): UserTurnInput => new VadUserInput(new VadTurnTracker(model, options), listener, now);
+  return (listener: TurnListener): UserTurnInput =>
+    new VadUserInput(new VadTurnTracker(model, listener.onVoicing ? { ...options, turn: { ...options.turn, reportVoicing: true } } : options), listener, now);
 }
 
 /** How many chunk arrival times are remembered for dating voiced samples (~100 s of 20 ms chunks). */
@@ -79,9 +85,11 @@ class VadUserInput implements UserTurnInput {
         this.speaking = true;
         this.forwardedUpTo = this.tracker.receivedSamples;
         this.listener.onSpeechStarted(this.tracker.takePreRoll());
-      } else {
+      } else if (event.type === 'turn_ended') {
         this.speaking = false;
         this.listener.onTurnEnded(this.timeOf(event.speechEndSample));
+      } else {
+        this.listener.onVoicing?.(event.type === 'voice_began');
       }
     }
     const end = start + pcm.length;

@@ -13,6 +13,7 @@ export class VadStage {
       onSpeechStarted: (preRoll) => out.push({ type: 'speech_started', preRoll }),
       onSpeech: (pcm) => out.push({ type: 'caller_speech', pcm }),
       onTurnEnded: (lastVoicedAt) => out.push({ type: 'turn_ended', lastVoicedAt }),
+      onVoicing: (voicing) => out.push({ type: 'caller_voicing', voicing }),
       onError: (error) => out.push({ type: 'warning', code: 'vad_failed', message: `Voice activity detection failed: ${String(error)}` }),
     });
   }

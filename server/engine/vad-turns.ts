@@ -139,8 +139,10 @@ export class VadTurnTracker {
       }
       const event = this.turns.push(probability, frame.samples);
       if (!event) continue;
-      this.turnStart = event.type === 'speech_started' ? event.speechStartSample : null;
-      this.preRollTaken = false;
+      if (event.type === 'speech_started' || event.type === 'turn_ended') {
+        this.turnStart = event.type === 'speech_started' ? event.speechStartSample : null;
+        this.preRollTaken = false;
+      }
       events.push(event);
     }
     return events;

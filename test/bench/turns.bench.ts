@@ -50,8 +50,11 @@ const INTO_GREETING_MS = 1000;
 const LISTEN_AFTER_MS = 2500;
 /** Agent audio this long absent is the end of its speech. */
 const GAP_MS = 200;
-/** Calls at once. */
-const CONCURRENT = 4;
+/**
+ * Calls at once: one per server (speech recognition then knows whose words it hears), the four
+ * servers (two strategies, two paths) at once.
+ */
+const CONCURRENT = 1;
 
 // ── One piece, judged ─────────────────────────────────────────────────────────────────────────
 
@@ -80,6 +83,8 @@ function lastAgentFrameAfter(call: Call, from: number): number | null {
 
 async function playOne(stack: Stack, path: Path, item: LoadedItem): Promise<Outcome> {
   const over = OVER_THE_AGENT.includes(item.category);
+  // Speech is heard as its words (the pause's mark is not a word); noise as nothing.
+  stack.willHear(item.category === 'noise' ? '' : item.text.replace(/\s*…\s*/g, ' '), item.soundEndMs - item.soundStartMs);
   const { call, hangUp } = await openCall(stack, path, over ? 'long' : 'short');
   try {
     const frames = framesOf(item, path);
@@ -147,7 +152,7 @@ function rows(strategy: TurnStrategy, path: Path, outcomes: Outcome[]): BenchRow
   const replyMs = answers.flatMap((o) => (o.replyMs !== undefined ? [o.replyMs] : []));
   const failed = outcomes.filter((o) => o.error);
   const label = `${strategy.name}, ${PATH_NAMES[path]}`;
-  const how = `${strategy.about}; one call per piece, ${CONCURRENT} at once; caller frames of 20 ms counted`;
+  const how = `${strategy.about}; one call per piece, ${CONCURRENT} at a time on each of four servers run at once; speech recognition hears each piece's words; caller frames of 20 ms counted`;
   return [
     {
       name: `${label}: false barge-in`,
@@ -225,23 +230,27 @@ export async function run(): Promise<BenchRow[]> {
   if (unknownPath) throw new Error(`VOXFLOW_BENCH_TURN_PATHS: no path ${unknownPath}; the paths are ws, phone (or none: the model's row only)`);
   const unknown = wanted?.filter((name) => !STRATEGIES.some((s) => s.name === name)) ?? [];
   if (unknown.length > 0) throw new Error(`VOXFLOW_BENCH_TURN_STRATEGIES: no strategy ${unknown.join(', ')}; the strategies are ${STRATEGIES.map((s) => s.name).join(', ')}`);
-  const out: BenchRow[] = [];
-  for (const strategy of STRATEGIES.filter((s) => !wanted || wanted.includes(s.name))) {
-    for (const path of paths) {
-      // A server of its own per strategy and path: the account's credit pays for one corpus.
+  const runs = STRATEGIES.filter((s) => !wanted || wanted.includes(s.name)).flatMap((strategy) => paths.map((path) => ({ strategy, path })));
+  // A server of its own per strategy and path (the account's credit pays for one corpus), all at once.
+  const results = await Promise.all(
+    runs.map(async ({ strategy, path }) => {
       const stack = await startStack(strategy);
       try {
         const outcomes = await playAll(stack, path, items);
-        for (const o of outcomes) {
-          process.stderr.write(
-            `  ${strategy.name} ${path} ${o.item.id}: ${o.error ?? (o.stopped !== undefined ? (o.stopped ? `stopped${o.stopMs !== undefined ? ` ${o.stopMs} ms` : ''}` : 'kept talking') : `${o.premature ? 'premature' : 'one turn'}, answer ${o.replyMs} ms after`)}\n`,
-          );
-        }
-        out.push(...rows(strategy, path, outcomes));
+        return { strategy, path, outcomes };
       } finally {
         await stack.rig.close();
       }
+    }),
+  );
+  const out: BenchRow[] = [];
+  for (const { strategy, path, outcomes } of results) {
+    for (const o of outcomes) {
+      process.stderr.write(
+        `  ${strategy.name} ${path} ${o.item.id}: ${o.error ?? (o.stopped !== undefined ? (o.stopped ? `stopped${o.stopMs !== undefined ? ` ${o.stopMs} ms` : ''}` : 'kept talking') : `${o.premature ? 'premature' : 'one turn'}, answer ${o.replyMs} ms after`)}\n`,
+      );
     }
+    out.push(...rows(strategy, path, outcomes));
   }
   return [...out, ...(await turnModelCost())];
 }

@@ -102,6 +102,42 @@ it('keeps "I\'d like to book a table on… Tuesday" one turn across a 700 ms pau
   expect(rig.ofType('metrics').at(-1)?.endpointing_ms).toBe(500);
 });
 
+it('hears the caller go on after a pause shorter than the wait before the detector confirms it: "I\'d like to book a table… for four" stays one turn', async () => {
+  const rig = await startScriptedSession({ mode: 'assistant', model: [{ text: 'Hello.' }, { text: 'A table for four.' }], transcripts: ["I'd like to book a table", 'for four'], transcribeAfterMs: 100 });
+  await rig.run(2_000);
+  rig.user.startsSpeaking();
+  await rig.run(1_200);
+  // The pause is reported at the VAD's shortest wait (250 ms); the words look complete, so the
+  // turn would end 500 ms after the last voiced audio.
+  rig.user.stopsSpeaking(250);
+  await rig.run(100);
+  // At 350 ms the caller goes on: voiced audio, confirmed as speech only 200 ms later.
+  rig.user.voiceBegins();
+  await rig.run(200);
+  expect(rig.ofType('turn_end')).toEqual([]);
+  rig.user.startsSpeaking();
+  await rig.run(500);
+  rig.user.stopsSpeaking(250);
+  await rig.run(1_000);
+  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 500, reason: 'default', transcript: "I'd like to book a table for four" }]);
+  expect(rig.model!.requests).toHaveLength(2);
+});
+
+it('ends the turn once voiced audio in the pause fades unconfirmed (a click, a breath)', async () => {
+  const rig = await startScriptedSession({ mode: 'assistant', model: [{ text: 'Hello.' }, { text: 'A table, noted.' }], transcripts: ["I'd like to book a table"], transcribeAfterMs: 100 });
+  await rig.run(2_000);
+  rig.user.startsSpeaking();
+  await rig.run(1_200);
+  rig.user.stopsSpeaking(250);
+  await rig.run(100);
+  rig.user.voiceBegins();
+  await rig.run(300);
+  expect(rig.ofType('turn_end')).toEqual([]);
+  rig.user.voiceFades();
+  await rig.run(50);
+  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 500, reason: 'default', transcript: "I'd like to book a table" }]);
+});
+
 it('with the baseline policy, stops the agent at "uh-huh" at once, as the engine always did', async () => {
   const rig = await storyPlaying(['uh-huh'], BASELINE_TURN_POLICY);
   const before = rig.events.length;

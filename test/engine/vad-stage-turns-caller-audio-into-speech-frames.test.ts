@@ -42,8 +42,10 @@ it('hands on a spoken turn as its start with the pre-roll, the speech after it, 
   await play(v.stage, 400, false);
   await play(v.stage, 1_000, true);
   await play(v.stage, 1_000, false);
-  expect(v.kinds()).toEqual(['speech_started', 'caller_speech', 'turn_ended']);
-  const started = v.out[0]!;
+  // Voiced audio is reported at once, then confirmed as speech 200 ms on.
+  expect(v.kinds()).toEqual(['caller_voicing', 'speech_started', 'caller_speech', 'turn_ended']);
+  expect(v.out[0]).toEqual({ type: 'caller_voicing', voicing: true });
+  const started = v.out[1]!;
   // The pre-roll reaches back before the speech was confirmed, so the STT hears its first syllable.
   expect(started.type === 'speech_started' && started.preRoll.some((s) => s === 0) && started.preRoll.some((s) => s === 3_000)).toBe(true);
   v.stage.close();
@@ -54,9 +56,21 @@ it('waits out the longer silence a flow state asks for before it ends the turn',
   v.stage.setEndpointingMs(1_500);
   await play(v.stage, 1_000, true);
   await play(v.stage, 1_000, false);
-  expect(v.kinds()).toEqual(['speech_started', 'caller_speech']);
+  expect(v.kinds()).toEqual(['caller_voicing', 'speech_started', 'caller_speech']);
   await play(v.stage, 600, false);
-  expect(v.kinds()).toEqual(['speech_started', 'caller_speech', 'turn_ended']);
+  expect(v.kinds()).toEqual(['caller_voicing', 'speech_started', 'caller_speech', 'turn_ended']);
+  v.stage.close();
+});
+
+it('reports a blip between turns as voicing that faded, and starts no turn', async () => {
+  const v = vadStage(energyModel());
+  await play(v.stage, 400, false);
+  await play(v.stage, 100, true);
+  await play(v.stage, 400, false);
+  expect(v.out).toEqual([
+    { type: 'caller_voicing', voicing: true },
+    { type: 'caller_voicing', voicing: false },
+  ]);
   v.stage.close();
 });
 

@@ -93,7 +93,8 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
   let listenCount = 0;
   let speakCount = 0;
   const authorized = (req: IncomingMessage) => options.apiKey === undefined || req.headers.authorization === `Token ${options.apiKey}`;
-  const lengths = options.transcriptAudioMs ? [...options.transcriptAudioMs] : null;
+  // Taken by reference, as `transcripts` is: a caller may push a line and its length onto both as it goes.
+  const lengths = options.transcriptAudioMs ?? null;
   const transcribe = (pcm: Int16Array, rate: number) => {
     if (options.transcribe) return options.transcribe(pcm, rate);
     lengths?.shift();

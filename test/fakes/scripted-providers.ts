@@ -160,6 +160,10 @@ export interface ScriptedUser {
   startsSpeaking(): void;
   /** The turn ends; the last voiced audio was `silenceMs` ago (the endpointing time). */
   stopsSpeaking(silenceMs?: number): void;
+  /** Between turns, voiced audio begins that the detector has not confirmed as speech yet. */
+  voiceBegins(): void;
+  /** That voiced audio ends before it was confirmed: a blip. */
+  voiceFades(): void;
   /** Audio the session pushed in. */
   readonly samplesPushed: () => number;
 }
@@ -189,6 +193,12 @@ export function scriptedUser(): ScriptedUser {
     },
     stopsSpeaking(silenceMs = 500) {
       active().onTurnEnded(performance.now() - silenceMs);
+    },
+    voiceBegins() {
+      active().onVoicing?.(true);
+    },
+    voiceFades() {
+      active().onVoicing?.(false);
     },
     samplesPushed: () => pushed,
   };

@@ -49,9 +49,26 @@ function flowYaml(kind: keyof typeof FLOWS, strategy: TurnStrategy): string {
 export interface Stack {
   rig: PhoneRig;
   flowIds: Record<keyof typeof FLOWS, string>;
+  /**
+   * What speech recognition will hear next: the piece's words, as a recogniser that gets every
+   * word right would (nothing for noise). Asked for the words at a pause inside a sentence, it
+   * gives those said so far, as Deepgram does (the fake knows how long the words take to say).
+   * The stack's calls take turns, so the next words are the next piece's.
+   */
+  willHear(words: string, soundMs: number): void;
 }
 
 export async function startStack(strategy: TurnStrategy): Promise<Stack> {
+  const transcripts: string[] = [];
+  const lengths: number[] = [];
+  const willHear = (words: string, soundMs: number) => {
+    transcripts.length = 0;
+    lengths.length = 0;
+    if (words) {
+      transcripts.push(words);
+      lengths.push(soundMs);
+    }
+  };
   const rig = await startPhoneRig('twilio', {
     tts: 'openai',
     // 150 ms a word: the greeting lasts about 12 s.
@@ -63,7 +80,7 @@ export async function startStack(strategy: TurnStrategy): Promise<Stack> {
         { respond: { text: 'Of course, let me check that for you.' } },
       ],
     },
-    deepgram: { transcribe: () => 'okay' },
+    deepgram: { transcripts, transcriptAudioMs: lengths },
     config: strategy.config,
     flowYaml: flowYaml('long', strategy),
   });
@@ -72,7 +89,7 @@ export async function startStack(strategy: TurnStrategy): Promise<Stack> {
     if (created.status !== 201) throw new Error(`flow: ${created.status} ${created.text}`);
     const bound = await rig.server.request('POST', '/v1/phone-numbers', { jwt: rig.account.jwt, body: { carrier: 'twilio', number: SECOND_NUMBER, flow_id: created.body.id, label: 'Short greeting' } });
     if (bound.status !== 201) throw new Error(`phone number: ${bound.status} ${bound.text}`);
-    return { rig, flowIds: { long: rig.flowId, short: created.body.id } };
+    return { rig, flowIds: { long: rig.flowId, short: created.body.id }, willHear };
   } catch (error) {
     await rig.close();
     throw error;
