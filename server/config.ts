@@ -458,7 +458,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_LANGUAGE', 'engine.language', '<code>', 'language of speech recognition', { shownDefault: 'en' }),
   setting('VOXFLOW_MIN_INTERRUPTION_WORDS', 'engine.turn.minInterruptionWords', '<n>', 'words the caller must say over the agent to stop it, 0: any speech stops it at once (a flow\'s turn.min_interruption_words wins)', { shownDefault: '1' }),
   setting('VOXFLOW_BACKCHANNELS', 'engine.turn.backchannels', '<ignore|interrupt>', '"uh-huh", "yeah", "I see" over the agent: ignored, or an interruption (a flow\'s turn.backchannels wins)', { shownDefault: 'ignore' }),
-  setting('VOXFLOW_ENDPOINTING_MS', 'engine.turn.endpointingMs', '<ms>', "the silence that usually ends the caller's turn (a flow's turn.endpointing_ms wins)", { shownDefault: '500' }),
+  setting('VOXFLOW_ENDPOINTING_MS', 'engine.turn.endpointingMs', '<ms>', "the silence that usually ends the caller's turn (a flow's turn.endpointing_ms wins)", { shownDefault: '800' }),
   setting('VOXFLOW_MAX_ENDPOINTING_MS', 'engine.turn.maxEndpointingMs', '<ms>', "the longest silence waited for after unfinished words; equal to the usual one: a fixed wait (a flow's turn.max_endpointing_ms wins)", { shownDefault: '1500' }),
   setting('VOXFLOW_MAX_SESSIONS', 'engine.maxSessions', '<n>', 'live voice sessions at once', { shownDefault: '100' }),
   setting('VOXFLOW_MAX_PEER_CONNECTIONS', 'engine.maxPeerConnections', '<n>', 'WebRTC connections at once', { shownDefault: '50' }),

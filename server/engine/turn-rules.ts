@@ -15,11 +15,18 @@ export interface TurnPolicy {
   maxEndpointingMs: number;
 }
 
-/** The server's defaults, when neither the state nor the flow says otherwise. */
+/**
+ * The server's defaults, when neither the state nor the flow says otherwise. Words that look
+ * complete wait 800 ms (Pipecat's default silence too): "I'd like to book a table… for four" is
+ * whole at its pause, and with 500 ms the agent answered half of it in 4 of the turns bench's 9
+ * such sentences (pauses of 300–1,200 ms), with 800 ms in 3 over WebSocket and 2 on the phone
+ * path. A short answer ("yes", "seven") waits half that, and unfinished words ("…on", "five five
+ * five") 1,500 ms. docs/flows.md#turn-taking has the figures.
+ */
 export const DEFAULT_TURN_POLICY: Readonly<TurnPolicy> = {
   minInterruptionWords: 1,
   backchannels: 'ignore',
-  endpointingMs: 500,
+  endpointingMs: 800,
   maxEndpointingMs: 1_500,
 };
 
@@ -257,16 +264,21 @@ function looksUnfinished(words: readonly string[], language: string, hints: Turn
   return false;
 }
 
-/** A whole, short answer to what the state asked: yes/no, one of its enum values, a number. */
+/**
+ * A whole, short answer: yes/no or a number of a word or two, whatever the state asked (callers
+ * answer a question the prompt asks as much as one a tool's parameters name), or one of the
+ * state's enum values. A caller who goes on ("seven… thirty") is heard at their first voiced
+ * frame and the turn goes on.
+ */
 function isShortAnswer(words: readonly string[], language: string, hints: TurnHints): boolean {
   if (words.length === 0 || words.length > 4) return false;
   const said = words.join(' ');
-  if (hints.yesNo) {
+  if (hints.yesNo || words.length <= 2) {
     const table = new Set((YES_NO[primary(language)] ?? []).map((entry) => wordsOf(entry).join(' ')));
     if (table.has(said)) return true;
   }
   for (const value of hints.enumValues) if (wordsOf(value).join(' ') === said) return true;
-  if (hints.number && !hints.collectingDigits && words.length <= 2 && words.every((word) => isNumberWord(word, language))) return true;
+  if (!hints.collectingDigits && words.length <= 2 && words.every((word) => isNumberWord(word, language))) return true;
   return false;
 }
 

@@ -21,12 +21,13 @@ it('a greeting cut by the caller before its voice came still reports its metrics
   expect(rig.ofType('metrics')).toEqual([
     { type: 'metrics', turn: 1, endpointing_ms: null, stt_ms: null, llm_ttft_ms: 300, tts_ttfb_ms: null, voice_to_voice_ms: null, server_ms: null },
   ]);
-  // The caller's own turn reports as usual, once its answer is heard.
+  // The caller's own turn reports as usual, once its answer is heard: the 800 ms the words
+  // "Hello?" wait after the caller's last voiced audio, then the voice's 2 s.
   rig.user.stopsSpeaking();
   await rig.run(3_000);
   expect(rig.ofType('metrics').map((m) => [m.turn, m.voice_to_voice_ms])).toEqual([
     [1, null],
-    [2, 2_500],
+    [2, 2_800],
   ]);
 });
 

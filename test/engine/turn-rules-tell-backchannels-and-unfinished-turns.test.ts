@@ -102,7 +102,7 @@ describe('end of turn', () => {
     expect(wait(text)).toEqual({ waitMs: 1_500, reason: 'unfinished' });
   });
 
-  it.each(["I'd like to book a table on Tuesday.", 'That is all, thank you.', 'What time do you open?', 'Yes please'])('waits the base after "%s"', (text) => {
+  it.each(["I'd like to book a table on Tuesday.", 'That is all, thank you.', 'What time do you open?', 'Yes, for four people'])('waits the base after "%s"', (text) => {
     expect(wait(text)).toEqual({ waitMs: 500, reason: 'default' });
   });
 
@@ -113,8 +113,13 @@ describe('end of turn', () => {
     expect(wait('next week', days).reason).toBe('short_answer');
     expect(wait('42', { ...NO_HINTS, number: true }).reason).toBe('short_answer');
     expect(shortestWaitMs(policy)).toBeLessThan(policy.endpointingMs);
-    // Not asked: "yes" is an ordinary turn.
-    expect(wait('yes').reason).toBe('default');
+    // Not asked by the state's tools: a yes/no or a number of a word or two is still a short
+    // answer (a prompt asks questions too); longer ones only when the state asks yes/no.
+    expect(wait('yes').reason).toBe('short_answer');
+    expect(wait('Yes please').reason).toBe('short_answer');
+    expect(wait('seven').reason).toBe('short_answer');
+    expect(wait('no thank you').reason).toBe('default');
+    expect(wait('no thank you', yesNo).reason).toBe('short_answer');
     expect(wait('Wednesday', days).reason).toBe('default');
     expect(wait('Ja', yesNo, policy, 'de').reason).toBe('short_answer');
   });

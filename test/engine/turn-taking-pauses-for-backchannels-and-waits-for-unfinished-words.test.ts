@@ -67,7 +67,7 @@ it('cuts the reply on real words, and the model hears what was heard and what wa
   expect(rig.kinds().filter((k) => ['interrupted', 'barge_in', 'turn_end'].includes(k))).toEqual(['interrupted', 'barge_in']);
   expect(rig.ofType('barge_in')).toMatchObject([{ decision: 'interrupted', reason: 'words', transcript: 'Wait, no, Tuesday' }]);
   await rig.run(2_000);
-  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 500, reason: 'default', transcript: 'Wait, no, Tuesday' }]);
+  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 800, reason: 'default', transcript: 'Wait, no, Tuesday' }]);
   const second = rig.model!.requests[1]!;
   expect(second.messages.at(-1)).toEqual({ role: 'user', content: 'Wait, no, Tuesday' });
   expect(String(second.messages.at(-2)?.content)).toMatch(/^The lighthouse keeper.*…$/);
@@ -96,10 +96,10 @@ it('keeps "I\'d like to book a table on… Tuesday" one turn across a 700 ms pau
   await rig.run(500);
   rig.user.stopsSpeaking(250);
   await rig.run(1_000);
-  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 500, reason: 'default', transcript: "I'd like to book a table on Tuesday" }]);
+  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 800, reason: 'default', transcript: "I'd like to book a table on Tuesday" }]);
   expect(rig.ofType('transcript').filter((t) => t.role === 'user').map((t) => t.text)).toEqual(["I'd like to book a table on Tuesday"]);
   expect(rig.model!.requests).toHaveLength(2);
-  expect(rig.ofType('metrics').at(-1)?.endpointing_ms).toBe(500);
+  expect(rig.ofType('metrics').at(-1)?.endpointing_ms).toBe(800);
 });
 
 it('hears the caller go on after a pause shorter than the wait before the detector confirms it: "I\'d like to book a table… for four" stays one turn', async () => {
@@ -108,10 +108,10 @@ it('hears the caller go on after a pause shorter than the wait before the detect
   rig.user.startsSpeaking();
   await rig.run(1_200);
   // The pause is reported at the VAD's shortest wait (250 ms); the words look complete, so the
-  // turn would end 500 ms after the last voiced audio.
+  // turn would end 800 ms after the last voiced audio.
   rig.user.stopsSpeaking(250);
-  await rig.run(100);
-  // At 350 ms the caller goes on: voiced audio, confirmed as speech only 200 ms later.
+  await rig.run(400);
+  // At 650 ms the caller goes on: voiced audio, confirmed as speech only 200 ms later, past 800.
   rig.user.voiceBegins();
   await rig.run(200);
   expect(rig.ofType('turn_end')).toEqual([]);
@@ -119,7 +119,7 @@ it('hears the caller go on after a pause shorter than the wait before the detect
   await rig.run(500);
   rig.user.stopsSpeaking(250);
   await rig.run(1_000);
-  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 500, reason: 'default', transcript: "I'd like to book a table for four" }]);
+  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 800, reason: 'default', transcript: "I'd like to book a table for four" }]);
   expect(rig.model!.requests).toHaveLength(2);
 });
 
@@ -129,13 +129,13 @@ it('ends the turn once voiced audio in the pause fades unconfirmed (a click, a b
   rig.user.startsSpeaking();
   await rig.run(1_200);
   rig.user.stopsSpeaking(250);
-  await rig.run(100);
+  await rig.run(400);
   rig.user.voiceBegins();
   await rig.run(300);
   expect(rig.ofType('turn_end')).toEqual([]);
   rig.user.voiceFades();
   await rig.run(50);
-  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 500, reason: 'default', transcript: "I'd like to book a table" }]);
+  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 800, reason: 'default', transcript: "I'd like to book a table" }]);
 });
 
 it('with the baseline policy, stops the agent at "uh-huh" at once, as the engine always did', async () => {

@@ -120,14 +120,14 @@ describe('turn-taking while the agent speaks and after the caller pauses', () =>
     await client.sendAudio(concatPcm([padWithSilence(first, 200, 700), padWithSilence(second, 0, 1_200)]));
     await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Tuesday it is.', 15_000);
     expect(client.ofType('transcript').filter((e) => e.role === 'user').map((e) => e.text)).toEqual(["I'd like to book a table on Tuesday"]);
-    expect(client.ofType('turn_end')).toMatchObject([{ reason: 'default', wait_ms: 500, transcript: "I'd like to book a table on Tuesday" }]);
+    expect(client.ofType('turn_end')).toMatchObject([{ reason: 'default', wait_ms: 800, transcript: "I'd like to book a table on Tuesday" }]);
     await client.waitFor('agent_stopped_speaking', (e) => client.events.indexOf(e) > client.events.findIndex((x) => x.type === 'turn_end'), 15_000);
 
     // The state's tool takes a yes or no: "yes" is a whole answer, and its turn ends sooner.
     await client.speak('Yes', { silenceAfterMs: 900 });
     const ended = await client.waitFor('turn_end', (e) => e.transcript === 'Yes', 15_000);
     expect(ended.reason).toBe('short_answer');
-    expect(ended.wait_ms).toBeLessThan(500);
+    expect(ended.wait_ms).toBeLessThan(800);
     client.close();
   });
 });
