@@ -179,14 +179,15 @@ describe('an outbound Twilio call to a machine, from a flow with no voicemail me
   });
 });
 
-describe('an outbound Plivo call to a machine, from a flow with no voicemail message', () => {
-  const rig = usePhoneRig('plivo', { llm: 'none', transcripts: [], flowYaml: SILENT_MACHINE_FLOW });
+// Plivo's own protocol (its verdict comes after the stream has started): on PostgreSQL, the calls above end as voicemail already.
+describe.each(carriersToTest(['plivo'] as const, null))('an outbound %s call to a machine, from a flow with no voicemail message', (carrier) => {
+  const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: SILENT_MACHINE_FLOW });
 
   it('hangs up once the verdict comes and ends the session as voicemail, saying nothing more', { timeout: 60_000 }, async () => {
     const placed = await rig().server.request('POST', '/v1/calls', { apiKey: rig().account.apiKey, body: { flow_id: rig().flowId, from: BUSINESS_NUMBER, to: CALLEE } });
     expect(placed.status).toBe(201);
     const callId = placed.body.carrier_call_id as string;
-    const { stream } = await pickUp(rig().api, 'plivo', rig().signer, callId, 'machine', machineLine);
+    const { stream } = await pickUp(rig().api, carrier, rig().signer, callId, 'machine', machineLine);
     expect(stream).not.toBeNull();
     await vi.waitFor(() => expect(stream!.closed).not.toBeNull(), { timeout: 30_000, interval: 100 });
     await vi.waitFor(() => expect(rig().api.calls.get(callId)!.status).toBe('completed'), { timeout: 15_000, interval: 100 });

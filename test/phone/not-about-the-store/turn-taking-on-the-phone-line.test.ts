@@ -2,8 +2,8 @@
 // stages as a browser session, so a backchannel over the agent is not taken for an interruption
 // (nothing is cleared at the carrier, the whole reply reaches the caller), and real words are.
 import { describe, expect, it, vi } from 'vitest';
-import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
-import { carriersToTest, usePhoneRig } from '../support/phone-rig.ts';
+import { padWithSilence, synthesizeSpeech } from '../../support/speech.ts';
+import { usePhoneRig } from '../../support/phone-rig.ts';
 
 const STORY =
   'Once upon a time there was a lighthouse keeper who counted ships every night. ' +
@@ -24,7 +24,7 @@ states:
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
-describe.each(carriersToTest(['twilio'] as const, 'twilio'))('turn-taking on a %s call', (carrier) => {
+describe.each(['twilio'] as const)('turn-taking on a %s call', (carrier) => {
   const rig = usePhoneRig(carrier, {
     flowYaml: FLOW,
     tts: 'openai',

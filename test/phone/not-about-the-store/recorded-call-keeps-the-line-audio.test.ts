@@ -2,12 +2,12 @@
 // caller on the left and the agent on the right, every sample one of μ-law's 256 levels (the
 // caller's frames as they came, the agent's as the caller was sent them), not the engine's 16 kHz.
 import { describe, expect, it, vi } from 'vitest';
-import { decodeMulaw } from '../../server/audio/g711.ts';
-import { finishedRecording } from '../support/recordings.ts';
-import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
-import { GUESSING_GAME_YAML } from '../support/server.ts';
-import { GUESSING_GAME_RULES } from '../support/voice-server.ts';
-import { usePhoneRig } from '../support/phone-rig.ts';
+import { decodeMulaw } from '../../../server/audio/g711.ts';
+import { finishedRecording } from '../../support/recordings.ts';
+import { padWithSilence, synthesizeSpeech } from '../../support/speech.ts';
+import { GUESSING_GAME_YAML } from '../../support/server.ts';
+import { GUESSING_GAME_RULES } from '../../support/voice-server.ts';
+import { usePhoneRig } from '../../support/phone-rig.ts';
 
 const RECORDED_FLOW = GUESSING_GAME_YAML.replace(/^settings:\n/m, 'settings:\n  recording: true\n');
 const MULAW_LEVELS = new Set(decodeMulaw(Uint8Array.from({ length: 256 }, (_, code) => code)));
