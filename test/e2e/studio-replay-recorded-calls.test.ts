@@ -1,14 +1,14 @@
 // "Replay recorded calls" in the History panel (docs/testing.md#replaying-recorded-sessions): two
-// typed calls are recorded on the guessing game's published version, a draft renames the
-// transition that starts the game, and the designer replays the calls against the draft before
+// typed calls are recorded on the guessing game's published version, the designer renames the
+// transition that starts the game in the editor, and the designer replays the calls against the draft before
 // publishing: one call's path changed (recorded playing, the draft still in setup, at the caller's
 // "I'm ready"), the other took the recorded path, and the changed one links to its recorded session.
 // The fake OpenAI plays the agent: it starts the game only with the tool it knows, begin_game.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
-import { GUESSING_GAME_YAML, createFlow, startTestServer, type TestServer } from '../support/server.ts';
-import { WAIT } from './studio-editor-page.ts';
+import { createFlow, startTestServer, type TestServer } from '../support/server.ts';
+import { WAIT, edgeLabels, node } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
 const GAME = 'guessing game';
@@ -63,12 +63,18 @@ describe('replaying recorded calls before publishing', () => {
     const started = await recordCall(flowId, ["I'm ready"], 'playing');
     const asked = await recordCall(flowId, ['What is this game?'], 'setup');
 
-    // The draft renames the transition that starts the game.
-    const draft = GUESSING_GAME_YAML.replaceAll('begin_game', 'start_round');
-    expect((await server.request('PUT', `/v1/flows/${flowId}/draft`, { apiKey: rig.account.apiKey, body: { yaml_content: draft } })).status).toBe(200);
-
+    // In the editor, the designer renames the transition that starts the game (setup's tool).
     const page = await rig.open(`/flow-editor?flow=${flowId}`);
-    await page.locator('.svelte-flow__node').first().waitFor(WAIT);
+    await node(page, 'setup').waitFor(WAIT);
+    await node(page, 'setup').click();
+    const tool = page.locator('li.tool[data-tool="begin_game"]');
+    await tool.getByRole('button').first().click();
+    const name = tool.getByRole('textbox', { name: 'Name', exact: true });
+    await name.fill('start_round');
+    await name.press('Enter');
+    await expect.poll(() => edgeLabels(page), WAIT).toContain('start_round');
+
+    // Replaying saves the typing to the draft first: the live version stays as it was.
     await page.getByRole('button', { name: 'History' }).click();
     const replay = page.getByRole('region', { name: 'Replay recorded calls' });
     await replay.getByRole('spinbutton', { name: 'Recorded calls to replay' }).fill('2');
@@ -82,6 +88,9 @@ describe('replaying recorded calls before publishing', () => {
     expect(await changed.getByRole('link').getAttribute('href')).toBe(`/session?id=${encodeURIComponent(started)}`);
     const same = calls.filter({ hasText: 'same path' });
     expect(await same.getByRole('link').getAttribute('href')).toBe(`/session?id=${encodeURIComponent(asked)}`);
+
+    const stored = await server.request('GET', `/v1/flows/${flowId}/draft`, { apiKey: rig.account.apiKey });
+    expect(stored.body.yaml_content).toContain('start_round');
 
     // The link opens the recorded session's view.
     await changed.getByRole('link').click();
