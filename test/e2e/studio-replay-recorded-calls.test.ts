@@ -77,7 +77,12 @@ describe('replaying recorded calls before publishing', () => {
     // Replaying saves the typing to the draft first: the live version stays as it was.
     await page.getByRole('button', { name: 'History' }).click();
     const replay = page.getByRole('region', { name: 'Replay recorded calls' });
-    await replay.getByRole('spinbutton', { name: 'Recorded calls to replay' }).fill('2');
+    const count = replay.getByRole('spinbutton', { name: 'Recorded calls to replay' });
+    // More than a replay takes is refused before anything is asked of the server.
+    await count.fill('21');
+    await replay.getByRole('button', { name: 'Replay recorded calls' }).click();
+    expect(await replay.getByRole('alert').textContent()).toBe('Choose from 1 to 20 recorded calls.');
+    await count.fill('2');
     await replay.getByRole('button', { name: 'Replay recorded calls' }).click();
     await expect.poll(() => replay.getByRole('status').textContent(), { timeout: 120_000 }).toBe('The draft left the recorded path in 1 of 2 calls');
 
