@@ -11,6 +11,9 @@ import { junitReport, prettyReport, REPORTERS, type ReporterName } from './testi
 import type { SuiteResult } from './testing/results.ts';
 import { MAX_REPLAYED_SESSIONS } from './testing/replay.ts';
 
+/** The variables the command reads (the server reads neither: they say which server to ask, and with what key). */
+export const REPLAY_VARIABLES = ['VOXFLOW_SERVER', 'VOXFLOW_API_KEY'] as const;
+
 export const REPLAY_USAGE = `Usage: voxflow replay --server URL --api-key KEY FLOW_ID [options]
 
 Replays a flow's latest recorded calls (ended sessions of its published version) against its
