@@ -529,6 +529,8 @@ ${secrets.join('\n')}
 Other commands (each with its own --help):
   voxflow test FLOW.yaml TESTS.yaml
       runs a flow's tests without a server
+  voxflow replay --server URL FLOW_ID   (key in VOXFLOW_API_KEY, or --api-key)
+      replays a flow's recorded calls against its draft on a running server
   voxflow migrate-store --from DATA_DIR --to postgres://…
       copies an embedded data dir into an empty PostgreSQL database
 `;

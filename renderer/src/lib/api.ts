@@ -173,6 +173,8 @@ export const api = {
       return { ok: false, status: 0, code: 'network', message: 'The server cannot be reached. Is it running?', details: null };
     }
   },
+  /** Replays the published version's latest recorded calls (1-20) against the saved draft: a model run, polled as any run. */
+  replayRecordedCalls: (flowId: string, sessions: number) => request<FlowTestRunView>('POST', `/v1/flows/${id(flowId)}/replays`, { sessions }),
   getTestRun: (flowId: string, runId: string) => request<FlowTestRunView>('GET', `/v1/flows/${id(flowId)}/tests/runs/${id(runId)}`),
 
   listApiKeys: () => request<ApiKeyView[]>('GET', '/auth/api-keys'),

@@ -78,3 +78,20 @@ export function untestedOnGraph(
 }
 
 export const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
+
+/**
+ * A test's adherence figure as one line (docs/api.md#the-adherence-figure): what the model tried
+ * over all its runs and what the flow refused. Null when the script made the calls (scripted mode).
+ */
+export function adherenceLine(adherence: TestResultView['adherence']): string | null {
+  if (!adherence) return null;
+  const refused = adherence.rejected_off_state + adherence.rejected_arguments + adherence.rejected_other;
+  const calls = `${adherence.tool_calls} tool call${adherence.tool_calls === 1 ? '' : 's'} by the model, ${adherence.moves} move${adherence.moves === 1 ? '' : 's'}`;
+  if (refused === 0) return `${calls}; none refused`;
+  const parts = [
+    adherence.rejected_off_state ? `${adherence.rejected_off_state} not offered by the state` : '',
+    adherence.rejected_arguments ? `${adherence.rejected_arguments} with arguments that did not fit` : '',
+    adherence.rejected_other ? `${adherence.rejected_other} other` : '',
+  ].filter(Boolean);
+  return `${calls}; refused: ${parts.join(', ')}`;
+}
