@@ -345,6 +345,8 @@ export class SipEndpoint {
       gone: (gone) => {
         if (this.calls.get(dialogKey(gone.callId, gone.localTag)) === gone) this.calls.delete(dialogKey(gone.callId, gone.localTag));
       },
+      dial: (request) => (this.outbound ? this.outbound.dial(request) : Promise.resolve({ ok: false, status: 'failed', reason: 'no udp: listener to place the call from' })),
+      keep: (call) => this.calls.set(dialogKey(call.callId, call.localTag), call),
     };
   }
 
