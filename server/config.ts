@@ -264,18 +264,21 @@ export const ConfigSchema = z.object({
     .prefault({}),
   /**
    * The SIP endpoint (docs/sip.md): off unless it listens somewhere. Each entry is
-   * `udp:<host>:<port>` or `tcp:<host>:<port>` (port 0: any free one, as tests use).
+   * `udp:<host>:<port>`, `tcp:<host>:<port>` or `tls:<host>:<port>` (port 0: any free one, as tests use).
    */
   sip: z
     .object({
       listen: z
-        .array(z.string().regex(/^(udp|tcp):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$/, 'must be udp:<host>:<port> or tcp:<host>:<port>, e.g. udp:0.0.0.0:5060'))
+        .array(z.string().regex(/^(udp|tcp|tls):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$/, 'must be udp:<host>:<port>, tcp:<host>:<port> or tls:<host>:<port>, e.g. udp:0.0.0.0:5060'))
         .default([]),
       /** RTP ports for calls' audio, an even one per call: `20000-20999`, or `0` for any the OS picks. */
       rtpPorts: z
         .string()
         .regex(/^\s*(0|\d{4,5}\s*-\s*\d{4,5})\s*$/, 'must be a range such as 20000-20999, or 0 for any free port')
         .default('20000-20999'),
+      /** A tls: listener's certificate (chain) and private key: paths of PEM files, read at start. */
+      tlsCert: optionalText,
+      tlsKey: optionalText,
       /** The address put in SDP and Contact, where peers send RTP and requests; the listening host when unset (a wildcard: the first non-loopback IPv4). */
       mediaAddress: optionalText,
       /**
@@ -471,7 +474,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_TWILIO_API_URL', 'carriers.twilioApiUrl', '<url>', "Twilio's REST API (hang-up, transfer, outbound calls)", { shownDefault: 'https://api.twilio.com' }),
   setting('VOXFLOW_TELNYX_API_URL', 'carriers.telnyxApiUrl', '<url>', "Telnyx's REST API", { shownDefault: 'https://api.telnyx.com' }),
   setting('VOXFLOW_PLIVO_API_URL', 'carriers.plivoApiUrl', '<url>', "Plivo's REST API", { shownDefault: 'https://api.plivo.com' }),
-  setting('VOXFLOW_SIP_LISTEN', 'sip.listen', '<udp|tcp:host:port,…>', 'comma-separated SIP listeners, e.g. udp:0.0.0.0:5060,tcp:0.0.0.0:5060 (default: SIP off)', { list: true }),
+  setting('VOXFLOW_SIP_LISTEN', 'sip.listen', '<udp|tcp|tls:host:port,…>', 'comma-separated SIP listeners, e.g. udp:0.0.0.0:5060,tcp:0.0.0.0:5060,tls:0.0.0.0:5061 (default: SIP off)', { list: true }),
+  setting('VOXFLOW_SIP_TLS_CERT', 'sip.tlsCert', '<file.pem>', "a tls: listener's certificate, PEM (its chain after it)"),
+  setting('VOXFLOW_SIP_TLS_KEY', 'sip.tlsKey', '<file.pem>', "a tls: listener's private key, PEM (readable by the server alone)"),
   setting('VOXFLOW_SIP_RTP_PORTS', 'sip.rtpPorts', '<first-last>', "UDP ports for SIP calls' audio (RTP), one even port a call; 0 for any free port", { shownDefault: '20000-20999' }),
   setting('VOXFLOW_SIP_MEDIA_ADDRESS', 'sip.mediaAddress', '<ip>', 'IPv4 address peers reach our RTP and SIP at, put in SDP and Contact (behind NAT: the public one)', { shownDefault: 'the SIP listening address' }),
   setting('VOXFLOW_SIP_REGISTER', 'sip.register', '<user@host[:port][;…]>', "REGISTER to a SIP trunk or registrar and take the calls it sends (docs/sip.md); ;expires=<s> (default 300), ;auth_user=<name>; the password is VOXFLOW_SIP_REGISTER_PASSWORD"),

@@ -484,7 +484,7 @@ export class SipCall {
 
   private contact(): string {
     const host = this.env.contactHost.includes(':') ? `[${this.env.contactHost}]` : this.env.contactHost;
-    return `<sip:voxflow@${host}:${this.peer.local.port}${this.peer.protocol === 'tcp' ? ';transport=tcp' : ''}>`;
+    return `<sip:voxflow@${host}:${this.peer.local.port}${this.peer.protocol === 'udp' ? '' : `;transport=${this.peer.protocol}`}>`;
   }
 
   private retransmitUntilAck(response: SipResponse, cseq: number): void {
@@ -532,7 +532,8 @@ export class SipCall {
     ];
     const request: SipRequest = { kind: 'request', method, uri: this.remoteTarget, headers, body: Buffer.alloc(0) };
     const next = this.nextHop();
-    const send = () => (this.peer.protocol === 'tcp' ? this.peer.send(request) : this.env.sendTo(request, next.address, next.port));
+    // Over a connection (TCP, TLS), on the connection the call came on; over UDP, to the next hop.
+    const send = () => (this.peer.protocol !== 'udp' ? this.peer.send(request) : this.env.sendTo(request, next.address, next.port));
     return this.env.layer.sendRequest(request, send, this.peer.protocol !== 'udp');
   }
 

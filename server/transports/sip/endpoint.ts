@@ -30,7 +30,7 @@ import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './r
 import { parseOffer } from './sdp.ts';
 import { Registration } from './register.ts';
 import { TransactionLayer, type ServerTransaction } from './transactions.ts';
-import { listenTcp, listenUdp, parseListen, type Listening, type Peer } from './transport.ts';
+import { listenTcp, listenUdp, parseListen, readTlsFiles, type Listening, type Peer } from './transport.ts';
 
 const LOG_EVERY_MS = 60_000;
 const MAX_LOG_KEYS = 1000;
@@ -46,6 +46,9 @@ export interface SipEndpointOptions {
   registerPassword?: string | undefined;
   /** Where calls we place go (`host[:port]`); the registrar when unset. */
   outboundProxy?: string | undefined;
+  /** A tls: listener's PEM certificate and key (file paths). */
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
 }
 
 interface Pending {
@@ -89,7 +92,7 @@ export class SipEndpoint {
     });
   }
 
-  get listening(): Array<{ protocol: 'udp' | 'tcp'; host: string; port: number }> {
+  get listening(): Array<{ protocol: 'udp' | 'tcp' | 'tls'; host: string; port: number }> {
     return this.listeners.map((l) => ({ protocol: l.protocol, host: l.host, port: l.port }));
   }
 
@@ -97,9 +100,11 @@ export class SipEndpoint {
     try {
       for (const text of this.options.listen) {
         const listen = parseListen(text);
-        if (!listen) throw new Error(`VOXFLOW_SIP_LISTEN: "${text}" is not udp:<host>:<port> or tcp:<host>:<port>`);
+        if (!listen) throw new Error(`VOXFLOW_SIP_LISTEN: "${text}" is not udp:<host>:<port>, tcp:<host>:<port> or tls:<host>:<port>`);
         const inbound = (result: ParseResult, peer: Peer) => this.inbound(result, peer);
-        this.listeners.push(listen.protocol === 'udp' ? await listenUdp(listen, inbound) : await listenTcp(listen, inbound));
+        if (listen.protocol === 'udp') this.listeners.push(await listenUdp(listen, inbound));
+        else if (listen.protocol === 'tcp') this.listeners.push(await listenTcp(listen, inbound));
+        else this.listeners.push(await listenTcp(listen, inbound, await readTlsFiles(this.options.tlsCert, this.options.tlsKey)));
       }
     } catch (error) {
       await this.close();

@@ -1,4 +1,6 @@
-// SIP's transports (RFC 3261 §18): UDP datagrams, and TCP streams framed by Content-Length. Every
+// SIP's transports (RFC 3261 §18): UDP datagrams, and TCP streams framed by Content-Length (TLS:
+// the same stream, encrypted, with the server's certificate; RFC 3261 §26.2: no client certificate
+// is asked for, the peer is trusted by its address or digest as over TCP). Every
 // message read is handed on parsed (message.ts), with where it came from and how to answer
 // there: over UDP to the address and port it came from (as RFC 3581's rport does, which also
 // gets through a NAT), over TCP on the connection it came on.
@@ -7,10 +9,12 @@
 // (a TCP connection that sends one is closed, since its framing is lost); a TCP connection that
 // stays silent for two minutes is closed, and at most MAX_TCP_CONNECTIONS are held at once.
 import { createSocket, type Socket } from 'node:dgram';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
+import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import { MAX_MESSAGE_BYTES, parseMessage, serialize, type ParseResult, type SipMessage } from './message.ts';
 
-export type SipProtocol = 'udp' | 'tcp';
+export type SipProtocol = 'udp' | 'tcp' | 'tls';
 
 export interface SipListen {
   protocol: SipProtocol;
@@ -43,9 +47,9 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** Parses `udp:127.0.0.1:5060` (and `tcp:[::1]:5060`); null when malformed. */
+/** Parses `udp:127.0.0.1:5060` (and `tcp:[::1]:5060`, `tls:0.0.0.0:5061`); null when malformed. */
 export function parseListen(text: string): SipListen | null {
-  const match = /^(udp|tcp):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$/.exec(text.trim());
+  const match = /^(udp|tcp|tls):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$/.exec(text.trim());
   if (!match) return null;
   const port = Number(match[3]);
   if (port > 65535) return null;
@@ -88,9 +92,46 @@ export async function listenUdp(listen: SipListen, inbound: Inbound): Promise<Li
   };
 }
 
-export async function listenTcp(listen: SipListen, inbound: Inbound): Promise<Listening> {
+/**
+ * A tls: listener's certificate and key, read and checked at start: a missing setting, a file that
+ * cannot be read, or PEM that is not a certificate with its key is an error naming the setting and
+ * the file (never the key's content).
+ */
+export async function readTlsFiles(certPath: string | undefined, keyPath: string | undefined): Promise<TlsFiles> {
+  if (!certPath || !keyPath) {
+    throw new Error('VOXFLOW_SIP_LISTEN has a tls: listener: set VOXFLOW_SIP_TLS_CERT and VOXFLOW_SIP_TLS_KEY (--sip-tls-cert, --sip-tls-key) to its PEM certificate and private key files');
+  }
+  const read = async (setting: string, path: string) => {
+    try {
+      return await readFile(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new Error(`${setting}: cannot read "${path}" (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? 'unreadable')})`);
+    }
+  };
+  const cert = await read('VOXFLOW_SIP_TLS_CERT', certPath);
+  const key = await read('VOXFLOW_SIP_TLS_KEY', keyPath);
+  try {
+    createSecureContext({ cert, key });
+    return { cert, key };
+  } catch (error) {
+    // OpenSSL's reason only (e.g. "key values mismatch"): nothing of the files is repeated.
+    const reason = error instanceof Error ? error.message.split('\n')[0]!.slice(0, 120) : 'unusable';
+    throw new Error(`VOXFLOW_SIP_TLS_CERT / VOXFLOW_SIP_TLS_KEY: "${certPath}" and "${keyPath}" are not a PEM certificate and its private key (${reason})`);
+  }
+}
+
+/** A tls: listener's PEM certificate (chain) and private key. */
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/** A stream listener: TCP, or TLS when given its certificate. */
+export async function listenTcp(listen: SipListen, inbound: Inbound, tls?: TlsFiles): Promise<Listening> {
   const connections = new Set<TcpSocket>();
-  const server: Server = createServer((socket) => {
+  const protocol: SipProtocol = tls ? 'tls' : 'tcp';
+  const onConnection = (socket: TcpSocket) => {
     if (connections.size >= MAX_TCP_CONNECTIONS) {
       socket.destroy();
       return;
@@ -100,7 +141,7 @@ export async function listenTcp(listen: SipListen, inbound: Inbound): Promise<Li
     socket.on('close', () => connections.delete(socket));
     socket.on('error', () => socket.destroy());
     const peer: Peer = {
-      protocol: 'tcp',
+      protocol,
       address: socket.remoteAddress ?? '',
       port: socket.remotePort ?? 0,
       local: { address: listen.host, port: (server.address() as { port: number }).port },
@@ -144,7 +185,10 @@ export async function listenTcp(listen: SipListen, inbound: Inbound): Promise<Li
         inbound(parseMessage(Buffer.from(message), { stream: true }), peer);
       }
     });
-  });
+  };
+  const server: Server = tls
+    ? createTlsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 10_000 }, onConnection).on('tlsClientError', () => {})
+    : createServer(onConnection);
   server.maxConnections = MAX_TCP_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -155,7 +199,7 @@ export async function listenTcp(listen: SipListen, inbound: Inbound): Promise<Li
   });
   const port = (server.address() as { port: number }).port;
   return {
-    protocol: 'tcp',
+    protocol,
     host: listen.host,
     port,
     sendTo(message, address, toPort) {
