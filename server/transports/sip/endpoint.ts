@@ -30,7 +30,7 @@ import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './r
 import { parseOffer } from './sdp.ts';
 import { Registration } from './register.ts';
 import { TransactionLayer, type ServerTransaction } from './transactions.ts';
-import { listenTcp, listenUdp, parseListen, readTlsFiles, type Listening, type Peer } from './transport.ts';
+import { connectTcp, listenTcp, listenUdp, parseListen, readTlsFiles, type Listening, type Peer } from './transport.ts';
 
 const LOG_EVERY_MS = 60_000;
 const MAX_LOG_KEYS = 1000;
@@ -130,10 +130,11 @@ export class SipEndpoint {
       });
     }
     if (this.options.register) {
-      const listener = udp;
+      const overTcp = this.options.register.transport === 'tcp';
+      const listener = overTcp ? this.listeners.find((l) => l.protocol === 'tcp') : udp;
       if (!listener) {
         await this.close();
-        throw new Error('VOXFLOW_SIP_REGISTER: registering needs a udp: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)');
+        throw new Error(`VOXFLOW_SIP_REGISTER: registering${overTcp ? ' with ;transport=tcp' : ''} needs a ${overTcp ? 'tcp' : 'udp'}: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)`);
       }
       this.registration = new Registration({
         target: this.options.register,
@@ -142,6 +143,7 @@ export class SipEndpoint {
         listener,
         layer: this.layer,
         log: this.log,
+        connect: (address, port, closed) => connectTcp(address, port, { address: this.contactHost, port: listener.port }, (result, peer) => this.inbound(result, peer), closed),
       });
       this.registration.start();
     }

@@ -10,7 +10,7 @@
 // stays silent for two minutes is closed, and at most MAX_TCP_CONNECTIONS are held at once.
 import { createSocket, type Socket } from 'node:dgram';
 import { readFile } from 'node:fs/promises';
-import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
+import { createConnection, createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import { MAX_MESSAGE_BYTES, parseMessage, serialize, type ParseResult, type SipMessage } from './message.ts';
 
@@ -140,51 +140,7 @@ export async function listenTcp(listen: SipListen, inbound: Inbound, tls?: TlsFi
     socket.setTimeout(TCP_IDLE_MS, () => socket.destroy());
     socket.on('close', () => connections.delete(socket));
     socket.on('error', () => socket.destroy());
-    const peer: Peer = {
-      protocol,
-      address: socket.remoteAddress ?? '',
-      port: socket.remotePort ?? 0,
-      local: { address: listen.host, port: (server.address() as { port: number }).port },
-      send: (message) => {
-        if (socket.destroyed || !socket.writable) return false;
-        socket.write(serialize(message));
-        return true;
-      },
-    };
-    let buffer: Buffer = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      for (;;) {
-        // Keep-alive CRLFs between messages (RFC 5626 §3.5.1): a double CRLF is answered with one.
-        while (buffer.length >= 2 && buffer[0] === 13 && buffer[1] === 10) {
-          if (buffer.length >= 4 && buffer[2] === 13 && buffer[3] === 10) {
-            socket.write('\r\n');
-            buffer = buffer.subarray(4);
-          } else buffer = buffer.subarray(2);
-        }
-        const end = buffer.indexOf('\r\n\r\n');
-        if (end < 0) {
-          if (buffer.length > MAX_MESSAGE_BYTES) socket.destroy();
-          return;
-        }
-        const lengthMatch = /\r\n(?:content-length|l)[ \t]*:[ \t]*(\d{1,9})[ \t]*(?:\r\n|$)/i.exec(buffer.subarray(0, end + 2).toString('latin1'));
-        if (!lengthMatch) {
-          // No framing: the message is answered if it can be, and the stream cannot go on.
-          inbound(parseMessage(buffer.subarray(0, end + 4), { stream: true }), peer);
-          socket.end();
-          return;
-        }
-        const total = end + 4 + Number(lengthMatch[1]);
-        if (total > MAX_MESSAGE_BYTES) {
-          socket.destroy();
-          return;
-        }
-        if (buffer.length < total) return;
-        const message = buffer.subarray(0, total);
-        buffer = buffer.subarray(total);
-        inbound(parseMessage(Buffer.from(message), { stream: true }), peer);
-      }
-    });
+    readStream(socket, streamPeer(socket, protocol, { address: listen.host, port: (server.address() as { port: number }).port }), inbound);
   };
   const server: Server = tls
     ? createTlsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 10_000 }, onConnection).on('tlsClientError', () => {})
@@ -216,5 +172,100 @@ export async function listenTcp(listen: SipListen, inbound: Inbound, tls?: TlsFi
         for (const socket of connections) socket.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** The peer at the other end of a stream: answered on the same connection. */
+function streamPeer(socket: TcpSocket, protocol: SipProtocol, local: { address: string; port: number }): Peer {
+  return {
+    protocol,
+    address: socket.remoteAddress ?? '',
+    port: socket.remotePort ?? 0,
+    local,
+    send: (message) => {
+      if (socket.destroyed || !socket.writable) return false;
+      socket.write(serialize(message));
+      return true;
+    },
+  };
+}
+
+/** Reads SIP messages from a stream, framed by Content-Length, and hands each on. */
+function readStream(socket: TcpSocket, peer: Peer, inbound: Inbound): void {
+  let buffer: Buffer = Buffer.alloc(0);
+  socket.on('data', (chunk: Buffer) => {
+    buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+    for (;;) {
+      // Keep-alive CRLFs between messages (RFC 5626 §3.5.1): a double CRLF is answered with one.
+      while (buffer.length >= 2 && buffer[0] === 13 && buffer[1] === 10) {
+        if (buffer.length >= 4 && buffer[2] === 13 && buffer[3] === 10) {
+          socket.write('\r\n');
+          buffer = buffer.subarray(4);
+        } else buffer = buffer.subarray(2);
+      }
+      const end = buffer.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (buffer.length > MAX_MESSAGE_BYTES) socket.destroy();
+        return;
+      }
+      const lengthMatch = /\r\n(?:content-length|l)[ \t]*:[ \t]*(\d{1,9})[ \t]*(?:\r\n|$)/i.exec(buffer.subarray(0, end + 2).toString('latin1'));
+      if (!lengthMatch) {
+        // No framing: the message is answered if it can be, and the stream cannot go on.
+        inbound(parseMessage(buffer.subarray(0, end + 4), { stream: true }), peer);
+        socket.end();
+        return;
+      }
+      const total = end + 4 + Number(lengthMatch[1]);
+      if (total > MAX_MESSAGE_BYTES) {
+        socket.destroy();
+        return;
+      }
+      if (buffer.length < total) return;
+      const message = buffer.subarray(0, total);
+      buffer = buffer.subarray(total);
+      inbound(parseMessage(Buffer.from(message), { stream: true }), peer);
+    }
+  });
+}
+
+/** A connection we opened (a registration over TCP): requests go on it, and what comes back is read as any stream. */
+export interface Connection {
+  readonly peer: Peer;
+  readonly open: boolean;
+  close(): void;
+}
+
+/**
+ * Opens a TCP connection to a registrar or proxy; what arrives on it (responses, and requests the
+ * other side sends back on it) goes to `inbound`. `local` is what our Via and Contact name (our
+ * listener), not the connection's own port.
+ */
+export async function connectTcp(address: string, port: number, local: { address: string; port: number }, inbound: Inbound, closed: () => void): Promise<Connection> {
+  const socket = createConnection({ host: address, port });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no TCP connection to ${address}:${port} within 10 s`));
+    }, 10_000);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`no TCP connection to ${address}:${port}: ${error.message}`));
+    });
+  });
+  socket.on('error', () => socket.destroy());
+  socket.setKeepAlive(true, 30_000);
+  socket.on('close', closed);
+  const peer = streamPeer(socket, 'tcp', local);
+  readStream(socket, peer, inbound);
+  return {
+    peer,
+    get open() {
+      return !socket.destroyed && socket.writable;
+    },
+    close: () => void socket.end(),
   };
 }
