@@ -264,29 +264,32 @@ export const ConfigSchema = z.object({
     .prefault({}),
   /**
    * The SIP endpoint (docs/sip.md): off unless it listens somewhere. Each entry is
-   * `udp:<host>:<port>` or `tcp:<host>:<port>` (port 0: any free one, as tests use).
+   * `udp:<host>:<port>`, `tcp:<host>:<port>` or `tls:<host>:<port>` (port 0: any free one, as tests use).
    */
   sip: z
     .object({
       listen: z
-        .array(z.string().regex(/^(udp|tcp):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$/, 'must be udp:<host>:<port> or tcp:<host>:<port>, e.g. udp:0.0.0.0:5060'))
+        .array(z.string().regex(/^(udp|tcp|tls):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):(\d{1,5})$/, 'must be udp:<host>:<port>, tcp:<host>:<port> or tls:<host>:<port>, e.g. udp:0.0.0.0:5060'))
         .default([]),
       /** RTP ports for calls' audio, an even one per call: `20000-20999`, or `0` for any the OS picks. */
       rtpPorts: z
         .string()
         .regex(/^\s*(0|\d{4,5}\s*-\s*\d{4,5})\s*$/, 'must be a range such as 20000-20999, or 0 for any free port')
         .default('20000-20999'),
+      /** A tls: listener's certificate (chain) and private key: paths of PEM files, read at start. */
+      tlsCert: optionalText,
+      tlsKey: optionalText,
       /** The address put in SDP and Contact, where peers send RTP and requests; the listening host when unset (a wildcard: the first non-loopback IPv4). */
       mediaAddress: optionalText,
       /**
-       * Register to a trunk or registrar, over UDP: `<user>@<host>[:<port>][;expires=<s>][;auth_user=<name>]`.
+       * Register to a trunk or registrar, over UDP or TCP: `<user>@<host>[:<port>][;expires=<s>][;auth_user=<name>][;transport=tcp]`.
        * The password is never in it (a flag shows in the process list): registerPassword.
        */
       register: optionalText.transform((v, ctx) => {
         if (v === undefined) return undefined;
         const target = parseRegisterTarget(v);
         if (!target) {
-          ctx.addIssue({ code: 'custom', message: 'must be <user>@<host>[:<port>], optionally with ;expires=<60-86400> ;auth_user=<name>, e.g. voxflow@sip.example.com (the password goes in VOXFLOW_SIP_REGISTER_PASSWORD, never here)' });
+          ctx.addIssue({ code: 'custom', message: 'must be <user>@<host>[:<port>], optionally with ;expires=<60-86400> ;auth_user=<name> ;transport=<udp|tcp>, e.g. voxflow@sip.example.com (the password goes in VOXFLOW_SIP_REGISTER_PASSWORD, never here)' });
           return z.NEVER;
         }
         return target;
@@ -318,10 +321,12 @@ export interface RegisterTarget {
   expires: number;
   /** The digest username, when the trunk's differs from the registered user. */
   authUser: string;
+  /** `;transport=tcp`: REGISTER over a TCP connection we keep open (the default is UDP). */
+  transport: 'udp' | 'tcp';
 }
 
 /**
- * Reads `user@host[:port][;expires=<s>][;auth_user=<name>]`; null when
+ * Reads `user@host[:port][;expires=<s>][;auth_user=<name>][;transport=udp|tcp]`; null when
  * malformed, or when it carries a password (`user:password@…`), which a flag must never hold.
  */
 export function parseRegisterTarget(text: string): RegisterTarget | null {
@@ -329,11 +334,12 @@ export function parseRegisterTarget(text: string): RegisterTarget | null {
   if (!match || match[1]!.includes(':')) return null;
   const port = match[3] ? Number(match[3]) : 5060;
   if (port < 1 || port > 65535) return null;
-  const target: RegisterTarget = { user: match[1]!, host: match[2]!.replace(/^\[(.*)\]$/, '$1'), port, expires: 300, authUser: match[1]! };
+  const target: RegisterTarget = { user: match[1]!, host: match[2]!.replace(/^\[(.*)\]$/, '$1'), port, expires: 300, authUser: match[1]!, transport: 'udp' };
   for (const part of (match[4] ?? '').split(';').slice(1)) {
     const [name, value = ''] = part.split('=');
     if (name === 'expires' && /^\d+$/.test(value) && Number(value) >= 60 && Number(value) <= 86400) target.expires = Number(value);
     else if (name === 'auth_user') target.authUser = value;
+    else if (name === 'transport' && (value === 'udp' || value === 'tcp')) target.transport = value;
     else return null;
   }
   return target;
@@ -471,10 +477,12 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_TWILIO_API_URL', 'carriers.twilioApiUrl', '<url>', "Twilio's REST API (hang-up, transfer, outbound calls)", { shownDefault: 'https://api.twilio.com' }),
   setting('VOXFLOW_TELNYX_API_URL', 'carriers.telnyxApiUrl', '<url>', "Telnyx's REST API", { shownDefault: 'https://api.telnyx.com' }),
   setting('VOXFLOW_PLIVO_API_URL', 'carriers.plivoApiUrl', '<url>', "Plivo's REST API", { shownDefault: 'https://api.plivo.com' }),
-  setting('VOXFLOW_SIP_LISTEN', 'sip.listen', '<udp|tcp:host:port,…>', 'comma-separated SIP listeners, e.g. udp:0.0.0.0:5060,tcp:0.0.0.0:5060 (default: SIP off)', { list: true }),
+  setting('VOXFLOW_SIP_LISTEN', 'sip.listen', '<udp|tcp|tls:host:port,…>', 'comma-separated SIP listeners, e.g. udp:0.0.0.0:5060,tcp:0.0.0.0:5060,tls:0.0.0.0:5061 (default: SIP off)', { list: true }),
+  setting('VOXFLOW_SIP_TLS_CERT', 'sip.tlsCert', '<file.pem>', "a tls: listener's certificate, PEM (its chain after it)"),
+  setting('VOXFLOW_SIP_TLS_KEY', 'sip.tlsKey', '<file.pem>', "a tls: listener's private key, PEM (readable by the server alone)"),
   setting('VOXFLOW_SIP_RTP_PORTS', 'sip.rtpPorts', '<first-last>', "UDP ports for SIP calls' audio (RTP), one even port a call; 0 for any free port", { shownDefault: '20000-20999' }),
   setting('VOXFLOW_SIP_MEDIA_ADDRESS', 'sip.mediaAddress', '<ip>', 'IPv4 address peers reach our RTP and SIP at, put in SDP and Contact (behind NAT: the public one)', { shownDefault: 'the SIP listening address' }),
-  setting('VOXFLOW_SIP_REGISTER', 'sip.register', '<user@host[:port][;…]>', "REGISTER to a SIP trunk or registrar and take the calls it sends (docs/sip.md); ;expires=<s> (default 300), ;auth_user=<name>; the password is VOXFLOW_SIP_REGISTER_PASSWORD"),
+  setting('VOXFLOW_SIP_REGISTER', 'sip.register', '<user@host[:port][;…]>', "REGISTER to a SIP trunk or registrar and take the calls it sends (docs/sip.md); ;expires=<s> (default 300), ;auth_user=<name>, ;transport=tcp; the password is VOXFLOW_SIP_REGISTER_PASSWORD"),
   secret('VOXFLOW_SIP_REGISTER_PASSWORD', 'sip.registerPassword', 'the password of VOXFLOW_SIP_REGISTER (digest authentication)'),
   setting('VOXFLOW_SIP_OUTBOUND_PROXY', 'sip.outboundProxy', '<host[:port]>', 'where calls placed from sip numbers (POST /v1/calls) are sent, answering its challenges with the registration\'s user and password', { shownDefault: 'the VOXFLOW_SIP_REGISTER registrar' }),
   setting('VOXFLOW_STUN_URLS', 'ice.stunUrls', '<urls>', 'comma-separated STUN URLs for WebRTC', { list: true }),

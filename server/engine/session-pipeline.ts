@@ -393,7 +393,10 @@ export class SessionPipeline {
       try {
         if (action.mode === 'warm') {
           holdLine = this.flowSpeech.sayLine(HOLD_LINE);
-          result = await host.transfer(action, { summary: () => (action.summary ? this.summarize() : Promise.resolve('')) });
+          result = await host.transfer(action, {
+            summary: () => (action.summary ? this.summarize() : Promise.resolve('')),
+            speak: (text, signal) => this.setup.providers.tts.synthesize(text, signal, { aheadMs: 0 }),
+          });
         } else {
           result = await host.transfer(action);
         }

@@ -100,6 +100,11 @@ export interface SessionEndRecord {
 export interface WarmTransferHelp {
   /** What the person is told before the caller joins ('' when the flow asks for no summary); never rejects, bounded in time. */
   summary(): Promise<string>;
+  /**
+   * The session's voice saying a text (16 kHz chunks), for a transport that tells the person the
+   * summary itself (SIP; the carriers read it aloud in their own voice).
+   */
+  speak(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
 }
 
 export interface SessionOutput {

@@ -35,7 +35,7 @@ export interface Services {
   /** Length of a billed minute, when not a real one (tests shorten it). */
   minuteMs?: number;
   /** Where the SIP endpoint listens, once bound (port 0 resolved); empty when SIP is off (docs/sip.md). */
-  sipListening: Array<{ protocol: 'udp' | 'tcp'; host: string; port: number }>;
+  sipListening: Array<{ protocol: 'udp' | 'tcp' | 'tls'; host: string; port: number }>;
   /** The studio's page and its headers, once the studio is served: a browser's address with no route gets it with a 404 (its not-found screen). */
   studioPage: { body: Buffer; headers: Record<string, string> } | null;
   /** Places a call over SIP for POST /v1/calls (its SIP Call-ID); null when SIP is off. */

@@ -8,8 +8,8 @@ const configOf = (args: string[], env: Record<string, string> = {}) => makeConfi
 
 describe('--sip-register', () => {
   it('reads the user, the registrar, its port and the options, and the password from the environment', () => {
-    const config = configOf(['--sip-listen', 'udp:0.0.0.0:5060', '--sip-register', 'voxflow@sip.example.com:5080;expires=120;auth_user=acct-77'], { VOXFLOW_SIP_REGISTER_PASSWORD: 'p4ss' });
-    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5080, expires: 120, authUser: 'acct-77' });
+    const config = configOf(['--sip-listen', 'udp:0.0.0.0:5060', '--sip-register', 'voxflow@sip.example.com:5080;expires=120;auth_user=acct-77;transport=tcp'], { VOXFLOW_SIP_REGISTER_PASSWORD: 'p4ss' });
+    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5080, expires: 120, authUser: 'acct-77', transport: 'tcp' });
     expect(config.sip.registerPassword).toBe('p4ss');
     expect(configOf([], { VOXFLOW_SIP_REGISTER: '+15551234567@trunk.example.net' }).sip.register).toEqual({
       user: '+15551234567',
@@ -17,6 +17,7 @@ describe('--sip-register', () => {
       port: 5060,
       expires: 300,
       authUser: '+15551234567',
+      transport: 'udp',
     });
   });
 

@@ -27,6 +27,8 @@ export interface KamailioOptions {
   refuse?: boolean;
   /** Keep it for the whole test file (stopped after the file) rather than one test. */
   forFile?: boolean;
+  /** Also listen on TCP, on the same port number. */
+  tcp?: boolean;
 }
 
 export interface Kamailio {
@@ -61,6 +63,7 @@ export async function startKamailio(options: KamailioOptions): Promise<Kamailio>
       '-f', join(FIXTURES, 'kamailio-registrar.cfg'),
       '-DD', '-E',
       '-l', `udp:127.0.0.1:${port}`,
+      ...(options.tcp ? ['-l', `tcp:127.0.0.1:${port}`, '-A', 'WITH_TCP'] : []),
       '-Y', runDir,
       '-P', join(runDir, 'kamailio.pid'),
       '-w', runDir,

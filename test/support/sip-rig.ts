@@ -21,6 +21,8 @@ export const SIP_PASSWORD = 'trunk-password-0001';
 export interface SipRig extends VoiceRig {
   udpPort: number;
   tcpPort: number;
+  /** The tls: listener's port, when the rig was given a certificate; 0 otherwise. */
+  tlsPort: number;
   /** Binds a SIP user part to a new published flow of the rig's account; its flow id. */
   bind(user: string, yaml: string): Promise<string>;
 }
@@ -30,14 +32,19 @@ export interface SipRigOptions extends VoiceRigOptions {
   allowedSources?: string;
   /** Also set `sip_username` and `sip_password`, for digest authentication. */
   digestUser?: string;
+  /** Also listen on tls: with this certificate and key (PEM file paths). */
+  tls?: { certFile: string; keyFile: string };
 }
 
 export async function startSipRig(options: SipRigOptions = {}): Promise<SipRig> {
-  const rig = await startVoiceRig({ ...options, config: { ...options.config, sip: { ...options.config?.sip, listen: ['udp:127.0.0.1:0', 'tcp:127.0.0.1:0'], rtpPorts: '0' } } });
+  const listen = ['udp:127.0.0.1:0', 'tcp:127.0.0.1:0', ...(options.tls ? ['tls:127.0.0.1:0'] : [])];
+  const tls = options.tls ? { tlsCert: options.tls.certFile, tlsKey: options.tls.keyFile } : {};
+  const rig = await startVoiceRig({ ...options, config: { ...options.config, sip: { ...options.config?.sip, ...tls, listen, rtpPorts: '0' } } });
   try {
     const listening = rig.server.app.services.sipListening;
     const udpPort = listening.find((l) => l.protocol === 'udp')!.port;
     const tcpPort = listening.find((l) => l.protocol === 'tcp')!.port;
+    const tlsPort = listening.find((l) => l.protocol === 'tls')?.port ?? 0;
     const credentials = {
       sip_allowed_sources: options.allowedSources ?? '127.0.0.1',
       ...(options.digestUser ? { sip_username: options.digestUser, sip_password: SIP_PASSWORD } : {}),
@@ -51,7 +58,7 @@ export async function startSipRig(options: SipRigOptions = {}): Promise<SipRig> 
       if (bound.status !== 201) throw new Error(`phone number: ${bound.status} ${bound.text}`);
       return created.body.id as string;
     };
-    return { ...rig, udpPort, tcpPort, bind };
+    return { ...rig, udpPort, tcpPort, tlsPort, bind };
   } catch (error) {
     await rig.close();
     throw error;

@@ -15,7 +15,9 @@
 // send BYE and the session ends `transferred`; 3xx-6xx, a refused REFER or no final word within
 // a minute, the flow goes on to `on_failed`.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { TransferAction, VoiceSession } from '../../engine/session.ts';
+import { randomBytes } from 'node:crypto';
+import type { TransferAction, VoiceSession, WarmTransferHelp } from '../../engine/session.ts';
+import type { Session } from '../../store/store.ts';
 import type { AdmittedSession } from '../session-admission.ts';
 import { DTMF_DIGITS } from '../carriers/carrier.ts';
 import { capabilities, header, headerList, parseCSeq, parseNameAddr, parseUri, responseTo, type Header, type SipRequest, type SipResponse } from './message.ts';
@@ -23,12 +25,20 @@ import { LINE_RATE, type MediaTarget, type RtpStream } from './rtp.ts';
 import { buildAnswer, callerHolds, parseOffer, type Offer } from './sdp.ts';
 import { newBranch, T1_MS, T2_MS, type ServerTransaction, type TransactionLayer } from './transactions.ts';
 import type { Dialog } from './dialog.ts';
+import type { DialRequest, DialResult } from './outbound.ts';
 import type { Peer } from './transport.ts';
 
 /** How long a transfer may take to be accepted and answered at the other side. */
 const TRANSFER_TIMEOUT_MS = 60_000;
 /** The end of the agent's last words may still be queued when the session ends: sent first, for at most this long. */
 const DRAIN_BEFORE_BYE_MS = 1_000;
+/** A warm transfer: how long the person's phone rings when the flow gives no `timeout_seconds` (the carriers' 30 s). */
+const WARM_RING_TIMEOUT_MS = 30_000;
+/** A person who answers before the summary is written waits this long for it, as on the carriers. */
+const SUMMARY_WAIT_MS = 5_000;
+const SUMMARY_UNWRITTEN = 'A caller is being transferred to you.';
+/** How much of the summary is queued ahead of what the person hears (the RTP queue drops past 50 frames). */
+const SPEAK_AHEAD_FRAMES = 25;
 
 export interface CallEnvironment {
   app: FastifyInstance;
@@ -40,6 +50,10 @@ export interface CallEnvironment {
   sendTo(request: SipRequest, address: string, port: number): boolean;
   /** The call is over: forget its dialog. */
   gone(call: SipCall): void;
+  /** Places a call (a warm transfer's leg to the person) through the trunk; absent without a UDP listener. */
+  dial?(request: DialRequest): Promise<DialResult>;
+  /** Keeps a call we placed, so the requests of its dialog reach it. */
+  keep?(call: SipCall): void;
 }
 
 export interface CallStart {
@@ -86,6 +100,10 @@ export class SipCall {
   private byeSent = false;
   private ended = false;
   private transfer: { settle(result: { ok: true } | { ok: false; reason: string }): void } | null = null;
+  /** A warm transfer under way: aborted when the caller hangs up or the call ends. */
+  private warm: AbortController | null = null;
+  /** After a warm transfer: the other leg, whose audio ours is relayed to and from. */
+  private bridged: SipCall | null = null;
   private markFinished!: () => void;
   /** The call is over on our side: BYE sent (or not needed), the audio closed. */
   private readonly finished = new Promise<void>((resolve) => (this.markFinished = resolve));
@@ -128,8 +146,15 @@ export class SipCall {
       sendAudio: (frame) => rtp.agentAudio(frame),
       lineAudio: { sampleRate: LINE_RATE, record: (tap) => rtp.record(tap) },
       // The session ended (the flow, credit, a transfer done, the server stopping): BYE the caller.
-      close: () => void this.finish('the session ended'),
-      transfer: (action) => (action.mode === 'warm' ? Promise.resolve({ ok: false as const, reason: 'a warm transfer is not made over SIP; use mode: cold' }) : this.refer(action)),
+      // Bridged to the person of a warm transfer, the session is over but the call goes on.
+      close: () => {
+        if (!this.bridged) void this.finish('the session ended');
+      },
+      transfer: (action, help) => {
+        if (action.mode !== 'warm') return this.refer(action);
+        if (!help) return Promise.resolve({ ok: false as const, reason: "a warm transfer needs the engine's summary" });
+        return this.warmTransfer(action, help);
+      },
     });
     log.info({ law: this.offer.law, peer: `${this.peer.address}:${this.peer.port}` }, 'SIP call answered');
   }
@@ -150,6 +175,7 @@ export class SipCall {
         tx.reply(200);
         this.callerGone = true;
         if (this.transfer) this.transfer.settle({ ok: false, reason: 'the caller hung up during the transfer' });
+        this.warm?.abort();
         void this.finish('caller_hung_up');
         return;
       case 'INVITE':
@@ -183,7 +209,7 @@ export class SipCall {
 
   /** The server is stopping or the endpoint closes: the session ends, the caller hears BYE. */
   async hangUp(reason: string): Promise<void> {
-    if (this.session) await this.session.end(reason);
+    if (this.session && !this.session.isEnded) await this.session.end(reason);
     else await this.finish(reason);
     await this.finished;
   }
@@ -234,12 +260,129 @@ export class SipCall {
 
   /** A key the caller pressed (RFC 4733 or INFO). */
   digit(key: string): void {
+    if (this.bridged) return; // between two people, keys are theirs (their phones play them in-band)
     this.session?.pushDigits(key);
   }
 
-  /** Caller audio at 16 kHz. */
+  /** Caller audio at 16 kHz: to the session, or, bridged, to the other leg. */
   audio(pcm: Int16Array): void {
-    this.session?.pushAudio(pcm);
+    if (this.bridged) this.bridged.rtp.agentAudio(pcm);
+    else this.session?.pushAudio(pcm);
+  }
+
+  /** A leg we placed with no session of its own (a warm transfer's person): its audio clock starts. */
+  startLeg(): void {
+    this.rtp.start();
+  }
+
+  /**
+   * A warm transfer over SIP: a second call to the person through the trunk (or, with none, the
+   * peer the call came from), from the business's number. The caller hears the engine's hold
+   * line, then silence while the phone rings (as on a carrier's stream). Answered: the person
+   * hears the summary in the session's voice, then the two legs are bridged here, each one's RTP
+   * relayed to the other, and the session ends `transferred`. Busy, no answer within the ring
+   * timeout, a failure, or the person hanging up before the bridge: the caller goes back to the
+   * flow with the reason.
+   */
+  private async warmTransfer(action: TransferAction, help: WarmTransferHelp): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const { dial, keep } = this.env;
+    if (!dial || !keep) return { ok: false, reason: 'a warm transfer over SIP needs a udp: listener to place the call from' };
+    if (this.callerGone || this.ended) return { ok: false, reason: 'the call is over' };
+    const record = this.start.admitted.record;
+    const business = record.direction === 'outbound' ? record.fromNumber : record.toNumber;
+    if (!business) return { ok: false, reason: 'the call has no business number to ring the person from' };
+    const warm = new AbortController();
+    this.warm = warm;
+    const { signal } = warm;
+    const log = this.env.log.child({ session: record.id, sip_call: this.callId.slice(0, 32) });
+    // Written while the phone rings, as the carriers do.
+    const summary = help.summary().catch(() => '');
+    let leg: SipCall | null = null;
+    let personGone = false;
+    let wakePerson: (() => void) | null = null;
+    try {
+      const ringTimeoutMs = action.timeoutSeconds ? action.timeoutSeconds * 1000 : WARM_RING_TIMEOUT_MS;
+      const dialled = await dial({
+        callId: `${randomBytes(12).toString('hex')}@voxflow`,
+        from: business,
+        to: action.to,
+        ringTimeoutMs,
+        fallbackHop: { host: this.peer.address, port: this.peer.port },
+        signal,
+        audio: (pcm) => leg?.audio(pcm),
+        digit: () => {},
+      });
+      if (!dialled.ok) {
+        if (signal.aborted) return { ok: false, reason: 'the caller hung up while the person was called' };
+        const reason =
+          dialled.status === 'busy'
+            ? `${action.to} was busy`
+            : dialled.status === 'no_answer'
+              ? `${action.to} did not answer${dialled.reason.startsWith('no answer within') ? ` within ${Math.round(ringTimeoutMs / 1000)} s` : ` (${dialled.reason})`}`
+              : `the call to ${action.to} failed: ${dialled.reason}`;
+        log.info({ status: dialled.status, why: dialled.reason }, 'SIP warm transfer: the person was not reached');
+        return { ok: false, reason };
+      }
+      const person = new SipCall(dialled.environment, {
+        invite: null,
+        dialog: dialled.dialog,
+        offer: dialled.answer,
+        rtp: dialled.rtp,
+        admitted: nothingAdmitted(null),
+        over: () => {
+          personGone = true;
+          wakePerson?.();
+        },
+      });
+      leg = person;
+      keep(person);
+      person.startLeg();
+      if (signal.aborted) {
+        await person.hangUp('the caller hung up');
+        return { ok: false, reason: 'the caller hung up while the person was called' };
+      }
+      const gone = new Promise<void>((resolve) => {
+        wakePerson = resolve;
+        if (personGone) resolve();
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      const text = await Promise.race([summary, sleep(SUMMARY_WAIT_MS).then(() => SUMMARY_UNWRITTEN), gone.then(() => '')]);
+      if (text && !personGone && !signal.aborted) await this.tellPerson(person, text, help, signal, gone, log);
+      if (signal.aborted) {
+        await person.hangUp('the caller hung up');
+        return { ok: false, reason: 'the caller hung up while the person was called' };
+      }
+      if (personGone) return { ok: false, reason: `${action.to} hung up before the caller was joined` };
+      // Joined: what was left of the agent's words is dropped; from now on each hears the other.
+      this.rtp.clear();
+      this.bridged = person;
+      person.bridged = this;
+      await this.env.app.services.store.sessions.setTransferredTo(record.id, action.to);
+      log.info({ to: action.to }, 'SIP warm transfer: the caller and the person are bridged');
+      return { ok: true };
+    } catch (error) {
+      if (leg && !this.bridged) await leg.hangUp('failed').catch(() => {});
+      throw error;
+    } finally {
+      if (this.warm === warm) this.warm = null;
+    }
+  }
+
+  /** Says the summary to the person, paced to their line; stops when either side leaves. */
+  private async tellPerson(person: SipCall, text: string, help: WarmTransferHelp, signal: AbortSignal, gone: Promise<void>, log: FastifyBaseLogger): Promise<void> {
+    let over = false;
+    void gone.then(() => (over = true));
+    try {
+      for await (const chunk of help.speak(text, signal)) {
+        if (over) return;
+        person.rtp.agentAudio(chunk);
+        while (!over && person.rtp.queued > SPEAK_AHEAD_FRAMES) await sleep(20);
+      }
+      while (!over && person.rtp.queued > 0) await sleep(20);
+    } catch (error) {
+      // The caller is not kept from the person because the voice failed: they are joined anyway.
+      if (!signal.aborted) log.warn({ err: error }, 'SIP warm transfer: the summary could not be said');
+    }
   }
 
   private notify(tx: ServerTransaction): void {
@@ -306,6 +449,14 @@ export class SipCall {
     if (this.awaitingAck) for (const timer of this.awaitingAck.timers) clearTimeout(timer);
     this.awaitingAck = null;
     this.transfer?.settle({ ok: false, reason: 'the call ended' });
+    this.warm?.abort();
+    const other = this.bridged;
+    if (other) {
+      // Either side of a bridged call hanging up ends the other's.
+      this.bridged = null;
+      other.bridged = null;
+      void other.hangUp('the other side hung up').catch(() => {});
+    }
     this.rtp.close();
     this.env.gone(this);
     this.start.over?.(why);
@@ -333,7 +484,7 @@ export class SipCall {
 
   private contact(): string {
     const host = this.env.contactHost.includes(':') ? `[${this.env.contactHost}]` : this.env.contactHost;
-    return `<sip:voxflow@${host}:${this.peer.local.port}${this.peer.protocol === 'tcp' ? ';transport=tcp' : ''}>`;
+    return `<sip:voxflow@${host}:${this.peer.local.port}${this.peer.protocol === 'udp' ? '' : `;transport=${this.peer.protocol}`}>`;
   }
 
   private retransmitUntilAck(response: SipResponse, cseq: number): void {
@@ -381,7 +532,8 @@ export class SipCall {
     ];
     const request: SipRequest = { kind: 'request', method, uri: this.remoteTarget, headers, body: Buffer.alloc(0) };
     const next = this.nextHop();
-    const send = () => (this.peer.protocol === 'tcp' ? this.peer.send(request) : this.env.sendTo(request, next.address, next.port));
+    // Over a connection (TCP, TLS), on the connection the call came on; over UDP, to the next hop.
+    const send = () => (this.peer.protocol !== 'udp' ? this.peer.send(request) : this.env.sendTo(request, next.address, next.port));
     return this.env.layer.sendRequest(request, send, this.peer.protocol !== 'udp');
   }
 
@@ -396,4 +548,20 @@ export class SipCall {
     if (uri && host && /^[0-9.]+$|:/.test(host)) return { address: host, port: uri.port ?? 5060 };
     return { address: this.peer.address, port: this.peer.port };
   }
+}
+
+/** For a call answered but not to be run (or a leg with no session of its own): nothing to start, nothing to give back. */
+export function nothingAdmitted(record: Session | null): AdmittedSession {
+  return {
+    record: record as Session,
+    allowSimulator: false,
+    start: () => {
+      throw new Error('not admitted');
+    },
+    refuse: async () => {},
+  } as AdmittedSession;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

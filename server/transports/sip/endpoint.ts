@@ -30,7 +30,7 @@ import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './r
 import { parseOffer } from './sdp.ts';
 import { Registration } from './register.ts';
 import { TransactionLayer, type ServerTransaction } from './transactions.ts';
-import { listenTcp, listenUdp, parseListen, type Listening, type Peer } from './transport.ts';
+import { connectTcp, listenTcp, listenUdp, parseListen, readTlsFiles, type Listening, type Peer } from './transport.ts';
 
 const LOG_EVERY_MS = 60_000;
 const MAX_LOG_KEYS = 1000;
@@ -46,6 +46,9 @@ export interface SipEndpointOptions {
   registerPassword?: string | undefined;
   /** Where calls we place go (`host[:port]`); the registrar when unset. */
   outboundProxy?: string | undefined;
+  /** A tls: listener's PEM certificate and key (file paths). */
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
 }
 
 interface Pending {
@@ -89,7 +92,7 @@ export class SipEndpoint {
     });
   }
 
-  get listening(): Array<{ protocol: 'udp' | 'tcp'; host: string; port: number }> {
+  get listening(): Array<{ protocol: 'udp' | 'tcp' | 'tls'; host: string; port: number }> {
     return this.listeners.map((l) => ({ protocol: l.protocol, host: l.host, port: l.port }));
   }
 
@@ -97,9 +100,11 @@ export class SipEndpoint {
     try {
       for (const text of this.options.listen) {
         const listen = parseListen(text);
-        if (!listen) throw new Error(`VOXFLOW_SIP_LISTEN: "${text}" is not udp:<host>:<port> or tcp:<host>:<port>`);
+        if (!listen) throw new Error(`VOXFLOW_SIP_LISTEN: "${text}" is not udp:<host>:<port>, tcp:<host>:<port> or tls:<host>:<port>`);
         const inbound = (result: ParseResult, peer: Peer) => this.inbound(result, peer);
-        this.listeners.push(listen.protocol === 'udp' ? await listenUdp(listen, inbound) : await listenTcp(listen, inbound));
+        if (listen.protocol === 'udp') this.listeners.push(await listenUdp(listen, inbound));
+        else if (listen.protocol === 'tcp') this.listeners.push(await listenTcp(listen, inbound));
+        else this.listeners.push(await listenTcp(listen, inbound, await readTlsFiles(this.options.tlsCert, this.options.tlsKey)));
       }
     } catch (error) {
       await this.close();
@@ -125,10 +130,11 @@ export class SipEndpoint {
       });
     }
     if (this.options.register) {
-      const listener = udp;
+      const overTcp = this.options.register.transport === 'tcp';
+      const listener = overTcp ? this.listeners.find((l) => l.protocol === 'tcp') : udp;
       if (!listener) {
         await this.close();
-        throw new Error('VOXFLOW_SIP_REGISTER: registering needs a udp: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)');
+        throw new Error(`VOXFLOW_SIP_REGISTER: registering${overTcp ? ' with ;transport=tcp' : ''} needs a ${overTcp ? 'tcp' : 'udp'}: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)`);
       }
       this.registration = new Registration({
         target: this.options.register,
@@ -137,6 +143,7 @@ export class SipEndpoint {
         listener,
         layer: this.layer,
         log: this.log,
+        connect: (address, port, closed) => connectTcp(address, port, { address: this.contactHost, port: listener.port }, (result, peer) => this.inbound(result, peer), closed),
       });
       this.registration.start();
     }
@@ -345,6 +352,8 @@ export class SipEndpoint {
       gone: (gone) => {
         if (this.calls.get(dialogKey(gone.callId, gone.localTag)) === gone) this.calls.delete(dialogKey(gone.callId, gone.localTag));
       },
+      dial: (request) => (this.outbound ? this.outbound.dial(request) : Promise.resolve({ ok: false, status: 'failed', reason: 'no udp: listener to place the call from' })),
+      keep: (call) => this.calls.set(dialogKey(call.callId, call.localTag), call),
     };
   }
 

@@ -18,6 +18,8 @@ export async function sipTransport(app: FastifyInstance): Promise<void> {
     register: config.sip.register,
     registerPassword: config.sip.registerPassword,
     outboundProxy: config.sip.outboundProxy,
+    tlsCert: config.sip.tlsCert,
+    tlsKey: config.sip.tlsKey,
   }, app.log.child({ transport: 'sip' }));
   await endpoint.start();
   app.services.sipListening.push(...endpoint.listening);

@@ -16,11 +16,12 @@ import { errorCodeOf } from '../../http/error-handler.ts';
 import type { CallStatus, Session } from '../../store/store.ts';
 import { recordCallStatus } from '../phone/index.ts';
 import { admitClaimedSession } from '../session-admission.ts';
-import { mediaTarget, SipCall, type CallEnvironment } from './call.ts';
+import { mediaTarget, nothingAdmitted, SipCall, type CallEnvironment } from './call.ts';
 import { answerChallenge } from './digest.ts';
 import { header, headerList, parseNameAddr, type Header, type SipRequest, type SipResponse } from './message.ts';
 import { bindRtpSocket, RtpStream, type RtpPortRange } from './rtp.ts';
-import { buildOffer, parseOffer } from './sdp.ts';
+import { buildOffer, parseOffer, type Offer } from './sdp.ts';
+import type { Dialog } from './dialog.ts';
 import { newBranch, newTag, T1_MS, type TransactionLayer } from './transactions.ts';
 import type { Listening, Peer } from './transport.ts';
 
@@ -96,31 +97,93 @@ export class OutboundCalls {
       env.log.info({ session: call.session.id, status, why }, 'SIP call not connected');
       return recordCallStatus(app, call.session, status);
     };
-    if (!env.nextHop) return fail('failed', 'no outbound proxy or registrar is set');
+    let sipCall: SipCall | null = null;
+    const dialled = await this.dial({
+      callId,
+      from: call.from,
+      to: call.to,
+      ringTimeoutMs: RING_TIMEOUT_MS,
+      ringing: () => void recordCallStatus(app, call.session, 'ringing').catch(() => {}),
+      audio: (pcm) => sipCall?.audio(pcm),
+      digit: (key) => sipCall?.digit(key),
+    });
+    if (!dialled.ok) return fail(dialled.status, dialled.reason);
+    let rtp: RtpStream | null = dialled.rtp;
+    const { dialog, answer } = dialled;
+    try {
+      const record = await app.services.store.sessions.claim(call.tokenHash, Date.now() / 1000).catch((error: unknown) => {
+        if (errorCodeOf(error) !== 'too_many_sessions') throw error;
+        return null;
+      });
+      if (!record) {
+        // Answered but unusable: hung up at once (BYE), the call failed, nothing charged.
+        const hangUp = new SipCall(env.callEnvironment(), { invite: null, dialog, offer: answer, rtp, admitted: nothingAdmitted(call.session) });
+        rtp = null;
+        await hangUp.hangUp('failed');
+        return fail('failed', 'the account is at its limit of live calls');
+      }
+      const admitted = await admitClaimedSession(app, record).catch(async (error: unknown) => {
+        env.log.warn({ err: error, session: record.id }, 'a placed SIP call was refused at admission');
+        return null;
+      });
+      if (!admitted) {
+        const hangUp = new SipCall(env.callEnvironment(), { invite: null, dialog, offer: answer, rtp, admitted: nothingAdmitted(record) });
+        rtp = null;
+        await hangUp.hangUp('refused');
+        return fail('failed', 'refused at admission');
+      }
+      sipCall = new SipCall(env.callEnvironment(), {
+        invite: null,
+        dialog,
+        offer: answer,
+        rtp,
+        admitted,
+        over: () => void recordCallStatus(app, record, 'completed').catch(() => {}),
+      });
+      rtp = null; // the call owns it now
+      env.keep(sipCall);
+      sipCall.answer(record.id);
+      await recordCallStatus(app, record, 'answered');
+      env.log.info({ session: record.id, sip_call: callId.slice(0, 32) }, 'SIP call placed and answered');
+    } finally {
+      rtp?.close();
+    }
+  }
+
+  /**
+   * Places one INVITE through the next hop (the outbound proxy or registrar; `via` overrides it)
+   * and waits for its final answer, CANCELling it after `ringTimeoutMs` or when `signal` aborts.
+   * Answered with G.711: the dialog (ACKed) and its RTP stream, whose owner must close it. An
+   * answer we cannot use is hung up (BYE) and is a failure.
+   */
+  async dial(request: DialRequest): Promise<DialResult> {
+    const { env } = this;
+    const { callId } = request;
+    const hop = env.nextHop ?? request.fallbackHop ?? null;
+    if (!hop) return { ok: false, status: 'failed', reason: 'no outbound proxy or registrar is set' };
     let address: string;
     try {
-      address = (await lookup(env.nextHop.host, { family: 4 })).address;
+      address = (await lookup(hop.host, { family: 4 })).address;
     } catch {
-      return fail('failed', `the outbound proxy ${env.nextHop.host} could not be resolved`);
+      return { ok: false, status: 'failed', reason: `the outbound proxy ${hop.host} could not be resolved` };
     }
-    const port = env.nextHop.port;
+    const port = hop.port;
     const socket = await bindRtpSocket(env.rtpHost, env.rtpRange).catch(() => null);
-    if (!socket) return fail('failed', 'no free RTP port');
-    let sipCall: SipCall | null = null;
+    if (!socket) return { ok: false, status: 'failed', reason: 'no free RTP port' };
     let rtp: RtpStream | null = new RtpStream(
       socket,
       { address: '0.0.0.0', port: 9, law: 'mulaw', payloadType: 0, telephoneEvent: null, sending: false, receiving: false },
       {
-        audio: (pcm) => sipCall?.audio(pcm),
-        digit: (key) => sipCall?.digit(key),
+        audio: (pcm) => request.audio(pcm),
+        digit: (key) => request.digit(key),
         problem: (reason) => env.log.warn({ sip_call: callId.slice(0, 32), reason }, 'SIP call audio'),
       },
     );
     try {
-      const host = env.nextHop.host.includes(':') ? `[${env.nextHop.host}]` : env.nextHop.host;
+      const host = hop.host.includes(':') ? `[${hop.host}]` : hop.host;
       const domain = `${host}${port === 5060 ? '' : `:${port}`}`;
-      const localUri = `sip:${userPart(call.from)}@${domain}`;
-      const remoteUri = /^sips?:/i.test(call.to) ? call.to : `sip:${userPart(call.to)}@${domain}`;
+      const localUri = `sip:${userPart(request.from)}@${domain}`;
+      const remoteUri = /^sips?:/i.test(request.to) ? request.to : `sip:${userPart(request.to)}@${domain}`;
       const localTag = newTag();
       const contactHost = env.contactHost.includes(':') ? `[${env.contactHost}]` : env.contactHost;
       const sdp = buildOffer({ sessionId: String(Math.floor(Math.random() * 1e9)), version: 1, address: env.contactHost, port: rtp.port });
@@ -130,7 +193,7 @@ export class OutboundCalls {
       let response: SipResponse | null = null;
       let invite: SipRequest | null = null;
       let rang = false;
-      let cancelled = false;
+      let cancelled: 'timeout' | 'aborted' | null = null;
       for (let round = 0; round < 2; round++) {
         invite = {
           kind: 'request',
@@ -152,28 +215,32 @@ export class OutboundCalls {
           body: Buffer.from(sdp),
         };
         const sent = invite;
-        const cancel = () => {
+        const cancel = (why: 'timeout' | 'aborted') => {
           if (cancelled) return;
-          cancelled = true;
+          cancelled = why;
           void env.layer.sendRequest(cancelOf(sent), () => send(cancelOf(sent)), false);
           // A far end that never answers the INVITE after our CANCEL is not waited for forever.
           setTimeout(() => env.layer.abandonInvite(sent), 64 * T1_MS).unref();
         };
-        const ringTimer = setTimeout(cancel, RING_TIMEOUT_MS);
+        const ringTimer = setTimeout(() => cancel('timeout'), request.ringTimeoutMs);
         ringTimer.unref();
-        this.ringing.add(cancel);
+        const stop = () => cancel('aborted');
+        this.ringing.add(stop);
+        request.signal?.addEventListener('abort', stop, { once: true });
+        if (request.signal?.aborted) stop();
         try {
           response = await env.layer.sendInvite(sent, send, false, (provisional) => {
             if (!rang && provisional.status >= 180) {
               rang = true;
-              void recordCallStatus(app, call.session, 'ringing').catch(() => {});
+              request.ringing?.();
             }
           });
         } finally {
           clearTimeout(ringTimer);
-          this.ringing.delete(cancel);
+          this.ringing.delete(stop);
+          request.signal?.removeEventListener('abort', stop);
         }
-        if ((response.status === 401 || response.status === 407) && !authorization && env.credentials) {
+        if ((response.status === 401 || response.status === 407) && !authorization && env.credentials && !cancelled) {
           const challenge = header(response, response.status === 401 ? 'www-authenticate' : 'proxy-authenticate') ?? '';
           const value = answerChallenge(challenge, { method: 'INVITE', uri: remoteUri }, env.credentials);
           if (!value) break;
@@ -183,13 +250,14 @@ export class OutboundCalls {
         }
         break;
       }
-      if (!response || !invite) return fail('failed', 'no INVITE was sent');
+      if (!response || !invite) return { ok: false, status: 'failed', reason: 'no INVITE was sent' };
       if (response.status >= 300 || response.status < 200) {
         const status = cancelled && response.status === 487 ? 'no_answer' : statusOfFailure(response.status);
-        return fail(status, `the far end answered ${response.status} ${response.reason}`);
+        const reason = cancelled === 'timeout' ? `no answer within ${Math.round(request.ringTimeoutMs / 1000)} s` : cancelled === 'aborted' ? 'cancelled' : `the far end answered ${response.status} ${response.reason}`;
+        return { ok: false, status, reason };
       }
 
-      // Answered: the ACK first (the far end retransmits its 200 until it has it), then the flow.
+      // Answered: the ACK first (the far end retransmits its 200 until it has it).
       const to = header(response, 'to')!;
       const contact = parseNameAddr(header(response, 'contact') ?? '');
       const routeSet = headerList(response, 'record-route').reverse();
@@ -216,49 +284,39 @@ export class OutboundCalls {
       const forget = setTimeout(() => this.acks.delete(callId), 64 * T1_MS);
       forget.unref();
 
+      const dialog: Dialog = { callId, localTag, localUri, remote: to, remoteTarget, routeSet, remoteCseq: 0, peer };
       const answer = parseOffer(response.body.toString('utf8'));
-      const record = await app.services.store.sessions.claim(call.tokenHash, Date.now() / 1000).catch((error: unknown) => {
-        if (errorCodeOf(error) !== 'too_many_sessions') throw error;
-        return null;
-      });
-      const dialog = { callId, localTag, localUri, remote: to, remoteTarget, routeSet, remoteCseq: 0, peer };
-      if (!answer.ok || !record) {
-        // Answered but unusable: hung up at once (BYE), the call failed, nothing charged.
-        const hangUp = new SipCall(env.callEnvironment(), { invite: null, dialog, offer: { address: '0.0.0.0', port: 9, law: 'mulaw', payloadType: 0, telephoneEvent: null, direction: 'inactive' }, rtp, admitted: nothingAdmitted(call.session) });
+      if (!answer.ok) {
+        const hangUp = new SipCall(env.callEnvironment(), { invite: null, dialog, offer: { address: '0.0.0.0', port: 9, law: 'mulaw', payloadType: 0, telephoneEvent: null, direction: 'inactive' }, rtp, admitted: nothingAdmitted(null) });
         rtp = null;
         await hangUp.hangUp('failed');
-        if (record) await app.services.store.sessions.end(record.id, { endedAt: Date.now() / 1000, reason: 'failed', creditsChargedCents: 0 });
-        return fail('failed', !answer.ok ? `the far end's answer cannot be used: ${answer.reason}` : 'the account is at its limit of live calls');
+        return { ok: false, status: 'failed', reason: `the far end's answer cannot be used: ${answer.reason}` };
       }
       rtp.retarget(mediaTarget(answer.offer));
-      const admitted = await admitClaimedSession(app, record).catch(async (error: unknown) => {
-        env.log.warn({ err: error, session: record.id }, 'a placed SIP call was refused at admission');
-        return null;
-      });
-      if (!admitted) {
-        const hangUp = new SipCall(env.callEnvironment(), { invite: null, dialog, offer: answer.offer, rtp, admitted: nothingAdmitted(record) });
-        rtp = null;
-        await hangUp.hangUp('refused');
-        return fail('failed', 'refused at admission');
-      }
-      sipCall = new SipCall(env.callEnvironment(), {
-        invite: null,
-        dialog,
-        offer: answer.offer,
-        rtp,
-        admitted,
-        over: () => void recordCallStatus(app, record, 'completed').catch(() => {}),
-      });
-      rtp = null; // the call owns it now
-      env.keep(sipCall);
-      sipCall.answer(record.id);
-      await recordCallStatus(app, record, 'answered');
-      env.log.info({ session: record.id, sip_call: callId.slice(0, 32) }, 'SIP call placed and answered');
+      const answered = { ok: true as const, dialog, answer: answer.offer, rtp, environment: env.callEnvironment() };
+      rtp = null; // the caller of dial owns it now
+      return answered;
     } finally {
       rtp?.close();
     }
   }
 }
+
+export interface DialRequest {
+  callId: string;
+  from: string;
+  to: string;
+  ringTimeoutMs: number;
+  /** Where the INVITE goes when there is no outbound proxy or registrar. */
+  fallbackHop?: { host: string; port: number };
+  signal?: AbortSignal;
+  ringing?(): void;
+  /** The far end's audio (16 kHz) and keys, once answered. */
+  audio(pcm: Int16Array): void;
+  digit(key: string): void;
+}
+
+export type DialResult = { ok: true; dialog: Dialog; answer: Offer; rtp: RtpStream; environment: CallEnvironment } | { ok: false; status: CallStatus; reason: string };
 
 /** A number or extension as a SIP user part (what a dial string may hold). */
 function userPart(number: string): string {
@@ -289,16 +347,4 @@ function firstHop(routeSet: string[], remoteTarget: string): { address: string; 
   const uri = routeSet[0] ? parseNameAddr(routeSet[0])?.uri : remoteTarget;
   const match = uri ? /^sips?:(?:[^@]+@)?([0-9.]+)(?::(\d+))?/.exec(uri) : null;
   return match ? { address: match[1]!, port: match[2] ? Number(match[2]) : 5060 } : null;
-}
-
-/** For a call answered but not to be run: nothing to start, nothing to give back. */
-function nothingAdmitted(record: Session) {
-  return {
-    record,
-    allowSimulator: false,
-    start: () => {
-      throw new Error('not admitted');
-    },
-    refuse: async () => {},
-  };
 }

@@ -2,7 +2,9 @@
 // the trunk sends the calls for its numbers to our Contact rather than to a fixed address.
 //
 // REGISTER goes over our UDP listener (its port is the Contact's, where the trunk's INVITEs then
-// arrive), answering a 401 or 407 challenge with digest (MD5, qop=auth) under the configured user
+// arrive), or with `;transport=tcp` over a TCP connection we open to the registrar and keep (its
+// Contact is our TCP listener, `;transport=tcp`: the trunk sends its calls there, or back on the
+// connection; a connection that drops is opened again and the registration renewed), answering a 401 or 407 challenge with digest (MD5, qop=auth) under the configured user
 // and the password from the environment. It is renewed at half of what the registrar granted,
 // refused or unanswered it is tried again after 5 s,
 // doubling up to 5 minutes, and each failure is logged with the registrar's status, never the
@@ -16,7 +18,7 @@ import type { RegisterTarget } from '../../config.ts';
 import { answerChallenge } from './digest.ts';
 import { header, parseNameAddr, type Header, type SipRequest, type SipResponse } from './message.ts';
 import { newBranch, newTag, type TransactionLayer } from './transactions.ts';
-import type { Listening } from './transport.ts';
+import type { Connection, Listening } from './transport.ts';
 
 const FIRST_RETRY_MS = 5_000;
 const MAX_RETRY_MS = 5 * 60_000;
@@ -28,9 +30,12 @@ export interface RegistrationOptions {
   password: string;
   /** The address the registrar reaches us at (Contact and Via). */
   contactHost: string;
+  /** The listener our Contact names: UDP (and sent from), or TCP for `;transport=tcp`. */
   listener: Listening;
   layer: TransactionLayer;
   log: FastifyBaseLogger;
+  /** For `;transport=tcp`: opens a connection to the registrar; `closed` is told when it drops. */
+  connect?(address: string, port: number, closed: () => void): Promise<Connection>;
 }
 
 export type RegistrationState = 'registering' | 'registered' | 'failing' | 'stopped';
@@ -46,6 +51,7 @@ export class Registration {
   private retryMs = FIRST_RETRY_MS;
   private expires: number;
   private readonly settled: Array<() => void> = [];
+  private connection: Connection | null = null;
 
   constructor(private readonly options: RegistrationOptions) {
     this.expires = options.target.expires;
@@ -78,10 +84,13 @@ export class Registration {
     const removed = this.register(0);
     const waited = await Promise.race([removed.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), UNREGISTER_WAIT_MS).unref())]);
     if (!waited) this.options.log.warn({ registrar: this.registrar() }, 'SIP registration: the registrar did not answer our un-REGISTER in time');
+    this.connection?.close();
+    this.connection = null;
   }
 
   private registrar(): string {
-    return `${this.options.target.host}:${this.options.target.port}`;
+    const { target } = this.options;
+    return `${target.host}:${target.port}${target.transport === 'tcp' ? ';transport=tcp' : ''}`;
   }
 
   private schedule(ms: number): void {
@@ -164,7 +173,7 @@ export class Registration {
     const domain = `${hostPart(target.host)}${target.port === 5060 ? '' : `:${target.port}`}`;
     const aor = `sip:${target.user}@${domain}`;
     const headers: Header[] = [
-      { name: 'via', value: `SIP/2.0/UDP ${hostPart(contactHost)}:${listener.port};branch=${newBranch()};rport` },
+      { name: 'via', value: `SIP/2.0/${target.transport.toUpperCase()} ${hostPart(contactHost)}:${listener.port};branch=${newBranch()};rport` },
       { name: 'max-forwards', value: '70' },
       { name: 'from', value: `<${aor}>;tag=${this.fromTag}` },
       { name: 'to', value: `<${aor}>` },
@@ -181,12 +190,33 @@ export class Registration {
   private contact(): string {
     const { target, contactHost, listener } = this.options;
     const host = contactHost.includes(':') ? `[${contactHost}]` : contactHost;
-    return `<sip:${target.user}@${host}:${listener.port}>`;
+    return `<sip:${target.user}@${host}:${listener.port}${target.transport === 'tcp' ? ';transport=tcp' : ''}>`;
   }
 
-  private send(request: SipRequest): Promise<SipResponse> {
+  private async send(request: SipRequest): Promise<SipResponse> {
     const address = this.address!;
-    return this.options.layer.sendRequest(request, () => this.options.listener.sendTo(request, address, this.options.target.port), false);
+    const { target, layer, listener, connect } = this.options;
+    if (target.transport === 'udp' || !connect) return layer.sendRequest(request, () => listener.sendTo(request, address, target.port), false);
+    if (!this.connection?.open) {
+      this.connection?.close();
+      this.connection = null;
+      const connection = await connect(address, target.port, () => {
+        if (this.connection !== connection) return;
+        this.connection = null;
+        // The registrar's way back to us is gone with it: registered again over a new one, soon.
+        if (this.state === 'registered') {
+          this.options.log.warn({ registrar: this.registrar(), user: this.user }, 'SIP registration: the connection to the registrar closed; registering again');
+          this.schedule(1_000);
+        }
+      });
+      if (this.state === 'stopped' && request.headers.some((h) => h.name === 'expires' && h.value !== '0')) {
+        connection.close();
+        throw new Error('stopped');
+      }
+      this.connection = connection;
+    }
+    const connection = this.connection;
+    return layer.sendRequest(request, () => connection.peer.send(request), true);
   }
 
   /** The lifetime the registrar gave our Contact: its expires parameter, else Expires, else what we asked. */

@@ -30,11 +30,11 @@ states:
       prompt: Say goodbye.
 `;
 
-async function registeringRig(registrarPort: number, password = TRUNK_PASSWORD): Promise<SipRig & { stop(): Promise<void> }> {
+async function registeringRig(registrarPort: number, password = TRUNK_PASSWORD, params = ''): Promise<SipRig & { stop(): Promise<void> }> {
   // The account lists no source on loopback: the trunk's calls are taken because we registered there.
   const rig = await startSipRig({
     allowedSources: '10.9.9.9',
-    config: { sip: { register: `${TRUNK_USER}@127.0.0.1:${registrarPort};expires=60`, registerPassword: password } },
+    config: { sip: { register: `${TRUNK_USER}@127.0.0.1:${registrarPort};expires=60${params}`, registerPassword: password } },
   });
   let closed: Promise<void> | null = null;
   const stop = () => (closed ??= rig.close());
@@ -82,6 +82,33 @@ describe('Voxflow registering to a SIP trunk', () => {
     await trunk.waitForLine(/REGISTER voxtrunk expires=0/, 10_000);
     // The password never reached the registrar's log (only its digest did).
     expect(trunk.lines.join('\n')).not.toContain(TRUNK_PASSWORD);
+  });
+
+  it('registers over TCP with ;transport=tcp, takes the trunk\'s call over TCP, renews, and unregisters', { timeout: RIG_START_TIMEOUT_MS + 90_000 }, async () => {
+    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID, tcp: true });
+    const rig = await registeringRig(trunk.port, TRUNK_PASSWORD, ';transport=tcp');
+    // Registered over TCP, with our TCP listener as the Contact.
+    const registered = await trunk.waitForLine(/REGISTER voxtrunk expires=60/);
+    expect(registered, registered).toMatch(new RegExp(`contact=<?sip:voxtrunk@127\\.0\\.0\\.1:${rig.tcpPort};transport=tcp>? proto=tcp`));
+    await rig.bind(DID, GOODBYE_YAML);
+    // The caller reaches the trunk over UDP; the trunk sends the call on to us over TCP.
+    const ear = await listenForRtp();
+    const run = await runSipp({ rig, scenario: 'call-through-trunk.xml', service: DID, rtpPort: ear.port, remotePort: trunk.port });
+    expect(run.code, run.output).toBe(0);
+    expect(trunk.lines.some((l) => new RegExp(`INVITE DID to sip:voxtrunk@127\\.0\\.0\\.1:${rig.tcpPort};transport=tcp`).test(l))).toBe(true);
+    const sessions: SessionRow[] = (await rig.server.request('GET', '/v1/sessions', { apiKey: rig.account.apiKey })).body;
+    const call = sessions.find((s) => s.transport === 'sip');
+    expect(call).toBeDefined();
+    await vi.waitFor(
+      async () => expect((await rig.server.request('GET', `/v1/sessions/${call!.id}`, { apiKey: rig.account.apiKey })).body).toMatchObject({ status: 'ended', to: DID, end_reason: 'flow_ended' }),
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(ear.packets.filter((p) => p.payloadType === 0).length).toBeGreaterThan(20);
+    // Renewed over TCP at about half of the 20 s granted.
+    await vi.waitFor(() => expect(trunk.registers().filter((r) => r.expires > 0).length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
+    expect(trunk.lines.filter((l) => /REGISTER voxtrunk expires=60 .* proto=tcp/.test(l)).length).toBeGreaterThanOrEqual(2);
+    await rig.stop();
+    expect(await trunk.waitForLine(/REGISTER voxtrunk expires=0/, 10_000)).toMatch(/proto=tcp/);
   });
 
   it('tries a refusing registrar again with growing waits, and registers once it takes registrations', { timeout: RIG_START_TIMEOUT_MS + 90_000 }, async () => {

@@ -1,0 +1,162 @@
+// A warm transfer on a SIP call: the caller (sipp, calling Voxflow directly) reaches a flow that
+// hands them to the front desk with `mode: warm`. Voxflow places a second call through the trunk
+// it registered to (a real kamailio on loopback, which challenges it) to the person (a sipp UAS).
+// When the person answers, they hear the summary, then the two calls are bridged: what the person
+// says reaches the caller, the session ends `transferred`, and when the person hangs up the caller
+// hears BYE. When the person is busy, the caller is back in the flow, which says why and ends.
+import { describe, expect, it, vi } from 'vitest';
+import { decodeG711 } from '../../../server/audio/g711.ts';
+import { dbfs } from '../../../server/audio/pcm.ts';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterThisFile, afterThisTest } from '../../support/after-this-test.ts';
+import { freeUdpPort, startKamailio, type Kamailio } from '../../support/kamailio.ts';
+import { FIXTURES, listenForRtp, runSipp, startSipRig, type RtpPacketSeen, type SipRig } from '../../support/sip-rig.ts';
+import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
+
+const TRUNK_USER = 'voxtrunk';
+const TRUNK_PASSWORD = 'trunk-secret-7373';
+const DESK_LINE = '+15550005000';
+const FRONT_DESK = '+15550006000';
+
+const WARM_DESK_YAML = `
+id: warm-desk
+version: "1.0.0"
+initial_state: human
+settings:
+  base_system_prompt: You answer the phone for a dental clinic.
+states:
+  human:
+    ui: { artifact_type: card, prompt: "Connecting" }
+    on_enter:
+      say: Connecting you to the front desk.
+      transfer: { to: "${FRONT_DESK}", mode: warm, summary: true, timeout_seconds: 20, on_failed: sorry }
+    agent:
+      prompt: The caller is being transferred.
+  sorry:
+    ui: { artifact_type: card, prompt: "Nobody free" }
+    on_enter:
+      say: Sorry, nobody at the front desk can take your call. Goodbye.
+      end_session: true
+    agent:
+      prompt: Say goodbye.
+`;
+
+type TimelineEvent = { type: string; event: Record<string, unknown> };
+
+interface Setup {
+  trunk: Kamailio;
+  rig: SipRig;
+  uasPort: number;
+}
+
+let setup: Promise<Setup> | null = null;
+function ready(): Promise<Setup> {
+  return (setup ??= (async () => {
+    const uasPort = await freeUdpPort();
+    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: '+15550001000', outPort: uasPort, forFile: true });
+    const rig = await startSipRig({ llm: 'none', transcripts: [], config: { sip: { register: `${TRUNK_USER}@127.0.0.1:${trunk.port}`, registerPassword: TRUNK_PASSWORD } } });
+    afterThisFile(() => rig.close());
+    await trunk.waitForLine(/REGISTER voxtrunk expires=300/);
+    await rig.bind(DESK_LINE, WARM_DESK_YAML);
+    return { trunk, rig, uasPort };
+  })());
+}
+
+/** The loudest 200 ms of what was heard in these packets, in dBFS. */
+function loudest(packets: RtpPacketSeen[], law: 'alaw' | 'mulaw'): number {
+  const pcm = decodeG711(law, Buffer.concat(packets.map((p) => p.payload)));
+  let top = -Infinity;
+  for (let at = 0; at + 1_600 <= pcm.length; at += 1_600) top = Math.max(top, dbfs(pcm.subarray(at, at + 1_600)));
+  return top;
+}
+
+describe('a warm transfer over SIP', () => {
+  const api = (rig: SipRig, path: string) => rig.server.request('GET', path, { apiKey: rig.account.apiKey }).then((r) => r.body);
+  const sessionOf = async (rig: SipRig, before: Set<string>) =>
+    vi.waitFor(
+      async () => {
+        const found = (await api(rig, '/v1/sessions')).find((s: { id: string; transport: string }) => s.transport === 'sip' && !before.has(s.id));
+        expect(found).toBeDefined();
+        return found.id as string;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+
+  it('calls the person through the trunk, tells them the summary, and bridges the caller to them', { timeout: RIG_START_TIMEOUT_MS + 150_000 }, async () => {
+    const { trunk, rig, uasPort } = await ready();
+    const before = new Set<string>((await api(rig, '/v1/sessions')).map((s: { id: string }) => s.id));
+    const personEar = await listenForRtp();
+    const callerEar = await listenForRtp();
+    // The person answers after a second's ringing, listens 6 s, speaks 7 s, and hangs up 15 s after answering.
+    const person = runSipp({ rig, scenario: 'callee-answers.xml', uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const caller = runSipp({ rig, scenario: 'caller-waits-for-bye.xml', service: DESK_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
+    const id = await sessionOf(rig, before);
+    let bridgedAt = 0;
+    const transferred = await vi.waitFor(
+      async () => {
+        const body = await api(rig, `/v1/sessions/${id}`);
+        expect(body.status).toBe('ended');
+        bridgedAt = performance.now();
+        return body;
+      },
+      { timeout: 90_000, interval: 100 },
+    );
+    expect(transferred).toMatchObject({ transport: 'sip', end_reason: 'transferred', transferred_to: FRONT_DESK });
+    const [personRun, callerRun] = await Promise.all([person, caller]);
+    expect(personRun.code, personRun.output).toBe(0);
+    // The person hung up, and the caller, still on the line, was hung up by Voxflow.
+    expect(callerRun.code, callerRun.output).toBe(0);
+    // The trunk took the person's call (challenged, with the registration's credentials), from the business's number.
+    expect(trunk.lines.some((l) => l.includes(`OUTBOUND ${FRONT_DESK}`))).toBe(true);
+    // The person heard the summary before being joined (their PCMA), and the caller heard the person after it.
+    const summary = personEar.packets.filter((p) => p.payloadType === 8 && p.at < bridgedAt);
+    expect(summary.length).toBeGreaterThan(25);
+    expect(loudest(summary, 'alaw')).toBeGreaterThan(-40);
+    const relayed = callerEar.packets.filter((p) => p.payloadType === 0 && p.at > bridgedAt + 300);
+    expect(relayed.length).toBeGreaterThan(100);
+    expect(loudest(relayed, 'mulaw')).toBeGreaterThan(-40);
+    const timeline: TimelineEvent[] = (await api(rig, `/v1/sessions/${id}/events?limit=500`)).events;
+    expect(timeline.filter((e) => e.type === 'transfer').map((e) => [e.event.status, e.event.mode])).toEqual([
+      ['started', 'warm'],
+      ['completed', 'warm'],
+    ]);
+  });
+
+  it('takes the caller back to the flow, with the reason, when the person is busy', { timeout: RIG_START_TIMEOUT_MS + 120_000 }, async () => {
+    const { rig, uasPort } = await ready();
+    const before = new Set<string>((await api(rig, '/v1/sessions')).map((s: { id: string }) => s.id));
+    const dir = await mkdtemp(join(tmpdir(), 'voxflow-person-'));
+    afterThisTest(() => rm(dir, { recursive: true, force: true }));
+    const busy = join(dir, 'person-busy.xml');
+    await writeFile(busy, (await readFile(join(FIXTURES, 'callee-refuses.xml'), 'utf8')).replace('SIP/2.0 STATUS', 'SIP/2.0 486'));
+    const personEar = await listenForRtp();
+    const callerEar = await listenForRtp();
+    const person = runSipp({ rig, scenario: busy, uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const caller = runSipp({ rig, scenario: 'caller-waits-for-bye.xml', service: DESK_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
+    const id = await sessionOf(rig, before);
+    const [personRun, callerRun] = await Promise.all([person, caller]);
+    expect(personRun.code, personRun.output).toBe(0);
+    // The flow's on_failed state said its line and hung up.
+    expect(callerRun.code, callerRun.output).toBe(0);
+    const detail = await vi.waitFor(
+      async () => {
+        const body = await api(rig, `/v1/sessions/${id}`);
+        expect(body.status).toBe('ended');
+        return body;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    expect(detail.transferred_to).toBeNull();
+    expect(detail.path.map((p: { state: string }) => p.state)).toEqual(['human', 'sorry']);
+    const timeline: TimelineEvent[] = (await api(rig, `/v1/sessions/${id}/events?limit=500`)).events;
+    const transfer = timeline.filter((e) => e.type === 'transfer');
+    expect(transfer.map((e) => e.event.status)).toEqual(['started', 'failed']);
+    expect(transfer[1]!.event.reason).toBe(`${FRONT_DESK} was busy`);
+    expect(personEar.packets).toEqual([]);
+    expect(loudest(callerEar.packets.filter((p) => p.payloadType === 0), 'mulaw')).toBeGreaterThan(-40);
+  });
+});
