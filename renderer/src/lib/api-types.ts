@@ -42,11 +42,13 @@ export type CreatedApiKey = z.infer<typeof Accounts.CreatedApiKey>;
 export type SecretView = z.infer<typeof Accounts.SecretView>;
 /** Servers before phone calls send no `from`/`to` (nor the detail's call fields). */
 type PhoneFields = 'from' | 'to' | 'direction';
-export type SessionView = FromOlderServers<z.infer<typeof Sessions.SessionView>, 'flow_version' | 'flow_draft' | PhoneFields>;
+/** Servers before experiments send no experiment or arm. */
+type ExperimentFields = 'experiment_id' | 'experiment_arm';
+export type SessionView = FromOlderServers<z.infer<typeof Sessions.SessionView>, 'flow_version' | 'flow_draft' | PhoneFields | ExperimentFields>;
 /** GET /v1/sessions/{id}: what a call produced. */
 /** Servers before call analysis send no outcome or success. */
 type AnalysisFields = 'analysis_status' | 'outcome' | 'success';
-export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'carrier_call_id' | 'call_status' | 'transferred_to' | AnalysisFields>;
+export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'carrier_call_id' | 'call_status' | 'transferred_to' | AnalysisFields | ExperimentFields>;
 export type CreditPart = z.infer<typeof Accounts.CreditPart>;
 export type CreditsView = FromOlderServers<z.infer<typeof Accounts.CreditsView>, 'parts'>;
 export type ProviderKind = z.infer<typeof Accounts.ProviderKind>;
