@@ -31,7 +31,7 @@ export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from '
 export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './repositories/flows.ts';
 export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flow-storage.ts';
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
-export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
+export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, PublishResult, VersionAuthor } from './repositories/flow-versions.ts';
 export type { NodesRepository } from './repositories/nodes.ts';
 export type { AnalysesRepository, AnalysisState, AnalysisSuccess, SessionAnalysis } from './repositories/analyses.ts';
 export type { Experiment, ExperimentArm, ExperimentArmTotals, ExperimentOutcomeCount, ExperimentResults, ExperimentStateCount, ExperimentsRepository, NewExperiment } from './repositories/experiments.ts';
