@@ -28,7 +28,8 @@ describe('the Experiments screen', () => {
 
   async function openFromFlows(name: string): Promise<Page> {
     const page = await rig().open('/');
-    await page.getByRole('link', { name: `Experiments of ${name}` }).click();
+    await page.getByRole('button', { name: `Experiments of ${name}` }).click();
+    await page.waitForURL(/\/experiments\?flow=/);
     await page.getByRole('heading', { name: `Experiments · ${name}`, level: 1 }).waitFor();
     return page;
   }
