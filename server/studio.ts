@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { mediaBody } from './http/api-contract.ts';
 
 /** Paths the studio's router understands (renderer/src/lib/router.svelte.ts). */
-export const STUDIO_PAGES = ['/', '/flow-editor', '/sessions', '/session', '/phone-numbers', '/settings', '/sign-in'] as const;
+export const STUDIO_PAGES = ['/', '/flow-editor', '/sessions', '/session', '/phone-numbers', '/experiments', '/settings', '/sign-in'] as const;
 
 
 // The studio's own script only; inline style attributes are how Svelte and xyflow position

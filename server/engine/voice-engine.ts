@@ -4,7 +4,8 @@
 // slot and flow state kept here, and splitting them would pass that state between files.
 import { parseFlow } from '../flow/parse.ts';
 import type { FlowDocument } from '../flow/types.ts';
-import type { Session, Store } from '../store/store.ts';
+import type { Session, SessionExperiment, Store } from '../store/store.ts';
+import { callerIdOf, chooseArm } from './experiment-arms.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
 import { meteredProviders } from './metered-providers.ts';
@@ -264,8 +265,8 @@ export class VoiceEngine {
    * owner's studio tests, docs/flows.md#drafts) the draft when there is one. Admission awaits this and
    * hands the result to start(). Refused when the flow is gone or does not validate.
    */
-  async prepareFlow(accountId: string, flowId: string, options: { draft?: boolean } = {}): Promise<PreparedFlow> {
-    const source = await this.flowSource(accountId, flowId, options.draft ?? false);
+  async prepareFlow(accountId: string, flowId: string, options: { draft?: boolean; version?: number | null } = {}): Promise<PreparedFlow> {
+    const source = await this.flowSource(accountId, flowId, options.draft ?? false, options.version ?? null);
     const cached = this.parsedFlows.get(source.key);
     const parse = this.deps.parseFlowDocument;
     let document: FlowDocument | null;
@@ -289,9 +290,25 @@ export class VoiceEngine {
     return { document: this.refuseInvalid(source, document), version: source.version, draft: source.draft };
   }
 
-  private async flowSource(accountId: string, flowId: string, draft: boolean): Promise<FlowSource> {
+  /**
+   * The arm of the flow's running experiment a new real session gets (docs/api.md#experiments):
+   * sticky per caller id (a phone number, or metadata.caller_id), random by weight without one; null when no experiment runs. Studio
+   * test-talk on a draft and flow-test runs never ask.
+   */
+  async experimentArm(accountId: string, flowId: string, callerId: unknown): Promise<SessionExperiment | null> {
+    const experiment = await this.deps.store.experiments.running(accountId, flowId);
+    return experiment ? { id: experiment.id, arm: chooseArm(experiment.id, experiment.arms, callerIdOf(callerId)) } : null;
+  }
+
+  private async flowSource(accountId: string, flowId: string, draft: boolean, version: number | null): Promise<FlowSource> {
     const flow = await this.deps.store.flows.get(accountId, flowId);
     if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
+    // An experiment's arm: that published version, whichever one is live.
+    if (!draft && version !== null && version !== flow.publishedVersion) {
+      const chosen = await this.deps.store.flowVersions.get(accountId, flowId, version);
+      if (!chosen) throw new EngineRefusal('flow_not_found', `The flow "${flowId}" has no version ${version}.`);
+      return { key: `${flowId}@${version}`, yaml: chosen.yamlContent, version, draft: false, stamp: `v${version}` };
+    }
     // No draft: the designer's text is the published one, and that is what runs.
     const unpublished = draft && flow.hasDraft ? await this.deps.store.flowVersions.getDraft(accountId, flowId) : null;
     if (unpublished) return { key: `${flowId}#draft`, yaml: unpublished.yamlContent, version: null, draft: true, stamp: unpublished.etag };

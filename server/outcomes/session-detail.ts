@@ -135,6 +135,8 @@ export function sessionListItem(session: Session, nowSecs = Date.now() / 1000) {
     // unpublished draft, null alone for no flow or a session from before versions were kept.
     flow_version: session.flowVersion,
     flow_draft: session.flowDraft,
+    experiment_id: session.experimentId,
+    experiment_arm: session.experimentArm,
     // A list is glanced at by more people than a call's detail: its numbers are masked there.
     from: maskPhoneNumber(session.fromNumber),
     to: maskPhoneNumber(session.toNumber),

@@ -14,6 +14,7 @@ import type { FlowTestsRepository } from './repositories/flow-tests.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { NodesRepository } from './repositories/nodes.ts';
 import type { AnalysesRepository } from './repositories/analyses.ts';
+import type { ExperimentsRepository } from './repositories/experiments.ts';
 import type { DoNotCallRepository } from './repositories/do-not-call.ts';
 import type { PhoneNumbersRepository } from './repositories/phone-numbers.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
@@ -30,9 +31,10 @@ export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from '
 export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './repositories/flows.ts';
 export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flow-storage.ts';
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
-export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
+export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, PublishResult, VersionAuthor } from './repositories/flow-versions.ts';
 export type { NodesRepository } from './repositories/nodes.ts';
 export type { AnalysesRepository, AnalysisState, AnalysisSuccess, SessionAnalysis } from './repositories/analyses.ts';
+export type { Experiment, ExperimentArm, ExperimentArmTotals, ExperimentOutcomeCount, ExperimentResults, ExperimentStateCount, ExperimentsRepository, NewExperiment } from './repositories/experiments.ts';
 export type { CarrierFieldChange, ProviderSettings, ProviderSettingsChanges, ProvidersRepository, StoredCarrierField } from './repositories/providers.ts';
 export type { DoNotCallEntry, DoNotCallRepository } from './repositories/do-not-call.ts';
 export type { Carrier, NewPhoneNumber, PhoneNumber, PhoneNumbersRepository } from './repositories/phone-numbers.ts';
@@ -44,6 +46,7 @@ export type {
   NewConnectedSession,
   NewSession,
   NewSessionPhone,
+  SessionExperiment,
   Session,
   SessionEnd,
   SessionFilter,
@@ -107,6 +110,8 @@ export interface Store {
   webhooks: WebhooksRepository;
   /** Each ended session's outcome and success, analysed after its end (docs/api.md#outcome-and-success). */
   analyses: AnalysesRepository;
+  /** A/B experiments between a flow's published versions (docs/api.md#experiments). */
+  experiments: ExperimentsRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
   close(): Promise<void>;
 }

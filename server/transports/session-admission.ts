@@ -11,7 +11,7 @@ import { EngineRefusal, type EngineAdmission, type PreparedFlow } from '../engin
 import { AppError } from '../errors.ts';
 import { accountOf } from '../http/services.ts';
 import { parseInput } from '../http/validation.ts';
-import type { Session } from '../store/store.ts';
+import type { Session, SessionExperiment } from '../store/store.ts';
 import { PhoneLine } from './phone/media-bridge.ts';
 
 export const EngineQuery = z.object({
@@ -124,7 +124,8 @@ export async function admitClaimedSession(app: FastifyInstance, record: Session,
   try {
     admission = await engine.admit(record.accountId);
     // A backend's session runs the published version, whatever the studio has in its draft.
-    const flow = record.flowId ? await engine.prepareFlow(record.accountId, record.flowId) : null;
+    // An experiment's session runs the arm it was given when it was made, even if the experiment stopped since.
+    const flow = record.flowId ? await engine.prepareFlow(record.accountId, record.flowId, { version: record.experimentArm }) : null;
     if (flow) await app.services.store.sessions.setFlowVersion(record.id, flow.version, false);
     return admitted(app, flow ? { ...record, flowVersion: flow.version } : record, admission, false, flow, options.phoneLine);
   } catch (error) {
@@ -154,8 +155,11 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
   const flowId = query.mode === 'flow' ? query.program_id! : null;
   let admission: EngineAdmission;
   let flow: PreparedFlow | null = null;
+  let experiment: SessionExperiment | null = null;
   try {
-    if (flowId) flow = await engine.prepareFlow(accountId, flowId, { draft });
+    // The studio's test-talk (draft=1) is no real session: it takes no experiment arm.
+    if (flowId && !draft) experiment = await engine.experimentArm(accountId, flowId, null);
+    if (flowId) flow = await engine.prepareFlow(accountId, flowId, { draft, version: experiment?.arm ?? null });
     admission = await engine.admit(accountId);
   } catch (error) {
     throw refusalToAppError(error);
@@ -172,6 +176,7 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
       record: query.record === '1' || query.record === 'true',
       flowVersion: flow?.version ?? null,
       flowDraft: flow?.draft ?? false,
+      experiment,
     });
   } catch (error) {
     admission.release();

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type * as Accounts from '../../../server/protocol/api/accounts.ts';
 import type * as EngineRouter from '../../../server/protocol/api/engine-router.ts';
 import type * as FlowTests from '../../../server/protocol/api/flow-tests.ts';
+import type * as Experiments from '../../../server/protocol/api/experiments.ts';
 import type * as Flows from '../../../server/protocol/api/flows.ts';
 import type * as Phone from '../../../server/protocol/api/phone.ts';
 import type * as Sessions from '../../../server/protocol/api/sessions.ts';
@@ -36,17 +37,23 @@ export type FlowVersionRecord = z.infer<typeof Flows.FlowVersionRecord>;
 /** What "Send a test request" on an http tool's card got back. */
 export type ToolTestRequestResult = z.infer<typeof Flows.ToolTestRequestResult>;
 export type PublishedVersion = z.infer<typeof Flows.PublishedVersion>;
+/** An A/B experiment between a flow's published versions (docs/api.md#experiments). */
+export type ExperimentView = z.infer<typeof Experiments.ExperimentView>;
+export type ExperimentDetail = z.infer<typeof Experiments.ExperimentDetail>;
+export type ExperimentArmResults = z.infer<typeof Experiments.ExperimentArmResults>;
 export type ApiKeyView = z.infer<typeof Accounts.ApiKeyView>;
 export type CreatedApiKey = z.infer<typeof Accounts.CreatedApiKey>;
 /** A secret's name and dates: its value never comes back. */
 export type SecretView = z.infer<typeof Accounts.SecretView>;
 /** Servers before phone calls send no `from`/`to` (nor the detail's call fields). */
 type PhoneFields = 'from' | 'to' | 'direction';
-export type SessionView = FromOlderServers<z.infer<typeof Sessions.SessionView>, 'flow_version' | 'flow_draft' | PhoneFields>;
+/** Servers before experiments send no experiment or arm. */
+type ExperimentFields = 'experiment_id' | 'experiment_arm';
+export type SessionView = FromOlderServers<z.infer<typeof Sessions.SessionView>, 'flow_version' | 'flow_draft' | PhoneFields | ExperimentFields>;
 /** GET /v1/sessions/{id}: what a call produced. */
 /** Servers before call analysis send no outcome or success. */
 type AnalysisFields = 'analysis_status' | 'outcome' | 'success';
-export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'carrier_call_id' | 'call_status' | 'transferred_to' | AnalysisFields>;
+export type SessionDetail = FromOlderServers<z.infer<typeof Sessions.SessionDetail>, 'flow_draft' | 'tool_results' | PhoneFields | 'carrier_call_id' | 'call_status' | 'transferred_to' | AnalysisFields | ExperimentFields>;
 export type CreditPart = z.infer<typeof Accounts.CreditPart>;
 export type CreditsView = FromOlderServers<z.infer<typeof Accounts.CreditsView>, 'parts'>;
 export type ProviderKind = z.infer<typeof Accounts.ProviderKind>;

@@ -12,6 +12,8 @@ import type {
   FlowVersionSummary,
   FlowVersionRecord,
   PublishedVersion,
+  ExperimentView,
+  ExperimentDetail,
   ApiKeyView,
   CreatedApiKey,
   SecretView,
@@ -145,6 +147,12 @@ export const api = {
   listVersions: (flowId: string) => request<FlowVersionSummary[]>('GET', `/v1/flows/${id(flowId)}/versions`),
   getVersion: (flowId: string, number: number) => request<FlowVersionRecord>('GET', `/v1/flows/${id(flowId)}/versions/${number}`),
   publishVersionAgain: (flowId: string, number: number, note: string) => request<PublishedVersion>('POST', `/v1/flows/${id(flowId)}/versions/${number}/publish`, { note }),
+  // A/B experiments between published versions (docs/api.md#experiments).
+  listExperiments: (flowId: string) => request<ExperimentView[]>('GET', `/v1/flows/${id(flowId)}/experiments`),
+  getExperiment: (flowId: string, experimentId: string) => request<ExperimentDetail>('GET', `/v1/flows/${id(flowId)}/experiments/${id(experimentId)}`),
+  createExperiment: (flowId: string, body: { name: string; arms: Array<{ version: number; weight: number }> }) => request<ExperimentView>('POST', `/v1/flows/${id(flowId)}/experiments`, body),
+  stopExperiment: (flowId: string, experimentId: string) => request<ExperimentView>('POST', `/v1/flows/${id(flowId)}/experiments/${id(experimentId)}/stop`),
+  concludeExperiment: (flowId: string, experimentId: string, winner: number) => request<ExperimentView>('POST', `/v1/flows/${id(flowId)}/experiments/${id(experimentId)}/conclude`, { winner }),
 
   // Flow tests (docs/testing.md#flow-tests); the studio runs them against the draft.
   listTests: (flowId: string) => request<FlowTestView[]>('GET', `/v1/flows/${id(flowId)}/tests`),

@@ -12,6 +12,8 @@ export type Route =
   | { screen: 'sessions'; query?: string }
   | { screen: 'session'; sessionId: string }
   | { screen: 'phone-numbers' }
+  /** A flow's A/B experiments between its published versions. */
+  | { screen: 'experiments'; flowId: string }
   /** `section`: the section to open at (its heading's id without `-title`, e.g. `secrets`). */
   | { screen: 'settings'; section?: string }
   /** An address the studio has no screen for (a mistyped or old link): kept as it was, so it can be corrected. */
@@ -60,6 +62,8 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
       return query.get('id') ? { screen: 'session', sessionId: query.get('id')! } : { screen: 'sessions' };
     case '/phone-numbers':
       return { screen: 'phone-numbers' };
+    case '/experiments':
+      return query.get('flow') ? { screen: 'experiments', flowId: query.get('flow')! } : { screen: 'flows' };
     case '/settings': {
       const section = query.get('section');
       return section && /^[a-z-]{1,40}$/.test(section) ? { screen: 'settings', section } : { screen: 'settings' };
@@ -89,6 +93,8 @@ export function routeToPath(route: Route): string {
       return `/session?id=${encodeURIComponent(route.sessionId)}`;
     case 'phone-numbers':
       return '/phone-numbers';
+    case 'experiments':
+      return `/experiments?flow=${encodeURIComponent(route.flowId)}`;
     case 'settings':
       return route.section ? `/settings?section=${encodeURIComponent(route.section)}` : '/settings';
     case 'not-found':

@@ -16,6 +16,7 @@ import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
 import { assertFlowStorageLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import { flowPipecatRoutes } from './pipecat.ts';
 import { toolTestRequestRoutes } from './tool-test-requests.ts';
+import { experimentRoutes } from './experiments.ts';
 import { authorOf, flowVersionRoutes } from './versions.ts';
 
 export const FlowParams = z.object({ flow_id: z.string() });
@@ -151,4 +152,5 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
   await flowVersionRoutes(app, { ownFlow, fullView, refuseErrors });
   await flowPipecatRoutes(app, { ownFlow });
   await toolTestRequestRoutes(app, { ownFlow });
+  await experimentRoutes(app, { ownFlow });
 }

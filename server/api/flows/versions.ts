@@ -12,13 +12,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import type { Diagnostic } from '../../flow/types.ts';
-import type { Principal } from '../../http/services.ts';
+import type { Principal, Services } from '../../http/services.ts';
 import { accountOf } from '../../http/services.ts';
 import { noBody } from '../../http/api-contract.ts';
 import { optionalBody } from '../../http/validation.ts';
 import { DraftRecord, FlowRecord, FlowVersionRecord, FlowVersionSummary as FlowVersionSummaryView, PublishedVersion } from '../../protocol/api/flows.ts';
 import { textBytes, withFlowStorageLeft } from './storage-quota.ts';
-import type { Flow, FlowDraft, FlowVersion, FlowVersionSummary, VersionAuthor } from '../../store/store.ts';
+import type { Flow, FlowDraft, FlowVersion, FlowVersionSummary, PublishResult, VersionAuthor } from '../../store/store.ts';
 
 
 const yamlContent = z.string({ error: 'must be the YAML document as a string' });
@@ -72,6 +72,16 @@ function conflict(currentEtag: string, draft: FlowDraft | null): AppError {
     ? 'The draft was saved elsewhere (another window or person) since you opened it: reload it to see those changes, or save again over them to keep yours.'
     : 'What you opened is no longer current (a version was published, or the draft was discarded elsewhere): reload it, or save again to keep yours.';
   return new AppError('draft_conflict', message, details);
+}
+
+/**
+ * An old version published again as the newest one (a copy): a rollback, or an experiment's
+ * winner concluded (experiments.ts). A copy of the old text counts against the storage quota.
+ */
+export function publishAgain(services: Services, accountId: string, flowId: string, version: FlowVersion, note: string, author: VersionAuthor | null): Promise<PublishResult> {
+  return withFlowStorageLeft(services, accountId, { bytes: textBytes(version.yamlContent) }, () =>
+    services.store.flowVersions.publish(accountId, flowId, { yamlContent: version.yamlContent, documentVersion: version.documentVersion, note, createdBy: author }),
+  );
 }
 
 interface FlowHelpers {
@@ -196,15 +206,7 @@ export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, full
     const accountId = flow.accountId;
     const { body } = request;
     const note = body.note || `Published again from version ${version.number}`;
-    // A rollback keeps a copy of the old text; publishing a draft only moves it (no quota check).
-    const published = await withFlowStorageLeft(app.services, accountId, { bytes: textBytes(version.yamlContent) }, () =>
-      store.flowVersions.publish(accountId, flow.id, {
-        yamlContent: version.yamlContent,
-        documentVersion: version.documentVersion,
-        note,
-        createdBy: authorOf(request.principal),
-      }),
-    );
+    const published = await publishAgain(app.services, accountId, flow.id, version, note, authorOf(request.principal));
     return reply.status(201).send(await publishedView(accountId, flow.id, published));
   });
 

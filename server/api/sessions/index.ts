@@ -111,10 +111,13 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
     if (!credit.ok) throw new AppError('insufficient_credits', credit.message);
     const balance = credit.balance;
 
+    // A running experiment gives the session its arm now, sticky on metadata.caller_id when given.
+    const experiment = flowId ? await app.services.engine.experimentArm(accountId, flowId, body.metadata?.caller_id) : null;
     const { token, prefix, hash } = newSessionToken();
     await store.sessions.create({
       accountId,
       flowId,
+      experiment,
       tokenHash: hash,
       tokenPrefix: prefix,
       transport: 'websocket',
@@ -130,6 +133,8 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
       ws_url: webSocketUrl(app.services.publicUrl(), `/v1/ws/${token}`),
       transport: 'websocket' as const,
       credits_remaining: balance,
+      experiment_id: experiment?.id ?? null,
+      experiment_arm: experiment?.arm ?? null,
     };
   });
 

@@ -89,6 +89,8 @@ export function sessionAnalyzedEnvelope(session: Session, result: AnalysisResult
       session_id: session.id,
       flow_id: session.flowId,
       flow_version: session.flowVersion,
+      experiment_id: session.experimentId,
+      experiment_arm: session.experimentArm,
       outcome: result.outcome,
       success: result.success,
       analyzed_at: result.analyzed_at,

@@ -11,6 +11,9 @@ export const CreatedSession = z.object({
   ws_url: z.string(),
   transport: z.literal('websocket'),
   credits_remaining: z.number(),
+  /** The flow's running experiment that gave this session its arm (docs/api.md#experiments), and the arm (the version it runs); null without one. */
+  experiment_id: z.string().nullable(),
+  experiment_arm: z.number().nullable(),
 });
 
 const ToolCallSource = z.enum(['model', 'simulator']);
@@ -34,6 +37,9 @@ export const SessionView = z.object({
   /** The flow version it ran; null with flow_draft for an unpublished draft (a studio test). */
   flow_version: z.number().nullable(),
   flow_draft: z.boolean(),
+  /** The experiment that gave the session its arm (docs/api.md#experiments), and the arm: the version it runs. Null for the others. */
+  experiment_id: z.string().nullable(),
+  experiment_arm: z.number().nullable(),
   /** A phone call's numbers, masked in lists (+1555•••4567); null for other sessions. */
   from: z.string().nullable(),
   to: z.string().nullable(),

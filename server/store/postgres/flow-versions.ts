@@ -50,7 +50,7 @@ export async function insertPublishedVersion(tx: PgQueryable, flowId: string, ve
 
 /** Everything a flow's history holds goes with the flow: its versions, its draft, its tests and their runs. */
 export async function deleteFlowHistory(tx: PgQueryable, flowId: string): Promise<void> {
-  for (const table of ['flow_versions', 'flow_drafts', 'flow_tests', 'flow_test_runs']) {
+  for (const table of ['flow_versions', 'flow_drafts', 'flow_tests', 'flow_test_runs', 'experiments']) {
     await tx.run(`DELETE FROM ${table} WHERE flow_id = $1`, [flowId]);
   }
 }

@@ -85,6 +85,15 @@ export interface Session {
    * with the answer.
    */
   answeredBy: 'human' | 'machine' | null;
+  /** The running experiment that gave the session its arm (docs/api.md#experiments), and the arm: the version it runs. */
+  experimentId: string | null;
+  experimentArm: number | null;
+}
+
+/** The experiment arm a new session of a flow was given: it runs that version. */
+export interface SessionExperiment {
+  id: string;
+  arm: number;
 }
 
 export interface NewSession {
@@ -103,6 +112,7 @@ export interface NewSession {
   record?: boolean;
   /** A phone call: its direction, numbers and carrier call id (the transport names the carrier). */
   phone?: NewSessionPhone;
+  experiment?: SessionExperiment | null;
 }
 
 export interface NewConnectedSession {
@@ -118,6 +128,7 @@ export interface NewConnectedSession {
   flowVersion?: number | null;
   flowDraft?: boolean;
   phone?: NewSessionPhone;
+  experiment?: SessionExperiment | null;
 }
 
 /** Where sessions are connected: this node, and the cap it applies to each account. */

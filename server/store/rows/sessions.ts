@@ -36,13 +36,15 @@ export interface SessionRow {
   call_status: string | null;
   transferred_to: string | null;
   answered_by: string | null;
+  experiment_id: string | null;
+  experiment_arm: number | null;
 }
 
 /** The columns a new session is inserted with, in order: one list for both stores' INSERT. */
 export const INSERT_COLUMNS = [
   'id', 'account_id', 'flow_id', 'token_hash', 'token_prefix', 'transport', 'mode', 'context_json', 'metadata_json',
   'status', 'created_at', 'expires_at', 'started_at', 'api_key_id', 'record', 'flow_version', 'flow_draft', 'node_id',
-  'direction', 'from_number', 'to_number', 'carrier_call_id', 'call_status',
+  'direction', 'from_number', 'to_number', 'carrier_call_id', 'call_status', 'experiment_id', 'experiment_arm',
 ] as const;
 
 /** A new session's values in INSERT_COLUMNS' order. */
@@ -71,6 +73,8 @@ export function insertValues(session: Session, apiKeyId: string | null, nodeId: 
     session.toNumber,
     session.carrierCallId,
     session.callStatus,
+    session.experimentId,
+    session.experimentArm,
   ];
 }
 
@@ -106,6 +110,8 @@ export function unstartedSession(
     callStatus: input.phone?.callStatus ?? null,
     transferredTo: null,
     answeredBy: null,
+    experimentId: input.experiment?.id ?? null,
+    experimentArm: input.experiment?.arm ?? null,
   };
 }
 
@@ -140,6 +146,8 @@ export function toSession(row: SessionRow): Session {
     callStatus: row.call_status as CallStatus | null,
     transferredTo: row.transferred_to,
     answeredBy: row.answered_by === 'human' || row.answered_by === 'machine' ? row.answered_by : null,
+    experimentId: row.experiment_id,
+    experimentArm: row.experiment_arm === null ? null : Number(row.experiment_arm),
   };
 }
 

@@ -406,4 +406,27 @@ export const MIGRATIONS: readonly Migration[] = [
           INSERT INTO session_analyses (session_id, account_id, state, created_at)
             SELECT id, account_id, 'none', ended_at FROM sessions WHERE status = 'ended' AND flow_id IS NOT NULL AND ended_at IS NOT NULL;`,
   },
+  {
+    version: 18,
+    name: 'A/B experiments between published versions of a flow, and the arm each session was given',
+    // An experiment's arms are JSON ([{version, weight}]): they never change once it is made. A
+    // running experiment has stopped_at NULL; at most one per flow (the unique index). Sessions
+    // record the experiment and the version (arm) they were given, and its results are counted
+    // from them by arm (sessions_by_experiment). An experiment is removed with its flow.
+    sql: `CREATE TABLE experiments (
+            id          TEXT PRIMARY KEY,
+            account_id  TEXT NOT NULL REFERENCES accounts(id),
+            flow_id     TEXT NOT NULL,
+            name        TEXT NOT NULL,
+            arms        TEXT NOT NULL,
+            created_at  REAL NOT NULL,
+            stopped_at  REAL,
+            winner      INTEGER
+          );
+          CREATE INDEX experiments_by_flow ON experiments(account_id, flow_id, created_at);
+          CREATE UNIQUE INDEX experiments_running_by_flow ON experiments(flow_id) WHERE stopped_at IS NULL;
+          ALTER TABLE sessions ADD COLUMN experiment_id TEXT;
+          ALTER TABLE sessions ADD COLUMN experiment_arm INTEGER;
+          CREATE INDEX sessions_by_experiment ON sessions(experiment_id, experiment_arm) WHERE experiment_id IS NOT NULL;`,
+  },
 ];

@@ -74,6 +74,7 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
   secrets: { list: true, sealed: true, put: true, delete: true },
   timelines: { append: true, page: true, purgeBefore: true },
   analyses: { open: true, claim: true, complete: true, get: true, successOf: true, unfinished: true },
+  experiments: { create: true, list: true, get: true, running: true, stop: true, results: true },
   webhooks: {
     create: true,
     listByAccount: true,

@@ -107,10 +107,12 @@ function registerCarrier(server: FastifyInstance, carrier: Carrier): void {
         return answer(reply, carrier.sayAndHangUp(NO_CREDIT_LINE));
       }
 
+      const experiment = await engine.experimentArm(accountId, number.flowId, call.from);
       const { token, prefix, hash } = newSessionToken();
       await store.sessions.create({
         accountId,
         flowId: number.flowId,
+        experiment,
         tokenHash: hash,
         tokenPrefix: prefix,
         transport: name,
@@ -253,6 +255,8 @@ function registerOutboundCalls(server: FastifyInstance): void {
       reply.header('retry-after', '60');
       throw new AppError('too_many_calls', `This account placed ${counts.lastMinute} calls in the last minute, as many as it may (${config.outboundCalls.perMinute}).`);
     }
+    // The caller of an outbound call is the person rung: the same person always gets the same arm.
+    const experiment = await engine.experimentArm(accountId, body.flow_id, body.to);
     if (!carrier) {
       // Over SIP: the call goes out through the server's trunk at once; its answer claims the session.
       const { prefix, hash } = newSessionToken();
@@ -263,6 +267,7 @@ function registerOutboundCalls(server: FastifyInstance): void {
         tokenPrefix: prefix,
         transport: 'sip',
         mode: 'flow',
+        experiment,
         context: body.variables ?? {},
         metadata: { ...(body.metadata ?? {}), phone_number_id: number.id },
         expiresAt: Date.now() / 1000 + OUTBOUND_STREAM_TOKEN_TTL_SECS,
@@ -285,6 +290,7 @@ function registerOutboundCalls(server: FastifyInstance): void {
       tokenPrefix: prefix,
       transport: carrier.name,
       mode: 'flow',
+      experiment,
       context: body.variables ?? {},
       metadata: { ...(body.metadata ?? {}), phone_number_id: number.id },
       expiresAt: Date.now() / 1000 + OUTBOUND_STREAM_TOKEN_TTL_SECS,

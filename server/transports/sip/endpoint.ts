@@ -297,9 +297,11 @@ export class SipEndpoint {
 
       let record;
       try {
+        const experiment = await engine.experimentArm(number.accountId, number.flowId, callerOf(request));
         record = await store.sessions.createConnected({
           accountId: number.accountId,
           flowId: number.flowId,
+          experiment,
           transport: 'sip',
           mode: 'flow',
           context: {},

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('the studio pages', () => {
-  it.each(['/', '/flow-editor', '/flow-editor?flow=abc', '/flow-editor?flow=abc&state=playing', '/sessions', '/session?id=abc', '/phone-numbers', '/settings', '/sign-in', '/settings/'])('answers %s with the studio page and a strict CSP', async (path) => {
+  it.each(['/', '/flow-editor', '/flow-editor?flow=abc', '/flow-editor?flow=abc&state=playing', '/sessions', '/session?id=abc', '/phone-numbers', '/experiments?flow=abc', '/settings', '/sign-in', '/settings/'])('answers %s with the studio page and a strict CSP', async (path) => {
     const response = await server.request('GET', path);
     expect(response.status).toBe(200);
     expect(response.text).toBe(PAGE);

@@ -38,6 +38,7 @@ export function deleteFlowHistory(tx: WriteTransaction, flowId: string): void {
   tx.run('DELETE FROM flow_drafts WHERE flow_id = ?', [flowId]);
   tx.run('DELETE FROM flow_tests WHERE flow_id = ?', [flowId]);
   tx.run('DELETE FROM flow_test_runs WHERE flow_id = ?', [flowId]);
+  tx.run('DELETE FROM experiments WHERE flow_id = ?', [flowId]);
 }
 
 /**

@@ -1,0 +1,323 @@
+// A/B experiments between a flow's published versions (docs/api.md#experiments), over real HTTP
+// and WebSocket: new sessions split by weight (sticky per caller id), each runs its arm's
+// version, stop and conclude, the errors, and the per-arm results counted against the sessions.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
+import { connectVoice, wsUrl } from '../support/voice-client.ts';
+import { expectError } from './error-shape.ts';
+
+type Account = Awaited<ReturnType<typeof createAccount>>;
+
+let server: TestServer;
+let account: Account;
+let other: Account;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  [account, other] = [await createAccount(server), await createAccount(server)];
+}, 120_000);
+afterAll(async () => {
+  await server?.close();
+});
+
+/**
+ * A booking flow whose first state's name says which version ran; its outcome comes from the
+ * variables the simulated `book` tool sets, so its analysis needs no model.
+ */
+function bookingFlow(first: string): string {
+  return `id: booking
+version: "1.0.0"
+initial_state: ${first}
+settings:
+  outcome:
+    booked: { type: boolean, required: true }
+    size: { type: enum, values: [small, large] }
+    slot: { type: string }
+  success:
+    - outcome: booked == true
+states:
+  ${first}:
+    respond: false
+    agent: { prompt: Ask for a time., tools: [book] }
+    tools:
+      book:
+        description: Book the table.
+        parameters: { slot: { type: string, required: true }, booked: { type: boolean, required: true }, size: { type: string, required: true } }
+    transitions: { on_tool_call: { book: confirmed } }
+  confirmed:
+    respond: false
+    agent: { prompt: Confirm the booking. }
+`;
+}
+
+/** A flow with versions 1 (first state `one`) and 2 (first state `two`), 2 published. */
+async function twoVersionFlow(owner: Account = account): Promise<string> {
+  const created = await server.request('POST', '/v1/flows', { apiKey: owner.apiKey, body: { name: 'Experimented', yaml_content: bookingFlow('one') } });
+  expect(created.status, created.text).toBe(201);
+  const flowId = created.body.id as string;
+  const second = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: owner.apiKey, body: { yaml_content: bookingFlow('two') } });
+  expect(second.body.published_version, second.text).toBe(2);
+  return flowId;
+}
+
+const startExperiment = (flowId: string, body: unknown, owner: Account = account) =>
+  server.request('POST', `/v1/flows/${flowId}/experiments`, { jwt: owner.jwt, body });
+
+const fiftyFifty = { name: 'Shorter greeting', arms: [{ version: 1, weight: 50 }, { version: 2, weight: 50 }] };
+
+const newSession = (flowId: string, metadata?: Record<string, unknown>) =>
+  server.request('POST', '/v1/sessions', { apiKey: account.apiKey, body: { flow_id: flowId, ...(metadata ? { metadata } : {}) } });
+
+/** Runs `work` over `items`, `width` at a time. */
+async function inTurn<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index]!);
+      }
+    }),
+  );
+  return results;
+}
+
+describe('experiments between published versions', () => {
+  it('splits 1,000 new sessions 50/50 within binomial bounds, and shows each its arm', { timeout: 300_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    const started = await startExperiment(flowId, fiftyFifty);
+    expect(started.status, started.text).toBe(201);
+    expect(started.body).toMatchObject({ flow_id: flowId, name: 'Shorter greeting', status: 'running', stopped_at: null, winner: null });
+    const experimentId = started.body.id as string;
+
+    const arms = await inTurn(Array.from({ length: 1000 }, (_, i) => i), 8, async () => {
+      const made = await newSession(flowId);
+      expect(made.status, made.text).toBe(200);
+      expect(made.body.experiment_id).toBe(experimentId);
+      return made.body.experiment_arm as number;
+    });
+    const onOne = arms.filter((arm) => arm === 1).length;
+    expect(arms.filter((arm) => arm === 2).length).toBe(1000 - onOne);
+    // 500 ± 4σ, σ = √(1000 · ½ · ½) ≈ 15.8.
+    expect(Math.abs(onOne - 500)).toBeLessThanOrEqual(63);
+
+    const detail = await server.request('GET', `/v1/flows/${flowId}/experiments/${experimentId}`, { apiKey: account.apiKey });
+    expect(detail.status, detail.text).toBe(200);
+    expect(detail.body.results.map((arm: { version: number; sessions: number; calls: number }) => [arm.version, arm.sessions, arm.calls])).toEqual([
+      [1, onOne, 0],
+      [2, 1000 - onOne, 0],
+    ]);
+    const listed = await server.request('GET', `/v1/sessions?flow_id=${flowId}`, { apiKey: account.apiKey });
+    expect(listed.status).toBe(200);
+    for (const session of listed.body) {
+      expect(session.experiment_id).toBe(experimentId);
+      expect([1, 2]).toContain(session.experiment_arm);
+    }
+  });
+
+  it('gives a caller id the same arm every time, and spreads different callers', { timeout: 120_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    expect((await startExperiment(flowId, fiftyFifty)).status).toBe(201);
+    for (const caller of ['+15550001111', 'customer-42']) {
+      const arms = new Set<number>();
+      for (let i = 0; i < 20; i++) arms.add((await newSession(flowId, { caller_id: caller })).body.experiment_arm as number);
+      expect(arms.size, `caller ${caller} got arms ${[...arms].join(', ')}`).toBe(1);
+    }
+    const spread = await inTurn(Array.from({ length: 40 }, (_, i) => `+1555000${String(i).padStart(4, '0')}`), 4, async (caller) => (await newSession(flowId, { caller_id: caller })).body.experiment_arm as number);
+    // Forty callers all on one side of a fair split: 2 · 2⁻⁴⁰.
+    expect(new Set(spread)).toEqual(new Set([1, 2]));
+  });
+
+  it('runs the version of the arm a session was given, and stop ends the assignments while sessions keep theirs', { timeout: 120_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    const experimentId = (await startExperiment(flowId, { name: 'All on one', arms: [{ version: 1, weight: 1 }, { version: 2, weight: 1 }] })).body.id as string;
+    // A caller id whose arm is version 1 (not the published one): find one.
+    let caller = '';
+    for (let i = 0; ; i++) {
+      const made = await newSession(flowId, { caller_id: `caller-${i}` });
+      if (made.body.experiment_arm === 1) {
+        caller = `caller-${i}`;
+        break;
+      }
+    }
+    const made = await newSession(flowId, { caller_id: caller });
+    expect(made.body.experiment_arm).toBe(1);
+
+    const stopped = await server.request('POST', `/v1/flows/${flowId}/experiments/${experimentId}/stop`, { jwt: account.jwt });
+    expect(stopped.status, stopped.text).toBe(200);
+    expect(stopped.body.status).toBe('stopped');
+    expect(stopped.body.stopped_at).toBeTypeOf('number');
+
+    // Made before the stop: it still runs version 1, though 2 is published.
+    const client = await connectVoice(made.body.ws_url);
+    try {
+      const begun = await client.waitFor('session_started', undefined, 15_000);
+      expect((await client.waitFor('flow_state')).state).toBe('one');
+      client.send({ type: 'end' });
+      await client.waitFor('session_ended');
+      const detail = await server.request('GET', `/v1/sessions/${begun.session_id}`, { apiKey: account.apiKey });
+      expect(detail.body).toMatchObject({ experiment_id: experimentId, experiment_arm: 1, flow_version: 1 });
+    } finally {
+      client.close();
+      await client.closed;
+    }
+    // After the stop: no arm, the published version.
+    const after = await newSession(flowId, { caller_id: caller });
+    expect(after.body).toMatchObject({ experiment_id: null, experiment_arm: null });
+    // A new experiment may start once the last one stopped.
+    expect((await startExperiment(flowId, fiftyFifty)).status).toBe(201);
+  });
+
+  it('conclude stops the experiment and publishes the winner', { timeout: 60_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    const experimentId = (await startExperiment(flowId, fiftyFifty)).body.id as string;
+    const concluded = await server.request('POST', `/v1/flows/${flowId}/experiments/${experimentId}/conclude`, { jwt: account.jwt, body: { winner: 1 } });
+    expect(concluded.status, concluded.text).toBe(200);
+    expect(concluded.body).toMatchObject({ status: 'concluded', winner: 1 });
+    const flow = await server.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey });
+    // Version 1 published again, as a rollback does: a copy as version 3.
+    expect(flow.body.published_version).toBe(3);
+    expect(flow.body.yaml_content).toBe(bookingFlow('one'));
+    const versions = await server.request('GET', `/v1/flows/${flowId}/versions`, { apiKey: account.apiKey });
+    expect(versions.body[0].note).toContain('Shorter greeting');
+    expect((await newSession(flowId)).body.experiment_id).toBeNull();
+    expectError(await server.request('POST', `/v1/flows/${flowId}/experiments/${experimentId}/conclude`, { jwt: account.jwt, body: { winner: 2 } }), 409, 'experiment_concluded');
+    const listed = await server.request('GET', `/v1/flows/${flowId}/experiments`, { apiKey: account.apiKey });
+    expect(listed.body.map((e: { id: string; status: string }) => [e.id, e.status])).toEqual([[experimentId, 'concluded']]);
+  });
+
+  it('lists newest first', { timeout: 60_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    const first = (await startExperiment(flowId, { ...fiftyFifty, name: 'First' })).body.id as string;
+    await server.request('POST', `/v1/flows/${flowId}/experiments/${first}/stop`, { jwt: account.jwt });
+    const second = (await startExperiment(flowId, { ...fiftyFifty, name: 'Second' })).body.id as string;
+    const listed = await server.request('GET', `/v1/flows/${flowId}/experiments`, { jwt: account.jwt });
+    expect(listed.body.map((e: { id: string }) => e.id)).toEqual([second, first]);
+  });
+
+  it('refuses what cannot run: unknown versions, a second running experiment, bad weights and unknown keys', { timeout: 60_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    // A draft is no version: version 3 exists only as a draft.
+    expect((await server.request('PUT', `/v1/flows/${flowId}/draft`, { jwt: account.jwt, body: { yaml_content: bookingFlow('three') } })).status).toBe(200);
+    expectError(await startExperiment(flowId, { name: 'Draft', arms: [{ version: 2, weight: 1 }, { version: 3, weight: 1 }] }), 409, 'version_not_published');
+    expectError(await startExperiment(flowId, { name: 'Bad', arms: [{ version: 1, weight: 0 }, { version: 2, weight: 1 }] }), 422, 'invalid_request');
+    expectError(await startExperiment(flowId, { name: 'Bad', arms: [{ version: 1, weight: 1.5 }, { version: 2, weight: 1 }] }), 422, 'invalid_request');
+    expectError(await startExperiment(flowId, { name: 'Bad', arms: [{ version: 1, weight: 1 }] }), 422, 'invalid_request');
+    expectError(await startExperiment(flowId, { name: 'Bad', arms: [{ version: 1, weight: 1 }, { version: 1, weight: 1 }] }), 422, 'invalid_request');
+    expectError(await startExperiment(flowId, { ...fiftyFifty, colour: 'red' }), 422, 'invalid_request');
+    expectError(await startExperiment(flowId, { name: 'Bad', arms: [{ version: 1, weight: 1, note: 'x' }, { version: 2, weight: 1 }] }), 422, 'invalid_request');
+    expectError(await startExperiment(flowId, { arms: fiftyFifty.arms }), 422, 'invalid_request');
+    // Nothing was made by any of them.
+    expect((await server.request('GET', `/v1/flows/${flowId}/experiments`, { jwt: account.jwt })).body).toEqual([]);
+
+    const running = (await startExperiment(flowId, fiftyFifty)).body.id as string;
+    expectError(await startExperiment(flowId, fiftyFifty), 409, 'experiment_running');
+    expectError(await server.request('POST', `/v1/flows/${flowId}/experiments/${running}/conclude`, { jwt: account.jwt, body: { winner: 7 } }), 422, 'invalid_request');
+    expectError(await server.request('POST', `/v1/flows/${flowId}/experiments/${running}/conclude`, { jwt: account.jwt, body: {} }), 422, 'invalid_request');
+    expectError(await server.request('GET', `/v1/flows/${flowId}/experiments/nope`, { jwt: account.jwt }), 404, 'experiment_not_found');
+    expectError(await server.request('POST', `/v1/flows/${flowId}/experiments/nope/stop`, { jwt: account.jwt }), 404, 'experiment_not_found');
+    expectError(await server.request('GET', '/v1/flows/nope/experiments', { jwt: account.jwt }), 404, 'flow_not_found');
+    // Still running, untouched.
+    expect((await server.request('GET', `/v1/flows/${flowId}/experiments/${running}`, { jwt: account.jwt })).body.status).toBe('running');
+  });
+
+  it('another account can neither see nor touch an experiment', { timeout: 60_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    const experimentId = (await startExperiment(flowId, fiftyFifty)).body.id as string;
+    const base = `/v1/flows/${flowId}/experiments`;
+    expectError(await server.request('GET', base, { apiKey: other.apiKey }), 404, 'flow_not_found');
+    expectError(await server.request('GET', `${base}/${experimentId}`, { apiKey: other.apiKey }), 404, 'flow_not_found');
+    expectError(await server.request('POST', `${base}/${experimentId}/stop`, { jwt: other.jwt }), 404, 'flow_not_found');
+    expectError(await server.request('POST', `${base}/${experimentId}/conclude`, { jwt: other.jwt, body: { winner: 1 } }), 404, 'flow_not_found');
+    expectError(await startExperiment(flowId, fiftyFifty, other), 404, 'flow_not_found');
+    // The other account's own flow cannot reach it either.
+    const theirs = await twoVersionFlow(other);
+    expectError(await server.request('GET', `/v1/flows/${theirs}/experiments/${experimentId}`, { jwt: other.jwt }), 404, 'experiment_not_found');
+    expect((await server.request('GET', `${base}/${experimentId}`, { jwt: account.jwt })).body.status).toBe('running');
+  });
+
+  it('ends with its flow: a deleted flow leaves no experiment and gives no arm', { timeout: 60_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    const experimentId = (await startExperiment(flowId, fiftyFifty)).body.id as string;
+    expect((await newSession(flowId)).body.experiment_id).toBe(experimentId);
+    expect((await server.request('DELETE', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).status).toBe(204);
+    expectError(await server.request('GET', `/v1/flows/${flowId}/experiments/${experimentId}`, { jwt: account.jwt }), 404, 'flow_not_found');
+    expectError(await server.request('GET', `/v1/flows/${flowId}/experiments`, { jwt: account.jwt }), 404, 'flow_not_found');
+    expectError(await newSession(flowId), 404, 'flow_not_found');
+  });
+});
+
+describe('experiment results', () => {
+  /** A real call over the engine router: the booking made (or not) by the simulator, then ended. */
+  async function playCall(flowId: string, booked: boolean): Promise<string> {
+    const client = await connectVoice(wsUrl(server.url, `/ws?mode=flow&program_id=${flowId}&access_token=${account.jwt}`));
+    try {
+      const started = await client.waitFor('session_started', undefined, 15_000);
+      const first = await client.waitFor('flow_state');
+      client.send({ type: 'simulate_tool', name: 'book', arguments: { slot: '7pm', booked, size: booked ? 'large' : 'small' } });
+      await client.waitFor('flow_state', (e) => e.state === 'confirmed');
+      client.send({ type: 'end' });
+      await client.waitFor('session_ended');
+      expect(['one', 'two']).toContain(first.state);
+      return started.session_id as string;
+    } finally {
+      client.close();
+      await client.closed;
+    }
+  }
+
+  async function analysed(sessionId: string) {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const detail = await server.request('GET', `/v1/sessions/${sessionId}`, { apiKey: account.apiKey });
+      if (detail.body.analysis_status === 'done') return detail.body;
+      if (Date.now() > deadline) throw new Error(`not analysed: ${detail.text.slice(0, 500)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  it('per arm, counts and success rate equal a direct count of the sessions, with a 95 % interval', { timeout: 240_000 }, async () => {
+    const flowId = await twoVersionFlow();
+    const experimentId = (await startExperiment(flowId, fiftyFifty)).body.id as string;
+    const details = [];
+    for (let i = 0; i < 8; i++) details.push(await analysed(await playCall(flowId, i % 3 !== 0)));
+    // An unclaimed session counts as a session of its arm, not as a call.
+    const waiting = await newSession(flowId);
+
+    const result = await server.request('GET', `/v1/flows/${flowId}/experiments/${experimentId}`, { apiKey: account.apiKey });
+    expect(result.status, result.text).toBe(200);
+    for (const arm of result.body.results) {
+      const mine = details.filter((d) => d.experiment_arm === arm.version);
+      // The version it ran is the arm's: its first state says so.
+      for (const d of mine) expect(d.flow_version).toBe(arm.version);
+      const yes = mine.filter((d) => d.success.value === true).length;
+      const no = mine.filter((d) => d.success.value === false).length;
+      expect(arm.calls).toBe(mine.length);
+      expect(arm.sessions).toBe(mine.length + (waiting.body.experiment_arm === arm.version ? 1 : 0));
+      expect(arm.success).toMatchObject({ true: yes, false: no, unknown: 0 });
+      if (yes + no === 0) {
+        expect(arm.success.rate).toBeNull();
+      } else {
+        expect(arm.success.rate.rate).toBeCloseTo(yes / (yes + no), 10);
+        expect(arm.success.rate.low).toBeLessThanOrEqual(arm.success.rate.rate);
+        expect(arm.success.rate.high).toBeGreaterThanOrEqual(arm.success.rate.rate);
+        expect(arm.success.rate.high - arm.success.rate.low).toBeGreaterThan(0.1);
+      }
+      if (mine.length > 0) {
+        const average = mine.reduce((sum, d) => sum + d.duration_secs, 0) / mine.length;
+        expect(arm.average_duration_secs).toBeCloseTo(average, 6);
+        expect(arm.outcomes.booked).toEqual({ present: mine.length, values: Object.fromEntries(Object.entries({ true: yes, false: no }).filter(([, n]) => n > 0)) });
+        expect(arm.outcomes.size.values).toEqual(Object.fromEntries(Object.entries({ large: yes, small: no }).filter(([, n]) => n > 0)));
+        // A free-text field: counted as present only.
+        expect(arm.outcomes.slot).toEqual({ present: mine.length });
+        const first = arm.version === 1 ? 'one' : 'two';
+        expect(arm.states[first]).toEqual({ calls: mine.length, share: 1 });
+        expect(arm.states.confirmed).toEqual({ calls: mine.length, share: 1 });
+      } else {
+        expect(arm.average_duration_secs).toBeNull();
+      }
+    }
+    expect(result.body.results.reduce((sum: number, arm: { calls: number }) => sum + arm.calls, 0)).toBe(8);
+  });
+});
