@@ -14,6 +14,7 @@ import type { FlowTestsRepository } from './repositories/flow-tests.ts';
 import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { NodesRepository } from './repositories/nodes.ts';
 import type { AnalysesRepository } from './repositories/analyses.ts';
+import type { AnalyticsRepository } from './repositories/analytics.ts';
 import type { DoNotCallRepository } from './repositories/do-not-call.ts';
 import type { PhoneNumbersRepository } from './repositories/phone-numbers.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
@@ -32,6 +33,7 @@ export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flo
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, VersionAuthor } from './repositories/flow-versions.ts';
 export type { NodesRepository } from './repositories/nodes.ts';
+export type { AnalyticsRepository, FlowRef, FlowTraffic, TrafficFilter, TransitionSession } from './repositories/analytics.ts';
 export type { AnalysesRepository, AnalysisState, AnalysisSuccess, SessionAnalysis } from './repositories/analyses.ts';
 export type { CarrierFieldChange, ProviderSettings, ProviderSettingsChanges, ProvidersRepository, StoredCarrierField } from './repositories/providers.ts';
 export type { DoNotCallEntry, DoNotCallRepository } from './repositories/do-not-call.ts';
@@ -107,6 +109,8 @@ export interface Store {
   webhooks: WebhooksRepository;
   /** Each ended session's outcome and success, analysed after its end (docs/api.md#outcome-and-success). */
   analyses: AnalysesRepository;
+  /** A flow's traffic: where its calls went and ended, counted in the database (docs/api.md#analytics). */
+  analytics: AnalyticsRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
   close(): Promise<void>;
 }

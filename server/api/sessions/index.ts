@@ -45,7 +45,7 @@ const EventsQuery = z.object({
 const SessionParams = z.object({ session_id: z.string() });
 
 /** A time as Unix seconds or an ISO 8601 date or date-time (a date alone is midnight UTC). */
-const instant = (name: string) =>
+export const instant = (name: string) =>
   z
     .string()
     .max(40, `${name} is at most 40 characters`)

@@ -21,6 +21,7 @@ import { createTimelinesRepository } from './repositories/timelines.ts';
 import { createWarmTransfersRepository } from './repositories/warm-transfers.ts';
 import { createWebhooksRepository } from './repositories/webhooks.ts';
 import { createAnalysesRepository } from './repositories/analyses.ts';
+import { createAnalyticsRepository } from './repositories/analytics.ts';
 
 /**
  * The embedded store opened in the calling thread (openStore): sql.js, journal and snapshots in
@@ -64,6 +65,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     timelines: createTimelinesRepository(db),
     webhooks: createWebhooksRepository(db),
     analyses: createAnalysesRepository(db, { id: nodes.self }),
+    analytics: createAnalyticsRepository(db),
     close: () => db.close(),
   };
 }

@@ -303,6 +303,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     doNotCall: remote('doNotCall'),
     warmTransfers: remote('warmTransfers'),
     analyses: remote('analyses'),
+    analytics: remote('analytics'),
     secrets: remote('secrets'),
     timelines: remote('timelines'),
     webhooks: remote('webhooks'),
