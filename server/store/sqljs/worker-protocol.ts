@@ -74,7 +74,7 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
   secrets: { list: true, sealed: true, put: true, delete: true },
   timelines: { append: true, page: true, purgeBefore: true },
   analytics: { flowTraffic: true, transitionSessions: true },
-  analyses: { open: true, claim: true, complete: true, get: true, successOf: true, unfinished: true },
+  analyses: { open: true, claim: true, complete: true, get: true, successOf: true, outcomesOf: true, unfinished: true },
   webhooks: {
     create: true,
     listByAccount: true,
