@@ -12,7 +12,11 @@ export interface AnalyticsDialect {
   outcomeText(field: string): string;
 }
 
-/** The WHERE conditions on `sessions s` (and `session_analyses a`, LEFT JOINed) of one flow's counted sessions. */
+/**
+ * The WHERE conditions on `sessions s` (and `session_analyses a`, LEFT JOINed) of one flow's counted
+ * sessions. Every filter is a condition on the session's own row or its analysis, so a filter by
+ * another column of sessions (an experiment's arm) is one more line here.
+ */
 export function trafficConditions(flow: FlowRef, filter: TrafficFilter, d: AnalyticsDialect): string {
   const where = [`s.account_id = ${d.param(flow.accountId)}`, `s.flow_id = ${d.param(flow.flowId)}`, `s.status <> 'created'`];
   if (filter.from !== undefined) where.push(`s.created_at >= ${d.param(filter.from)}`);
