@@ -19,6 +19,7 @@ import { providerRoutes } from './api/providers/index.ts';
 import { secretRoutes } from './api/secrets/index.ts';
 import { createToolRequestSender } from './engine/tools/tool-requests.ts';
 import { sessionRoutes } from './api/sessions/index.ts';
+import { analyticsRoutes } from './api/analytics/index.ts';
 import { voiceRoutes } from './api/voices/index.ts';
 import { webhookRoutes } from './api/webhooks/index.ts';
 import { apiContractPlugin, openApiRoutes } from './http/api-contract.ts';
@@ -430,6 +431,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await app.register(flowRoutes);
     await app.register(flowTestRoutes);
     await app.register(sessionRoutes);
+    await app.register(analyticsRoutes);
     await app.register(creditRoutes);
     await app.register(providerRoutes);
     await app.register(voiceRoutes);

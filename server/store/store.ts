@@ -15,6 +15,7 @@ import type { FlowVersionsRepository } from './repositories/flow-versions.ts';
 import type { NodesRepository } from './repositories/nodes.ts';
 import type { AnalysesRepository } from './repositories/analyses.ts';
 import type { ExperimentsRepository } from './repositories/experiments.ts';
+import type { AnalyticsRepository } from './repositories/analytics.ts';
 import type { DoNotCallRepository } from './repositories/do-not-call.ts';
 import type { PhoneNumbersRepository } from './repositories/phone-numbers.ts';
 import type { ProvidersRepository } from './repositories/providers.ts';
@@ -33,6 +34,7 @@ export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flo
 export type { FlowTestRecord, FlowTestRunRecord, FlowTestRunStatus, FlowTestsRepository, NewFlowTestRun } from './repositories/flow-tests.ts';
 export type { FlowDraft, FlowVersion, FlowVersionSummary, FlowVersionsRepository, NewVersion, PublishResult, VersionAuthor } from './repositories/flow-versions.ts';
 export type { NodesRepository } from './repositories/nodes.ts';
+export type { AnalyticsRepository, FlowRef, FlowTraffic, TrafficFilter, TransitionSession } from './repositories/analytics.ts';
 export type { AnalysesRepository, AnalysisState, AnalysisSuccess, SessionAnalysis } from './repositories/analyses.ts';
 export type { Experiment, ExperimentArm, ExperimentArmTotals, ExperimentOutcomeCount, ExperimentResults, ExperimentStateCount, ExperimentsRepository, NewExperiment } from './repositories/experiments.ts';
 export type { CarrierFieldChange, ProviderSettings, ProviderSettingsChanges, ProvidersRepository, StoredCarrierField } from './repositories/providers.ts';
@@ -112,6 +114,8 @@ export interface Store {
   analyses: AnalysesRepository;
   /** A/B experiments between a flow's published versions (docs/api.md#experiments). */
   experiments: ExperimentsRepository;
+  /** A flow's traffic: where its calls went and ended, counted in the database (docs/api.md#analytics). */
+  analytics: AnalyticsRepository;
   /** Waits for pending writes, snapshots, releases the data dir's lock. Idempotent. */
   close(): Promise<void>;
 }

@@ -123,6 +123,8 @@ describe('a call’s outcome and success', () => {
     // The list shows it and filters by it.
     const succeeded = await server.request('GET', `/v1/sessions?success=true&flow_id=${flowId}`, { apiKey: account.apiKey });
     expect(succeeded.body.map((s: { id: string; success: unknown }) => [s.id, s.success])).toEqual([[sessionId, true]]);
+    // The list carries each call's outcome values, as the studio's Outcome column shows them.
+    expect(succeeded.body[0].outcome).toEqual({ booked: true, slot: '7pm' });
     const failed = await server.request('GET', `/v1/sessions?success=false&flow_id=${flowId}`, { apiKey: account.apiKey });
     expect(failed.body).toEqual([]);
     const wrong = await server.request('GET', '/v1/sessions?success=maybe', { apiKey: account.apiKey });

@@ -72,7 +72,7 @@ describe('a session’s outcome and success in the studio', () => {
     await server?.close();
   });
 
-  it('shows in the session view and as the list’s success column and filter', { timeout: 90_000 }, async () => {
+  it('shows in the session view and as the list’s outcome and success columns and success filter', { timeout: 90_000 }, async () => {
     const flowId = await createFlow(rig.server, rig.account.apiKey, 'Booking outcome', FLOW);
     const client = await connectVoice(wsUrl(rig.server.url, `/ws?mode=flow&program_id=${flowId}&access_token=${rig.account.jwt}`));
     const sessionId = (await client.waitFor('session_started', undefined, 15_000)).session_id as string;
@@ -95,6 +95,7 @@ describe('a session’s outcome and success in the studio', () => {
 
     const list = await rig.open('/sessions?success=true');
     await expect.poll(() => list.getByTestId('session-success').allInnerTexts(), WAIT).toEqual(['Succeeded']);
+    expect(await list.getByTestId('session-outcome').allInnerTexts()).toEqual(['booked: true']);
     await list.close();
   });
 });

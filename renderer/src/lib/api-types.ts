@@ -5,6 +5,7 @@
 // unit tests can import them.
 import type { z } from 'zod';
 import type * as Accounts from '../../../server/protocol/api/accounts.ts';
+import type * as Analytics from '../../../server/protocol/api/analytics.ts';
 import type * as EngineRouter from '../../../server/protocol/api/engine-router.ts';
 import type * as FlowTests from '../../../server/protocol/api/flow-tests.ts';
 import type * as Experiments from '../../../server/protocol/api/experiments.ts';
@@ -88,3 +89,7 @@ export type CallStatus = z.infer<typeof Phone.CallStatusView>;
 export type DoNotCallEntry = z.infer<typeof Phone.DoNotCallEntry>;
 /** One entry of a session's raw timeline (GET /v1/sessions/{id}/events). */
 export type SessionEventsPage = z.infer<typeof Sessions.SessionEventsPage>;
+/** GET /v1/analytics/flows/{id}: where a flow's calls went, moved and ended (the editor's Traffic overlay). */
+export type FlowTrafficView = z.infer<typeof Analytics.FlowTrafficView>;
+/** GET /v1/analytics/flows/{id}/sessions: the calls that took one move. */
+export type TransitionSessionsPage = z.infer<typeof Analytics.TransitionSessionsPage>;

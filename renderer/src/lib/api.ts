@@ -34,6 +34,8 @@ import type {
   PhoneCarrier,
   DoNotCallEntry,
   SessionEventsPage,
+  FlowTrafficView,
+  TransitionSessionsPage,
 } from './api-types.ts';
 
 export type * from './api-types.ts';
@@ -208,6 +210,9 @@ export const api = {
   listSessions: (query = '') => request<SessionView[]>('GET', query ? `/v1/sessions?${query}` : '/v1/sessions'),
   /** A page of a session's raw timeline, after `after` (a seq). */
   sessionEvents: (sessionId: string, after = 0) => request<SessionEventsPage>('GET', `/v1/sessions/${id(sessionId)}/events?after=${after}`),
+  /** `query`: the traffic filters (docs/api.md#analytics), as a query string. */
+  flowTraffic: (flowId: string, query = '') => request<FlowTrafficView>('GET', `/v1/analytics/flows/${id(flowId)}${query ? `?${query}` : ''}`),
+  transitionSessions: (flowId: string, query: string) => request<TransitionSessionsPage>('GET', `/v1/analytics/flows/${id(flowId)}/sessions?${query}`),
   getSession: (sessionId: string) => request<SessionDetail>('GET', `/v1/sessions/${id(sessionId)}`),
   /** The recording as a blob (an <audio> element cannot send the Authorization header itself). */
   async getRecording(sessionId: string): Promise<ApiResult<Blob>> {

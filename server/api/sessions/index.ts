@@ -45,7 +45,7 @@ const EventsQuery = z.object({
 const SessionParams = z.object({ session_id: z.string() });
 
 /** A time as Unix seconds or an ISO 8601 date or date-time (a date alone is midnight UTC). */
-const instant = (name: string) =>
+export const instant = (name: string) =>
   z
     .string()
     .max(40, `${name} is at most 40 characters`)
@@ -156,8 +156,9 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
     const now = Date.now() / 1000;
     const sessions = await store.sessions.listRecent(accountOf(request.principal), config.limits.sessionsListed, filter, now);
     // Each call's success (docs/api.md#outcome-and-success), read for the page in one look.
-    const success = await store.analyses.successOf(sessions.map((session) => session.id));
-    return sessions.map((session) => ({ ...sessionListItem(session, now), success: successValue(success.get(session.id)) }));
+    const ids = sessions.map((session) => session.id);
+    const [success, outcomes] = await Promise.all([store.analyses.successOf(ids), store.analyses.outcomesOf(ids)]);
+    return sessions.map((session) => ({ ...sessionListItem(session, now), success: successValue(success.get(session.id)), outcome: outcomes.get(session.id) ?? null }));
   });
 
   /** Another account's session reads as absent. */

@@ -47,6 +47,8 @@ export const SessionView = z.object({
   direction: z.enum(['inbound', 'outbound']).nullable(),
   /** The call's success once analysed (docs/api.md#outcome-and-success); null before, or when its flow declares no criteria. */
   success: z.union([z.boolean(), z.literal('unknown')]).nullable().optional(),
+  /** What the call produced once analysed: each outcome field's value (null when unknown); null before, or when its flow declares none. */
+  outcome: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).nullable()).nullable().optional(),
 });
 
 const inFlow = { from_state: z.string(), to_state: z.string(), source: ToolCallSource, at: UnixSeconds };

@@ -2,7 +2,7 @@
 // (../repositories/analyses.ts). A claim is one conditional UPDATE, so two nodes never both take
 // one; a dead node's claim is taken once it runs out.
 import type { AnalysesRepository, AnalysisSuccess } from '../repositories/analyses.ts';
-import { ANALYSIS_COLUMNS, toAnalysis, type AnalysisRow } from '../rows/analyses.ts';
+import { ANALYSIS_COLUMNS, outcomeValues, toAnalysis, type AnalysisRow } from '../rows/analyses.ts';
 import type { PgDatabase } from './database.ts';
 
 export function createPgAnalysesRepository(db: PgDatabase, node: { id: string }): AnalysesRepository {
@@ -54,6 +54,15 @@ export function createPgAnalysesRepository(db: PgDatabase, node: { id: string })
       ]);
       for (const row of rows) found.set(row.session_id, row.success as AnalysisSuccess);
       return found;
+    },
+
+    async outcomesOf(sessionIds) {
+      if (sessionIds.length === 0) return new Map();
+      const rows = await db.rows<{ session_id: string; result: string }>(
+        "SELECT session_id, result FROM session_analyses WHERE state = 'done' AND result IS NOT NULL AND session_id = ANY($1::text[])",
+        [[...sessionIds]],
+      );
+      return outcomeValues(rows);
     },
 
     async unfinished(since, limit, unopened) {

@@ -411,4 +411,34 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           ALTER TABLE sessions ADD COLUMN experiment_arm INTEGER;
           CREATE INDEX sessions_by_experiment ON sessions(experiment_id, experiment_arm) WHERE experiment_id IS NOT NULL;`,
   },
+  {
+    version: 19,
+    name: "each session's moves through its flow as rows, for the flow's traffic",
+    // repositories/analytics.ts counts where a flow's calls went with GROUP BY over these rows
+    // (rows/transitions.ts derives them as a timeline batch is stored) instead of reading every
+    // timeline; sessions.last_state is where each call was when it ended. Sessions stored before
+    // this version get theirs from their kept timelines, without the tools (not read back here).
+    sql: `CREATE TABLE session_transitions (
+            session_id  TEXT NOT NULL REFERENCES sessions(id),
+            seq         INTEGER NOT NULL,
+            at          DOUBLE PRECISION NOT NULL,
+            from_state  TEXT,
+            to_state    TEXT NOT NULL,
+            tool        TEXT,
+            first_visit INTEGER NOT NULL,
+            first_take  INTEGER NOT NULL,
+            PRIMARY KEY (session_id, seq)
+          );
+          ALTER TABLE sessions ADD COLUMN last_state TEXT;
+          INSERT INTO session_transitions (session_id, seq, at, from_state, to_state, tool, first_visit, first_take)
+            SELECT session_id, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY seq), at, prev, state, NULL,
+                   CASE WHEN ROW_NUMBER() OVER (PARTITION BY session_id, state ORDER BY seq) = 1 THEN 1 ELSE 0 END,
+                   CASE WHEN ROW_NUMBER() OVER (PARTITION BY session_id, prev, state ORDER BY seq) = 1 THEN 1 ELSE 0 END
+            FROM (SELECT session_id, seq, at, state, LAG(state) OVER (PARTITION BY session_id ORDER BY seq) AS prev
+                  FROM (SELECT session_id, seq, at, (data::jsonb ->> 'state') AS state FROM session_events WHERE type = 'flow_state') e
+                  WHERE state IS NOT NULL) m
+            WHERE prev IS NULL OR prev <> state;
+          UPDATE sessions SET last_state = (SELECT t.to_state FROM session_transitions t WHERE t.session_id = sessions.id ORDER BY t.seq DESC LIMIT 1)
+            WHERE id IN (SELECT session_id FROM session_transitions);`,
+  },
 ];

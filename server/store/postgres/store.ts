@@ -21,6 +21,7 @@ import { createPgWarmTransfersRepository } from './warm-transfers.ts';
 import { createPgWebhooksRepository } from './webhooks.ts';
 import { createPgAnalysesRepository } from './analyses.ts';
 import { createPgExperimentsRepository } from './experiments.ts';
+import { createPgAnalyticsRepository } from './analytics.ts';
 
 export interface OpenPostgresStoreOptions extends OpenPostgresOptions {
   /** This node's id (default: a new one, repositories/nodes.ts). */
@@ -68,6 +69,7 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     webhooks: createPgWebhooksRepository(pg),
     analyses: createPgAnalysesRepository(pg, { id: nodes.self }),
     experiments: createPgExperimentsRepository(pg),
+    analytics: createPgAnalyticsRepository(pg),
     // A clean stop takes the node's row with it: its sessions have ended (the engine ends them
     // before the store closes), and no other node need wait out the heartbeat to know it is gone.
     close: async () => {

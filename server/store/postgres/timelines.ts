@@ -3,6 +3,7 @@
 // session's hundreds of events cost one round trip, not one each.
 import type { TimelinesRepository } from '../repositories/timelines.ts';
 import type { PgDatabase } from './database.ts';
+import { movesIn, transitionsOf, type StoredTransition } from '../rows/transitions.ts';
 
 export function createPgTimelinesRepository(db: PgDatabase): TimelinesRepository {
   return {
@@ -14,6 +15,31 @@ export function createPgTimelinesRepository(db: PgDatabase): TimelinesRepository
              SELECT $1, seq, at, type, data FROM unnest($2::bigint[], $3::double precision[], $4::text[], $5::text[]) AS e(seq, at, type, data)`,
             [sessionId, entries.map((e) => e.seq), entries.map((e) => e.at), entries.map((e) => e.type), entries.map((e) => e.data)],
           );
+        }
+        // The session's moves through its flow, for its traffic (rows/transitions.ts). One node
+        // writes a session's timeline, in order, so the stored path read here is the whole of it.
+        if (movesIn(entries)) {
+          const stored = await tx.rows<StoredTransition>('SELECT seq, from_state, to_state, tool FROM session_transitions WHERE session_id = $1 ORDER BY seq', [sessionId]);
+          const moves = transitionsOf(stored, entries);
+          if (moves.length > 0) {
+            await tx.run(
+              `INSERT INTO session_transitions (session_id, seq, at, from_state, to_state, tool, first_visit, first_take)
+               SELECT $1, seq, at, from_state, to_state, tool, first_visit, first_take
+               FROM unnest($2::int[], $3::double precision[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[])
+                 AS m(seq, at, from_state, to_state, tool, first_visit, first_take)`,
+              [
+                sessionId,
+                moves.map((m) => m.seq),
+                moves.map((m) => m.at),
+                moves.map((m) => m.from_state),
+                moves.map((m) => m.to_state),
+                moves.map((m) => m.tool),
+                moves.map((m) => m.first_visit),
+                moves.map((m) => m.first_take),
+              ],
+            );
+            await tx.run('UPDATE sessions SET last_state = $1 WHERE id = $2', [moves.at(-1)!.to_state, sessionId]);
+          }
         }
         await tx.run('UPDATE sessions SET timeline_events = $1, timeline_bytes = $2, timeline_dropped = $3 WHERE id = $4', [
           counters.events,

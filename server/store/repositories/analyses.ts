@@ -38,6 +38,8 @@ export interface AnalysesRepository {
   get(sessionId: string): Promise<SessionAnalysis | null>;
   /** Each session's success, for a page of the sessions list (absent: none stored). */
   successOf(sessionIds: readonly string[]): Promise<Map<string, AnalysisSuccess>>;
+  /** Each analysed session's outcome values, for a page of the sessions list (absent: none stored). */
+  outcomesOf(sessionIds: readonly string[]): Promise<Map<string, Record<string, string | number | boolean | null>>>;
   /**
    * What is left to do, oldest first, at most `limit`: pending analyses no live claim holds, and
    * with `unopened` (at start: it reads the sessions that ended after `since`) the ended sessions

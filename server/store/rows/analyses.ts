@@ -24,3 +24,13 @@ export function toAnalysis(row: AnalysisRow): SessionAnalysis {
     doneAt: row.done_at === null ? null : Number(row.done_at),
   };
 }
+
+/** The outcome values of stored analysis results (the `result` column), by session. */
+export function outcomeValues(rows: ReadonlyArray<{ session_id: string; result: string }>): Map<string, Record<string, string | number | boolean | null>> {
+  const found = new Map<string, Record<string, string | number | boolean | null>>();
+  for (const row of rows) {
+    const values = (JSON.parse(row.result) as { outcome?: { values?: unknown } | null }).outcome?.values;
+    if (values && typeof values === 'object' && !Array.isArray(values)) found.set(row.session_id, values as Record<string, string | number | boolean | null>);
+  }
+  return found;
+}

@@ -22,6 +22,7 @@ import { createWarmTransfersRepository } from './repositories/warm-transfers.ts'
 import { createWebhooksRepository } from './repositories/webhooks.ts';
 import { createAnalysesRepository } from './repositories/analyses.ts';
 import { createExperimentsRepository } from './repositories/experiments.ts';
+import { createAnalyticsRepository } from './repositories/analytics.ts';
 
 /**
  * The embedded store opened in the calling thread (openStore): sql.js, journal and snapshots in
@@ -66,6 +67,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     webhooks: createWebhooksRepository(db),
     analyses: createAnalysesRepository(db, { id: nodes.self }),
     experiments: createExperimentsRepository(db),
+    analytics: createAnalyticsRepository(db),
     close: () => db.close(),
   };
 }

@@ -73,8 +73,9 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
   warmTransfers: { create: true, get: true, findByAnswerKey: true, setLegCallId: true, setSummary: true, move: true },
   secrets: { list: true, sealed: true, put: true, delete: true },
   timelines: { append: true, page: true, purgeBefore: true },
-  analyses: { open: true, claim: true, complete: true, get: true, successOf: true, unfinished: true },
   experiments: { create: true, list: true, get: true, running: true, stop: true, results: true },
+  analytics: { flowTraffic: true, transitionSessions: true },
+  analyses: { open: true, claim: true, complete: true, get: true, successOf: true, outcomesOf: true, unfinished: true },
   webhooks: {
     create: true,
     listByAccount: true,

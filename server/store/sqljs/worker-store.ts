@@ -304,6 +304,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     warmTransfers: remote('warmTransfers'),
     analyses: remote('analyses'),
     experiments: remote('experiments'),
+    analytics: remote('analytics'),
     secrets: remote('secrets'),
     timelines: remote('timelines'),
     webhooks: remote('webhooks'),

@@ -112,3 +112,10 @@ export function sessionTotals(sessions: readonly SessionView[], nowMs: number): 
 export function successLabel(success: boolean | 'unknown' | null | undefined): string {
   return success === true ? 'Succeeded' : success === false ? 'Did not succeed' : success === 'unknown' ? 'Unknown' : '—';
 }
+
+/** A call's analysed outcome in a line (`booked: true, slot: 7pm`); null when there is none. Unknown fields read `?`. */
+export function outcomeLabel(outcome: Record<string, string | number | boolean | null> | null | undefined): string | null {
+  if (!outcome) return null;
+  const fields = Object.entries(outcome);
+  return fields.length === 0 ? null : fields.map(([field, value]) => `${field}: ${value === null ? '?' : String(value)}`).join(', ');
+}

@@ -1,7 +1,7 @@
 // The embedded store's (sql.js) session analyses; the interface is ../../repositories/analyses.ts.
 import type { Database } from '../database.ts';
 import type { AnalysesRepository, AnalysisSuccess } from '../../repositories/analyses.ts';
-import { ANALYSIS_COLUMNS, toAnalysis, type AnalysisRow } from '../../rows/analyses.ts';
+import { ANALYSIS_COLUMNS, outcomeValues, toAnalysis, type AnalysisRow } from '../../rows/analyses.ts';
 
 export function createAnalysesRepository(db: Database, node: { id: string }): AnalysesRepository {
   return {
@@ -53,6 +53,15 @@ export function createAnalysesRepository(db: Database, node: { id: string }): An
       );
       for (const row of rows) found.set(row.session_id, row.success as AnalysisSuccess);
       return found;
+    },
+
+    async outcomesOf(sessionIds) {
+      if (sessionIds.length === 0) return new Map();
+      const rows = db.all<{ session_id: string; result: string }>(
+        `SELECT session_id, result FROM session_analyses WHERE state = 'done' AND result IS NOT NULL AND session_id IN (${sessionIds.map(() => '?').join(', ')})`,
+        [...sessionIds],
+      );
+      return outcomeValues(rows);
     },
 
     async unfinished(since, limit, unopened) {

@@ -3,7 +3,7 @@
 // place, selection and overlay are unchanged is handed back as the very same object; a changed
 // one is a copy of the previous object (keeping `measured`) with the new fields.
 import type { Edge, Node, Position } from '@xyflow/svelte';
-import { readingOrder, type FlowGraph, type StateCard, type TalkMarks, type TransitionLink } from './graph.ts';
+import { readingOrder, type FlowGraph, type StateCard, type TalkMarks, type TrafficOnState, type TransitionLink } from './graph.ts';
 import { directionOf, type EdgeDirection, type EdgePath } from './edge-routes.ts';
 import { NODE_WIDTH, estimateHeight, type Positions } from './layout.ts';
 
@@ -22,6 +22,8 @@ export interface StateNodeData extends Record<string, unknown> {
   /** Failed simulated-caller runs that ended in this state, of `simulatedRuns` (the Tests tab's last run). */
   stuck?: number;
   simulatedRuns?: number;
+  /** The Traffic overlay's counts for this state; null when the overlay is off or no call reached it. */
+  traffic?: TrafficOnState | null;
 }
 
 /**
@@ -53,6 +55,8 @@ export interface TransitionEdgeData extends Record<string, unknown> {
   /** Simulated-caller runs that took it, of `simulatedRuns` (the Tests tab's last run). */
   simulated?: number;
   simulatedRuns?: number;
+  /** The Traffic overlay: calls that took it (null: the overlay is off), and its share of the busiest link's (0–1). */
+  traffic?: { calls: number; weight: number } | null;
 }
 
 export type StateNode = Node<StateNodeData, 'state'>;
@@ -61,6 +65,8 @@ export type TransitionEdge = Edge<TransitionEdgeData, 'transition'>;
 export const NO_MARKS: TalkMarks = { active: null, live: false, visits: new Map(), taken: new Map(), loops: new Map(), lastLink: null };
 
 const NO_STEPS: number[] = [];
+/** A state no counted call reached, while the Traffic overlay is on. */
+const NO_TRAFFIC: TrafficOnState = { calls: 0, share: 0, ends: [] };
 
 function sameSteps(a: number[], b: number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
@@ -93,10 +99,12 @@ export function buildNodes(
     const untested = marks.untested?.states.has(card.name) ?? false;
     const simulatedRuns = marks.untested?.simulated?.runs ?? 0;
     const stuck = marks.untested?.simulated?.stuck.get(card.name) ?? 0;
+    const traffic = marks.traffic ? (marks.traffic.states.get(card.name) ?? NO_TRAFFIC) : null;
     const old = before.get(card.name);
     if (
       old &&
       old.data.card === card &&
+      (old.data.traffic ?? null) === traffic &&
       (old.data.untested ?? false) === untested &&
       (old.data.stuck ?? 0) === stuck &&
       (old.data.simulatedRuns ?? 0) === simulatedRuns &&
@@ -123,7 +131,7 @@ export function buildNodes(
       draggable: !stale,
       connectable: !stale,
       ariaLabel: `State ${card.name}${card.initial ? ', start' : ''}`,
-      data: { card, stale, talk, pastRun, visits, untested, stuck, simulatedRuns },
+      data: { card, stale, talk, pastRun, visits, untested, stuck, simulatedRuns, traffic },
     };
     nodes.push(presize ? presized(node, estimateHeight(card)) : withoutPresize(node));
   }
@@ -198,6 +206,8 @@ export function buildEdges(
     const untested = marks.untested?.links.has(link.id) ?? false;
     const simulatedRuns = marks.untested?.simulated?.runs ?? 0;
     const simulated = marks.untested?.simulated?.links.get(link.id) ?? 0;
+    const trafficCalls = marks.traffic ? (marks.traffic.links.get(link.id) ?? 0) : null;
+    const trafficWeight = marks.traffic && trafficCalls ? trafficCalls / Math.max(1, marks.traffic.busiestLink) : 0;
     const route = routeOf(link, positions);
     const drawn = paths.get(link.id) ?? null;
     const sourceHeight = heights.get(link.source)!;
@@ -213,6 +223,8 @@ export function buildEdges(
       old.data!.last === last &&
       (old.data!.untested ?? false) === untested &&
       (old.data!.simulated ?? 0) === simulated &&
+      (old.data!.traffic?.calls ?? null) === trafficCalls &&
+      (old.data!.traffic?.weight ?? 0) === trafficWeight &&
       (old.data!.simulatedRuns ?? 0) === simulatedRuns &&
       old.data!.stays === stays &&
       old.data!.pastRun === pastRun &&
@@ -233,7 +245,10 @@ export function buildEdges(
       deletable: false,
       markerEnd: { type: 'arrowclosed', width: 18, height: 18 },
       ariaLabel: link.selfLoop ? `${link.tool}: stays in ${link.source}` : `${link.tool}: ${link.source} to ${link.target}`,
-      data: { link, route, path: drawn, sourceHeight, targetHeight, taken, stays, pastRun, last, untested, simulated, simulatedRuns },
+      data: {
+        link, route, path: drawn, sourceHeight, targetHeight, taken, stays, pastRun, last, untested, simulated, simulatedRuns,
+        traffic: trafficCalls === null ? null : { calls: trafficCalls, weight: trafficWeight },
+      },
     });
   }
   return edges;

@@ -312,6 +312,83 @@ export interface TalkMarks {
     /** The simulated callers' runs: how many took each link (by id), and how many failed runs ended in each state. */
     simulated?: { runs: number; links: ReadonlyMap<string, number>; stuck: ReadonlyMap<string, number> } | null;
   } | null;
+  /** The Traffic overlay: real calls' counts (GET /v1/analytics/flows/{id}), painted apart from the talk's path. */
+  traffic?: TrafficMarks | null;
+}
+
+export interface TrafficMarks {
+  /** The calls counted: each state's share is of these. */
+  calls: number;
+  /** State → what its card shows (one object per state, so an unchanged card keeps its node). */
+  states: ReadonlyMap<string, TrafficOnState>;
+  /** Link id → calls that took it. */
+  links: ReadonlyMap<string, number>;
+  /** The most calls any link carries, for edge widths. */
+  busiestLink: number;
+}
+
+export interface TrafficOnState {
+  /** Calls that reached it, and their share of all the calls counted (0–1). */
+  calls: number;
+  share: number;
+  /** Where ended calls were when they ended here, by end reason as the card says it, most first. */
+  ends: ReadonlyArray<{ reason: string; calls: number }>;
+}
+
+/** How the overlay names an end reason on a state (the reasons sessions record; others as they are). */
+export function endReasonLabel(reason: string): string {
+  const known: Record<string, string> = {
+    caller_hung_up: 'hung up',
+    client_disconnected: 'hung up',
+    client_ended: 'hung up',
+    transferred: 'transferred',
+    transfer_failed: 'transfer failed',
+    flow_ended: 'ended by the flow',
+    agent_ended: 'ended by the flow',
+    voicemail: 'voicemail',
+    idle: 'idle',
+    max_duration: 'too long',
+    error: 'error',
+    server_shutdown: 'server stopped',
+    server_restarted: 'server stopped',
+    credits_exhausted: 'out of credits',
+  };
+  return known[reason] ?? reason.replaceAll('_', ' ');
+}
+
+/**
+ * The traffic's counts on the graph's links. A move is drawn on the link of its tool from its
+ * state; a move without a tool (the keypad, a timeout, or one stored before tools were) on the
+ * first link between the two states. A move no link draws (a state renamed since) is left out.
+ */
+export function trafficMarks(
+  traffic: { calls: number; states: ReadonlyArray<{ state: string; calls: number }>; transitions: ReadonlyArray<{ from: string | null; to: string; tool: string | null; calls: number }>; ends: ReadonlyArray<{ state: string | null; reason: string; calls: number }> },
+  links: ReadonlyArray<TransitionLink>,
+): TrafficMarks {
+  const bySourceTool = new Map(links.filter((l) => !l.branch).map((l) => [`${l.source}\u0000${l.tool}`, l]));
+  const linked = new Map<string, number>();
+  for (const move of traffic.transitions) {
+    if (move.from === null) continue;
+    const link =
+      (move.tool !== null ? bySourceTool.get(`${move.from}\u0000${move.tool}`) : undefined) ??
+      links.find((l) => l.source === move.from && l.target === move.to && !l.selfLoop);
+    if (link && link.target === move.to) linked.set(link.id, (linked.get(link.id) ?? 0) + move.calls);
+  }
+  const ends = new Map<string, Array<{ reason: string; calls: number }>>();
+  for (const end of traffic.ends) {
+    if (end.state === null) continue;
+    const list = ends.get(end.state) ?? ends.set(end.state, []).get(end.state)!;
+    const label = endReasonLabel(end.reason);
+    const same = list.find((e) => e.reason === label);
+    if (same) same.calls += end.calls;
+    else list.push({ reason: label, calls: end.calls });
+  }
+  for (const list of ends.values()) list.sort((a, b) => b.calls - a.calls);
+  const states = new Map<string, TrafficOnState>();
+  for (const { state, calls } of traffic.states) states.set(state, { calls, share: traffic.calls > 0 ? calls / traffic.calls : 0, ends: ends.get(state) ?? [] });
+  // A call that ended before reaching any state the counts name (none normally): its end stays off the graph.
+  for (const [state, list] of ends) if (!states.has(state)) states.set(state, { calls: 0, share: 0, ends: list });
+  return { calls: traffic.calls, states, links: linked, busiestLink: Math.max(0, ...linked.values()) };
 }
 
 /**
