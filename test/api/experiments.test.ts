@@ -319,5 +319,18 @@ describe('experiment results', () => {
       }
     }
     expect(result.body.results.reduce((sum: number, arm: { calls: number }) => sum + arm.calls, 0)).toBe(8);
+
+    // The traffic on the graph, for one arm: the same calls, and the states only its version has.
+    for (const arm of result.body.results) {
+      const traffic = await server.request('GET', `/v1/analytics/flows/${flowId}?experiment=${experimentId}&arm=${arm.version}`, { apiKey: account.apiKey });
+      expect(traffic.status, traffic.text).toBe(200);
+      expect(traffic.body.calls).toBe(arm.calls);
+      expect(traffic.body.filter).toMatchObject({ experiment: experimentId, arm: arm.version });
+      const other = arm.version === 1 ? 'two' : 'one';
+      expect(traffic.body.states.some((s: { state: string }) => s.state === other)).toBe(false);
+    }
+    const armAlone = await server.request('GET', `/v1/analytics/flows/${flowId}?arm=1`, { apiKey: account.apiKey });
+    expect(armAlone.status).toBe(422);
+    expect(armAlone.body.error.details).toEqual([{ field: 'arm', message: 'give experiment too' }]);
   });
 });

@@ -21,6 +21,8 @@ const filterShape = {
     .union([z.literal('draft'), z.string().regex(/^[1-9]\d{0,8}$/).transform(Number)], { error: 'version must be a version number or "draft"' })
     .optional(),
   success: z.enum(['true', 'false', 'unknown'], { error: 'success must be one of true, false, unknown' }).optional(),
+  experiment: z.string().min(1).max(64).optional(),
+  arm: z.string().regex(/^[1-9]\d{0,8}$/, { error: 'arm must be a version number' }).transform(Number).optional(),
 };
 
 /**
@@ -78,10 +80,13 @@ const SessionsQuery = withOutcome(sessionsShape, Object.keys(sessionsShape));
 
 const FlowParams = z.object({ flow_id: z.string() });
 
-function trafficFilter(query: Record<string, unknown> & { from?: number; to?: number; version?: number | 'draft'; success?: 'true' | 'false' | 'unknown' }): TrafficFilter {
+function trafficFilter(query: Record<string, unknown> & { from?: number; to?: number; version?: number | 'draft'; success?: 'true' | 'false' | 'unknown'; experiment?: string; arm?: number }): TrafficFilter {
   const outcomeKey = Object.keys(query).find((key) => key.startsWith(OUTCOME_PREFIX));
   if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
     throw new AppError('invalid_request', 'The query is not valid: to: to must be after from.', [{ field: 'to', message: 'to must be after from' }]);
+  }
+  if (query.arm !== undefined && query.experiment === undefined) {
+    throw new AppError('invalid_request', 'The query is not valid: arm: an arm is one of an experiment\'s; give experiment too.', [{ field: 'arm', message: 'give experiment too' }]);
   }
   return {
     ...(query.from !== undefined && { from: query.from }),
@@ -89,6 +94,8 @@ function trafficFilter(query: Record<string, unknown> & { from?: number; to?: nu
     ...(query.version !== undefined && { version: query.version }),
     ...(query.success !== undefined && { success: query.success }),
     ...(outcomeKey !== undefined && { outcome: { field: outcomeKey.slice(OUTCOME_PREFIX.length), value: String(query[outcomeKey]) } }),
+    ...(query.experiment !== undefined && { experiment: query.experiment }),
+    ...(query.arm !== undefined && { arm: query.arm }),
   };
 }
 
@@ -110,7 +117,7 @@ export async function analyticsRoutes(server: FastifyInstance): Promise<void> {
     const traffic = await store.analytics.flowTraffic(flow, filter);
     return {
       flow_id: flow.flowId,
-      filter: { from: filter.from ?? null, to: filter.to ?? null, version: filter.version ?? null, success: filter.success ?? null, outcome: filter.outcome ?? null },
+      filter: { from: filter.from ?? null, to: filter.to ?? null, version: filter.version ?? null, success: filter.success ?? null, outcome: filter.outcome ?? null, experiment: filter.experiment ?? null, arm: filter.arm ?? null },
       ...traffic,
     };
   });

@@ -12,6 +12,8 @@ export const FlowTrafficView = z.object({
     version: z.union([z.number(), z.literal('draft')]).nullable(),
     success: z.enum(['true', 'false', 'unknown']).nullable(),
     outcome: z.object({ field: z.string(), value: z.string() }).nullable(),
+    experiment: z.string().nullable(),
+    arm: z.number().nullable(),
   }),
   /** Sessions of the flow that connected, in the range and passing the filters. */
   calls: z.number(),

@@ -14,6 +14,10 @@ export interface TrafficFilter {
   success?: 'true' | 'false' | 'unknown';
   /** One field of the analysed outcome and the value it must have (compared as text; true/false for booleans). */
   outcome?: { field: string; value: string };
+  /** The sessions an experiment assigned (docs/api.md#experiments). */
+  experiment?: string;
+  /** Of those, the ones given this arm (a version number). */
+  arm?: number;
 }
 
 /** One flow of one account. */

@@ -26,6 +26,8 @@ export function trafficConditions(flow: FlowRef, filter: TrafficFilter, d: Analy
   else where.push('s.flow_draft = 0');
   if (filter.success !== undefined) where.push(`a.success = ${d.param(filter.success)}`);
   if (filter.outcome !== undefined) where.push(`a.state = 'done' AND ${d.outcomeText(filter.outcome.field)} = ${d.param(filter.outcome.value)}`);
+  if (filter.experiment !== undefined) where.push(`s.experiment_id = ${d.param(filter.experiment)}`);
+  if (filter.arm !== undefined) where.push(`s.experiment_arm = ${d.param(filter.arm)}`);
   return where.join(' AND ');
 }
 
