@@ -184,7 +184,7 @@ describe('the traffic of a flow', () => {
     expect(body.states.find((s: any) => s.state === 'confirmed')).toEqual({ state: 'confirmed', calls: 2 });
     expect(body.transitions.find((t: any) => t.from === 'ask' && t.to === 'confirmed')).toEqual({ from: 'ask', to: 'confirmed', tool: 'book', calls: 2, times: 3 });
     expect(body.ends).toContainEqual({ state: 'person', reason: 'transferred', calls: 1 });
-    expect(body.filter).toEqual({ from: null, to: null, version: null, success: null, outcome: null });
+    expect(body.filter).toEqual({ from: null, to: null, version: null, success: null, outcome: null, experiment: null, arm: null });
   });
 
   it('narrows to a version, the draft, a time range, a success value and an outcome field, together', async () => {
