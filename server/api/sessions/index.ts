@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -226,19 +226,24 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
   });
 }
 
-/** Bytes [start, end] of a recording, its first ones taken from `header` when given instead of the file. */
+/**
+ * Bytes [start, end] of a recording, its first ones taken from `header` when given instead of the
+ * file. The header and the file's stream go through one PassThrough: as Readable.from() over an
+ * async generator that yielded the header and then the file's stream, the body sometimes never
+ * ended after its last byte, and the response (and the server's close) waited for it a minute.
+ */
 function recordingBytes(path: string, header: Buffer | null, start: number, end: number): Buffer | Readable {
   if (!header || start >= header.length) return createReadStream(path, { start, end });
   const head = header.subarray(start, Math.min(end + 1, header.length));
   if (end < header.length) return head;
-  return Readable.from(
-    (async function* () {
-      yield head;
-      // Opened once the header is taken, so a client gone before then leaves no file open.
-      yield* createReadStream(path, { start: header.length, end });
-    })(),
-    { objectMode: false },
-  );
+  const body = new PassThrough();
+  body.write(head);
+  const file = createReadStream(path, { start: header.length, end });
+  file.once('error', (error) => body.destroy(error));
+  // A client gone before the end leaves no file open.
+  body.once('close', () => file.destroy());
+  file.pipe(body);
+  return body;
 }
 
 /** One `bytes=a-b`, `bytes=a-` or `bytes=-n` range within `size`; null when absent, 'bad' when unsatisfiable. */
