@@ -2,6 +2,7 @@
 // same version numbers, so a database of either kind at version n holds the same tables and a
 // copy from one to the other (migrate-store) is column for column. A released migration is never
 // edited: a change is a new entry at the end, in both files.
+// Over 400 lines: the whole history, one numbered script after another, as in the sql.js file.
 //
 // Translation rules (docs/hosting.md): ids stay TEXT made in JS; times stay Unix seconds as
 // DOUBLE PRECISION passed in as parameters (db.now(), injectable in tests), never now() in SQL;

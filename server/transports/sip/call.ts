@@ -14,6 +14,8 @@
 // URI as the flow gives it; the NOTIFYs' sipfrag decides it: 2xx, the caller is the target's, we
 // send BYE and the session ends `transferred`; 3xx-6xx, a refused REFER or no final word within
 // a minute, the flow goes on to `on_failed`.
+// Over 400 lines: the dialog's requests, the RTP in and out and the bridge of a warm transfer act
+// on the same call state, and split they would pass it back and forth.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { TransferAction, VoiceSession, WarmTransferHelp } from '../../engine/session.ts';

@@ -1,4 +1,6 @@
 // The SIP endpoint: its listeners, the transaction layer, and what answers each request.
+// Over 400 lines: every request method's answer and the trust checks share the listeners and
+// the transaction layer set up here.
 //
 // A new INVITE is answered by the flow of the `sip` phone number whose user part is the
 // Request-URI's user (`sip:1000@…`, or `sip:+15551234567@…`), from the account that bound it,

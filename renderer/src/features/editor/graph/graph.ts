@@ -1,6 +1,8 @@
 // The graph the editor draws, derived from the flow's data (STYLE: the document is the source of
 // truth, graph nodes and edges are derived from it). One card per state, one link per
 // transition labelled with its tool, and a self-loop for every listed tool that stays.
+// Over 400 lines: every key a state can carry becomes a card mark or an edge here, in one pass
+// over the document, so what the canvas shows is derived in one place.
 //
 // the extended flow keys show too: a state's on-entry line, one that ends the call, one that cannot
 // be interrupted, the global tools that lead to it, and an http tool's result branches
