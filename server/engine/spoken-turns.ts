@@ -42,6 +42,13 @@ export interface SpokenTurnsOptions {
   turnModel?: EndOfTurnModel | null;
 }
 
+/**
+ * The longest the end of a turn waits on voiced audio the VAD has neither confirmed as speech nor
+ * seen fade: a SIP caller's audio may simply stop (no packets after its last words, or silence
+ * suppression), and with no frames the VAD says nothing more. Confirmation takes 200 ms of audio.
+ */
+const VOICING_HOLD_MAX_MS = 600;
+
 /** What the end-of-turn model hears: the turn's last 8 s of speech at 16 kHz. */
 const MODEL_SAMPLES = 8 * 16_000;
 
@@ -60,6 +67,8 @@ interface OpenTurn {
   voicing: boolean;
   /** The turn's end, decided and waiting for its silence: run again when a fading blip lets it. */
   pendingEnd: (() => void) | null;
+  /** Gives up on voiced audio that is neither confirmed nor faded (the caller's audio stopped). */
+  voicingTimer: NodeJS.Timeout | null;
   /** The agent was paused for this speech and its fate is not decided yet. */
   overAgent: boolean;
   /** What the recognizer gave at each pause so far. */
@@ -135,7 +144,7 @@ export class SpokenTurns {
     if (open) {
       // The caller goes on after a pause: the same turn, and its end is decided again.
       open.speaking = true;
-      open.voicing = false;
+      this.stopVoicingHold(open);
       open.pendingEnd = null;
       if (open.timer) clearTimeout(open.timer);
       open.timer = null;
@@ -154,7 +163,7 @@ export class SpokenTurns {
       this.out.push({ type: 'interrupt' });
     }
     if (turn === null || (!overAgent && !isAdaptive(turn.policy))) return;
-    const started: OpenTurn = { startedAt: this.now, speaking: true, voicing: false, pendingEnd: null, overAgent, words: [], interim: null, lastVoicedAt: this.now, timer: null, durationTimer: null, audio: [], audioSamples: 0 };
+    const started: OpenTurn = { startedAt: this.now, speaking: true, voicing: false, pendingEnd: null, voicingTimer: null, overAgent, words: [], interim: null, lastVoicedAt: this.now, timer: null, durationTimer: null, audio: [], audioSamples: 0 };
     this.open = started;
     if (this.options.turnModel) keepAudio(started, preRoll);
     if (overAgent) {
@@ -279,11 +288,23 @@ export class SpokenTurns {
    * later), and the turn could end in between: the agent answered half a sentence.
    */
   private voicing(open: OpenTurn, voicing: boolean): void {
-    open.voicing = voicing;
-    if (voicing) return;
+    this.stopVoicingHold(open);
+    if (voicing) {
+      open.voicing = true;
+      open.voicingTimer = setTimeout(() => {
+        if (this.open === open && !open.speaking) this.voicing(open, false);
+      }, VOICING_HOLD_MAX_MS);
+      return;
+    }
     const end = open.pendingEnd;
     open.pendingEnd = null;
     end?.();
+  }
+
+  private stopVoicingHold(open: OpenTurn): void {
+    open.voicing = false;
+    if (open.voicingTimer) clearTimeout(open.voicingTimer);
+    open.voicingTimer = null;
   }
 
   private finishTurn(open: OpenTurn, endedAt: number, decision: EndOfTurnDecision, text: string): void {
@@ -308,6 +329,7 @@ export class SpokenTurns {
     if (!open) return;
     if (open.timer) clearTimeout(open.timer);
     if (open.durationTimer) clearTimeout(open.durationTimer);
+    if (open.voicingTimer) clearTimeout(open.voicingTimer);
     this.open = null;
   }
 

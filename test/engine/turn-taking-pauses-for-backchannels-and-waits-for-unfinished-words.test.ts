@@ -138,6 +138,20 @@ it('ends the turn once voiced audio in the pause fades unconfirmed (a click, a b
   expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 800, reason: 'default', transcript: "I'd like to book a table" }]);
 });
 
+it('ends the turn when voiced audio in the pause is neither confirmed nor fades: the caller\'s audio stopped (a SIP caller sends no more packets)', async () => {
+  const rig = await startScriptedSession({ mode: 'assistant', model: [{ text: 'Hello.' }, { text: 'A table, noted.' }], transcripts: ["I'd like to book a table"], transcribeAfterMs: 100 });
+  await rig.run(2_000);
+  rig.user.startsSpeaking();
+  await rig.run(1_200);
+  rig.user.stopsSpeaking(250);
+  await rig.run(400);
+  rig.user.voiceBegins();
+  await rig.run(500);
+  expect(rig.ofType('turn_end')).toEqual([]);
+  await rig.run(200);
+  expect(rig.ofType('turn_end')).toEqual([{ type: 'turn_end', wait_ms: 800, reason: 'default', transcript: "I'd like to book a table" }]);
+});
+
 it('with the baseline policy, stops the agent at "uh-huh" at once, as the engine always did', async () => {
   const rig = await storyPlaying(['uh-huh'], BASELINE_TURN_POLICY);
   const before = rig.events.length;

@@ -120,6 +120,13 @@ export class RtpStream {
   private recording: LineRecordingTap | null = null;
   private closed = false;
   private problemTold = false;
+  /**
+   * When the caller's audio was last heard or stood in for by silence (performance.now()); null
+   * before their first audio packet. A peer may stop sending in silence (silence suppression, or
+   * a caller's audio that simply ends): past a grace of a few frames, silence is fed in its place
+   * at the frame rate, so the VAD hears the pause and the caller's turn can end.
+   */
+  private inboundUntil: number | null = null;
 
   constructor(
     private readonly socket: Socket,
@@ -212,6 +219,7 @@ export class RtpStream {
   }
 
   private tick(): void {
+    this.fillInboundSilence();
     const due = Math.floor((performance.now() - this.clockStart) / FRAME_MS);
     let owed = due - this.ticks;
     if (owed <= 0) return;
@@ -268,7 +276,23 @@ export class RtpStream {
       return;
     }
     if (payloadType !== this.target.payloadType) return; // comfort noise, another codec: not ours to play
+    this.inboundUntil = performance.now();
     this.jitter.push(sequenceNumber, packet.payload);
+  }
+
+  private fillInboundSilence(): void {
+    if (this.inboundUntil === null) return;
+    const now = performance.now();
+    if (now - this.inboundUntil < INBOUND_SILENCE_AFTER_MS) return;
+    // Frames of silence up to now, at most a second's worth at once (after a stall of the process).
+    const frames = Math.min(50, Math.floor((now - this.inboundUntil) / FRAME_MS));
+    for (let i = 0; i < frames; i++) {
+      const narrow = new Int16Array(SAMPLES_PER_PACKET);
+      this.recording?.caller(narrow);
+      const pcm = this.up.process(narrow);
+      if (pcm.length > 0) this.callbacks.audio(pcm);
+    }
+    this.inboundUntil = now;
   }
 
   private decode(payload: Buffer | null): void {
@@ -307,6 +331,9 @@ const silences: Record<G711Law, Uint8Array> = {
   mulaw: new Uint8Array(SAMPLES_PER_PACKET).fill(G711_SILENCE.mulaw),
   alaw: new Uint8Array(SAMPLES_PER_PACKET).fill(G711_SILENCE.alaw),
 };
+
+/** No audio packet from the caller for this long: their silence is fed to the engine in its place. */
+const INBOUND_SILENCE_AFTER_MS = 100;
 
 function silence(law: G711Law): Uint8Array {
   return silences[law];
