@@ -29,6 +29,7 @@ import { openPostgres, redactDatabaseUrl, type PgDatabase } from './store/postgr
 import { secretContext } from './security/secret-box.ts';
 import { carrierCredentialContext } from './security/carrier-credentials.ts';
 import { StoreError } from './store/store.ts';
+import { UsageError } from './cli-args.ts';
 
 export const MIGRATE_USAGE = `Usage: voxflow migrate-store --from DATA_DIR --to postgres://USER@HOST:PORT/DATABASE [options]
 
@@ -61,7 +62,6 @@ export interface MigrateCommandIo {
   stderr(text: string): Promise<void> | void;
 }
 
-class UsageError extends Error {}
 
 interface MigrateArgs {
   from: string;

@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { junitReport, prettyReport, REPORTERS, type ReporterName } from './testing/reporters.ts';
 import type { SuiteResult } from './testing/results.ts';
 import { MAX_REPLAYED_SESSIONS } from './testing/replay.ts';
+import { UsageError, readArgs } from './cli-args.ts';
 
 /** The variables the command reads (the server reads neither: they say which server to ask, and with what key). */
 export const REPLAY_VARIABLES = ['VOXFLOW_SERVER', 'VOXFLOW_API_KEY'] as const;
@@ -37,7 +38,6 @@ export interface ReplayCommandIo {
   stderr(text: string): Promise<void> | void;
 }
 
-class UsageError extends Error {}
 /** The replay could not be run or finished: exit 2 with this message. */
 class CannotReplay extends Error {}
 
@@ -66,20 +66,7 @@ const RUN_WAIT_MS = 20 * 60_000;
 function parseReplayArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ReplayArgs {
   const out: ReplayArgs = { server: env.VOXFLOW_SERVER ?? '', apiKey: env.VOXFLOW_API_KEY ?? '', flowId: '', sessions: 5, reporter: 'pretty', output: null, minPassRate: 1, help: false };
   const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    const number = (min: number, max: number) => {
-      const text = value();
-      const n = Number(text);
-      if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new UsageError(`${flag} must be a number from ${min} to ${max}, not ${text}`);
-      return n;
-    };
+  for (const { arg, flag, value, number } of readArgs(argv)) {
     switch (flag) {
       case '--help':
       case '-h':

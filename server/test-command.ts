@@ -17,6 +17,7 @@ import { configuredProviders } from './testing/configured-providers.ts';
 import { junitReport, prettyReport, REPORTERS, type ReporterName } from './testing/reporters.ts';
 import type { TestMode } from './testing/results.ts';
 import { MAX_REPEAT, MAX_SPEED, RunnerSetupError, TEST_MODES, runTests } from './testing/run-tests.ts';
+import { UsageError, readArgs } from './cli-args.ts';
 
 /**
  * Runs of one test played at once from the command line: the model's provider is the one limit
@@ -52,7 +53,6 @@ export interface TestCommandIo {
   stderr(text: string): Promise<void> | void;
 }
 
-class UsageError extends Error {}
 
 
 interface TestArgs {
@@ -73,20 +73,7 @@ interface TestArgs {
 function parseTestArgs(argv: readonly string[]): TestArgs {
   const out: TestArgs = { flowPath: '', testsPath: '', mode: 'scripted', reporter: 'pretty', output: null, repeat: 1, minPassRate: 1, speed: 1, parallel: DEFAULT_PARALLEL, help: false, rest: [] };
   const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    const number = (min: number, max: number) => {
-      const text = value();
-      const n = Number(text);
-      if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`${flag} must be a number from ${min} to ${max}, not ${text}`);
-      return n;
-    };
+  for (const { arg, flag, value, number, valueIfAny } of readArgs(argv)) {
     switch (flag) {
       case '--help':
       case '-h':
@@ -125,7 +112,8 @@ function parseTestArgs(argv: readonly string[]): TestArgs {
       default:
         if (arg.startsWith('-')) {
           out.rest.push(arg);
-          if (inline === undefined && argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) out.rest.push(argv[++i]!);
+          const next = valueIfAny();
+          if (next !== undefined) out.rest.push(next);
         } else {
           positionals.push(arg);
         }

@@ -50,7 +50,7 @@ export const RULES: Record<Layer, Rule> = {
    * events (their types only), so nothing below knows it is watched.
    */
   observability: { value: ['errors', 'protocol'], types: ['config', 'engine', 'store'] },
-  /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, replay-command.ts, migrate-command.ts: they put the server (or a CLI command) together. */
+  /** app.ts, serve.ts, main.ts, studio.ts, test-command.ts, replay-command.ts, migrate-command.ts, cli-args.ts: they put the server (or a CLI command) together. */
   composition: { value: ['errors', 'config', 'catalog', 'flow', 'protocol', 'audio', 'concurrency', 'security', 'store', 'cluster', 'providers', 'billing', 'jobs', 'engine', 'outcomes', 'testing', 'http', 'api', 'transports', 'observability'] },
   /** The studio imports only the pure modules (one validator, one protocol, one vendor list). */
   renderer: { value: ['flow', 'protocol', 'catalog', 'resources'], types: ['electron'] },
@@ -60,7 +60,7 @@ export const RULES: Record<Layer, Rule> = {
   test: { value: [] },
 };
 
-const COMPOSITION = new Set(['app', 'serve', 'main', 'studio', 'test-command', 'replay-command', 'migrate-command']);
+const COMPOSITION = new Set(['app', 'serve', 'main', 'studio', 'test-command', 'replay-command', 'migrate-command', 'cli-args']);
 
 export function layerOf(path: string): Layer | null {
   if (path === 'server/providers/catalog.ts') return 'catalog';
