@@ -1,6 +1,8 @@
 // The state machine one session runs: which prompt and tools the model sees, and what a tool
 // call does to the state and the variables. Pure and deterministic, so the studio can replay a
 // flow in the browser exactly as the engine runs it.
+// A little over 400 lines, one idea: one tool call's effect on the state, kept in one place so
+// the engine and the studio cannot disagree about it.
 //
 // The extended keys add what the runtime decides without the model (on-entry actions, global tools,
 // result transitions); what takes time or the network (an http tool's request, speaking, ending

@@ -102,15 +102,22 @@ it('keeps "I\'d like to book a table on… Tuesday" one turn across a 700 ms pau
   expect(rig.ofType('metrics').at(-1)?.endpointing_ms).toBe(800);
 });
 
-it('hears the caller go on after a pause shorter than the wait before the detector confirms it: "I\'d like to book a table… for four" stays one turn', async () => {
-  const rig = await startScriptedSession({ mode: 'assistant', model: [{ text: 'Hello.' }, { text: 'A table for four.' }], transcripts: ["I'd like to book a table", 'for four'], transcribeAfterMs: 100 });
+/**
+ * "I'd like to book a table", then a pause: reported at the VAD's shortest wait (250 ms ago), the
+ * words look complete, so the turn ends 800 ms after the last voiced audio. Returns 650 ms in.
+ */
+async function pausedAfterCompleteWords(transcripts: string[], reply: string): Promise<ScriptedSession> {
+  const rig = await startScriptedSession({ mode: 'assistant', model: [{ text: 'Hello.' }, { text: reply }], transcripts, transcribeAfterMs: 100 });
   await rig.run(2_000);
   rig.user.startsSpeaking();
   await rig.run(1_200);
-  // The pause is reported at the VAD's shortest wait (250 ms); the words look complete, so the
-  // turn would end 800 ms after the last voiced audio.
   rig.user.stopsSpeaking(250);
   await rig.run(400);
+  return rig;
+}
+
+it('hears the caller go on after a pause shorter than the wait before the detector confirms it: "I\'d like to book a table… for four" stays one turn', async () => {
+  const rig = await pausedAfterCompleteWords(["I'd like to book a table", 'for four'], 'A table for four.');
   // At 650 ms the caller goes on: voiced audio, confirmed as speech only 200 ms later, past 800.
   rig.user.voiceBegins();
   await rig.run(200);
@@ -124,12 +131,7 @@ it('hears the caller go on after a pause shorter than the wait before the detect
 });
 
 it('ends the turn once voiced audio in the pause fades unconfirmed (a click, a breath)', async () => {
-  const rig = await startScriptedSession({ mode: 'assistant', model: [{ text: 'Hello.' }, { text: 'A table, noted.' }], transcripts: ["I'd like to book a table"], transcribeAfterMs: 100 });
-  await rig.run(2_000);
-  rig.user.startsSpeaking();
-  await rig.run(1_200);
-  rig.user.stopsSpeaking(250);
-  await rig.run(400);
+  const rig = await pausedAfterCompleteWords(["I'd like to book a table"], 'A table, noted.');
   rig.user.voiceBegins();
   await rig.run(300);
   expect(rig.ofType('turn_end')).toEqual([]);
@@ -139,12 +141,7 @@ it('ends the turn once voiced audio in the pause fades unconfirmed (a click, a b
 });
 
 it('ends the turn when voiced audio in the pause is neither confirmed nor fades: the caller\'s audio stopped (a SIP caller sends no more packets)', async () => {
-  const rig = await startScriptedSession({ mode: 'assistant', model: [{ text: 'Hello.' }, { text: 'A table, noted.' }], transcripts: ["I'd like to book a table"], transcribeAfterMs: 100 });
-  await rig.run(2_000);
-  rig.user.startsSpeaking();
-  await rig.run(1_200);
-  rig.user.stopsSpeaking(250);
-  await rig.run(400);
+  const rig = await pausedAfterCompleteWords(["I'd like to book a table"], 'A table, noted.');
   rig.user.voiceBegins();
   await rig.run(500);
   expect(rig.ofType('turn_end')).toEqual([]);
