@@ -206,18 +206,22 @@ describe('the flow editor with the extended keys', () => {
     await url.press('Enter');
 
     await page.keyboard.press('Control+s');
-    await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.tools?.check_availability?.http, WAIT).toEqual({
+    // Waits on the last edit as well: on a busy machine the draft may also have been autosaved
+    // in a pause between the edits, with the shared tool's changes but not yet the URL.
+    await expect.poll(async () => {
+      const saved = parseFlow(await storedYaml(rig, id)).document;
+      return [saved?.tools?.check_availability?.http, saved?.states.offer_slot?.tools?.confirm_booking];
+    }, WAIT).toEqual([{
       url: 'https://clinic.example.com/voxflow/availability',
       timeout_ms: 8000,
       headers: { Authorization: 'Bearer {secret.clinic_api_token}', 'X-Header-1': '{secret.clinic_id}' },
       store: { slot: 'slot' },
       method: 'PUT',
-    });
+    }, { description: 'The caller accepts the offered slot.', http: { url: 'https://clinic.example.com/voxflow/book' } }]);
     const text = await storedYaml(rig, id);
     const flow = parseFlow(text).document!;
     expect(flow.states.welcome!.transitions!.on_tool_result).toEqual({ check_availability: ['offer_slot'] });
     expect(flow.states.ask_day!.transitions!.on_tool_result).toEqual({ check_availability: ['offer_slot', 'ask_day'] });
-    expect(flow.states.offer_slot!.tools!.confirm_booking).toEqual({ description: 'The caller accepts the offered slot.', http: { url: 'https://clinic.example.com/voxflow/book' } });
     expect(text).not.toContain('maple-street-7');
     await page.close();
   });

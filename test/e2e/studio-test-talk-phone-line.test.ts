@@ -9,11 +9,23 @@ import { launchChromium, say, tempDir, useSpokenMic, writeMicWav, type TestBrows
 import { signInBrowser } from './studio.ts';
 
 interface Bands {
-  /** Summed power of the speech band (300–3400 Hz) over the frames that carried voice. */
-  speech: number;
-  /** Summed power above the phone line's edge (4.5–7.5 kHz) over the same frames. */
-  above: number;
-  frames: number;
+  /** Per frame that carried voice: the power of the speech band (300–3400 Hz). */
+  speech: number[];
+  /** Per frame, the power above the phone line's edge (4.5–7.5 kHz). */
+  above: number[];
+}
+
+/**
+ * The power above the line's edge relative to the speech band's, summed over the voiced frames
+ * but for the tenth with the most above the edge: on a busy machine the page's audio sometimes
+ * glitches, and a click is loud at every frequency, the line's or not. A tenth of the frames is
+ * far more than the clicks and far less than the fricatives that give wideband speech its edge.
+ */
+function edgeRatio(bands: Bands, keep = 0.9): number {
+  const frames = bands.speech.map((speech, i) => ({ speech, above: bands.above[i]! }));
+  frames.sort((a, b) => a.above / a.speech - b.above / b.speech);
+  const kept = frames.slice(0, Math.ceil(frames.length * keep));
+  return kept.reduce((sum, f) => sum + f.above, 0) / kept.reduce((sum, f) => sum + f.speech, 0);
 }
 
 /**
@@ -34,7 +46,7 @@ async function listenToAgent(panel: Locator): Promise<void> {
     context.createMediaStreamSource(el.srcObject).connect(analyser);
     const bins = new Float32Array(analyser.frequencyBinCount);
     const hzPerBin = context.sampleRate / analyser.fftSize;
-    const bands = { speech: 0, above: 0, frames: 0 };
+    const bands = { speech: [] as number[], above: [] as number[] };
     const timer = setInterval(() => {
       analyser.getFloatFrequencyData(bins);
       let speech = 0;
@@ -47,9 +59,8 @@ async function listenToAgent(panel: Locator): Promise<void> {
       });
       // Silence between words says nothing about the line.
       if (speech > 1e-5) {
-        bands.speech += speech;
-        bands.above += above;
-        bands.frames++;
+        bands.speech.push(speech);
+        bands.above.push(above);
       }
     }, 20);
     page.agentBands = { bands, stop: () => (clearInterval(timer), void context.close()) };
@@ -60,7 +71,7 @@ function heardBands(page: Page): Promise<Bands> {
   return page.evaluate(() => {
     const { bands, stop } = (globalThis as any).agentBands;
     stop();
-    return { ...bands };
+    return { speech: [...bands.speech], above: [...bands.above] };
   });
 }
 
@@ -123,11 +134,11 @@ describe('test-talk over a phone line', () => {
     await panel.getByRole('button', { name: 'End', exact: true }).click();
     await expect.poll(status, { timeout: 10_000 }).toBe('Ended');
 
-    const onLineRatio = onLine.above / onLine.speech;
-    const wideRatio = wide.above / wide.speech;
-    console.info(`agent voice above 4.5 kHz, relative to 300–3400 Hz: phone line ${onLineRatio.toExponential(2)} (${onLine.frames} frames), wideband ${wideRatio.toExponential(2)} (${wide.frames} frames)`);
-    expect(onLine.frames).toBeGreaterThan(20);
-    expect(wide.frames).toBeGreaterThan(20);
+    const onLineRatio = edgeRatio(onLine);
+    const wideRatio = edgeRatio(wide);
+    console.info(`agent voice above 4.5 kHz, relative to 300–3400 Hz: phone line ${onLineRatio.toExponential(2)} (${onLine.speech.length} frames), wideband ${wideRatio.toExponential(2)} (${wide.speech.length} frames); every frame kept: ${edgeRatio(onLine, 1).toExponential(2)}, ${edgeRatio(wide, 1).toExponential(2)}`);
+    expect(onLine.speech.length).toBeGreaterThan(20);
+    expect(wide.speech.length).toBeGreaterThan(20);
     // Without the line, the voice's fricatives reach well above 4 kHz; through it, next to nothing does.
     expect(wideRatio).toBeGreaterThan(3e-4);
     expect(onLineRatio).toBeLessThan(wideRatio / 20);

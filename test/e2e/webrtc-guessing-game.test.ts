@@ -47,7 +47,14 @@ describe('the guessing game over WebRTC from the /test page', () => {
   }
   /** Waits for the agent to finish `line`, then says `words`. */
   async function answer(page: Page, line: string, words: string): Promise<void> {
-    await expect.poll(() => agentDoneSaying(page, line), { timeout: 20_000, interval: 200 }).toBe(true);
+    try {
+      await expect.poll(() => agentDoneSaying(page, line), { timeout: 30_000, interval: 200 }).toBe(true);
+    } catch (error) {
+      // What the page heard from the server, to tell a stalled voice from a missing event.
+      const events = await pageEvents(page);
+      console.info(`waiting for the agent to finish "${line}"; the page's events:\n${events.map((e) => `  ${e.type}${e.role ? ` ${e.role}` : ''}${e.text ? ` ${JSON.stringify(e.text)}` : ''}${e.decision ? ` ${e.decision}` : ''}`).join('\n')}`);
+      throw error;
+    }
     await say(page, words);
   }
 
