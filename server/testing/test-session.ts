@@ -53,6 +53,8 @@ export class TestSession {
   private readonly caller: CallerAudio | null;
   private modelCalls = 0;
   private flushes = 0;
+  /** Ends settle()'s current wait early: something it looks at may have changed. */
+  #wake: (() => void) | null = null;
   private readonly startedAt: number;
 
   constructor(private readonly setup: TestSessionSetup) {
@@ -84,7 +86,10 @@ export class TestSession {
         sendToolRequest: setup.sendToolRequest ?? null,
       },
       {
-        sendEvent: (event) => void this.events.push({ at: clock.now() - this.startedAt, wall: performance.now(), event: structuredClone(event) }),
+        sendEvent: (event) => {
+          this.events.push({ at: clock.now() - this.startedAt, wall: performance.now(), event: structuredClone(event) });
+          this.wake();
+        },
         sendAudio: () => {},
         close: () => {},
         // A flow test has no phone line: a transfer, cold or warm, is taken as made (the person
@@ -148,9 +153,30 @@ export class TestSession {
         clock.advance(FRAME_MS);
         await nextTurnOfLoop();
       } else {
-        await sleep(clock.stepped ? 1 : 10);
+        await this.nextChange(clock.stepped ? 1 : 10);
       }
     }
+  }
+
+  /**
+   * Waits for an event, the model's answer or a transcript to come in, or `ms` at most (the
+   * session's idleness can change without any of those). Polling alone cost a typed run about a
+   * millisecond and a half a turn: a timer of 1 ms fires after 1–2 ms.
+   */
+  private nextChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.#wake === done) this.#wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake = done;
+    });
+  }
+
+  private wake(): void {
+    this.#wake?.();
   }
 
   async end(): Promise<void> {
@@ -186,7 +212,7 @@ export class TestSession {
 
   /** The model, counted while it answers: the agent is not done while it thinks. */
   private watchModel(llm: LanguageModel): LanguageModel {
-    const counter = { inc: () => this.modelCalls++, dec: () => this.modelCalls-- };
+    const counter = { inc: () => this.modelCalls++, dec: () => (this.modelCalls--, this.wake()) };
     return {
       provider: llm.provider,
       model: llm.model,
@@ -203,7 +229,7 @@ export class TestSession {
 
   /** The transcriber, counted while it finalizes a turn. */
   private watchTranscriber(stt: SpeechToText): SpeechToText {
-    const counter = { inc: () => this.flushes++, dec: () => this.flushes-- };
+    const counter = { inc: () => this.flushes++, dec: () => (this.flushes--, this.wake()) };
     return {
       provider: stt.provider,
       open(options): TranscriptionStream {
