@@ -93,8 +93,10 @@ export async function runCallerCall(flow: FlowDocument, test: FlowTest, caller: 
       }
       turns++;
       if (spoken) {
-        const speech = await synthesizeLines(tts!, [move.say], signal);
-        session.speak(speech.get(move.say)!);
+        const speech = (await synthesizeLines(tts!, [move.say], signal)).get(move.say)!;
+        // Words the voice cannot say (nothing but emoji, say) would leave the session waiting for a turn that never comes.
+        if (speech.length === 0) throw new Error(`the voice made no sound of the simulated caller's turn "${move.say}"`);
+        session.speak(speech);
       } else {
         session.type(move.say);
       }

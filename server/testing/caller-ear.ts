@@ -21,7 +21,12 @@ export class CallerEar {
 
   /** What the caller heard of the agent since its last turn ('' when the agent said nothing it could make out). */
   async heardSinceLastTurn(signal: AbortSignal): Promise<string> {
-    return (await this.stream.flush(signal)).trim();
+    try {
+      return (await this.stream.flush(signal)).trim();
+    } catch (error) {
+      signal.throwIfAborted();
+      throw new Error(`the simulated caller could not hear the agent: speech to text failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    }
   }
 
   close(): void {
