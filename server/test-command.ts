@@ -34,6 +34,8 @@ Options:
   --mode scripted|model|audio  scripted (default): the tests name the agent's tool calls, no model;
                                model: the configured LLM plays the agent;
                                audio: the caller's turns are spoken (flite) through VAD and STT
+                               (a simulated caller talks with the configured LLM's agent, and
+                               hears it through STT)
   --reporter pretty|junit      pretty (default) for a terminal, junit (JUnit XML) for CI
   --output FILE                also write the report to FILE
   --runs N, --repeat N         model mode: run each test N times (1-${MAX_REPEAT}) and report the pass rate
@@ -175,7 +177,7 @@ export async function runTestCommand(argv: readonly string[], env: NodeJS.Proces
   if (warnings.length > 0) await io.stderr(`${describeDiagnostics(args.testsPath, warnings)}\n`);
 
   try {
-    const providers = await configuredProviders(providerSettings, args.mode);
+    const providers = await configuredProviders(providerSettings, args.mode, args.mode === 'model' || tests.tests.some((t) => t.caller !== undefined));
     const result = await runTests(flow.document, tests.tests, {
       mode: args.mode,
       providers,

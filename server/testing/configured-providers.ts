@@ -24,13 +24,18 @@ async function textToSpeech(p: Providers['tts']): Promise<TextToSpeech> {
   return hosted ?? createFliteTts({ voice: FLITE_VOICES.includes(p.voice as FliteVoice) ? (p.voice as FliteVoice) : undefined });
 }
 
-/** What `mode` needs of the configured providers; the embedded voice and VAD are loaded here. */
-export async function configuredProviders(providers: Providers, mode: TestMode): Promise<RunnerProviders> {
+/**
+ * What `mode` needs of the configured providers; the embedded voice and VAD are loaded here. An
+ * audio run of simulated callers also needs the language model (`withModel`): it plays both the
+ * caller and the agent.
+ */
+export async function configuredProviders(providers: Providers, mode: TestMode, withModel = mode === 'model'): Promise<RunnerProviders> {
   if (mode === 'scripted') return {};
-  if (mode === 'model') return { llm: await createHostedProvider('llm', providers.llm.provider, connection(providers.llm)) };
+  const llm = withModel ? { llm: await createHostedProvider('llm', providers.llm.provider, connection(providers.llm)) } : {};
+  if (mode === 'model') return llm;
   const vad = createSileroVad();
   await vad.load();
-  return { stt: await createHostedProvider('stt', providers.stt.provider, connection(providers.stt)), tts: await textToSpeech(providers.tts), vad };
+  return { ...llm, stt: await createHostedProvider('stt', providers.stt.provider, connection(providers.stt)), tts: await textToSpeech(providers.tts), vad };
 }
 
 /** The embedded voice activity model (Silero, the worker the server's sessions share), loaded. */

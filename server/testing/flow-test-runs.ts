@@ -77,8 +77,18 @@ export interface StartedRun {
   estimatedCostCents: number;
 }
 
-/** The parts a mode's calls use, and so pay for. */
+/**
+ * The parts a mode's calls use, and so pay for. A spoken simulated caller's call (audio mode)
+ * uses all three: the model plays the caller and the agent, the voice speaks both, and speech to
+ * text hears both.
+ */
 const PAID_PARTS = { scripted: [], model: ['llm'], audio: ['stt', 'tts'] } as const;
+const SPOKEN_CALLER_PARTS = ['llm', 'stt', 'tts'] as const;
+
+/** The parts one call of `test` uses in `mode`. */
+function partsOf(test: FlowTest, mode: TestMode): readonly ('llm' | 'stt' | 'tts')[] {
+  return mode === 'audio' && test.caller !== undefined ? SPOKEN_CALLER_PARTS : PAID_PARTS[mode];
+}
 
 type Admission = Awaited<ReturnType<VoiceEngine['admit']>>;
 /** The run's place among the account's live sessions, and the further places its parallel runs hold. */
@@ -281,7 +291,7 @@ export class FlowTestRuns {
       }
       const { partPrices } = admitted.admission.providers;
       const calls = simulatedCalls(parsed.tests, options);
-      estimatedCostCents = calls * PAID_PARTS[request.mode].reduce((cents, part) => cents + partPrices[part], 0);
+      estimatedCostCents = parsed.tests.reduce((cents, test) => cents + runsOf(test, options) * partsOf(test, request.mode).reduce((sum, part) => sum + partPrices[part], 0), 0);
       if (estimatedCostCents > 0) {
         const balance = await store.credits.balance(accountId);
         if (balance < estimatedCostCents) {
@@ -298,7 +308,8 @@ export class FlowTestRuns {
       }
       else {
         const vad = await embeddedVoiceActivity().catch(() => null);
-        options.providers = { stt, tts, vad };
+        // A spoken simulated caller talks with the model's agent, and the model plays the caller.
+        options.providers = parsed.tests.some((test) => test.caller !== undefined) ? { llm, stt, tts, vad } : { stt, tts, vad };
       }
     }
     try {

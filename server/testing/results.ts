@@ -69,6 +69,20 @@ export interface TestRun {
   caller?: { turns: number; ended_by: 'caller' | 'flow' | 'max_turns'; reason: string | null };
   /** The judge's verdict per criterion, when the test has a judge and the call was judged. */
   judgement?: Judgement | null;
+  /** A spoken simulated caller's run (audio mode): each of its turns as said and as heard. */
+  spoken_turns?: SpokenTurn[];
+}
+
+/** One turn of a spoken simulated caller. */
+export interface SpokenTurn {
+  /** The caller model's words, which the voice said. */
+  said: string;
+  /** What the session's speech to text heard of them (its user transcript for the turn). */
+  transcribed: string;
+  /** From the caller's last voiced frame to the agent's first audio, as the session measured it (its metrics event). */
+  voice_to_voice_ms: number | null;
+  /** What the caller heard of the agent's answer, through speech to text; null after its last turn. */
+  agent_reply_heard: string | null;
 }
 
 export interface TestResult {

@@ -12,8 +12,9 @@
 // Every mode shares the step checks (checks.ts) and the coverage (flow/tests-coverage.ts).
 //
 // A test with a simulated caller (`caller:`) has no steps: a model plays the caller against the
-// configured model playing the agent, typed, until one of them ends the call (caller-call.ts).
-// It needs model mode. A test's `runs` runs it that many times, several at once when the run
+// configured model playing the agent until one of them ends the call (caller-call.ts), typed in
+// model mode, spoken in audio mode (through the voice, VAD and STT both ways). A script cannot
+// answer a caller it does not know, so scripted mode refuses it. A test's `runs` runs it that many times, several at once when the run
 // allows (`parallel`), and its result is the share that passed.
 import { expectedCalls, type FlowTest, type TestStep } from '../flow/tests-format.ts';
 import { DEFAULT_CALLER_TURNS } from '../flow/tests-caller.ts';
@@ -34,7 +35,7 @@ import { scriptedToolSender } from './tool-answers.ts';
 export const TEST_MODES = ['scripted', 'model', 'audio'] as const satisfies readonly TestMode[];
 
 export interface RunnerProviders {
-  /** The configured model: model mode needs it. */
+  /** The configured model: model mode needs it, and so does a simulated caller in audio mode. */
   llm?: LanguageModel | null;
   /** Audio mode: speech to text. */
   stt?: SpeechToText | null;
@@ -82,9 +83,10 @@ export const MAX_SPEED = 4;
 export function checkRunnable(options: RunOptions, tests: readonly FlowTest[] = []): void {
   const { mode, providers } = options;
   const simulated = tests.filter((t) => t.caller !== undefined).map((t) => `"${t.name}"`);
-  if (simulated.length > 0 && mode !== 'model') {
+  if (simulated.length > 0 && mode === 'scripted') {
     throw new RunnerSetupError(`${simulated.join(', ')} ${simulated.length === 1 ? 'has a simulated caller, which talks' : 'have simulated callers, which talk'} to the configured model: run ${simulated.length === 1 ? 'it' : 'them'} in model mode (--mode model)`);
   }
+  if (simulated.length > 0 && mode === 'audio' && !providers.llm) throw new RunnerSetupError(`${simulated.join(', ')} ${simulated.length === 1 ? 'has a simulated caller, which talks' : 'have simulated callers, which talk'} to the configured model: configure one (VOXFLOW_LLM_PROVIDER, VOXFLOW_LLM_BASE_URL, VOXFLOW_LLM_MODEL)`);
   if (mode === 'model' && !providers.llm) throw new RunnerSetupError('model mode needs a language model: configure one (VOXFLOW_LLM_PROVIDER, VOXFLOW_LLM_BASE_URL, VOXFLOW_LLM_MODEL)');
   if (mode === 'audio') {
     if (!providers.stt) throw new RunnerSetupError('audio mode needs speech to text: configure one (VOXFLOW_STT_PROVIDER)');
@@ -176,7 +178,7 @@ async function runOnce(flow: FlowDocument, test: FlowTest, options: RunOptions):
   const call = options.startCall ? await options.startCall(options.providers) : null;
   try {
     const providers = call?.providers ?? options.providers;
-    if (test.caller) return await runCallerCall(flow, test, test.caller, { ...options, providers, stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS.model });
+    if (test.caller) return await runCallerCall(flow, test, test.caller, { ...options, providers, stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS[options.mode] });
     return await runCall(flow, test, test.steps ?? [], options, providers);
   } finally {
     await call?.end();

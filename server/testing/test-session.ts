@@ -34,6 +34,8 @@ export interface TestSessionSetup {
   language?: string;
   /** Answers the flow's http tools (a test never calls the real service). */
   sendToolRequest?: SendToolRequest;
+  /** The agent's audio, 20 ms frames as the session plays them to the caller (a spoken simulated caller hears it). */
+  onAgentAudio?: (frame: Int16Array) => void;
 }
 
 /** How a wait for the agent ended. */
@@ -90,7 +92,7 @@ export class TestSession {
           this.events.push({ at: clock.now() - this.startedAt, wall: performance.now(), event: structuredClone(event) });
           this.wake();
         },
-        sendAudio: () => {},
+        sendAudio: (frame) => setup.onAgentAudio?.(frame),
         close: () => {},
         // A flow test has no phone line: a transfer, cold or warm, is taken as made (the person
         // answers at once), so a step can expect `transferred_to`; no summary is asked of the model.

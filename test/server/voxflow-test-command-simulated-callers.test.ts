@@ -1,14 +1,20 @@
 // `voxflow test` with a simulated caller, as CI runs it: a child process against a model server
 // (the fake OpenAI). --runs 5 gives the pass rate, and --min-pass-rate decides the exit code; the
-// JUnit report carries the rate. A suite with a simulated caller is refused in scripted mode.
+// JUnit report carries the rate. With --mode audio the caller is spoken, through the embedded
+// voice, VAD and the configured STT (the Deepgram fake, hearing by sound). A suite with a
+// simulated caller is refused in scripted mode.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFliteTts, shutdownFlite } from '../../server/providers/tts/flite.ts';
+import { startFakeDeepgram } from '../fakes/deepgram-server.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
-import { BOOKING_PATH, CALLER_TEST, rulesFailingJudgements } from '../support/booking-simulated-callers.ts';
+import { afterThisTest } from '../support/after-this-test.ts';
+import { BOOKING_PATH, CALLER_TEST, GOOD_JUDGE, rules, rulesFailingJudgements } from '../support/booking-simulated-callers.ts';
+import { bookingRecogniser } from '../support/booking-spoken-callers.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -43,6 +49,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake.close();
   await rm(dir, { recursive: true, force: true });
+  // The embedded voice this file started to teach the Deepgram fake the calls' lines.
+  await shutdownFlite();
 });
 
 describe('voxflow test with a simulated caller', () => {
@@ -61,6 +69,28 @@ describe('voxflow test with a simulated caller', () => {
     expect(junit.code).toBe(0);
     expect(junit.stdout).toContain('<property name="pass_rate: a patient who wants Tuesday gets booked" value="0.6"/>');
     expect(junit.stdout).toContain('failures="0"');
+  });
+
+  it('--mode audio speaks the caller through the voice, VAD and STT both ways, and passes', { timeout: 120_000 }, async () => {
+    fake.setRules(rules(GOOD_JUDGE));
+    fake.requests.splice(0);
+    const deepgram = await startFakeDeepgram({ transcribe: await bookingRecogniser(createFliteTts()) });
+    afterThisTest(() => deepgram.close());
+    const run = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'audio', '--speed', '4'], {
+      ...env,
+      VOXFLOW_STT_PROVIDER: 'deepgram',
+      VOXFLOW_STT_BASE_URL: deepgram.url,
+      VOXFLOW_STT_API_KEY: 'dg-test',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('audio mode');
+    expect(run.stdout).toContain('✓ a patient who wants Tuesday gets booked');
+    // The agent's model was told what the STT heard, not what the caller's model typed.
+    const agentRequests = fake.requests.filter((r) => JSON.stringify(r.body).includes('Maple Street Dental') && !JSON.stringify(r.body).includes('voxflow_judgement'));
+    const callerWords = agentRequests.flatMap((r) => (r.body as { messages: Array<{ role: string; content: unknown }> }).messages.filter((m) => m.role === 'user').map((m) => m.content));
+    expect(callerWords).toContain('do you have anything on tuesday');
+    expect(callerWords).not.toContain('Do you have anything on Tuesday?');
   });
 
   it('exits 2 in scripted mode, saying the caller needs model mode', async () => {

@@ -76,6 +76,14 @@ export const TestRunOnceView = z.object({
     })
     .nullable()
     .optional(),
+  /**
+   * A spoken simulated caller's run (audio mode), per caller turn: its words as said, as the
+   * session's speech to text heard them, the turn's voice-to-voice time, and what the caller heard
+   * of the agent's answer through speech to text (null after its last turn).
+   */
+  spoken_turns: z
+    .array(z.object({ said: z.string(), transcribed: z.string(), voice_to_voice_ms: z.number().nullable(), agent_reply_heard: z.string().nullable() }))
+    .optional(),
 });
 export const TestResultView = z.object({
   /** The stored test this result is of (null for a test deleted since). */
