@@ -155,7 +155,9 @@ export class TestSession {
         clock.advance(FRAME_MS);
         await nextTurnOfLoop();
       } else {
-        await this.nextChange(clock.stepped ? 1 : 10);
+        // Stepped (typed) runs wake on the next change; paced (audio) runs keep polling every
+        // 10 ms of real time, the pace their quiet checks were made for.
+        await (clock.stepped ? this.nextChange(1) : sleep(10));
       }
     }
   }
