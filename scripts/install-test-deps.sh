@@ -21,6 +21,8 @@ present() {
     sip-tester) command -v sipp >/dev/null 2>&1 ;;
     baresip-core) command -v baresip >/dev/null 2>&1 ;;
     kamailio) command -v kamailio >/dev/null 2>&1 || [ -x /usr/sbin/kamailio ] ;;
+    # kamailio's TLS module: the trunk Voxflow registers to over TLS (sips:).
+    kamailio-tls-modules) compgen -G '/usr/lib/*/kamailio/modules/tls.so' >/dev/null ;;
     prometheus) command -v prometheus >/dev/null 2>&1 ;;
     espeak-ng) command -v espeak-ng >/dev/null 2>&1 ;;
     sox) command -v sox >/dev/null 2>&1 ;;
@@ -28,7 +30,7 @@ present() {
   esac
 }
 
-PACKAGES=(chromium chromium-headless-shell postgresql sip-tester baresip-core kamailio prometheus espeak-ng sox)
+PACKAGES=(chromium chromium-headless-shell postgresql sip-tester baresip-core kamailio kamailio-tls-modules prometheus espeak-ng sox)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

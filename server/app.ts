@@ -360,6 +360,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         return { pcm, sampleRate: ENGINE_SAMPLE_RATE, provider: tts.provider };
       },
       sipListening: [],
+      sipRegistration: null,
       studioPage: null,
       sipCalls: null,
     };

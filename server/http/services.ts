@@ -38,6 +38,8 @@ export interface Services {
   sipListening: Array<{ protocol: 'udp' | 'tcp' | 'tls'; host: string; port: number }>;
   /** The studio's page and its headers, once the studio is served: a browser's address with no route gets it with a 404 (its not-found screen). */
   studioPage: { body: Buffer; headers: Record<string, string> } | null;
+  /** The SIP registration to a trunk (VOXFLOW_SIP_REGISTER), for /health: its state and why it fails; null when there is none. */
+  sipRegistration: (() => { state: 'registering' | 'registered' | 'failing' | 'stopped'; error: string | null }) | null;
   /** Places a call over SIP for POST /v1/calls (its SIP Call-ID); null when SIP is off. */
   sipCalls: { place(call: { session: Session; tokenHash: string; from: string; to: string }): string } | null;
 }

@@ -21,6 +21,13 @@ describe('--sip-register', () => {
     });
   });
 
+  it('registers over TLS for sips: or ;transport=tls, on port 5061 unless given, with the CA file to check the registrar against', () => {
+    const config = configOf(['--sip-listen', 'tls:0.0.0.0:5061', '--sip-register', 'sips:voxflow@sip.example.com', '--sip-register-ca', '/etc/voxflow/trunk-ca.pem']);
+    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5061, expires: 300, authUser: 'voxflow', transport: 'tls' });
+    expect(config.sip.registerCa).toBe('/etc/voxflow/trunk-ca.pem');
+    expect(configOf([], { VOXFLOW_SIP_REGISTER: 'voxflow@sip.example.com:5071;transport=tls' }).sip.register).toMatchObject({ port: 5071, transport: 'tls' });
+  });
+
   it('refuses a password in the flag without repeating it', () => {
     let message = '';
     try {
@@ -33,7 +40,7 @@ describe('--sip-register', () => {
     expect(message).not.toContain('hunter2-secret');
   });
 
-  it.each(['sip.example.com', 'voxflow@', 'voxflow@sip.example.com;expires=5', 'voxflow@sip.example.com;transport=tls', 'voxflow@sip.example.com:99999'])('refuses %s', (value) => {
+  it.each(['sip.example.com', 'voxflow@', 'voxflow@sip.example.com;expires=5', 'voxflow@sip.example.com;transport=sctp', 'sips:voxflow@sip.example.com;transport=udp', 'voxflow@sip.example.com:99999'])('refuses %s', (value) => {
     expect(() => configOf(['--sip-register', value])).toThrow(/sip\.register: must be <user>@<host>/);
   });
 

@@ -29,10 +29,14 @@ export interface KamailioOptions {
   forFile?: boolean;
   /** Also listen on TCP, on the same port number. */
   tcp?: boolean;
+  /** Also listen on TLS (on port+1), with this certificate and key (PEM files). */
+  tls?: { certFile: string; keyFile: string };
 }
 
 export interface Kamailio {
   port: number;
+  /** Where it takes TLS, when started with `tls` (port + 1); 0 otherwise. */
+  tlsPort: number;
   /** Every line kamailio logged, in order. */
   lines: string[];
   /** The REGISTERs it took (authenticated): the user, the Expires asked for and when (performance.now()), in order. */
@@ -63,7 +67,8 @@ export async function startKamailio(options: KamailioOptions): Promise<Kamailio>
       '-f', join(FIXTURES, 'kamailio-registrar.cfg'),
       '-DD', '-E',
       '-l', `udp:127.0.0.1:${port}`,
-      ...(options.tcp ? ['-l', `tcp:127.0.0.1:${port}`, '-A', 'WITH_TCP'] : []),
+      ...(options.tcp || options.tls ? ['-l', `tcp:127.0.0.1:${port}`, '-A', 'WITH_TCP'] : []),
+      ...(options.tls ? ['-l', `tls:127.0.0.1:${port + 1}`, '-A', 'WITH_TLS', '-A', `TLS_CERT=${quoted(options.tls.certFile)}`, '-A', `TLS_KEY=${quoted(options.tls.keyFile)}`] : []),
       '-Y', runDir,
       '-P', join(runDir, 'kamailio.pid'),
       '-w', runDir,
@@ -133,6 +138,7 @@ export async function startKamailio(options: KamailioOptions): Promise<Kamailio>
   }
   return {
     port,
+    tlsPort: options.tls ? port + 1 : 0,
     lines,
     registers: () =>
       lines.flatMap((line, i) => {

@@ -63,6 +63,7 @@ export async function healthRoutes(server: FastifyInstance): Promise<void> {
       system_prompt_configured: config.engine.assistantPrompt.trim().length > 0,
       disk_free_bytes: disk.freeBytes(),
       problems,
+      ...(app.services.sipRegistration ? { sip_registration: app.services.sipRegistration() } : {}),
     };
   });
 

@@ -22,6 +22,8 @@ export const Health = z.object({
   disk_free_bytes: z.number().nullable(),
   /** Why the status is degraded, one sentence each (the store refusing writes, a disk nearly full); empty when ok. */
   problems: z.array(z.string()),
+  /** The SIP registration to a trunk (VOXFLOW_SIP_REGISTER): registering, registered or failing, and why it fails; absent without one. It does not make the node degraded: its other calls still work. */
+  sip_registration: z.object({ state: z.enum(['registering', 'registered', 'failing', 'stopped']), error: z.string().nullable() }).optional(),
 });
 
 export const Capabilities = z.object({

@@ -16,6 +16,7 @@
 // still being answered (487), and everything else we do not take gets 405 or 481.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { isIP } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { EngineRefusal } from '../../engine/voice-engine.ts';
 import { errorCodeOf } from '../../http/error-handler.ts';
 import { carrierCredentials } from '../../security/carrier-credentials.ts';
@@ -32,7 +33,7 @@ import { bindRtpSocket, parsePortRange, RtpStream, type RtpPortRange } from './r
 import { parseOffer } from './sdp.ts';
 import { Registration } from './register.ts';
 import { TransactionLayer, type ServerTransaction } from './transactions.ts';
-import { connectTcp, listenTcp, listenUdp, parseListen, readTlsFiles, type Listening, type Peer } from './transport.ts';
+import { connectTcp, listenTcp, type ConnectTls, listenUdp, parseListen, readTlsFiles, type Listening, type Peer } from './transport.ts';
 
 const LOG_EVERY_MS = 60_000;
 const MAX_LOG_KEYS = 1000;
@@ -51,6 +52,8 @@ export interface SipEndpointOptions {
   /** A tls: listener's PEM certificate and key (file paths). */
   tlsCert?: string | undefined;
   tlsKey?: string | undefined;
+  /** The CA certificates (PEM file) a TLS registrar's certificate is checked against; the system's when unset. */
+  registerCa?: string | undefined;
 }
 
 interface Pending {
@@ -132,11 +135,29 @@ export class SipEndpoint {
       });
     }
     if (this.options.register) {
-      const overTcp = this.options.register.transport === 'tcp';
-      const listener = overTcp ? this.listeners.find((l) => l.protocol === 'tcp') : udp;
+      const { transport } = this.options.register;
+      const listener = transport === 'udp' ? udp : this.listeners.find((l) => l.protocol === transport);
       if (!listener) {
         await this.close();
-        throw new Error(`VOXFLOW_SIP_REGISTER: registering${overTcp ? ' with ;transport=tcp' : ''} needs a ${overTcp ? 'tcp' : 'udp'}: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)`);
+        throw new Error(`VOXFLOW_SIP_REGISTER: registering${transport === 'udp' ? '' : ` over ${transport}`} needs a ${transport}: listener in VOXFLOW_SIP_LISTEN (the trunk sends its calls there)`);
+      }
+      let tls: ConnectTls | undefined;
+      if (transport === 'tls') {
+        const caFile = this.options.registerCa;
+        let ca: Buffer | null = null;
+        if (caFile) {
+          try {
+            ca = await readFile(caFile);
+          } catch (error) {
+            await this.close();
+            throw new Error(`VOXFLOW_SIP_REGISTER_CA: "${caFile}" cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+          }
+          if (!ca.toString('utf8').includes('-----BEGIN CERTIFICATE-----')) {
+            await this.close();
+            throw new Error(`VOXFLOW_SIP_REGISTER_CA: "${caFile}" holds no PEM certificate`);
+          }
+        }
+        tls = { ca, host: this.options.register.host };
       }
       this.registration = new Registration({
         target: this.options.register,
@@ -145,7 +166,7 @@ export class SipEndpoint {
         listener,
         layer: this.layer,
         log: this.log,
-        connect: (address, port, closed) => connectTcp(address, port, { address: this.contactHost, port: listener.port }, (result, peer) => this.inbound(result, peer), closed),
+        connect: (address, port, closed) => connectTcp(address, port, { address: this.contactHost, port: listener.port }, (result, peer) => this.inbound(result, peer), closed, tls),
       });
       this.registration.start();
     }

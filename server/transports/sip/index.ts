@@ -20,9 +20,12 @@ export async function sipTransport(app: FastifyInstance): Promise<void> {
     outboundProxy: config.sip.outboundProxy,
     tlsCert: config.sip.tlsCert,
     tlsKey: config.sip.tlsKey,
+    registerCa: config.sip.registerCa,
   }, app.log.child({ transport: 'sip' }));
   await endpoint.start();
   app.services.sipListening.push(...endpoint.listening);
+  const registration = endpoint.registration;
+  if (registration) app.services.sipRegistration = () => ({ state: registration.state, error: registration.lastError });
   const outbound = endpoint.outbound;
   if (outbound) app.services.sipCalls = { place: (call) => outbound.place(call) };
   // Before the engine ends the sessions, so each call ends with its BYE rather than a silent line.
@@ -30,5 +33,6 @@ export async function sipTransport(app: FastifyInstance): Promise<void> {
     await endpoint.close();
     app.services.sipListening.length = 0;
     app.services.sipCalls = null;
+    app.services.sipRegistration = null;
   });
 }

@@ -34,7 +34,7 @@ export interface RegistrationOptions {
   listener: Listening;
   layer: TransactionLayer;
   log: FastifyBaseLogger;
-  /** For `;transport=tcp`: opens a connection to the registrar; `closed` is told when it drops. */
+  /** For `;transport=tcp` or `tls`: opens a connection to the registrar; `closed` is told when it drops. */
   connect?(address: string, port: number, closed: () => void): Promise<Connection>;
 }
 
@@ -44,6 +44,8 @@ export class Registration {
   state: RegistrationState = 'registering';
   /** The registrar's resolved IPv4 address: the trunk's calls come from there. */
   address: string | null = null;
+  /** Why the last attempt failed (never the password); null once registered. */
+  lastError: string | null = null;
   private readonly callId = `${randomBytes(12).toString('hex')}@voxflow`;
   private readonly fromTag = newTag();
   private cseq = 1;
@@ -90,7 +92,7 @@ export class Registration {
 
   private registrar(): string {
     const { target } = this.options;
-    return `${target.host}:${target.port}${target.transport === 'tcp' ? ';transport=tcp' : ''}`;
+    return `${target.host}:${target.port}${target.transport === 'udp' ? '' : `;transport=${target.transport}`}`;
   }
 
   private schedule(ms: number): void {
@@ -115,12 +117,14 @@ export class Registration {
     if (outcome.ok) {
       const wasRegistered = this.state === 'registered';
       this.state = 'registered';
+      this.lastError = null;
       this.retryMs = FIRST_RETRY_MS;
       const refreshIn = Math.max(1, outcome.granted / 2) * 1000;
       if (!wasRegistered) log.info({ registrar: this.registrar(), user: this.user, expires: outcome.granted }, 'SIP registration: registered');
       this.schedule(refreshIn);
     } else {
       this.state = 'failing';
+      this.lastError = outcome.status ? `${outcome.why} (${outcome.status})` : outcome.why;
       log.warn({ registrar: this.registrar(), user: this.user, status: outcome.status, reason: outcome.why, retry_in_s: this.retryMs / 1000 }, 'SIP registration failed; trying again');
       this.schedule(this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
@@ -190,7 +194,7 @@ export class Registration {
   private contact(): string {
     const { target, contactHost, listener } = this.options;
     const host = contactHost.includes(':') ? `[${contactHost}]` : contactHost;
-    return `<sip:${target.user}@${host}:${listener.port}${target.transport === 'tcp' ? ';transport=tcp' : ''}>`;
+    return `<sip:${target.user}@${host}:${listener.port}${target.transport === 'udp' ? '' : `;transport=${target.transport}`}>`;
   }
 
   private async send(request: SipRequest): Promise<SipResponse> {

@@ -10,8 +10,8 @@
 // stays silent for two minutes is closed, and at most MAX_TCP_CONNECTIONS are held at once.
 import { createSocket, type Socket } from 'node:dgram';
 import { readFile } from 'node:fs/promises';
-import { createConnection, createServer, type Server, type Socket as TcpSocket } from 'node:net';
-import { createSecureContext, createServer as createTlsServer } from 'node:tls';
+import { createConnection, createServer, isIP, type Server, type Socket as TcpSocket } from 'node:net';
+import { checkServerIdentity, connect as connectTls, createSecureContext, createServer as createTlsServer } from 'node:tls';
 import { MAX_MESSAGE_BYTES, parseMessage, serialize, type ParseResult, type SipMessage } from './message.ts';
 
 export type SipProtocol = 'udp' | 'tcp' | 'tls';
@@ -228,38 +228,51 @@ function readStream(socket: TcpSocket, peer: Peer, inbound: Inbound): void {
   });
 }
 
-/** A connection we opened (a registration over TCP): requests go on it, and what comes back is read as any stream. */
+/** A connection we opened (a registration over TCP or TLS): requests go on it, and what comes back is read as any stream. */
 export interface Connection {
   readonly peer: Peer;
   readonly open: boolean;
   close(): void;
 }
 
+/** How a connection of ours is secured: TLS, the peer's certificate checked against `ca` (the system's CAs when null) for `host`. */
+export interface ConnectTls {
+  ca: Buffer | null;
+  /** The name the certificate must carry: the registrar's host as configured (a name or an IP address). */
+  host: string;
+}
+
 /**
- * Opens a TCP connection to a registrar or proxy; what arrives on it (responses, and requests the
- * other side sends back on it) goes to `inbound`. `local` is what our Via and Contact name (our
- * listener), not the connection's own port.
+ * Opens a TCP connection (TLS when `tls` is given) to a registrar or proxy; what arrives on it
+ * (responses, and requests the other side sends back on it) goes to `inbound`. `local` is what our
+ * Via and Contact name (our listener), not the connection's own port. A TLS peer whose certificate
+ * does not verify (unknown CA, wrong name, expired) is refused, and the error says so.
  */
-export async function connectTcp(address: string, port: number, local: { address: string; port: number }, inbound: Inbound, closed: () => void): Promise<Connection> {
-  const socket = createConnection({ host: address, port });
+export async function connectTcp(address: string, port: number, local: { address: string; port: number }, inbound: Inbound, closed: () => void, tls?: ConnectTls): Promise<Connection> {
+  const kind = tls ? 'TLS' : 'TCP';
+  const socket: TcpSocket = tls
+    ? connectTls({ host: address, port, ca: tls.ca ?? undefined, rejectUnauthorized: true, ...(isIP(tls.host) ? {} : { servername: tls.host }), checkServerIdentity: (_name, cert) => checkServerIdentity(tls.host, cert) })
+    : createConnection({ host: address, port });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no TCP connection to ${address}:${port} within 10 s`));
+      reject(new Error(`no ${kind} connection to ${address}:${port} within 10 s`));
     }, 10_000);
-    socket.once('connect', () => {
+    socket.once(tls ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       resolve();
     });
-    socket.once('error', (error) => {
+    socket.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new Error(`no TCP connection to ${address}:${port}: ${error.message}`));
+      socket.destroy();
+      const refused = tls && (/certificate|self.signed|issuer|altname|Hostname/i.test(error.message) || /CERT|SIGNED|ISSUER/.test(error.code ?? ''));
+      reject(new Error(refused ? `the certificate of ${tls.host}:${port} was refused: ${error.message}${error.code ? ` (${error.code})` : ''}; check VOXFLOW_SIP_REGISTER_CA` : `no ${kind} connection to ${address}:${port}: ${error.message}`));
     });
   });
   socket.on('error', () => socket.destroy());
   socket.setKeepAlive(true, 30_000);
   socket.on('close', closed);
-  const peer = streamPeer(socket, 'tcp', local);
+  const peer = streamPeer(socket, tls ? 'tls' : 'tcp', local);
   readStream(socket, peer, inbound);
   return {
     peer,
