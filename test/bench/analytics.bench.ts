@@ -29,7 +29,7 @@ const load1 = () => `load average ${loadavg().map((n) => n.toFixed(1)).join(' / 
  * a session's moves 1 … 5 (session i makes 2 + i % 4 of them). Moves of one call reach distinct
  * states ((i + 3k) % 20 for k ≥ 2), so each is a first visit and a first take.
  */
-export function bulkSql(accountId: string, flowId: string, now: number, dialect: 'sqlite' | 'pg'): string[] {
+function bulkSql(accountId: string, flowId: string, now: number, dialect: 'sqlite' | 'pg'): string[] {
   const numbers = (name: string, column: string, last: number) =>
     dialect === 'pg' ? `(SELECT generate_series(0, ${last}) AS ${column}) ${name}` : `(WITH RECURSIVE g(${column}) AS (SELECT 0 UNION ALL SELECT ${column} + 1 FROM g WHERE ${column} < ${last}) SELECT ${column} FROM g) ${name}`;
   const mod = (a: string, b: number) => (dialect === 'pg' ? `mod(${a}, ${b})` : `(${a}) % ${b}`);

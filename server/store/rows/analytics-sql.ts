@@ -1,4 +1,5 @@
-// The flow traffic's queries (repositories/analytics.ts) as SQL for both stores: the same
+// The flow traffic's queries from the sessions themselves (repositories/analytics.ts; whole days
+// are read from rows/traffic-tally.ts instead) as SQL for both stores: the same
 // statements with each store's placeholders and JSON functions. Every count is one GROUP BY over
 // the flow's sessions in the time range (read by the sessions_by_account_flow index) joined to their
 // moves by session_transitions' primary key; the analyses are joined only when a count or a
