@@ -27,7 +27,7 @@ export function createPgAnalyticsRepository(db: PgDatabase): AnalyticsRepository
       if (split === null) parts.push(counted(filter));
       else {
         const params: unknown[] = [];
-        const sql = daysSql(flow, filter, split, (value) => (params.push(value), `$${params.length}`));
+        const sql = daysSql(flow, filter, split.spans, (value) => (params.push(value), `$${params.length}`));
         parts.push(db.rows<DayRow>(sql, params).then(fromDayRows));
         if (split.before) parts.push(counted(split.before));
         if (split.after) parts.push(counted(split.after));

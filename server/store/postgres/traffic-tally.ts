@@ -4,7 +4,7 @@
 // so two of them (on two nodes) never both take out the same counts, and a session's end waits
 // for a timeline batch in flight (or the batch for the end) and counts what it left.
 import type { PgQueryable } from './database.ts';
-import { dayNumber, emptiedRowsSql, isTallied, tallySql, type TalliedSession } from '../rows/traffic-tally.ts';
+import { emptiedDays, emptiedRowsSql, isTallied, tallySql, type TalliedSession } from '../rows/traffic-tally.ts';
 
 export async function retallied<T>(tx: PgQueryable, sessionId: string, change: () => Promise<T>): Promise<T> {
   const before = await tx.row<TalliedSession>('SELECT status, account_id, flow_id, created_at FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [sessionId]);
@@ -12,7 +12,7 @@ export async function retallied<T>(tx: PgQueryable, sessionId: string, change: (
   const result = await change();
   const after = await tx.row<TalliedSession>('SELECT status, account_id, flow_id, created_at FROM sessions WHERE id = $1', [sessionId]);
   if (isTallied(after)) for (const sql of tallySql(1, 's.id = $1', 'pg')) await tx.run(sql, [sessionId]);
-  if (isTallied(before)) await tx.run(emptiedRowsSql((n) => `$${n}`), [before.account_id, before.flow_id, dayNumber(before.created_at)]);
+  if (isTallied(before)) await tx.run(emptiedRowsSql((n) => `$${n}`), [before.account_id, before.flow_id, ...emptiedDays(before.created_at)]);
   return result;
 }
 

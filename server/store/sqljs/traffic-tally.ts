@@ -2,7 +2,7 @@
 // write transaction that changes it: an ended session's counts are taken out before the change
 // and put back after it; a session that ends in `change` is counted in.
 import type { WriteTransaction } from './write-transaction.ts';
-import { dayNumber, emptiedRowsSql, isTallied, tallySql, type TalliedSession } from '../rows/traffic-tally.ts';
+import { emptiedDays, emptiedRowsSql, isTallied, tallySql, type TalliedSession } from '../rows/traffic-tally.ts';
 
 const SESSION = 'SELECT status, account_id, flow_id, created_at FROM sessions WHERE id = ?';
 
@@ -12,6 +12,6 @@ export function retallied<T>(tx: WriteTransaction, sessionId: string, change: ()
   const result = change();
   const after = tx.get<TalliedSession>(SESSION, [sessionId]);
   if (isTallied(after)) for (const sql of tallySql(1, 's.id = ?', 'sqlite')) tx.run(sql, [sessionId]);
-  if (isTallied(before)) tx.run(emptiedRowsSql(() => '?'), [before.account_id, before.flow_id, dayNumber(before.created_at)]);
+  if (isTallied(before)) tx.run(emptiedRowsSql(() => '?'), [before.account_id, before.flow_id, ...emptiedDays(before.created_at)]);
   return result;
 }

@@ -1,5 +1,6 @@
 // A flow's traffic as the store answers it from its pre-counted days (rows/traffic-tally.ts) equals
-// a direct count of the sessions made, on both stores, over a random mix: calls over five days,
+// a direct count of the sessions made, on both stores, over a random mix: calls over 40 days (so
+// ranges cross the 16-day blocks' edges),
 // on two versions and the draft, some in an experiment, their moves in timeline batches that land
 // before or after the end, ends retried, analyses done after the end, some calls still connected;
 // asked with ranges on and off day boundaries and every other filter the rows keep.
@@ -94,8 +95,8 @@ describeEachStore('a flow\'s traffic from its pre-counted days', (open) => {
   it('equals a direct count of the sessions over a random mix of calls and filters', { timeout: 240_000 }, async () => {
     const seed = Date.now() % 1_000_000;
     const random = generator(seed);
-    // Five days from a day boundary, plus a few hours: ranges fall on and off boundaries.
-    const start = 20_400 * DAY + 3 * 3600;
+    // 40 days from a day boundary mid-block, plus a few hours: ranges fall on and off boundaries.
+    const start = 20_405 * DAY + 3 * 3600;
     let clock = start;
     const { store, rows } = await open({ now: () => clock });
     const account = await store.accounts.create({ email: `traffic${Math.random()}@example.com`, passwordHash: 'h' });
@@ -103,7 +104,7 @@ describeEachStore('a flow\'s traffic from its pre-counted days', (open) => {
     const made: Made[] = [];
 
     for (let n = 0; n < 70; n++) {
-      clock = start + random.int(5 * DAY);
+      clock = start + random.int(40 * DAY);
       const version = random.pick([1, 1, 2, 'draft'] as const);
       const experiment = version !== 'draft' && random.next() < 0.4 ? { id: random.pick(['exp_a', 'exp_b']), arm: version } : null;
       const session = await store.sessions.createConnected({
@@ -148,10 +149,10 @@ describeEachStore('a flow\'s traffic from its pre-counted days', (open) => {
     }
 
     const day = (n: number) => start - 3 * 3600 + n * DAY;
-    const filters: TrafficFilter[] = [{}, { version: 'draft' }, { version: 2 }, { from: day(1), to: day(3) }, { from: day(1) + 7200, to: day(4) - 60 }, { to: day(2) + 1 }];
+    const filters: TrafficFilter[] = [{}, { version: 'draft' }, { version: 2 }, { from: day(1), to: day(3) }, { from: day(1) + 7200, to: day(38) - 60 }, { to: day(20) + 1 }, { from: day(11) }, { from: day(2), to: day(30) }];
     for (let n = 0; n < 30; n++) {
       const filter: TrafficFilter = {};
-      const edge = () => (random.next() < 0.4 ? day(random.int(7) - 1) : start - 6 * 3600 + random.int(6 * DAY));
+      const edge = () => (random.next() < 0.4 ? day(random.int(42) - 1) : start - 6 * 3600 + random.int(41 * DAY));
       if (random.next() < 0.7) filter.from = edge();
       if (random.next() < 0.7) filter.to = edge();
       if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) [filter.from, filter.to] = [filter.to, filter.from + 1];

@@ -24,7 +24,7 @@ export function createAnalyticsRepository(db: Database): AnalyticsRepository {
       if (split === null) parts.push(counted(filter));
       else {
         const params: Array<string | number> = [];
-        const sql = daysSql(flow, filter, split, (value) => (params.push(value), '?'));
+        const sql = daysSql(flow, filter, split.spans, (value) => (params.push(value), '?'));
         parts.push(fromDayRows(db.all<DayRow>(sql, params)));
         if (split.before) parts.push(counted(split.before));
         if (split.after) parts.push(counted(split.after));
