@@ -4,6 +4,7 @@
 import type { AnalysesRepository, AnalysisSuccess } from '../repositories/analyses.ts';
 import { ANALYSIS_COLUMNS, outcomeValues, toAnalysis, type AnalysisRow } from '../rows/analyses.ts';
 import type { PgDatabase } from './database.ts';
+import { retallied } from './traffic-tally.ts';
 
 export function createPgAnalysesRepository(db: PgDatabase, node: { id: string }): AnalysesRepository {
   return {
@@ -24,10 +25,13 @@ export function createPgAnalysesRepository(db: PgDatabase, node: { id: string })
     async complete(sessionId, result, success, deliveries) {
       const now = db.now();
       return db.transaction(async (tx) => {
-        const done = await tx.row<{ session_id: string }>(
-          `UPDATE session_analyses SET state = 'done', success = $1, result = $2, done_at = $3, claimed_until = NULL
-           WHERE session_id = $4 AND state = 'pending' RETURNING session_id`,
-          [success, JSON.stringify(result), now, sessionId],
+        // The success moves the ended session's counts in its flow's traffic to that success.
+        const done = await retallied(tx, sessionId, () =>
+          tx.row<{ session_id: string }>(
+            `UPDATE session_analyses SET state = 'done', success = $1, result = $2, done_at = $3, claimed_until = NULL
+             WHERE session_id = $4 AND state = 'pending' RETURNING session_id`,
+            [success, JSON.stringify(result), now, sessionId],
+          ),
         );
         if (!done) return false;
         for (const d of deliveries) {

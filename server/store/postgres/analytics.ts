@@ -1,8 +1,10 @@
 // The flow traffic on PostgreSQL: the same queries as on sql.js (../rows/analytics-sql.ts), the
-// three counts sent at once.
+// counts sent at once: whole days summed from the pre-counted rows (rows/traffic-tally.ts), the
+// range's partial days and the calls still connected counted from the sessions.
 import type { AnalyticsRepository } from '../repositories/analytics.ts';
 import type { PgDatabase } from './database.ts';
-import { postgresAnalyticsDialect, toFlowTraffic, trafficSql } from '../rows/analytics-sql.ts';
+import { postgresAnalyticsDialect, toFlowTraffic, trafficSql, type CountedFilter } from '../rows/analytics-sql.ts';
+import { DAY_SECS, daysSql, fromDayRows, mergeTrafficRows, splitRange, type DayRow, type TrafficRows } from '../rows/traffic-tally.ts';
 
 export function createPgAnalyticsRepository(db: PgDatabase): AnalyticsRepository {
   const rows = <Row>(build: (d: ReturnType<typeof postgresAnalyticsDialect>) => string): Promise<Row[]> => {
@@ -12,12 +14,27 @@ export function createPgAnalyticsRepository(db: PgDatabase): AnalyticsRepository
   };
   return {
     async flowTraffic(flow, filter) {
-      const [success, transitions, ends] = await Promise.all([
-        rows<{ success: string; n: string }>((d) => trafficSql.success(flow, filter, d)),
-        rows<Parameters<typeof toFlowTraffic>[1][number]>((d) => trafficSql.transitions(flow, filter, d)),
-        rows<{ last_state: string | null; end_reason: string | null; n: string }>((d) => trafficSql.ends(flow, filter, d)),
-      ]);
-      return toFlowTraffic(success, transitions, ends);
+      const counted = async (part: CountedFilter): Promise<TrafficRows> => {
+        const [success, transitions, ends] = await Promise.all([
+          rows<TrafficRows['success'][number]>((d) => trafficSql.success(flow, part, d)),
+          rows<TrafficRows['transitions'][number]>((d) => trafficSql.transitions(flow, part, d)),
+          part.connectedOnly ? [] : rows<TrafficRows['ends'][number]>((d) => trafficSql.ends(flow, part, d)),
+        ]);
+        return { success, transitions, ends };
+      };
+      const split = splitRange(filter);
+      const parts: Array<Promise<TrafficRows>> = [];
+      if (split === null) parts.push(counted(filter));
+      else {
+        const params: unknown[] = [];
+        const sql = daysSql(flow, filter, split.spans, (value) => (params.push(value), `$${params.length}`));
+        parts.push(db.rows<DayRow>(sql, params).then(fromDayRows));
+        if (split.before) parts.push(counted(split.before));
+        if (split.after) parts.push(counted(split.after));
+        parts.push(counted({ ...filter, ...(split.firstDay !== null && { from: split.firstDay * DAY_SECS }), ...(split.endDay !== null && { to: split.endDay * DAY_SECS }), connectedOnly: true }));
+      }
+      const merged = mergeTrafficRows(await Promise.all(parts));
+      return toFlowTraffic(merged.success, merged.transitions, merged.ends);
     },
 
     async transitionSessions(flow, move, filter, limit, after) {

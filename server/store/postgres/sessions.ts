@@ -16,6 +16,7 @@ import { isUniqueViolation, type PgDatabase, type PgQueryable } from './database
 import type { SessionRow } from '../rows/sessions.ts';
 import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../rows/sessions.ts';
 import { postgresDialect, sessionListSql } from '../rows/session-filter.ts';
+import { retallied, tallyEnded } from './traffic-tally.ts';
 
 const INSERT_SQL = `INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
 
@@ -126,13 +127,19 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
       // A duration the session measured is stored as it is; otherwise it is counted from
       // started_at, rounded half away from zero in double arithmetic as SQLite's ROUND does
       // (trunc(x + 0.5), x ≥ 0 after GREATEST). A session that never connected ran for no time.
-      await db.run(
-        `UPDATE sessions SET status = 'ended', ended_at = $1, end_reason = $2, credits_charged_cents = $3,
-           duration_secs = CASE WHEN $4::bigint IS NOT NULL THEN $4::bigint
-                                WHEN started_at IS NULL THEN 0
-                                ELSE GREATEST(0, trunc($1::double precision - started_at + 0.5))::bigint END
-         WHERE id = $5 AND status <> 'ended'`,
-        [endedAt, reason, creditsChargedCents, durationSecs ?? null, id],
+      // Counted into the flow's traffic as it ends, in the same transaction; a retried end (or the
+      // same end on two nodes) changes nothing, counts included.
+      await db.transaction((tx) =>
+        retallied(tx, id, () =>
+          tx.run(
+            `UPDATE sessions SET status = 'ended', ended_at = $1, end_reason = $2, credits_charged_cents = $3,
+               duration_secs = CASE WHEN $4::bigint IS NOT NULL THEN $4::bigint
+                                    WHEN started_at IS NULL THEN 0
+                                    ELSE GREATEST(0, trunc($1::double precision - started_at + 0.5))::bigint END
+             WHERE id = $5 AND status <> 'ended'`,
+            [endedAt, reason, creditsChargedCents, durationSecs ?? null, id],
+          ),
+        ),
       );
       return findById(id);
     },
@@ -144,23 +151,28 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
     // waiting for another's row lock, so each session is ended, and returned, by one of them.
     // Its end and charge are worked out as on sql.js (../repositories/sessions.ts).
     async endInterrupted() {
-      const rows = await db.rows<{ id: string }>(
-        `WITH gone AS (
-           SELECT s.id,
-                  GREATEST(COALESCE(s.started_at, s.created_at),
-                           COALESCE((SELECT MAX(e.at) FROM session_events e WHERE e.session_id = s.id), 0)) AS ended_at,
-                  COALESCE((SELECT -SUM(l.delta_cents) FROM credit_ledger l WHERE l.session_id = s.id AND l.delta_cents < 0), 0) AS charged
-           FROM sessions s
-           WHERE s.status = 'connected' AND NOT ${ON_LIVE_NODE('$1')}
-         )
-         UPDATE sessions SET status = 'ended', end_reason = 'server_restarted', ended_at = gone.ended_at,
-           credits_charged_cents = gone.charged,
-           duration_secs = GREATEST(0, trunc(gone.ended_at - COALESCE(sessions.started_at, gone.ended_at) + 0.5))::bigint
-         FROM gone
-         WHERE sessions.id = gone.id AND sessions.status = 'connected'
-         RETURNING sessions.id`,
-        [db.now()],
-      );
+      // The sessions it ends are counted into their flows' traffic in the same transaction.
+      const rows = await db.transaction(async (tx) => {
+        const ended = await tx.rows<{ id: string }>(
+          `WITH gone AS (
+             SELECT s.id,
+                    GREATEST(COALESCE(s.started_at, s.created_at),
+                             COALESCE((SELECT MAX(e.at) FROM session_events e WHERE e.session_id = s.id), 0)) AS ended_at,
+                    COALESCE((SELECT -SUM(l.delta_cents) FROM credit_ledger l WHERE l.session_id = s.id AND l.delta_cents < 0), 0) AS charged
+             FROM sessions s
+             WHERE s.status = 'connected' AND NOT ${ON_LIVE_NODE('$1')}
+           )
+           UPDATE sessions SET status = 'ended', end_reason = 'server_restarted', ended_at = gone.ended_at,
+             credits_charged_cents = gone.charged,
+             duration_secs = GREATEST(0, trunc(gone.ended_at - COALESCE(sessions.started_at, gone.ended_at) + 0.5))::bigint
+           FROM gone
+           WHERE sessions.id = gone.id AND sessions.status = 'connected'
+           RETURNING sessions.id`,
+          [db.now()],
+        );
+        await tallyEnded(tx, ended.map((row) => row.id));
+        return ended;
+      });
       return rows.map((row) => row.id);
     },
 

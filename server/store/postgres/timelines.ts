@@ -3,6 +3,7 @@
 // session's hundreds of events cost one round trip, not one each.
 import type { TimelinesRepository } from '../repositories/timelines.ts';
 import type { PgDatabase } from './database.ts';
+import { retallied } from './traffic-tally.ts';
 import { movesIn, transitionsOf, type StoredTransition } from '../rows/transitions.ts';
 
 export function createPgTimelinesRepository(db: PgDatabase): TimelinesRepository {
@@ -18,7 +19,8 @@ export function createPgTimelinesRepository(db: PgDatabase): TimelinesRepository
         }
         // The session's moves through its flow, for its traffic (rows/transitions.ts). One node
         // writes a session's timeline, in order, so the stored path read here is the whole of it.
-        if (movesIn(entries)) {
+        // An ended session's counts in its flow's traffic follow (a batch may land after the end).
+        if (movesIn(entries)) await retallied(tx, sessionId, async () => {
           const stored = await tx.rows<StoredTransition>('SELECT seq, from_state, to_state, tool FROM session_transitions WHERE session_id = $1 ORDER BY seq', [sessionId]);
           const moves = transitionsOf(stored, entries);
           if (moves.length > 0) {
@@ -40,7 +42,7 @@ export function createPgTimelinesRepository(db: PgDatabase): TimelinesRepository
             );
             await tx.run('UPDATE sessions SET last_state = $1 WHERE id = $2', [moves.at(-1)!.to_state, sessionId]);
           }
-        }
+        });
         await tx.run('UPDATE sessions SET timeline_events = $1, timeline_bytes = $2, timeline_dropped = $3 WHERE id = $4', [
           counters.events,
           counters.bytes,

@@ -1,6 +1,8 @@
 // A flow's traffic (docs/api.md#analytics): where its calls went, took which moves, and ended,
-// counted in the database with GROUP BY over session_transitions (rows/transitions.ts) and the
-// sessions' own rows, never by reading sessions one by one.
+// counted in the database, never by reading sessions one by one: whole days summed from the
+// pre-counted rows the ended calls were added to as they ended (rows/traffic-tally.ts), the rest
+// (the partial days at a range's edges, the calls still connected, any range filtered by an
+// outcome field) with GROUP BY over session_transitions (rows/transitions.ts) and the sessions.
 
 /** Which of a flow's sessions are counted; every field is optional and they all apply together. */
 export interface TrafficFilter {

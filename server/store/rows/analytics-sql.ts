@@ -1,4 +1,5 @@
-// The flow traffic's queries (repositories/analytics.ts) as SQL for both stores: the same
+// The flow traffic's queries from the sessions themselves (repositories/analytics.ts; whole days
+// are read from rows/traffic-tally.ts instead) as SQL for both stores: the same
 // statements with each store's placeholders and JSON functions. Every count is one GROUP BY over
 // the flow's sessions in the time range (read by the sessions_by_account_flow index) joined to their
 // moves by session_transitions' primary key; the analyses are joined only when a count or a
@@ -17,8 +18,8 @@ export interface AnalyticsDialect {
  * sessions. Every filter is a condition on the session's own row or its analysis, so a filter by
  * another column of sessions (an experiment's arm) is one more line here.
  */
-export function trafficConditions(flow: FlowRef, filter: TrafficFilter, d: AnalyticsDialect): string {
-  const where = [`s.account_id = ${d.param(flow.accountId)}`, `s.flow_id = ${d.param(flow.flowId)}`, `s.status <> 'created'`];
+export function trafficConditions(flow: FlowRef, filter: CountedFilter, d: AnalyticsDialect): string {
+  const where = [`s.account_id = ${d.param(flow.accountId)}`, `s.flow_id = ${d.param(flow.flowId)}`, filter.connectedOnly ? `s.status = 'connected'` : `s.status <> 'created'`];
   if (filter.from !== undefined) where.push(`s.created_at >= ${d.param(filter.from)}`);
   if (filter.to !== undefined) where.push(`s.created_at < ${d.param(filter.to)}`);
   if (filter.version === 'draft') where.push('s.flow_draft = 1');
@@ -31,6 +32,12 @@ export function trafficConditions(flow: FlowRef, filter: TrafficFilter, d: Analy
   return where.join(' AND ');
 }
 
+/**
+ * A filter, or only its calls still connected: the ended ones are in the pre-counted rows
+ * (rows/traffic-tally.ts); the connected ones are read by the sessions_live_by_flow index.
+ */
+export type CountedFilter = TrafficFilter & { connectedOnly?: boolean };
+
 const needsAnalyses = (filter: TrafficFilter) => filter.success !== undefined || filter.outcome !== undefined;
 
 /** `sessions s`, with its analysis `a` when asked or when a filter reads it. */
@@ -39,21 +46,21 @@ const sessionsFrom = (filter: TrafficFilter, analyses = false) =>
 
 export const trafficSql = {
   /** calls; and per success value (none for no analysed success): one row per value. */
-  success: (flow: FlowRef, filter: TrafficFilter, d: AnalyticsDialect) =>
+  success: (flow: FlowRef, filter: CountedFilter, d: AnalyticsDialect) =>
     `SELECT COALESCE(a.success, 'none') AS success, COUNT(*) AS n
      FROM ${sessionsFrom(filter, true)}
      WHERE ${trafficConditions(flow, filter, d)}
      GROUP BY COALESCE(a.success, 'none')`,
 
   /** Per move: the calls that took it (first_take) and how often (rows), and calls reaching `to` through it first. */
-  transitions: (flow: FlowRef, filter: TrafficFilter, d: AnalyticsDialect) =>
+  transitions: (flow: FlowRef, filter: CountedFilter, d: AnalyticsDialect) =>
     `SELECT t.from_state, t.to_state, t.tool, SUM(t.first_take) AS calls, COUNT(*) AS times, SUM(t.first_visit) AS reached
      FROM ${sessionsFrom(filter)} JOIN session_transitions t ON t.session_id = s.id
      WHERE ${trafficConditions(flow, filter, d)}
      GROUP BY t.from_state, t.to_state, t.tool`,
 
   /** Ended calls per last state and end reason. */
-  ends: (flow: FlowRef, filter: TrafficFilter, d: AnalyticsDialect) =>
+  ends: (flow: FlowRef, filter: CountedFilter, d: AnalyticsDialect) =>
     `SELECT s.last_state, s.end_reason, COUNT(*) AS n
      FROM ${sessionsFrom(filter)}
      WHERE ${trafficConditions(flow, filter, d)} AND s.status = 'ended'

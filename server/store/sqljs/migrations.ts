@@ -459,4 +459,57 @@ export const MIGRATIONS: readonly Migration[] = [
           UPDATE sessions SET last_state = (SELECT t.to_state FROM session_transitions t WHERE t.session_id = sessions.id ORDER BY t.seq DESC LIMIT 1)
             WHERE id IN (SELECT session_id FROM session_transitions);`,
   },
+  {
+    version: 20,
+    name: "a flow's traffic pre-counted per day and per 16 days, so its analytics sum those instead of every session",
+    // rows/traffic-tally.ts keeps these rows as sessions end (and as an ended session's moves or
+    // analysis change), in the transaction that writes the change; a range's whole days are read
+    // from here (span 16: a block of 16 days, day = its first; span 1: one day). The sessions
+    // ended before this version are counted in once, below. The partial index reads the calls
+    // still connected, which are counted from their own rows.
+    sql: `CREATE TABLE flow_traffic_days (
+            account_id     TEXT NOT NULL,
+            flow_id        TEXT NOT NULL,
+            span           INTEGER NOT NULL,
+            day            INTEGER NOT NULL,
+            flow_version   INTEGER NOT NULL,
+            flow_draft     INTEGER NOT NULL,
+            experiment_id  TEXT NOT NULL,
+            experiment_arm INTEGER NOT NULL,
+            success        TEXT NOT NULL,
+            kind           TEXT NOT NULL,
+            a              TEXT NOT NULL,
+            b              TEXT NOT NULL,
+            c              TEXT NOT NULL,
+            calls          INTEGER NOT NULL,
+            times          INTEGER NOT NULL,
+            reached        INTEGER NOT NULL,
+            PRIMARY KEY (account_id, flow_id, span, day, flow_version, flow_draft, experiment_id, experiment_arm, success, kind, a, b, c)
+          );
+          CREATE INDEX sessions_live_by_flow ON sessions(account_id, flow_id, created_at) WHERE status = 'connected';
+          INSERT INTO flow_traffic_days (account_id, flow_id, span, day, flow_version, flow_draft, experiment_id, experiment_arm, success, kind, a, b, c, calls, times, reached)
+            SELECT s.account_id, s.flow_id, 1, CAST(s.created_at / 86400 AS INTEGER), COALESCE(s.flow_version, 0), s.flow_draft, COALESCE(s.experiment_id, ''), COALESCE(s.experiment_arm, 0), COALESCE(a.success, 'none'), 'call', '', '', '', COUNT(*), 0, 0
+            FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id WHERE s.status = 'ended' AND s.flow_id IS NOT NULL
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+          INSERT INTO flow_traffic_days (account_id, flow_id, span, day, flow_version, flow_draft, experiment_id, experiment_arm, success, kind, a, b, c, calls, times, reached)
+            SELECT s.account_id, s.flow_id, 1, CAST(s.created_at / 86400 AS INTEGER), COALESCE(s.flow_version, 0), s.flow_draft, COALESCE(s.experiment_id, ''), COALESCE(s.experiment_arm, 0), COALESCE(a.success, 'none'), 'move', COALESCE(t.from_state, ''), t.to_state, COALESCE(t.tool, ''), SUM(t.first_take), COUNT(*), SUM(t.first_visit)
+            FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id JOIN session_transitions t ON t.session_id = s.id WHERE s.status = 'ended' AND s.flow_id IS NOT NULL
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13;
+          INSERT INTO flow_traffic_days (account_id, flow_id, span, day, flow_version, flow_draft, experiment_id, experiment_arm, success, kind, a, b, c, calls, times, reached)
+            SELECT s.account_id, s.flow_id, 1, CAST(s.created_at / 86400 AS INTEGER), COALESCE(s.flow_version, 0), s.flow_draft, COALESCE(s.experiment_id, ''), COALESCE(s.experiment_arm, 0), COALESCE(a.success, 'none'), 'end', COALESCE(s.last_state, ''), COALESCE(s.end_reason, ''), '', COUNT(*), 0, 0
+            FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id WHERE s.status = 'ended' AND s.flow_id IS NOT NULL
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12;
+          INSERT INTO flow_traffic_days (account_id, flow_id, span, day, flow_version, flow_draft, experiment_id, experiment_arm, success, kind, a, b, c, calls, times, reached)
+            SELECT s.account_id, s.flow_id, 16, (CAST(s.created_at / 86400 AS INTEGER) / 16) * 16, COALESCE(s.flow_version, 0), s.flow_draft, COALESCE(s.experiment_id, ''), COALESCE(s.experiment_arm, 0), COALESCE(a.success, 'none'), 'call', '', '', '', COUNT(*), 0, 0
+            FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id WHERE s.status = 'ended' AND s.flow_id IS NOT NULL
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+          INSERT INTO flow_traffic_days (account_id, flow_id, span, day, flow_version, flow_draft, experiment_id, experiment_arm, success, kind, a, b, c, calls, times, reached)
+            SELECT s.account_id, s.flow_id, 16, (CAST(s.created_at / 86400 AS INTEGER) / 16) * 16, COALESCE(s.flow_version, 0), s.flow_draft, COALESCE(s.experiment_id, ''), COALESCE(s.experiment_arm, 0), COALESCE(a.success, 'none'), 'move', COALESCE(t.from_state, ''), t.to_state, COALESCE(t.tool, ''), SUM(t.first_take), COUNT(*), SUM(t.first_visit)
+            FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id JOIN session_transitions t ON t.session_id = s.id WHERE s.status = 'ended' AND s.flow_id IS NOT NULL
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13;
+          INSERT INTO flow_traffic_days (account_id, flow_id, span, day, flow_version, flow_draft, experiment_id, experiment_arm, success, kind, a, b, c, calls, times, reached)
+            SELECT s.account_id, s.flow_id, 16, (CAST(s.created_at / 86400 AS INTEGER) / 16) * 16, COALESCE(s.flow_version, 0), s.flow_draft, COALESCE(s.experiment_id, ''), COALESCE(s.experiment_arm, 0), COALESCE(a.success, 'none'), 'end', COALESCE(s.last_state, ''), COALESCE(s.end_reason, ''), '', COUNT(*), 0, 0
+            FROM sessions s LEFT JOIN session_analyses a ON a.session_id = s.id WHERE s.status = 'ended' AND s.flow_id IS NOT NULL
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12;`,
+  },
 ];

@@ -1,6 +1,7 @@
 // The embedded store's (sql.js) session analyses; the interface is ../../repositories/analyses.ts.
 import type { Database } from '../database.ts';
 import type { AnalysesRepository, AnalysisSuccess } from '../../repositories/analyses.ts';
+import { retallied } from '../traffic-tally.ts';
 import { ANALYSIS_COLUMNS, outcomeValues, toAnalysis, type AnalysisRow } from '../../rows/analyses.ts';
 
 export function createAnalysesRepository(db: Database, node: { id: string }): AnalysesRepository {
@@ -21,12 +22,15 @@ export function createAnalysesRepository(db: Database, node: { id: string }): An
     complete(sessionId, result, success, deliveries) {
       const now = db.now();
       return db.write((tx) => {
-        const done = tx.run("UPDATE session_analyses SET state = 'done', success = ?, result = ?, done_at = ?, claimed_until = NULL WHERE session_id = ? AND state = 'pending'", [
-          success,
-          JSON.stringify(result),
-          now,
-          sessionId,
-        ]);
+        // The success moves the ended session's counts in its flow's traffic to that success.
+        const done = retallied(tx, sessionId, () =>
+          tx.run("UPDATE session_analyses SET state = 'done', success = ?, result = ?, done_at = ?, claimed_until = NULL WHERE session_id = ? AND state = 'pending'", [
+            success,
+            JSON.stringify(result),
+            now,
+            sessionId,
+          ]),
+        );
         if (done !== 1) return false;
         for (const d of deliveries) {
           tx.run(

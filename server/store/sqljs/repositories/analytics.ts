@@ -1,7 +1,10 @@
 // The embedded store's (sql.js) flow traffic; the interface is ../../repositories/analytics.ts.
+// Whole days are summed from the pre-counted rows (rows/traffic-tally.ts); the range's partial
+// days and the calls still connected are counted from the sessions.
 import type { Database } from '../database.ts';
 import type { AnalyticsRepository } from '../../repositories/analytics.ts';
-import { sqliteAnalyticsDialect, toFlowTraffic, trafficSql } from '../../rows/analytics-sql.ts';
+import { sqliteAnalyticsDialect, toFlowTraffic, trafficSql, type CountedFilter } from '../../rows/analytics-sql.ts';
+import { daysSql, fromDayRows, mergeTrafficRows, splitRange, DAY_SECS, type DayRow, type TrafficRows } from '../../rows/traffic-tally.ts';
 
 export function createAnalyticsRepository(db: Database): AnalyticsRepository {
   const all = <Row>(build: (d: ReturnType<typeof sqliteAnalyticsDialect>) => string): Row[] => {
@@ -11,11 +14,24 @@ export function createAnalyticsRepository(db: Database): AnalyticsRepository {
   };
   return {
     async flowTraffic(flow, filter) {
-      return toFlowTraffic(
-        all((d) => trafficSql.success(flow, filter, d)),
-        all((d) => trafficSql.transitions(flow, filter, d)),
-        all((d) => trafficSql.ends(flow, filter, d)),
-      );
+      const counted = (part: CountedFilter): TrafficRows => ({
+        success: all((d) => trafficSql.success(flow, part, d)),
+        transitions: all((d) => trafficSql.transitions(flow, part, d)),
+        ends: part.connectedOnly ? [] : all((d) => trafficSql.ends(flow, part, d)),
+      });
+      const split = splitRange(filter);
+      const parts: TrafficRows[] = [];
+      if (split === null) parts.push(counted(filter));
+      else {
+        const params: Array<string | number> = [];
+        const sql = daysSql(flow, filter, split.spans, (value) => (params.push(value), '?'));
+        parts.push(fromDayRows(db.all<DayRow>(sql, params)));
+        if (split.before) parts.push(counted(split.before));
+        if (split.after) parts.push(counted(split.after));
+        parts.push(counted({ ...filter, ...(split.firstDay !== null && { from: split.firstDay * DAY_SECS }), ...(split.endDay !== null && { to: split.endDay * DAY_SECS }), connectedOnly: true }));
+      }
+      const merged = mergeTrafficRows(parts);
+      return toFlowTraffic(merged.success, merged.transitions, merged.ends);
     },
 
     async transitionSessions(flow, move, filter, limit, after) {

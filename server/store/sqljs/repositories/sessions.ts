@@ -6,6 +6,7 @@ import { callStatusRank, type Session, type SessionNode, type SessionsRepository
 import type { SessionRow } from '../../rows/sessions.ts';
 import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../../rows/sessions.ts';
 import { sessionListSql, sqliteDialect } from '../../rows/session-filter.ts';
+import { retallied } from '../traffic-tally.ts';
 
 const INSERT_SQL = `INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`;
 
@@ -95,13 +96,16 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
         // A duration the session measured is stored as it is: recomputing it here from another
         // clock's timestamps would round differently from the session_ended event near a half
         // second. A session that never connected ran for no time; its started_at stays null.
-        tx.run(
-          `UPDATE sessions SET status = 'ended', ended_at = ?, end_reason = ?, credits_charged_cents = ?,
-             duration_secs = CASE WHEN ? IS NOT NULL THEN ?
-                                  WHEN started_at IS NULL THEN 0
-                                  ELSE MAX(0, CAST(ROUND(? - started_at) AS INTEGER)) END
-           WHERE id = ? AND status != 'ended'`,
-          [endedAt, reason, creditsChargedCents, durationSecs ?? null, durationSecs ?? null, endedAt, id],
+        // Counted into the flow's traffic as it ends; a retried end changes nothing, counts included.
+        retallied(tx, id, () =>
+          tx.run(
+            `UPDATE sessions SET status = 'ended', ended_at = ?, end_reason = ?, credits_charged_cents = ?,
+               duration_secs = CASE WHEN ? IS NOT NULL THEN ?
+                                    WHEN started_at IS NULL THEN 0
+                                    ELSE MAX(0, CAST(ROUND(? - started_at) AS INTEGER)) END
+             WHERE id = ? AND status != 'ended'`,
+            [endedAt, reason, creditsChargedCents, durationSecs ?? null, durationSecs ?? null, endedAt, id],
+          ),
         );
         return findById(id);
       });
@@ -111,19 +115,21 @@ export function createSessionsRepository(db: Database, node: SessionNode): Sessi
       return db.write((tx) => {
         const ids = tx.all<{ id: string }>(`SELECT id FROM sessions WHERE status = 'connected'`, []).map((row) => row.id);
         for (const id of ids) {
-          tx.run(
-            `UPDATE sessions SET status = 'ended', end_reason = 'server_restarted',
-               ended_at = MAX(COALESCE(started_at, created_at),
-                              COALESCE((SELECT MAX(at) FROM session_events WHERE session_id = sessions.id), 0)),
-               credits_charged_cents = COALESCE((SELECT -SUM(delta_cents) FROM credit_ledger
-                                                 WHERE session_id = sessions.id AND delta_cents < 0), 0)
-             WHERE id = ?`,
-            [id],
-          );
-          tx.run(
-            `UPDATE sessions SET duration_secs = MAX(0, CAST(ROUND(ended_at - COALESCE(started_at, ended_at)) AS INTEGER)) WHERE id = ?`,
-            [id],
-          );
+          retallied(tx, id, () => {
+            tx.run(
+              `UPDATE sessions SET status = 'ended', end_reason = 'server_restarted',
+                 ended_at = MAX(COALESCE(started_at, created_at),
+                                COALESCE((SELECT MAX(at) FROM session_events WHERE session_id = sessions.id), 0)),
+                 credits_charged_cents = COALESCE((SELECT -SUM(delta_cents) FROM credit_ledger
+                                                   WHERE session_id = sessions.id AND delta_cents < 0), 0)
+               WHERE id = ?`,
+              [id],
+            );
+            tx.run(
+              `UPDATE sessions SET duration_secs = MAX(0, CAST(ROUND(ended_at - COALESCE(started_at, ended_at)) AS INTEGER)) WHERE id = ?`,
+              [id],
+            );
+          });
         }
         return ids;
       });

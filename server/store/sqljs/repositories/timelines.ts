@@ -1,6 +1,7 @@
 // The embedded store's (sql.js) timelines repository; its interface and types are in ../../repositories/timelines.ts.
 import type { Database } from '../database.ts';
 import type { TimelineEntry, TimelinesRepository } from '../../repositories/timelines.ts';
+import { retallied } from '../traffic-tally.ts';
 import { movesIn, transitionsOf, type StoredTransition } from '../../rows/transitions.ts';
 
 export function createTimelinesRepository(db: Database): TimelinesRepository {
@@ -11,7 +12,8 @@ export function createTimelinesRepository(db: Database): TimelinesRepository {
           tx.run('INSERT INTO session_events (session_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)', [sessionId, entry.seq, entry.at, entry.type, entry.data]);
         }
         // The session's moves through its flow, for its traffic (rows/transitions.ts).
-        if (movesIn(entries)) {
+        // An ended session's counts in its flow's traffic follow (a batch may land after the end).
+        if (movesIn(entries)) retallied(tx, sessionId, () => {
           const stored = tx.all<StoredTransition>('SELECT seq, from_state, to_state, tool FROM session_transitions WHERE session_id = ? ORDER BY seq', [sessionId]);
           const moves = transitionsOf(stored, entries);
           for (const m of moves) {
@@ -20,7 +22,7 @@ export function createTimelinesRepository(db: Database): TimelinesRepository {
             ]);
           }
           if (moves.length > 0) tx.run('UPDATE sessions SET last_state = ? WHERE id = ?', [moves.at(-1)!.to_state, sessionId]);
-        }
+        });
         tx.run('UPDATE sessions SET timeline_events = ?, timeline_bytes = ?, timeline_dropped = ? WHERE id = ?', [counters.events, counters.bytes, counters.dropped, sessionId]);
       });
     },

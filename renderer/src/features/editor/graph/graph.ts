@@ -367,13 +367,20 @@ export function trafficMarks(
   traffic: { calls: number; states: ReadonlyArray<{ state: string; calls: number }>; transitions: ReadonlyArray<{ from: string | null; to: string; tool: string | null; calls: number }>; ends: ReadonlyArray<{ state: string | null; reason: string; calls: number }> },
   links: ReadonlyArray<TransitionLink>,
 ): TrafficMarks {
-  const bySourceTool = new Map(links.filter((l) => !l.branch).map((l) => [`${l.source}\u0000${l.tool}`, l]));
+  // One pass over the links into two lookups, so each move is found without scanning them.
+  const bySourceTool = new Map<string, TransitionLink>();
+  const firstBetween = new Map<string, TransitionLink>();
+  for (const l of links) {
+    if (!l.branch) bySourceTool.set(`${l.source}\u0000${l.tool}`, l);
+    const between = `${l.source}\u0000${l.target}`;
+    if (!l.selfLoop && !firstBetween.has(between)) firstBetween.set(between, l);
+  }
   const linked = new Map<string, number>();
   for (const move of traffic.transitions) {
     if (move.from === null) continue;
     const link =
       (move.tool !== null ? bySourceTool.get(`${move.from}\u0000${move.tool}`) : undefined) ??
-      links.find((l) => l.source === move.from && l.target === move.to && !l.selfLoop);
+      firstBetween.get(`${move.from}\u0000${move.to}`);
     if (link && link.target === move.to) linked.set(link.id, (linked.get(link.id) ?? 0) + move.calls);
   }
   const ends = new Map<string, Array<{ reason: string; calls: number }>>();
