@@ -147,10 +147,13 @@ async function observabilityCost(): Promise<BenchRow[]> {
   const sink = spawnTs('./observability-sinks-process.ts', ['sink']);
   const collectorUrl = await lines(sink).next();
   const token = 'bench-metrics-token';
-  const [off, on] = await Promise.all([
-    startLoadRig({ tts: 'openai' }),
-    startLoadRig({ tts: 'openai', config: { observability: { metricsToken: token, otelEndpoint: collectorUrl, otelTracesSampler: 'always_on' } } }),
-  ]);
+  // One after the other: two starting at once on a loaded machine ran past Fastify's plugin timeout.
+  const off = await startLoadRig({ tts: 'openai' });
+  const on = await startLoadRig({ tts: 'openai', config: { observability: { metricsToken: token, otelEndpoint: collectorUrl, otelTracesSampler: 'always_on' } } }).catch(async (error: unknown) => {
+    await off.close();
+    sink.kill();
+    throw error;
+  });
   // Prometheus scrapes the server with metrics only while it is the one measured: both servers
   // live in this process, whose CPU is what is measured.
   let scraper: ReturnType<typeof spawnTs> | null = null;
