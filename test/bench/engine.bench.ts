@@ -148,7 +148,10 @@ async function observabilityCost(): Promise<BenchRow[]> {
   const collectorUrl = await lines(sink).next();
   const token = 'bench-metrics-token';
   // One after the other: two starting at once on a loaded machine ran past Fastify's plugin timeout.
-  const off = await startLoadRig({ tts: 'openai' });
+  const off = await startLoadRig({ tts: 'openai' }).catch((error: unknown) => {
+    sink.kill();
+    throw error;
+  });
   const on = await startLoadRig({ tts: 'openai', config: { observability: { metricsToken: token, otelEndpoint: collectorUrl, otelTracesSampler: 'always_on' } } }).catch(async (error: unknown) => {
     await off.close();
     sink.kill();
