@@ -37,6 +37,17 @@ export interface SessionLabels {
   tts: string;
 }
 
+interface SessionState extends SessionLabels {
+  live?: boolean;
+  turnLabels: {
+    voiceToVoice: { stt_provider: string; llm_provider: string; tts_provider: string };
+    endpointing: { stt_provider: string };
+    stt: { provider: string };
+    llm: { provider: string };
+    tts: { provider: string };
+  };
+}
+
 type ProviderKind = 'stt' | 'llm' | 'tts';
 const ERROR_KINDS: Record<string, ProviderKind | 'vad'> = { stt_failed: 'stt', llm_failed: 'llm', tts_failed: 'tts', vad_failed: 'vad' };
 
@@ -47,7 +58,7 @@ export class AppMetrics {
   readonly registry = new Registry();
   private readonly perAccount: boolean;
   /** Sessions between their start and their end; `live` once counted in voxflow_sessions_live. */
-  private readonly sessions = new Map<string, SessionLabels & { live?: boolean }>();
+  private readonly sessions = new Map<string, SessionState>();
   private readonly loopDelay: IntervalHistogram;
 
   private readonly live: Gauge<'transport'>;
@@ -184,7 +195,17 @@ export class AppMetrics {
   }
 
   sessionStarting(sessionId: string, labels: SessionLabels): void {
-    this.sessions.set(sessionId, { ...labels });
+    // The turn histograms' label sets, built once for the session rather than at each turn.
+    this.sessions.set(sessionId, {
+      ...labels,
+      turnLabels: {
+        voiceToVoice: { stt_provider: labels.stt, llm_provider: labels.llm, tts_provider: labels.tts },
+        endpointing: { stt_provider: labels.stt },
+        stt: { provider: labels.stt },
+        llm: { provider: labels.llm },
+        tts: { provider: labels.tts },
+      },
+    });
   }
 
   hook(event: HookEvent, context: HookContext): void {
@@ -224,18 +245,15 @@ export class AppMetrics {
   event(sessionId: string, event: ServerEvent): void {
     switch (event.type) {
       case 'metrics': {
-        const labels = this.sessions.get(sessionId);
-        if (!labels) return;
-        const s = (ms: number | null) => (ms === null ? null : ms / 1000);
-        const observe = (histogram: Histogram<string>, ms: number | null, values: Record<string, string> = {}) => {
-          if (ms !== null) histogram.observe(values, s(ms)!);
-        };
-        observe(this.voiceToVoice, event.voice_to_voice_ms, { stt_provider: labels.stt, llm_provider: labels.llm, tts_provider: labels.tts });
-        observe(this.endpointing, event.endpointing_ms, { stt_provider: labels.stt });
-        observe(this.stt, event.stt_ms, { provider: labels.stt });
-        observe(this.llmFirstToken, event.llm_ttft_ms, { provider: labels.llm });
-        observe(this.ttsFirstAudio, event.tts_ttfb_ms, { provider: labels.tts });
-        observe(this.serverPart, event.server_ms);
+        const session = this.sessions.get(sessionId);
+        if (!session) return;
+        const labels = session.turnLabels;
+        if (event.voice_to_voice_ms !== null) this.voiceToVoice.observe(labels.voiceToVoice, event.voice_to_voice_ms / 1000);
+        if (event.endpointing_ms !== null) this.endpointing.observe(labels.endpointing, event.endpointing_ms / 1000);
+        if (event.stt_ms !== null) this.stt.observe(labels.stt, event.stt_ms / 1000);
+        if (event.llm_ttft_ms !== null) this.llmFirstToken.observe(labels.llm, event.llm_ttft_ms / 1000);
+        if (event.tts_ttfb_ms !== null) this.ttsFirstAudio.observe(labels.tts, event.tts_ttfb_ms / 1000);
+        if (event.server_ms !== null) this.serverPart.observe(event.server_ms / 1000);
         return;
       }
       case 'tool_result': {
