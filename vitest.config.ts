@@ -55,6 +55,9 @@ class SlowFilesFirst extends BaseSequencer {
   }
 }
 
+/** The server's bundle, built when stale, for the workers of in-process servers and for spawned servers. */
+const SERVER_BUNDLE = 'test/support/server-bundle.ts';
+
 /** The second group: five files at a time (`--maxWorkers` does not reach projects; a group's must agree). */
 const REST = { maxWorkers: 5, sequence: { groupOrder: 1 } };
 
@@ -65,19 +68,21 @@ export default defineConfig({
     maxWorkers: 3,
     // Each worker loads the server's modules once, not once per file (about 2 s of imports a file).
     isolate: false,
-    setupFiles: ['test/support/property-runs.ts', 'test/support/after-this-test.ts'],
+    setupFiles: ['test/support/property-runs.ts', 'test/support/after-this-test.ts', 'test/support/worker-bundle-env.ts'],
     // The last reporter prints the closing line `N passed, N failed, N skipped` that CI reads.
     reporters: ['default', './test/summary-reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 90_000, // hooks start servers, browsers, clusters: waits a loaded machine stretches
     projects: [
+      // Every project gets the server's bundle (SERVER_BUNDLE), built once when its sources changed:
+      // the servers the tests start run their flow-job and store workers from it, not through tsx.
       // Pure work only: the long timeout lets big property tests finish when the cores are shared.
-      { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 120_000, ...REST } },
-      // One PostgreSQL cluster for the files that need one; the bundled server for those that spawn it.
-      { extends: true, test: { name: 'integration', include: files.integration, ...REST, globalSetup: ['test/support/shared-postgres.ts', 'test/support/server-bundle.ts'] } },
-      { extends: true, test: { name: 'postgres', include: ['test/api/*.test.ts', 'test/phone/*.test.ts'], ...REST, globalSetup: ['test/support/postgres-global-setup.ts'] } },
+      { extends: true, test: { name: 'unit', include: files.unit, testTimeout: 120_000, ...REST, globalSetup: [SERVER_BUNDLE] } },
+      // One PostgreSQL cluster for the files that need one; the bundle also for those that spawn the server.
+      { extends: true, test: { name: 'integration', include: files.integration, ...REST, globalSetup: ['test/support/shared-postgres.ts', SERVER_BUNDLE] } },
+      { extends: true, test: { name: 'postgres', include: ['test/api/*.test.ts', 'test/phone/*.test.ts'], ...REST, globalSetup: ['test/support/postgres-global-setup.ts', SERVER_BUNDLE] } },
       // The browser tests load the studio from the server: build it (when stale) first.
-      { extends: true, test: { name: 'e2e', include: files.e2e, globalSetup: ['test/support/global-setup.ts'] } },
+      { extends: true, test: { name: 'e2e', include: files.e2e, globalSetup: ['test/support/global-setup.ts', SERVER_BUNDLE] } },
     ],
   },
 });

@@ -2,7 +2,8 @@
 // milliseconds of synchronous work, longer than an audio frame. Plain JavaScript with only
 // node: imports, so it loads the same under tsx, vitest and a bundler.
 //
-// Protocol. In: { id, text, voice }. Out: { type: 'ready' } once, then per job
+// Protocol. In: { id, text, voice }. Out: { type: 'ready', module? } once (with the compiled
+// flite.wasm when this worker compiled it), then per job
 // { type: 'done', id, sampleRate, samples: ArrayBuffer (PCM16 mono, transferred) } or
 // { type: 'failed', id, message }.
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
@@ -38,7 +39,11 @@ const port = parentPort;
 const running = new Set();
 
 const tempRoot = pickTempRoot();
-const compiled = readFile(workerData.wasmPath).then((bytes) => WebAssembly.compile(bytes));
+// flite.wasm is 21 MB: compiling it, and the throwaway run below that tiers it up, cost a worker
+// 0.8–1.4 s of CPU. So the first worker of a process to do both hands the module to the host
+// (`ready`), which gives it to every later worker (workerData.module): V8 shares a compiled
+// module between the threads of a process, with the code it tiered up.
+const compiled = workerData.module ? Promise.resolve(workerData.module) : readFile(workerData.wasmPath).then((bytes) => WebAssembly.compile(bytes));
 
 port.on('message', async (job) => {
   const module = await compiled;
@@ -51,10 +56,16 @@ port.on('message', async (job) => {
 });
 
 // The first runs of the module go through V8's baseline compiler and are several times slower
-// (~600 ms for one sentence here); a throwaway run tiers it up before real jobs arrive.
+// (~600 ms for one sentence here); a throwaway run tiers it up before real jobs arrive. A module
+// from the host was tiered up in the worker that compiled it: the first sentence here costs what
+// any does (about 0.2 s of CPU, measured), so there is no throwaway run.
 compiled.then((module) => {
-  synthesize(module, 'Ready.', 'slt');
-  port.postMessage({ type: 'ready' });
+  if (workerData.module) {
+    port.postMessage({ type: 'ready' });
+  } else {
+    synthesize(module, 'Ready.', 'slt');
+    port.postMessage({ type: 'ready', module });
+  }
 });
 
 function synthesize(module, text, voice) {
