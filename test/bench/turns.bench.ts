@@ -19,7 +19,7 @@
 // Last, what one question to the end-of-turn model (--turn-model) costs, with the tests' tiny
 // stand-in for Smart Turn v3 (input_features → mean → sigmoid): the Whisper features and ORT's
 // overhead, a lower bound for the real model, whose network costs more.
-// VOXFLOW_BENCH_TURN_STRATEGIES=baseline,… picks rows; VOXFLOW_BENCH_TURN_PATHS=ws or phone one
+// VOXFLOW_BENCH_TURN_STRATEGIES=baseline,… picks rows; VOXFLOW_BENCH_TURN_ITEMS=<part of an id> pieces; VOXFLOW_BENCH_TURN_PATHS=ws or phone one
 // path; VOXFLOW_BENCH_TURN_PATHS=none runs only the model's row.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -126,7 +126,7 @@ async function playOne(stack: Stack, path: Path, item: LoadedItem): Promise<Outc
     const answered = () => call.agentAudio.find((a) => a.at > first);
     await call.wait(() => answered() !== undefined || call.sent > soundEnd + 5000 / FRAME_MS, 30_000, 'an answer');
     const reply = answered();
-    if (!reply) return { item, error: 'no answer within 5 s of the end of the turn' };
+    if (!reply) return { item, error: `no answer within 5 s of the end of the turn${call.turnEnds.length ? ` (${call.turnEnds.join('; ')})` : ''}` };
     return { item, premature: reply.at < soundEnd, replyMs: (reply.at - soundEnd) * FRAME_MS, turnEnds: [...call.turnEnds] };
   } finally {
     hangUp();
@@ -248,7 +248,8 @@ async function turnModelCost(): Promise<BenchRow[]> {
 
 export async function run(): Promise<BenchRow[]> {
   if (process.env.VOXFLOW_BENCH_TURN_PATHS === 'none') return turnModelCost();
-  const items = await loadCorpus((line) => process.stderr.write(`${line}\n`));
+  const only = process.env.VOXFLOW_BENCH_TURN_ITEMS;
+  const items = (await loadCorpus((line) => process.stderr.write(`${line}\n`))).filter((item) => !only || item.id.includes(only));
   const wanted = process.env.VOXFLOW_BENCH_TURN_STRATEGIES?.split(',').map((s) => s.trim());
   const paths = (process.env.VOXFLOW_BENCH_TURN_PATHS?.split(',').map((p) => p.trim()) ?? ['ws', 'phone']) as Path[];
   const unknownPath = paths.find((path) => !(path in PATH_NAMES));

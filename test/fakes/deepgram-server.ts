@@ -46,11 +46,13 @@ export interface FakeDeepgramOptions {
   transcriptAudioMs?: number[];
   /**
    * When each word of `transcripts` has been said (in the same order; used instead of
-   * `transcriptAudioMs` when given): per line, the end of each word's sound, ms from the start of
-   * the line's first utterance. With it, every final result (a Finalize's, or the fake's own
-   * endpointing at a pause) gives exactly the words whose sound had ended in the audio received
-   * so far, and keeps the rest for what follows; the line is done once its last word is given.
-   * A recogniser at a pause inside a sentence hears only what was said. One connection at a time.
+   * `transcriptAudioMs` when given): per line, the end of each word's sound in ms of the line's
+   * speech, its pauses left out (a client sends no audio through much of a pause: its VAD says
+   * the caller is silent). With it, every final result (a Finalize's, or the fake's own
+   * endpointing at a pause) gives exactly the words whose sound had ended in the speech heard so
+   * far (the line's earlier utterances, and the current one to the newest audio), and keeps the
+   * rest for what follows; the line is done once its last word is given. A recogniser at a pause
+   * inside a sentence hears only what was said. One connection at a time.
    */
   wordEndsMs?: number[][];
   /** Audio time between interim results while someone speaks. */
@@ -230,8 +232,8 @@ function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: Lis
   const requestId = `fake-req-${Math.random().toString(16).slice(2, 10)}`;
   const tracker = new UtteranceTracker(sampleRate, { hangoverMs: endpointing });
   let lastInterimAt = -Infinity;
-  /** Where the current line's first utterance began (wordEndsMs), in the stream's audio time. */
-  let lineStartMs: number | null = null;
+  /** The current line's speech in its utterances before this one (wordEndsMs), ms. */
+  let lineSpokenMs = 0;
 
   const send = (message: unknown) => {
     if (fault.silent || ws.readyState !== WebSocket.OPEN) return;
@@ -256,9 +258,9 @@ function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: Lis
     }
     let transcript: string;
     if (behaviour.transcribeTimed) {
-      const timed = behaviour.transcribeTimed(tracker.audioMs - (lineStartMs ?? utterance.startMs));
+      const timed = behaviour.transcribeTimed(lineSpokenMs + tracker.audioMs - utterance.startMs);
       transcript = timed.text;
-      if (timed.lineDone) lineStartMs = null;
+      lineSpokenMs = timed.lineDone ? 0 : lineSpokenMs + utterance.endMs - utterance.startMs;
     } else transcript = fromFinalize && behaviour.transcribeHeard ? behaviour.transcribeHeard(utterance.endMs - utterance.startMs) : behaviour.transcribe(utterance.pcm, sampleRate);
     results(utterance, transcript, { is_final: true, speech_final: !fromFinalize, from_finalize: fromFinalize });
     if (utteranceEnd) send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: utterance.endMs / 1000 });
@@ -279,7 +281,6 @@ function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: Lis
       for (const event of tracker.push(pcmFromBytes(bytes))) {
         if (event.type === 'start') {
           lastInterimAt = event.atMs;
-          lineStartMs ??= event.atMs;
           if (vadEvents) send({ type: 'SpeechStarted', channel: [0], timestamp: event.atMs / 1000 });
         } else if (event.type === 'voiced') {
           if (interims && event.atMs - lastInterimAt >= interimEveryMs) {

@@ -53,7 +53,7 @@ export interface Stack {
    * What speech recognition will hear next: the piece's words, as a recogniser that gets every
    * word right would (nothing for noise). Asked for the words at a pause inside a sentence, it
    * gives exactly those whose sound had ended, as Deepgram does: `endsMs` is when each word ends,
-   * ms from the piece's sound start (corpus.ts timedWords). The stack's calls take turns, so the
+   * ms into the piece's speech, its pauses left out (corpus.ts timedWords). The stack's calls take turns, so the
    * next words are the next piece's.
    */
   willHear(words: string, endsMs: number[]): void;
@@ -188,6 +188,7 @@ export async function openCall(stack: Stack, path: Path, kind: keyof typeof FLOW
         const event = JSON.parse(String(data)) as { type: string; message?: string; fatal?: boolean; reason?: string; wait_ms?: number; transcript?: string };
         if (event.type === 'interrupted') call.stops.push(call.sent);
         if (event.type === 'turn_end') call.turnEnds.push(`${event.reason} ${event.wait_ms} ms: "${event.transcript}"`);
+        if (event.type === 'error') call.turnEnds.push(`error: ${event.message}`);
         if (event.type === 'error' && event.fatal) call.failure = `session error: ${event.message}`;
       }
     });

@@ -139,22 +139,26 @@ function specs(): Spec[] {
 }
 
 /**
- * A speech piece's words, and when each one's sound ends, ms from the piece's sound start: a
- * part's words share its length by their letters, its last word ending with it. Noise: none.
+ * A speech piece's words, and when each one's sound ends in ms of its speech, the pauses between
+ * parts left out (as the Deepgram fake's wordEndsMs counts): a part's words share its length by
+ * their letters, its last word ending with it. Noise: none.
  */
 export function timedWords(item: CorpusItem): { words: string; endsMs: number[] } {
   if (!item.parts) return { words: '', endsMs: [] };
   const words: string[] = [];
   const endsMs: number[] = [];
+  let spoken = 0;
   for (const part of item.parts) {
     const own = part.text.split(/\s+/).filter(Boolean);
     const letters = own.reduce((n, w) => n + w.length, 0);
+    const length = part.endMs - part.startMs;
     let sofar = 0;
     for (const word of own) {
       sofar += word.length;
       words.push(word);
-      endsMs.push(Math.round(part.startMs + ((part.endMs - part.startMs) * sofar) / letters - item.soundStartMs));
+      endsMs.push(Math.round(spoken + (length * sofar) / letters));
     }
+    spoken += length;
   }
   return { words: words.join(' '), endsMs };
 }
