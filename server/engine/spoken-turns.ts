@@ -13,6 +13,8 @@
 //   there, and the words decide how much longer the silence must last before the turn is over
 //   (longer after "on…", shorter after "yes" to a yes/no question). Speech that comes back before
 //   then continues the same turn.
+// Over 400 lines: the pause for unconfirmed voiced audio, the judging of speech over the agent and
+// the end of a caller's turn share the one turn under way and its timers.
 import { sessionError } from '../protocol/session-errors.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/types.ts';
 import type { CallerSpeechFrames, CallerTurnFrame, CallerWordsFrame, ErrorFrame, InterruptFrame, PauseAgentFrame, ResumeAgentFrame, StageOutput } from './frames.ts';
