@@ -181,13 +181,14 @@ export class AudioOut {
 
   /**
    * Goes on after a pause, from the start of the sentence that was playing: the caller heard
-   * part of it, talked, and would not follow the rest from mid-word.
+   * part of it, talked, and would not follow the rest from mid-word. `fromSentenceStart` false:
+   * from where it stopped (a pause too short to have been talked over: a cough's hiccup).
    */
-  resume(): void {
+  resume(fromSentenceStart = true): void {
     if (!this.paused) return;
     this.paused = false;
     const head = this.segments[0];
-    if (head) {
+    if (head && fromSentenceStart) {
       head.sent = 0;
       head.chunkIndex = 0;
       this.offsetInChunk = 0;

@@ -15,6 +15,9 @@ export class CallerSpeechGate {
   ) {}
 
   push(frame: CallerSpeechFrames): void {
+    // Voiced audio beginning over a guarded line does not pause it; its fading always passes, so
+    // a pause it began before the line was guarded still ends.
+    if (frame.type === 'caller_voicing' && frame.voicing && this.guarded()) return;
     if (frame.type === 'speech_started' && this.guarded()) this.#ignoringTurn = true;
     if (this.#ignoringTurn) {
       if (frame.type === 'turn_ended') this.#ignoringTurn = false;

@@ -107,9 +107,14 @@ export interface PauseAgentFrame {
   type: 'pause_agent';
 }
 
-/** The speech over the agent was a backchannel or noise: the agent goes on from the start of its sentence. */
+/**
+ * The speech over the agent was a backchannel or noise: the agent goes on from the start of its
+ * sentence. `where_paused`: voiced audio faded before it was ever speech (a cough, a click), and
+ * the agent goes on from where it stopped, a hiccup of the pause's length.
+ */
 export interface ResumeAgentFrame {
   type: 'resume_agent';
+  from?: 'sentence_start' | 'where_paused';
 }
 
 /** End the session (the flow ended the call, a limit ran out). */

@@ -347,7 +347,7 @@ export class SessionPipeline {
         this.audioOut.pause();
         return;
       case 'resume_agent':
-        this.audioOut.resume();
+        this.audioOut.resume(frame.from !== 'where_paused');
         return;
       case 'end':
         this.host.end(frame.reason);

@@ -4,13 +4,17 @@
 // for the agent to answer.
 //
 // Turn-taking (turn-rules.ts, docs/flows.md#turn-taking) changes two moments:
-// - Speech over the agent pauses it rather than cutting it. The words (streamed interim text, or
+// - Voiced audio over the agent pauses it at once, before the VAD has confirmed it as speech
+//   (200 ms later); a run that fades unconfirmed (a cough, a click) resumes it where it stopped.
+// - Speech over the agent keeps it paused rather than cutting it. The words (streamed interim text, or
 //   the transcript at the end) and the speech's length then say whether it was an interruption
 //   (the reply is cut, as before), a backchannel or noise (the agent resumes its sentence).
 // - The VAD reports the caller's pauses after the shortest wait; the transcript so far is fetched
 //   there, and the words decide how much longer the silence must last before the turn is over
 //   (longer after "on…", shorter after "yes" to a yes/no question). Speech that comes back before
 //   then continues the same turn.
+// Over 400 lines: the pause for unconfirmed voiced audio, the judging of speech over the agent and
+// the end of a caller's turn share the one turn under way and its timers.
 import { sessionError } from '../protocol/session-errors.ts';
 import type { SpeechToText, TranscriptionStream } from '../providers/types.ts';
 import type { CallerSpeechFrames, CallerTurnFrame, CallerWordsFrame, ErrorFrame, InterruptFrame, PauseAgentFrame, ResumeAgentFrame, StageOutput } from './frames.ts';
@@ -88,6 +92,12 @@ interface OpenTurn {
 export class SpokenTurns {
   private stt: TranscriptionStream | null = null;
   private userSpeaking = false;
+  /**
+   * The agent is paused for voiced audio that the VAD has not confirmed as speech yet: resumed
+   * where it stopped if the run fades, kept paused and judged if it is confirmed. The timer gives
+   * up on a run that does neither (the caller's audio stopped).
+   */
+  private voicePause: NodeJS.Timeout | null = null;
   /** The adaptive turn (or speech over the agent) under way; null between turns and for fixed waits. */
   private open: OpenTurn | null = null;
 
@@ -116,6 +126,7 @@ export class SpokenTurns {
         return;
       case 'caller_voicing':
         if (this.open && !this.open.speaking) this.voicing(this.open, frame.voicing);
+        else if (!this.open) this.voicingOverAgent(frame.voicing);
         return;
     }
   }
@@ -130,6 +141,7 @@ export class SpokenTurns {
 
   /** The session ended: the recognizer's stream is closed. */
   close(): void {
+    this.endVoicePause();
     this.closeTurn();
     this.stt?.close();
   }
@@ -153,9 +165,11 @@ export class SpokenTurns {
     this.userSpeaking = true;
     this.out.send({ type: 'user_started_speaking' });
     const turn = this.policy();
-    const overAgent = turn !== null && pausesForBackchannels(turn.policy) && (this.options.agentSpeaking?.() ?? false);
+    const pausedForVoice = this.endVoicePause();
+    const overAgent = turn !== null && pausesForBackchannels(turn.policy) && (pausedForVoice || (this.options.agentSpeaking?.() ?? false));
     if (overAgent) {
-      // Heard at once, judged once its words or length say: the agent's audio stops now either way.
+      // Judged once its words or length say: the agent's audio stops now (or stopped when the
+      // voiced audio began; pausing again is harmless) either way.
       this.out.push({ type: 'pause_agent' });
     } else {
       // Barge-in: the caller talking over the agent (or over its thinking) stops it at once;
@@ -173,6 +187,32 @@ export class SpokenTurns {
         if (this.open === started && started.speaking) this.judge(started, false);
       }, BACKCHANNEL_MAX_MS);
     }
+  }
+
+  /**
+   * Voiced audio began (or faded) with no caller turn under way. Over the agent, under a policy
+   * that pauses for backchannels, the agent's audio stops at the first voiced frame, 200 ms before
+   * the VAD can confirm speech: a real interruption is already silent when it is judged. A run
+   * that fades unconfirmed was no speech, and the agent goes on where it stopped.
+   */
+  private voicingOverAgent(voicing: boolean): void {
+    if (!voicing) {
+      if (this.endVoicePause()) this.out.push({ type: 'resume_agent', from: 'where_paused' });
+      return;
+    }
+    if (this.voicePause) return;
+    const turn = this.policy();
+    if (!turn || !pausesForBackchannels(turn.policy) || !(this.options.agentSpeaking?.() ?? false)) return;
+    this.out.push({ type: 'pause_agent' });
+    this.voicePause = setTimeout(() => this.voicingOverAgent(false), VOICING_HOLD_MAX_MS);
+  }
+
+  /** Ends a pause for unconfirmed voiced audio, if one holds; true if it did. */
+  private endVoicePause(): boolean {
+    if (!this.voicePause) return false;
+    clearTimeout(this.voicePause);
+    this.voicePause = null;
+    return true;
   }
 
   private openStt(): TranscriptionStream | null {

@@ -5,6 +5,8 @@
 // voice endpoint; 8 kHz μ-law over a fake Twilio's media stream):
 //   - false barge-in rate: backchannels and noise, played 1 s into the agent's long greeting,
 //     that stopped it (an `interrupted` event; on the phone, the carrier's `clear`);
+//   - hiccups: the same pieces, not stopped, after which the agent's audio went quiet for 100 ms
+//     or more and came back (it paused for them and resumed);
 //   - true-interruption recall, and the time from the caller's speech start to the agent's last
 //     audio frame (p50/p95);
 //   - premature end-of-turn rate: sentences with a 300–1,200 ms pause inside, spoken after a short
@@ -17,7 +19,7 @@
 // Last, what one question to the end-of-turn model (--turn-model) costs, with the tests' tiny
 // stand-in for Smart Turn v3 (input_features → mean → sigmoid): the Whisper features and ORT's
 // overhead, a lower bound for the real model, whose network costs more.
-// VOXFLOW_BENCH_TURN_STRATEGIES=baseline,… picks rows; VOXFLOW_BENCH_TURN_PATHS=ws or phone one
+// VOXFLOW_BENCH_TURN_STRATEGIES=baseline,… picks rows; VOXFLOW_BENCH_TURN_ITEMS=<part of an id> pieces; VOXFLOW_BENCH_TURN_PATHS=ws or phone one
 // path; VOXFLOW_BENCH_TURN_PATHS=none runs only the model's row.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,7 +29,7 @@ import { logMelFeatures } from '../../server/engine/turn-model-worker.mjs';
 import { tinySmartTurnModel } from '../support/tiny-onnx.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
 import { Call, FRAME_MS, framesOf, openCall, PATH_NAMES, startStack, type Path, type Stack, type TurnStrategy } from './turns/calls.ts';
-import { loadCorpus, OVER_THE_AGENT, type LoadedItem } from './turns/corpus.ts';
+import { loadCorpus, OVER_THE_AGENT, timedWords, type LoadedItem } from './turns/corpus.ts';
 
 // Rows are added here as the engine learns them. The baseline is the engine before turn-taking
 // rules, written as the flow keys that give it (docs/flows.md#turn-taking); `defaults` is what a
@@ -50,6 +52,8 @@ const INTO_GREETING_MS = 1000;
 const LISTEN_AFTER_MS = 2500;
 /** Agent audio this long absent is the end of its speech. */
 const GAP_MS = 200;
+/** Agent audio this long absent, then back, is a hiccup the caller hears (the agent paused and resumed). */
+const HICCUP_MS = 100;
 /**
  * Calls at once: one per server (speech recognition then knows whose words it hears), the four
  * servers (two strategies, two paths) at once.
@@ -64,11 +68,23 @@ interface Outcome {
   stopped?: boolean;
   /** Caller speech start → the agent's last audio frame, ms (stopped pieces). */
   stopMs?: number;
+  /** Over the agent and not stopped: its longest silence from the piece's start on, ms (a hiccup from HICCUP_MS). */
+  pauseMs?: number;
   /** A caller turn: did the agent's answer begin before the piece's sound ended? */
   premature?: boolean;
   /** End of the piece's sound → the agent's first audio, ms. */
   replyMs?: number;
+  /** The turn ends the server reported (WebSocket path only), for the per-item lines. */
+  turnEnds?: string[];
   error?: string;
+}
+
+/** The longest run of caller frames with no agent audio between frames `from` and `to`, in ms. */
+function longestSilence(call: Call, from: number, to: number): number {
+  const at = call.agentAudio.map((a) => a.at).filter((f) => f >= from && f <= to);
+  let longest = 0;
+  for (let i = 1; i < at.length; i++) longest = Math.max(longest, at[i]! - at[i - 1]!);
+  return longest * FRAME_MS;
 }
 
 /** The caller frame at which the agent's audio after `from` first went quiet for GAP_MS (its last frame's arrival). */
@@ -83,8 +99,9 @@ function lastAgentFrameAfter(call: Call, from: number): number | null {
 
 async function playOne(stack: Stack, path: Path, item: LoadedItem): Promise<Outcome> {
   const over = OVER_THE_AGENT.includes(item.category);
-  // Speech is heard as its words (the pause's mark is not a word); noise as nothing.
-  stack.willHear(item.category === 'noise' ? '' : item.text.replace(/\s*…\s*/g, ' '), item.soundEndMs - item.soundStartMs);
+  // Speech is heard as its words, each once its sound has ended; noise as nothing.
+  const heard = timedWords(item);
+  stack.willHear(heard.words, heard.endsMs);
   const { call, hangUp } = await openCall(stack, path, over ? 'long' : 'short');
   try {
     const frames = framesOf(item, path);
@@ -100,7 +117,7 @@ async function playOne(stack: Stack, path: Path, item: LoadedItem): Promise<Outc
       const last = stopped ? lastAgentFrameAfter(call, speechStart) : null;
       // The greeting must still have been playing, or "kept talking" would mean nothing.
       if (!stopped && call.agentMsSince(end - 10) === 0) return { item, error: 'the greeting ended before the piece was judged' };
-      return { item, stopped, ...(last !== null ? { stopMs: (last - speechStart) * FRAME_MS } : {}) };
+      return { item, stopped, ...(last !== null ? { stopMs: (last - speechStart) * FRAME_MS } : {}), ...(!stopped ? { pauseMs: longestSilence(call, first, end) } : {}) };
     }
     // A caller turn: once the short greeting is over (no agent audio for 500 ms).
     await call.wait(() => call.sent - call.agentAudio.at(-1)!.at >= 500 / FRAME_MS, 30_000, 'the greeting to end');
@@ -109,8 +126,8 @@ async function playOne(stack: Stack, path: Path, item: LoadedItem): Promise<Outc
     const answered = () => call.agentAudio.find((a) => a.at > first);
     await call.wait(() => answered() !== undefined || call.sent > soundEnd + 5000 / FRAME_MS, 30_000, 'an answer');
     const reply = answered();
-    if (!reply) return { item, error: 'no answer within 5 s of the end of the turn' };
-    return { item, premature: reply.at < soundEnd, replyMs: (reply.at - soundEnd) * FRAME_MS };
+    if (!reply) return { item, error: `no answer within 5 s of the end of the turn${call.turnEnds.length ? ` (${call.turnEnds.join('; ')})` : ''}` };
+    return { item, premature: reply.at < soundEnd, replyMs: (reply.at - soundEnd) * FRAME_MS, turnEnds: [...call.turnEnds] };
   } finally {
     hangUp();
   }
@@ -141,6 +158,8 @@ function rows(strategy: TurnStrategy, path: Path, outcomes: Outcome[]): BenchRow
   const judged = outcomes.filter((o) => !o.error);
   const of = (category: string) => judged.filter((o) => o.item.category === category);
   const falseStops = [...of('backchannel'), ...of('noise')];
+  const hiccup = (o: Outcome) => !o.stopped && (o.pauseMs ?? 0) >= HICCUP_MS;
+  const hiccupMs = falseStops.filter(hiccup).map((o) => o.pauseMs!);
   const interruptions = of('interruption');
   const pauses = of('pause');
   const answers = of('short_answer');
@@ -159,6 +178,12 @@ function rows(strategy: TurnStrategy, path: Path, outcomes: Outcome[]): BenchRow
       value: `${pct(falseStops.filter((o) => o.stopped).length, falseStops.length)}: backchannels ${of('backchannel').filter((o) => o.stopped).length}/${of('backchannel').length}, noise ${of('noise').filter((o) => o.stopped).length}/${of('noise').length}`,
       target: 'lower is better',
       how: `backchannels and coughs, bursts, horns played 1 s into a 12 s greeting; stopped = ${path === 'ws' ? 'an interrupted event' : "the carrier's clear"}; ${how}`,
+    },
+    {
+      name: `${label}: hiccups (paused, then resumed)`,
+      value: `${pct(falseStops.filter(hiccup).length, falseStops.length)}: backchannels ${of('backchannel').filter(hiccup).length}/${of('backchannel').length}, noise ${of('noise').filter(hiccup).length}/${of('noise').length}; the agent silent ${p(hiccupMs, 50)} / ${p(hiccupMs, 95)} ms p50/p95`,
+      target: 'lower is better',
+      how: `the same pieces, not stopped, after which the agent's audio went quiet for ${HICCUP_MS} ms or more and came back (the longest silence from the piece's start to the end of listening); a cut is a false barge-in, not a hiccup`,
     },
     {
       name: `${label}: true-interruption recall`,
@@ -223,7 +248,8 @@ async function turnModelCost(): Promise<BenchRow[]> {
 
 export async function run(): Promise<BenchRow[]> {
   if (process.env.VOXFLOW_BENCH_TURN_PATHS === 'none') return turnModelCost();
-  const items = await loadCorpus((line) => process.stderr.write(`${line}\n`));
+  const only = process.env.VOXFLOW_BENCH_TURN_ITEMS;
+  const items = (await loadCorpus((line) => process.stderr.write(`${line}\n`))).filter((item) => !only || item.id.includes(only));
   const wanted = process.env.VOXFLOW_BENCH_TURN_STRATEGIES?.split(',').map((s) => s.trim());
   const paths = (process.env.VOXFLOW_BENCH_TURN_PATHS?.split(',').map((p) => p.trim()) ?? ['ws', 'phone']) as Path[];
   const unknownPath = paths.find((path) => !(path in PATH_NAMES));
@@ -247,7 +273,7 @@ export async function run(): Promise<BenchRow[]> {
   for (const { strategy, path, outcomes } of results) {
     for (const o of outcomes) {
       process.stderr.write(
-        `  ${strategy.name} ${path} ${o.item.id}: ${o.error ?? (o.stopped !== undefined ? (o.stopped ? `stopped${o.stopMs !== undefined ? ` ${o.stopMs} ms` : ''}` : 'kept talking') : `${o.premature ? 'premature' : 'one turn'}, answer ${o.replyMs} ms after`)}\n`,
+        `  ${strategy.name} ${path} ${o.item.id}: ${o.error ?? (o.stopped !== undefined ? (o.stopped ? `stopped${o.stopMs !== undefined ? ` ${o.stopMs} ms` : ''}` : `kept talking${(o.pauseMs ?? 0) >= HICCUP_MS ? `, silent ${o.pauseMs} ms` : ''}`) : `${o.premature ? 'premature' : 'one turn'}, answer ${o.replyMs} ms after${o.turnEnds?.length ? ` (${o.turnEnds.join('; ')})` : ''}`)}\n`,
       );
     }
     out.push(...rows(strategy, path, outcomes));

@@ -43,3 +43,12 @@ it('lets a turn begun before the guarded line goes on to its end', () => {
   g.stage.push({ type: 'turn_ended', lastVoicedAt: 0 });
   expect(g.passed).toEqual(['speech_started', 'caller_speech', 'turn_ended']);
 });
+
+it('does not let voiced audio begun over a guarded line pause it, but lets any fading through so a pause begun before ends', () => {
+  const g = gate();
+  g.stage.push({ type: 'caller_voicing', voicing: true });
+  g.guard(true);
+  g.stage.push({ type: 'caller_voicing', voicing: false });
+  g.stage.push({ type: 'caller_voicing', voicing: true });
+  expect(g.passed).toEqual(['caller_voicing', 'caller_voicing']);
+});

@@ -225,3 +225,56 @@ it('does not take a backchannel for long speech because its transcript was slow 
   expect(rig.ofType('barge_in')).toMatchObject([{ decision: 'ignored_backchannel', transcript: 'uh-huh', duration_ms: 150 }]);
   expect(rig.kinds()).not.toContain('interrupted');
 });
+
+it('pauses the agent at the first voiced frame over it, before the VAD confirms speech, and a run that fades goes on where it stopped: a hiccup, no barge-in', async () => {
+  const rig = await storyPlaying(['']);
+  const before = rig.events.length;
+  const framesBefore = rig.frames.length;
+  rig.user.voiceBegins();
+  await rig.run(40);
+  expect(rig.frames.length).toBeLessThanOrEqual(framesBefore + 2);
+  const paused = rig.frames.length;
+  await rig.run(120);
+  expect(rig.frames.length).toBe(paused);
+  rig.user.voiceFades();
+  await rig.run(12_000);
+  expect(rig.kinds(before)).not.toContain('interrupted');
+  expect(rig.kinds(before)).not.toContain('barge_in');
+  expect(rig.kinds(before)).not.toContain('user_started_speaking');
+  // Every frame of the story once: nothing cut, nothing said twice.
+  expect(rig.frames.length).toBe(STORY_FRAMES);
+});
+
+it('a real interruption is already paused when the VAD confirms it, and is cut once its words are heard', async () => {
+  const rig = await storyPlaying(['Wait, no, Tuesday']);
+  const framesBefore = rig.frames.length;
+  rig.user.voiceBegins();
+  await rig.run(200);
+  rig.user.startsSpeaking();
+  await rig.run(300);
+  expect(rig.frames.length).toBeLessThanOrEqual(framesBefore + 2);
+  expect(rig.kinds()).not.toContain('interrupted');
+  rig.user.stopsSpeaking(250);
+  await rig.run(150);
+  expect(rig.kinds().filter((k) => ['interrupted', 'barge_in'].includes(k))).toEqual(['interrupted', 'barge_in']);
+  expect(rig.ofType('barge_in')).toMatchObject([{ decision: 'interrupted', reason: 'words', transcript: 'Wait, no, Tuesday' }]);
+});
+
+it('goes on where it stopped when voiced audio over it is neither confirmed nor fades (the caller\'s audio stopped)', async () => {
+  const rig = await storyPlaying(['']);
+  const framesBefore = rig.frames.length;
+  rig.user.voiceBegins();
+  await rig.run(500);
+  expect(rig.frames.length).toBeLessThanOrEqual(framesBefore + 2);
+  await rig.run(12_000);
+  expect(rig.frames.length).toBe(STORY_FRAMES);
+  expect(rig.kinds()).not.toContain('interrupted');
+});
+
+it('with the baseline policy, voiced audio that is not yet speech does not touch the agent', async () => {
+  const rig = await storyPlaying([''], BASELINE_TURN_POLICY);
+  const framesBefore = rig.frames.length;
+  rig.user.voiceBegins();
+  await rig.run(200);
+  expect(rig.frames.length).toBeGreaterThanOrEqual(framesBefore + 8);
+});

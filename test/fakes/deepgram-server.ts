@@ -44,6 +44,17 @@ export interface FakeDeepgramOptions {
    * every utterance is the whole next transcript, however much of it was heard.
    */
   transcriptAudioMs?: number[];
+  /**
+   * When each word of `transcripts` has been said (in the same order; used instead of
+   * `transcriptAudioMs` when given): per line, the end of each word's sound in ms of the line's
+   * speech, its pauses left out (a client sends no audio through much of a pause: its VAD says
+   * the caller is silent). With it, every final result (a Finalize's, or the fake's own
+   * endpointing at a pause) gives exactly the words whose sound had ended in the speech heard so
+   * far (the line's earlier utterances, and the current one to the newest audio), and keeps the
+   * rest for what follows; the line is done once its last word is given. A recogniser at a pause
+   * inside a sentence hears only what was said. One connection at a time.
+   */
+  wordEndsMs?: number[][];
   /** Audio time between interim results while someone speaks. */
   interimEveryMs?: number;
   msPerWord?: number;
@@ -100,9 +111,27 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     lengths?.shift();
     return transcripts.shift() ?? '';
   };
+  const wordEnds = options.wordEndsMs ?? null;
+  /** The words of the next line whose sound ended `heardMs` into it; the line moves on by them. */
+  const transcribeTimed =
+    wordEnds && !options.transcribe
+      ? (heardMs: number) => {
+          const words = (transcripts[0] ?? '').split(/\s+/).filter(Boolean);
+          const ends = wordEnds[0] ?? [];
+          let said = 0;
+          while (said < words.length && (ends[said] ?? Infinity) <= heardMs) said++;
+          if (said >= words.length) {
+            wordEnds.shift();
+            return { text: transcripts.shift() ?? '', lineDone: true };
+          }
+          transcripts[0] = words.slice(said).join(' ');
+          wordEnds[0] = ends.slice(said);
+          return { text: words.slice(0, said).join(' '), lineDone: false };
+        }
+      : undefined;
   const peekTranscript = (pcm: Int16Array, rate: number) => (options.transcribe ? options.transcribe(pcm, rate) : (transcripts[0] ?? ''));
   const transcribeHeard =
-    lengths && !options.transcribe
+    lengths && !options.transcribe && !wordEnds
       ? (durationMs: number) => {
           const words = (transcripts[0] ?? '').split(/\s+/).filter(Boolean);
           const length = lengths[0] ?? 0;
@@ -156,7 +185,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
       recorded.state = 'finished';
       const connection: FakeListenConnection = { query: recorded.query, headers: req.headers, audioBytes: 0, received: [], sent: [], closeCode: null };
       connections.push(connection);
-      serveListen(ws, connection, fault ?? {}, { ...options, transcribe, peekTranscript, transcribeHeard });
+      serveListen(ws, connection, fault ?? {}, { ...options, transcribe, peekTranscript, transcribeHeard, transcribeTimed });
     });
   });
 
@@ -188,6 +217,8 @@ interface ListenBehaviour extends FakeDeepgramOptions {
   peekTranscript: (pcm: Int16Array, rate: number) => string;
   /** A Finalize's transcript from the words heard so far (transcriptAudioMs). */
   transcribeHeard?: (durationMs: number) => string;
+  /** Any final result's transcript from the words said by `heardMs` into the line (wordEndsMs). */
+  transcribeTimed?: (heardMs: number) => { text: string; lineDone: boolean };
 }
 
 function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: ListenFault, behaviour: ListenBehaviour): void {
@@ -201,6 +232,8 @@ function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: Lis
   const requestId = `fake-req-${Math.random().toString(16).slice(2, 10)}`;
   const tracker = new UtteranceTracker(sampleRate, { hangoverMs: endpointing });
   let lastInterimAt = -Infinity;
+  /** The current line's speech in its utterances before this one (wordEndsMs), ms. */
+  let lineSpokenMs = 0;
 
   const send = (message: unknown) => {
     if (fault.silent || ws.readyState !== WebSocket.OPEN) return;
@@ -223,7 +256,12 @@ function serveListen(ws: WebSocket, connection: FakeListenConnection, fault: Lis
       if (fromFinalize && behaviour.answerIdleFinalize !== false) results({ startMs: tracker.audioMs, endMs: tracker.audioMs }, '', { is_final: true, speech_final: false, from_finalize: true });
       return;
     }
-    const transcript = fromFinalize && behaviour.transcribeHeard ? behaviour.transcribeHeard(utterance.endMs - utterance.startMs) : behaviour.transcribe(utterance.pcm, sampleRate);
+    let transcript: string;
+    if (behaviour.transcribeTimed) {
+      const timed = behaviour.transcribeTimed(lineSpokenMs + tracker.audioMs - utterance.startMs);
+      transcript = timed.text;
+      lineSpokenMs = timed.lineDone ? 0 : lineSpokenMs + utterance.endMs - utterance.startMs;
+    } else transcript = fromFinalize && behaviour.transcribeHeard ? behaviour.transcribeHeard(utterance.endMs - utterance.startMs) : behaviour.transcribe(utterance.pcm, sampleRate);
     results(utterance, transcript, { is_final: true, speech_final: !fromFinalize, from_finalize: fromFinalize });
     if (utteranceEnd) send({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: utterance.endMs / 1000 });
   };

@@ -78,3 +78,17 @@ test('the upgrade carries the query and the Token key, and a wrong key is refuse
   socket.close();
   await expect(openSocket('wrong')).rejects.toMatchObject({ message: expect.stringContaining('401') });
 });
+
+test('with word times, a Finalize at a pause inside a sentence answers the words said so far, and the rest comes after', async () => {
+  await fake.close();
+  // "for" ends 1,000 ms into the line's speech, "four" 400 ms of speech later, after a pause.
+  fake = await startFakeDeepgram({ apiKey: 'dg-key', transcripts: ["I'd like to book a table for four"], wordEndsMs: [[150, 300, 400, 550, 650, 850, 1_000, 1_400]] });
+  const { socket, messages } = await openSocket();
+  socket.sendMedia(pcmBytes(concatPcm([silence(300, RATE), toneBurst(1_000, RATE), silence(200, RATE)])));
+  socket.sendFinalize({ type: 'Finalize' });
+  await vi.waitFor(() => expect(summary(messages).filter((s) => s.startsWith('final'))).toEqual(["final+from_finalize: I'd like to book a table for"]));
+  socket.sendMedia(pcmBytes(concatPcm([toneBurst(400, RATE), silence(600, RATE)])));
+  await vi.waitFor(() => expect(summary(messages).filter((s) => s.startsWith('final'))).toEqual(["final+from_finalize: I'd like to book a table for", 'final+speech_final: four']));
+  expect(fake.transcripts).toEqual([]);
+  socket.close();
+});

@@ -52,21 +52,22 @@ export interface Stack {
   /**
    * What speech recognition will hear next: the piece's words, as a recogniser that gets every
    * word right would (nothing for noise). Asked for the words at a pause inside a sentence, it
-   * gives those said so far, as Deepgram does (the fake knows how long the words take to say).
-   * The stack's calls take turns, so the next words are the next piece's.
+   * gives exactly those whose sound had ended, as Deepgram does: `endsMs` is when each word ends,
+   * ms into the piece's speech, its pauses left out (corpus.ts timedWords). The stack's calls take turns, so the
+   * next words are the next piece's.
    */
-  willHear(words: string, soundMs: number): void;
+  willHear(words: string, endsMs: number[]): void;
 }
 
 export async function startStack(strategy: TurnStrategy): Promise<Stack> {
   const transcripts: string[] = [];
-  const lengths: number[] = [];
-  const willHear = (words: string, soundMs: number) => {
+  const wordEnds: number[][] = [];
+  const willHear = (words: string, endsMs: number[]) => {
     transcripts.length = 0;
-    lengths.length = 0;
+    wordEnds.length = 0;
     if (words) {
       transcripts.push(words);
-      lengths.push(soundMs);
+      wordEnds.push(endsMs);
     }
   };
   const rig = await startPhoneRig('twilio', {
@@ -80,7 +81,7 @@ export async function startStack(strategy: TurnStrategy): Promise<Stack> {
         { respond: { text: 'Of course, let me check that for you.' } },
       ],
     },
-    deepgram: { transcripts, transcriptAudioMs: lengths },
+    deepgram: { transcripts, wordEndsMs: wordEnds },
     config: strategy.config,
     flowYaml: flowYaml('long', strategy),
   });
@@ -106,6 +107,8 @@ export class Call {
   readonly agentAudio: Array<{ at: number; ms: number }> = [];
   /** Caller frame count at each stop signal (`interrupted`; the carrier's `clear`). */
   readonly stops: number[] = [];
+  /** The WebSocket path's `turn_end` events, as `reason wait: words` (the per-item lines show them). */
+  readonly turnEnds: string[] = [];
   private queue: Buffer[] = [];
   private timer: NodeJS.Timeout | null = null;
   private waiters: Array<() => void> = [];
@@ -182,8 +185,10 @@ export async function openCall(stack: Stack, path: Path, kind: keyof typeof FLOW
     socket.on('message', (data, isBinary) => {
       if (isBinary) call.agentAudio.push({ at: call.sent, ms: (data as Buffer).length / 32 });
       else {
-        const event = JSON.parse(String(data)) as { type: string; message?: string; fatal?: boolean };
+        const event = JSON.parse(String(data)) as { type: string; message?: string; fatal?: boolean; reason?: string; wait_ms?: number; transcript?: string };
         if (event.type === 'interrupted') call.stops.push(call.sent);
+        if (event.type === 'turn_end') call.turnEnds.push(`${event.reason} ${event.wait_ms} ms: "${event.transcript}"`);
+        if (event.type === 'error') call.turnEnds.push(`error: ${event.message}`);
         if (event.type === 'error' && event.fatal) call.failure = `session error: ${event.message}`;
       }
     });

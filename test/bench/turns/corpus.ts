@@ -57,6 +57,12 @@ export interface CorpusItem {
   levelDbfs: number;
   /** For a pause, the silence inside the sentence. */
   pauseMs?: number;
+  /**
+   * Speech: each part's words and where its sound lies, ms from the piece's start (a sentence
+   * with a pause has two parts, the pause between them), so a recogniser can be told which words
+   * had been said by a moment in the piece.
+   */
+  parts?: Array<{ text: string; startMs: number; endMs: number }>;
   /** First and last voiced 20 ms frame's edges, ms from the piece's start. */
   soundStartMs: number;
   soundEndMs: number;
@@ -132,6 +138,31 @@ function specs(): Spec[] {
   return out;
 }
 
+/**
+ * A speech piece's words, and when each one's sound ends in ms of its speech, the pauses between
+ * parts left out (as the Deepgram fake's wordEndsMs counts): a part's words share its length by
+ * their letters, its last word ending with it. Noise: none.
+ */
+export function timedWords(item: CorpusItem): { words: string; endsMs: number[] } {
+  if (!item.parts) return { words: '', endsMs: [] };
+  const words: string[] = [];
+  const endsMs: number[] = [];
+  let spoken = 0;
+  for (const part of item.parts) {
+    const own = part.text.split(/\s+/).filter(Boolean);
+    const letters = own.reduce((n, w) => n + w.length, 0);
+    const length = part.endMs - part.startMs;
+    let sofar = 0;
+    for (const word of own) {
+      sofar += word.length;
+      words.push(word);
+      endsMs.push(Math.round(spoken + (length * sofar) / letters));
+    }
+    spoken += length;
+  }
+  return { words: words.join(' '), endsMs };
+}
+
 // ── Making the audio ──────────────────────────────────────────────────────────────────────────
 
 async function speak(voice: Voice, text: string): Promise<Int16Array> {
@@ -195,6 +226,18 @@ function atPeak(pcm: Int16Array, dbfs: number): Int16Array {
   return Int16Array.from(pcm, (s) => Math.round(s * gain));
 }
 
+/** Where each part begins and ends in joinParts' output, in samples. */
+function partSpans(parts: Int16Array[], pauseMs: number): Array<{ start: number; end: number }> {
+  const gap = Math.round((pauseMs * RATE) / 1000);
+  let at = 0;
+  return parts.map((part, i) => {
+    if (i > 0) at += gap;
+    const span = { start: at, end: at + part.length };
+    at += part.length;
+    return span;
+  });
+}
+
 function joinParts(parts: Int16Array[], pauseMs: number): Int16Array {
   const gap = Math.round((pauseMs * RATE) / 1000);
   const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0) + gap * (parts.length - 1));
@@ -210,16 +253,20 @@ function joinParts(parts: Int16Array[], pauseMs: number): Int16Array {
 async function make(spec: Spec): Promise<{ item: CorpusItem; pcm16k: Int16Array; mulaw8k: Uint8Array }> {
   let body: Int16Array;
   let source: string;
+  const lead = (LEAD_MS * RATE) / 1000;
+  let parts: CorpusItem['parts'];
   if (spec.make.kind === 'speech') {
-    const { voice, parts, pauseMs } = spec.make;
-    body = joinParts(await Promise.all(parts.map((p) => speak(voice, p))), pauseMs ?? 0);
+    const { voice, pauseMs } = spec.make;
+    const audio = await Promise.all(spec.make.parts.map((p) => speak(voice, p)));
+    body = joinParts(audio, pauseMs ?? 0);
+    const texts = spec.make.parts;
+    parts = partSpans(audio, pauseMs ?? 0).map((span, i) => ({ text: texts[i]!, startMs: ((lead + span.start) / RATE) * 1000, endMs: ((lead + span.end) / RATE) * 1000 }));
     source = sourceOf(voice);
   } else {
     body = trimSilence(await soxSynth(spec.make.sox));
     source = 'sox';
   }
   body = atPeak(body, spec.levelDbfs);
-  const lead = (LEAD_MS * RATE) / 1000;
   const pcm16k = new Int16Array(lead + body.length + (TRAIL_MS * RATE) / 1000);
   pcm16k.set(body, lead);
   const span = voicedSpan(pcm16k);
@@ -231,6 +278,7 @@ async function make(spec: Spec): Promise<{ item: CorpusItem; pcm16k: Int16Array;
     source,
     levelDbfs: spec.levelDbfs,
     ...(spec.make.kind === 'speech' && spec.make.pauseMs ? { pauseMs: spec.make.pauseMs } : {}),
+    ...(parts ? { parts } : {}),
     soundStartMs: (span.start / RATE) * 1000,
     soundEndMs: (span.end / RATE) * 1000,
     durationMs: (pcm16k.length / RATE) * 1000,
