@@ -6,75 +6,24 @@
 // decline): on_failed at once, without waiting for the timeout. The caller hangs up while the
 // phone rings: the person's call is cancelled, and the session ends once, charged once.
 import { describe, expect, it, vi } from 'vitest';
-import { decodeG711 } from '../../../server/audio/g711.ts';
-import { dbfs } from '../../../server/audio/pcm.ts';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterThisFile, afterThisTest } from '../../support/after-this-test.ts';
-import { freeUdpPort, startKamailio, type Kamailio } from '../../support/kamailio.ts';
-import { FIXTURES, listenForRtp, runSipp, startSipRig, type RtpPacketSeen, type SipRig } from '../../support/sip-rig.ts';
+import { afterThisTest } from '../../support/after-this-test.ts';
+import { FIXTURES, listenForRtp, runSipp, type SipRig } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
+import { FRONT_DESK, loudest, startWarmDesk, warmDesk, type WarmDeskSetup } from './warm-desk.ts';
 
-const TRUNK_USER = 'voxtrunk';
 const TRUNK_PASSWORD = 'trunk-secret-7374';
-const FRONT_DESK = '+15550006000';
 /** The business's lines, one flow each: the same transfer with a short and a long ring. */
 const SHORT_RING_LINE = '+15550005001';
 const LONG_RING_LINE = '+15550005002';
 
-const warmDesk = (timeoutSeconds: number) => `
-id: warm-desk-${timeoutSeconds}
-version: "1.0.0"
-initial_state: human
-settings:
-  base_system_prompt: You answer the phone for a dental clinic.
-states:
-  human:
-    ui: { artifact_type: card, prompt: "Connecting" }
-    on_enter:
-      say: Connecting you to the front desk.
-      transfer: { to: "${FRONT_DESK}", mode: warm, summary: true, timeout_seconds: ${timeoutSeconds}, on_failed: sorry }
-    agent:
-      prompt: The caller is being transferred.
-  sorry:
-    ui: { artifact_type: card, prompt: "Nobody free" }
-    on_enter:
-      say: Sorry, nobody at the front desk can take your call. Goodbye.
-      end_session: true
-    agent:
-      prompt: Say goodbye.
-`;
 
 type TimelineEvent = { type: string; at?: string; created_at?: string; event: Record<string, unknown> };
 
-interface Setup {
-  trunk: Kamailio;
-  rig: SipRig;
-  uasPort: number;
-}
-
-let setup: Promise<Setup> | null = null;
-function ready(): Promise<Setup> {
-  return (setup ??= (async () => {
-    const uasPort = await freeUdpPort();
-    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: '+15550001000', outPort: uasPort, forFile: true });
-    const rig = await startSipRig({ llm: 'none', transcripts: [], config: { sip: { register: `${TRUNK_USER}@127.0.0.1:${trunk.port}`, registerPassword: TRUNK_PASSWORD } } });
-    afterThisFile(() => rig.close());
-    await trunk.waitForLine(/REGISTER voxtrunk expires=300/);
-    await rig.bind(SHORT_RING_LINE, warmDesk(5));
-    await rig.bind(LONG_RING_LINE, warmDesk(60));
-    return { trunk, rig, uasPort };
-  })());
-}
-
-/** The loudest 200 ms of what was heard in these packets, in dBFS. */
-function loudest(packets: RtpPacketSeen[], law: 'alaw' | 'mulaw'): number {
-  const pcm = decodeG711(law, Buffer.concat(packets.map((p) => p.payload)));
-  let top = -Infinity;
-  for (let at = 0; at + 1_600 <= pcm.length; at += 1_600) top = Math.max(top, dbfs(pcm.subarray(at, at + 1_600)));
-  return top;
-}
+let setup: Promise<WarmDeskSetup> | null = null;
+const ready = () => (setup ??= startWarmDesk(TRUNK_PASSWORD, { [SHORT_RING_LINE]: warmDesk(5), [LONG_RING_LINE]: warmDesk(60) }));
 
 const api = (rig: SipRig, path: string) => rig.server.request('GET', path, { apiKey: rig.account.apiKey }).then((r) => r.body);
 const balance = async (rig: SipRig) => (await api(rig, '/v1/credits/balance')).balance_usd_cents as number;

@@ -5,69 +5,18 @@
 // says reaches the caller, the session ends `transferred`, and when the person hangs up the caller
 // hears BYE. When the person is not reached: warm-transfer-over-sip-nobody-answers.test.ts.
 import { describe, expect, it, vi } from 'vitest';
-import { decodeG711 } from '../../../server/audio/g711.ts';
-import { dbfs } from '../../../server/audio/pcm.ts';
-import { afterThisFile } from '../../support/after-this-test.ts';
-import { freeUdpPort, startKamailio, type Kamailio } from '../../support/kamailio.ts';
-import { listenForRtp, runSipp, startSipRig, type RtpPacketSeen, type SipRig } from '../../support/sip-rig.ts';
+import { listenForRtp, runSipp, type SipRig } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
+import { FRONT_DESK, loudest, startWarmDesk, warmDesk, type WarmDeskSetup } from './warm-desk.ts';
 
-const TRUNK_USER = 'voxtrunk';
 const TRUNK_PASSWORD = 'trunk-secret-7373';
 const DESK_LINE = '+15550005000';
-const FRONT_DESK = '+15550006000';
 
-const WARM_DESK_YAML = `
-id: warm-desk
-version: "1.0.0"
-initial_state: human
-settings:
-  base_system_prompt: You answer the phone for a dental clinic.
-states:
-  human:
-    ui: { artifact_type: card, prompt: "Connecting" }
-    on_enter:
-      say: Connecting you to the front desk.
-      transfer: { to: "${FRONT_DESK}", mode: warm, summary: true, timeout_seconds: 20, on_failed: sorry }
-    agent:
-      prompt: The caller is being transferred.
-  sorry:
-    ui: { artifact_type: card, prompt: "Nobody free" }
-    on_enter:
-      say: Sorry, nobody at the front desk can take your call. Goodbye.
-      end_session: true
-    agent:
-      prompt: Say goodbye.
-`;
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
-interface Setup {
-  trunk: Kamailio;
-  rig: SipRig;
-  uasPort: number;
-}
-
-let setup: Promise<Setup> | null = null;
-function ready(): Promise<Setup> {
-  return (setup ??= (async () => {
-    const uasPort = await freeUdpPort();
-    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: '+15550001000', outPort: uasPort, forFile: true });
-    const rig = await startSipRig({ llm: 'none', transcripts: [], config: { sip: { register: `${TRUNK_USER}@127.0.0.1:${trunk.port}`, registerPassword: TRUNK_PASSWORD } } });
-    afterThisFile(() => rig.close());
-    await trunk.waitForLine(/REGISTER voxtrunk expires=300/);
-    await rig.bind(DESK_LINE, WARM_DESK_YAML);
-    return { trunk, rig, uasPort };
-  })());
-}
-
-/** The loudest 200 ms of what was heard in these packets, in dBFS. */
-function loudest(packets: RtpPacketSeen[], law: 'alaw' | 'mulaw'): number {
-  const pcm = decodeG711(law, Buffer.concat(packets.map((p) => p.payload)));
-  let top = -Infinity;
-  for (let at = 0; at + 1_600 <= pcm.length; at += 1_600) top = Math.max(top, dbfs(pcm.subarray(at, at + 1_600)));
-  return top;
-}
+let setup: Promise<WarmDeskSetup> | null = null;
+const ready = () => (setup ??= startWarmDesk(TRUNK_PASSWORD, { [DESK_LINE]: warmDesk(20, 'warm-desk') }));
 
 describe('a warm transfer over SIP', () => {
   const api = (rig: SipRig, path: string) => rig.server.request('GET', path, { apiKey: rig.account.apiKey }).then((r) => r.body);
