@@ -245,3 +245,20 @@ export async function runSipp(options: SippOptions): Promise<SippRun> {
   );
   return { code, output: `${logs.join('\n')}\n--- stdout\n${captured.slice(-4000)}` };
 }
+
+/** A flow that thanks the caller and hangs up: what a call needs when only its routing is tested. */
+export const goodbyeFlow = (id: string) => `
+id: ${id}
+version: "1.0.0"
+initial_state: bye
+settings:
+  base_system_prompt: You answer the phone for a dental clinic.
+states:
+  bye:
+    ui: { artifact_type: card, prompt: "Goodbye" }
+    on_enter:
+      say: Thanks for calling the clinic. Goodbye!
+      end_session: true
+    agent:
+      prompt: Say goodbye.
+`;

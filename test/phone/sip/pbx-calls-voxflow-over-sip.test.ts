@@ -11,23 +11,9 @@ import { dbfs } from '../../../server/audio/pcm.ts';
 import { decodeG711 } from '../../../server/audio/g711.ts';
 import { GUESSING_GAME_RULES } from '../../support/voice-server.ts';
 import { GUESSING_GAME_YAML } from '../../support/server.ts';
-import { listenForRtp, otherAccountBinding, runSipp, useSipRig, type RtpPacketSeen } from '../../support/sip-rig.ts';
+import { listenForRtp, otherAccountBinding, runSipp, useSipRig, type RtpPacketSeen, goodbyeFlow } from '../../support/sip-rig.ts';
 
-const GOODBYE_YAML = `
-id: goodbye
-version: "1.0.0"
-initial_state: bye
-settings:
-  base_system_prompt: You answer the phone for a dental clinic.
-states:
-  bye:
-    ui: { artifact_type: card, prompt: "Goodbye" }
-    on_enter:
-      say: Thanks for calling the clinic. Goodbye!
-      end_session: true
-    agent:
-      prompt: Say goodbye.
-`;
+const GOODBYE_YAML = goodbyeFlow('goodbye');
 
 type SessionRow = { id: string; transport: string; status: string; end_reason: string | null };
 

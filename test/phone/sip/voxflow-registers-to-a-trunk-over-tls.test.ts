@@ -12,28 +12,14 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { afterThisTest } from '../../support/after-this-test.ts';
 import { startKamailio } from '../../support/kamailio.ts';
-import { listenForRtp, runSipp, startSipRig, type SipRig } from '../../support/sip-rig.ts';
+import { listenForRtp, runSipp, startSipRig, type SipRig, goodbyeFlow } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
 
 const TRUNK_USER = 'voxtrunk';
 const TRUNK_PASSWORD = 'trunk-secret-5151';
 const DID = '+15550001000';
 
-const GOODBYE_YAML = `
-id: trunk-goodbye
-version: "1.0.0"
-initial_state: bye
-settings:
-  base_system_prompt: You answer the phone for a dental clinic.
-states:
-  bye:
-    ui: { artifact_type: card, prompt: "Goodbye" }
-    on_enter:
-      say: Thanks for calling the clinic. Goodbye!
-      end_session: true
-    agent:
-      prompt: Say goodbye.
-`;
+const GOODBYE_YAML = goodbyeFlow('trunk-goodbye');
 
 interface Certificates {
   caFile: string;
