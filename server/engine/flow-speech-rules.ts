@@ -36,6 +36,8 @@ export class FlowSpeechRules {
   /** Reprompts said since the caller last did anything (`settings.idle`). */
   #reprompts = 0;
   #repromptTimer: NodeJS.Timeout | null = null;
+  /** When the agent last fell silent (performance.now), 0 before it has spoken. */
+  #quietSince = 0;
 
   constructor(
     private readonly host: FlowSpeechHost,
@@ -73,6 +75,7 @@ export class FlowSpeechRules {
   /** Call when a turn ends or the agent falls silent: once nothing thinks or plays, barge-in comes back and a call the flow ended ends. */
   afterAgentSpoke(): void {
     if (this.host.isEnded() || this.host.turnInFlight() || this.host.audioOut.isBusy) return;
+    this.#quietSince = performance.now();
     this.#protectedSpeech = false;
     const transfer = this.#transferAfterSpeech;
     this.#transferAfterSpeech = null;
@@ -96,15 +99,17 @@ export class FlowSpeechRules {
   /**
    * `settings.idle`: after `after_secs` of the caller's silence the agent says the reprompt, and
    * again after each further `after_secs`, up to `max_reprompts`; one more silence ends the call
-   * (`idle`). The clock starts at the caller's last activity, as for the server's idle limit;
-   * while the agent thinks or speaks, the check waits.
+   * (`idle`). The silence is the caller's and the agent's both: it counts from the caller's last
+   * activity (as the server's idle limit does) or from when the agent fell silent, whichever is
+   * later, so a long line (or one that played slowly) is never followed at once by "are you still
+   * there?". While the agent thinks or speaks, the check waits.
    */
   watchIdle(): void {
     const idle = this.runtime?.idle();
     if (!idle || this.host.isEnded()) return;
     const check = () => {
       if (this.host.isEnded()) return;
-      const due = this.host.lastActivityAt() + idle.afterMs * (this.#reprompts + 1);
+      const due = Math.max(this.host.lastActivityAt() + idle.afterMs * (this.#reprompts + 1), this.#quietSince + idle.afterMs);
       const now = performance.now();
       if (now < due || this.host.turnInFlight() || this.host.audioOut.isBusy) {
         this.#repromptTimer = setTimeout(check, Math.max(50, due - now));

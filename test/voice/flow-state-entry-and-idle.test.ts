@@ -128,9 +128,15 @@ describe("a flow's on-entry speech, its waiting and forgetting states, and its i
     second.close();
   });
 
-  it('reprompts a silent caller after idle.after_secs, up to max_reprompts, then hangs up', { timeout: 30_000 }, async () => {
+  it('reprompts a silent caller after idle.after_secs of silence, up to max_reprompts, then hangs up', { timeout: 30_000 }, async () => {
     const client = await rig.connect({ flow_id: flowId });
     await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'How can I help?', 15_000);
+    // The disclaimer and the question play for longer than after_secs: the silence that counts
+    // begins when the agent stops, not when the call began, so the caller gets the whole 1.5 s.
+    await client.waitFor('agent_stopped_speaking', undefined, 15_000);
+    const quietAt = performance.now();
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Are you still there?', 15_000);
+    expect(performance.now() - quietAt).toBeGreaterThan(1_300);
     const ended = await client.waitFor('session_ended', undefined, 20_000);
     expect(ended.reason).toBe('idle');
     const reprompts = client.ofType('transcript').filter((e) => e.role === 'agent' && e.text === 'Are you still there?');
