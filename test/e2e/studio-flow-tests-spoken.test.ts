@@ -45,7 +45,10 @@ describe('the Tests tab, spoken', () => {
   it('speaks each line through the server\'s speech recognition and passes, saying what the run costs', { timeout: 120_000 }, async () => {
     const panel = await runSpoken(rig, 'Spoken game');
     await panel.getByRole('status').filter({ hasText: /This run costs about \d+ ¢ of credits/ }).waitFor(WAIT);
-    await expect.poll(() => panel.getByRole('status').filter({ hasText: 'passed' }).textContent(), { timeout: 90_000 }).toBe('1 of 1 passed');
+    const result = panel.getByRole('status').filter({ hasText: 'passed' });
+    await expect.poll(() => result.textContent(), { timeout: 90_000 }).toMatch(/of 1 passed/);
+    // A failed run says why in the panel: shown with the failure.
+    expect(await result.textContent(), await panel.innerText()).toBe('1 of 1 passed');
     // The line was heard by the recognizer, not typed in: its queue is spent.
     expect(voice.deepgram.transcripts).toEqual([]);
   });

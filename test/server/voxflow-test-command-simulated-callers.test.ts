@@ -18,7 +18,7 @@ import { bookingRecogniser } from '../support/booking-spoken-callers.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-function voxflow(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function voxflow(args: string[], env: Record<string, string>, killAfterMs = 90_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['scripts/voxflow.mjs', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
     let stdout = '';
@@ -26,7 +26,10 @@ function voxflow(args: string[], env: Record<string, string>): Promise<{ code: n
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     // A hung command fails its test rather than holding the suite.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    const timer = setTimeout(() => {
+      stderr += `(killed: still running after ${killAfterMs / 1000} s)`;
+      child.kill('SIGKILL');
+    }, killAfterMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -71,7 +74,10 @@ describe('voxflow test with a simulated caller', () => {
     expect(junit.stdout).toContain('failures="0"');
   });
 
-  it('--mode audio speaks the caller through the voice, VAD and STT both ways, and passes', { timeout: 120_000 }, async () => {
+  // A spoken call plays about 15 s of audio at four times real time, in a process that first loads
+  // the voice, the voice activity model and the server's sources: seconds when quiet, a minute or
+  // more beside a second test run.
+  it('--mode audio speaks the caller through the voice, VAD and STT both ways, and passes', { timeout: 180_000 }, async () => {
     fake.setRules(rules(GOOD_JUDGE));
     fake.requests.splice(0);
     const deepgram = await startFakeDeepgram({ transcribe: await bookingRecogniser(createFliteTts()) });
@@ -81,9 +87,9 @@ describe('voxflow test with a simulated caller', () => {
       VOXFLOW_STT_PROVIDER: 'deepgram',
       VOXFLOW_STT_BASE_URL: deepgram.url,
       VOXFLOW_STT_API_KEY: 'dg-test',
-    });
+    }, 160_000);
     expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
+    expect(run.code, run.stdout).toBe(0);
     expect(run.stdout).toContain('audio mode');
     expect(run.stdout).toContain('✓ a patient who wants Tuesday gets booked');
     // The agent's model was told what the STT heard, not what the caller's model typed.
