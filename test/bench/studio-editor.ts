@@ -143,6 +143,8 @@ interface SizeResult {
   /** The floor page's opens, each right after the studio's of the same round (none at 50 states). */
   floor: number[];
   openFrames: Frame[];
+  /** The floor page's long frames, counted as the studio's are (until 1 s after the flow is on screen). */
+  floorFrames: Frame[];
   edits: number[];
   editFrames: Frame[];
   kib: string;
@@ -169,6 +171,7 @@ export async function run(): Promise<BenchRow[]> {
       const ids = states <= 100 ? Array.from({ length: states }, (_, i) => `s${i}`) : [OPENING_STATE];
       const opens: number[] = [];
       const floorOpens: number[] = [];
+      const floorFrames: Frame[] = [];
       const openFrames: Frame[] = [];
       let readable: SizeResult['readable'] = null;
       let page: Page | null = null;
@@ -194,10 +197,13 @@ export async function run(): Promise<BenchRow[]> {
           if (i === 0) await floor!.put(states, floorData(yaml, await studioView(page)));
           const bare = await chromium.newPage();
           try {
+            await bare.addInitScript(OBSERVE_FRAMES);
             const start = Date.now();
             await bare.goto(floor!.url(states));
             await onScreen(bare, states, ids);
             floorOpens.push(Date.now() - start);
+            await bare.waitForTimeout(1000);
+            floorFrames.push(...(await takeFrames(bare)));
           } finally {
             await bare.close();
           }
@@ -208,6 +214,7 @@ export async function run(): Promise<BenchRow[]> {
         opens,
         floor: floorOpens,
         openFrames,
+        floorFrames,
         edits: [],
         editFrames: [],
         kib: (new TextEncoder().encode(yaml).length / 1024).toFixed(0),
@@ -324,9 +331,9 @@ export async function run(): Promise<BenchRow[]> {
       },
       {
         name: 'longest frame opening a 500-state flow',
-        value: describeFrame(longest(big.openFrames)),
+        value: `${describeFrame(longest(big.openFrames))}; the floor's: ${describeFrame(longest(big.floorFrames))}`,
         target: '≤ 100 ms',
-        how: `long-animation-frame entries from navigation until 1 s after the flow is on screen, ${OPENS} opens; with the scripts that ran longest in it; ${loadOf(big)}`,
+        how: `long-animation-frame entries from navigation until 1 s after the flow is on screen, ${OPENS} opens; with the scripts that ran longest in it; the floor's counted alike on its ${OPENS} opens (bare Svelte Flow draws the view and the overview map in one frame); ${loadOf(big)}`,
       },
       {
         name: 'longest frame editing a 500-state flow',
