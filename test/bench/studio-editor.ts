@@ -16,6 +16,10 @@
 // - a grouped 500-state flow (a group per 20 states) opened with every group collapsed (the
 //   designer's view as the browser kept it): how long until the start's group is drawn, how many
 //   nodes the canvas draws and at what zoom.
+// - the floor: a bare Svelte Flow page drawing the same nodes and edges at the same positions, in a
+//   canvas of the same size at the same view (studio-floor.ts), opened turn about with the studio
+//   in the same Chromium, until the same signal; the 200- and 500-state rows give studio ÷ floor.
+// Every row says the load average while it was measured: the machine is shared.
 // run.ts lists this file by name beside the *.bench.ts ones; `npm run bench studio` runs it alone.
 import { loadavg } from 'node:os';
 import type { Page } from 'playwright-core';
@@ -27,6 +31,7 @@ import { generateFlowYaml } from '../support/generate-flow.ts';
 import { collapsedGroupsKey } from '../../renderer/src/features/editor/graph/collapsed-groups.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
+import { floorData, startFloor, studioView, type FloorServer } from './studio-floor.ts';
 
 const OPENS = 3;
 const EDITS = 6;
@@ -135,10 +140,16 @@ export function readability(page: Page): Promise<{ zoom: number; namePx: number;
 interface SizeResult {
   readable: { zoom: number; namePx: number; inView: boolean } | null;
   opens: number[];
+  /** The floor page's opens, each right after the studio's of the same round (none at 50 states). */
+  floor: number[];
   openFrames: Frame[];
+  /** The floor page's long frames, counted as the studio's are (until 1 s after the flow is on screen). */
+  floorFrames: Frame[];
   edits: number[];
   editFrames: Frame[];
   kib: string;
+  /** The load average (1 min) before and after this size was measured. */
+  load: [number, number];
 }
 
 export async function run(): Promise<BenchRow[]> {
@@ -147,15 +158,20 @@ export async function run(): Promise<BenchRow[]> {
   await buildStudioIfStale();
   const server = await startTestServer();
   const chromium = await launchChromium({ micWav: await writeMicWav(dir.path, null), full: true });
+  let floor: FloorServer | null = null;
   const load: number[] = [loadavg()[0]!];
   try {
+    floor = await startFloor();
     const account = await createAccount(server);
 
-    const measure = async (states: number, edits: boolean): Promise<SizeResult> => {
+    const measure = async (states: number, edits: boolean, withFloor: boolean): Promise<SizeResult> => {
+      const loadBefore = loadavg()[0]!;
       const yaml = generateFlowYaml(states);
       const flowId = await createFlow(server, account.apiKey, `Bench ${states} states`, yaml);
       const ids = states <= 100 ? Array.from({ length: states }, (_, i) => `s${i}`) : [OPENING_STATE];
       const opens: number[] = [];
+      const floorOpens: number[] = [];
+      const floorFrames: Frame[] = [];
       const openFrames: Frame[] = [];
       let readable: SizeResult['readable'] = null;
       let page: Page | null = null;
@@ -176,8 +192,34 @@ export async function run(): Promise<BenchRow[]> {
         // What follows at once (the YAML pane's highlighting, measuring) is part of opening.
         await page.waitForTimeout(1000);
         openFrames.push(...(await takeFrames(page)));
+        if (withFloor) {
+          // The floor draws what the studio drew: its canvas's size and view are read from the first open.
+          if (i === 0) await floor!.put(states, floorData(yaml, await studioView(page)));
+          const bare = await chromium.newPage();
+          try {
+            await bare.addInitScript(OBSERVE_FRAMES);
+            const start = Date.now();
+            await bare.goto(floor!.url(states));
+            await onScreen(bare, states, ids);
+            floorOpens.push(Date.now() - start);
+            await bare.waitForTimeout(1000);
+            floorFrames.push(...(await takeFrames(bare)));
+          } finally {
+            await bare.close();
+          }
+        }
       }
-      const result: SizeResult = { readable, opens, openFrames, edits: [], editFrames: [], kib: (new TextEncoder().encode(yaml).length / 1024).toFixed(0) };
+      const result: SizeResult = {
+        readable,
+        opens,
+        floor: floorOpens,
+        openFrames,
+        floorFrames,
+        edits: [],
+        editFrames: [],
+        kib: (new TextEncoder().encode(yaml).length / 1024).toFixed(0),
+        load: [loadBefore, loadBefore],
+      };
       if (edits) {
         // Re-sync: s0's transitions line ends `skip0: s2 } }`. With the cursor after `s2`, typing 0
         // points skip0 at s20 and Backspace points it back at s2.
@@ -206,6 +248,7 @@ export async function run(): Promise<BenchRow[]> {
       }
       await page?.close();
       load.push(loadavg()[0]!);
+      result.load[1] = loadavg()[0]!;
       return result;
     };
 
@@ -242,9 +285,9 @@ export async function run(): Promise<BenchRow[]> {
       return { opens, drawn, groups: groups.length };
     };
 
-    const small = await measure(50, false);
-    const mid = await measure(200, true);
-    const big = await measure(500, true);
+    const small = await measure(50, false, false);
+    const mid = await measure(200, true, true);
+    const big = await measure(500, true, true);
     const grouped = await measureGrouped(500, 20);
     if (chromium.pageErrors.length > 0) throw new Error(`the page reported errors: ${chromium.pageErrors.join(' | ')}`);
 
@@ -255,6 +298,16 @@ export async function run(): Promise<BenchRow[]> {
     const machine = `load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} during the run`;
     const openHow = (states: number, kib: string) =>
       `${states} states / ${kib} KiB YAML, no saved layout (dagre runs); navigation → overview map shows every state and ${states <= 100 ? 'every state is drawn' : `the start state, centred, is drawn`}; ${OPENS} fresh pages, Chromium 1280×800, production build; ${machine}`;
+    const loadOf = (r: SizeResult) => `load average ${r.load[0].toFixed(1)}–${r.load[1].toFixed(1)}`;
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+    /** studio p50 ÷ floor p50, and the median of each round's own ratio (the two opened one after the other). */
+    const versus = (r: SizeResult) => {
+      const ratio = median(r.opens) / median(r.floor);
+      const rounds = r.opens.map((o, i) => o / r.floor[i]!);
+      return { ratio, text: `studio ${p50max(r.opens)}; floor ${p50max(r.floor)}; ratio ${ratio.toFixed(2)}× (rounds: ${rounds.map((x) => `${x.toFixed(2)}×`).join(', ')})` };
+    };
+    const floorHow =
+      'floor: a bare Svelte Flow page (test/bench/studio-floor/, same @xyflow/svelte, production build) drawing the same states and transitions at the positions the studio lays out, default nodes and edges with the same names, in a canvas of the studio\'s size at the view the studio opened at, drawing only what is in view as the studio does; opened on a fresh page right after each studio open, until the same signal';
     const editHow = (states: number) => `one character typed into CodeMirror retargets s0's skip transition → its edge goes to the new state (page clock); ${EDITS} edits, ${states} states`;
     const readRow = (states: number, r: SizeResult['readable']): BenchRow => ({
       name: `readability on opening a ${states}-state flow`,
@@ -266,10 +319,10 @@ export async function run(): Promise<BenchRow[]> {
       readRow(200, mid.readable),
       readRow(500, big.readable),
       { name: 'open a 50-state flow', value: p50max(small.opens), target: '≤ 800 ms (as 200)', how: openHow(50, small.kib) },
-      { name: 'open a 200-state flow', value: p50max(mid.opens), target: '≤ 800 ms', how: openHow(200, mid.kib) },
-      { name: 'YAML keystroke → graph updated, 200 states', value: p50max(mid.edits), target: '≤ 100 ms', how: editHow(200) },
-      { name: 'open a 500-state flow', value: p50max(big.opens), target: 'none (frames below)', how: openHow(500, big.kib) },
-      { name: 'YAML keystroke → graph updated, 500 states', value: p50max(big.edits), target: 'none (frames below)', how: editHow(500) },
+      { name: 'open a 200-state flow, studio ÷ bare Svelte Flow', value: versus(mid).text, target: 'ratio ≤ 2×', how: `${openHow(200, mid.kib)}; ${floorHow}; ${loadOf(mid)}` },
+      { name: 'YAML keystroke → graph updated, 200 states', value: p50max(mid.edits), target: '≤ 100 ms', how: `${editHow(200)}; ${loadOf(mid)}` },
+      { name: 'open a 500-state flow, studio ÷ bare Svelte Flow', value: versus(big).text, target: 'ratio ≤ 2.5×', how: `${openHow(500, big.kib)}; ${floorHow}; ${loadOf(big)}` },
+      { name: 'YAML keystroke → graph updated, 500 states', value: p50max(big.edits), target: 'none (frames below)', how: `${editHow(500)}; ${loadOf(big)}` },
       {
         name: 'open a grouped 500-state flow, every group collapsed',
         value: `${p50max(grouped.opens)}; ${grouped.drawn.nodes} nodes drawn (${grouped.drawn.groups} of them groups), zoom ${grouped.drawn.zoom.toFixed(2)}`,
@@ -278,25 +331,26 @@ export async function run(): Promise<BenchRow[]> {
       },
       {
         name: 'longest frame opening a 500-state flow',
-        value: describeFrame(longest(big.openFrames)),
+        value: `${describeFrame(longest(big.openFrames))}; the floor's: ${describeFrame(longest(big.floorFrames))}`,
         target: '≤ 100 ms',
-        how: `long-animation-frame entries from navigation until 1 s after the flow is on screen, ${OPENS} opens; with the scripts that ran longest in it`,
+        how: `long-animation-frame entries from navigation until 1 s after the flow is on screen, ${OPENS} opens; with the scripts that ran longest in it; the floor's counted alike on its ${OPENS} opens (bare Svelte Flow draws the view and the overview map in one frame); ${loadOf(big)}`,
       },
       {
         name: 'longest frame editing a 500-state flow',
         value: describeFrame(longest(big.editFrames)),
         target: '≤ 100 ms',
-        how: `long-animation-frame entries from the first keystroke until 0.5 s after the last, ${EDITS} keystrokes 0.3 s apart`,
+        how: `long-animation-frame entries from the first keystroke until 0.5 s after the last, ${EDITS} keystrokes 0.3 s apart; ${loadOf(big)}`,
       },
       {
         name: 'longest frame editing a 200-state flow',
         value: describeFrame(longest(mid.editFrames)),
         target: '≤ 100 ms',
-        how: 'as above, 200 states',
+        how: `as above, 200 states; ${loadOf(mid)}`,
       },
     ];
   } finally {
     await chromium.close();
+    await floor?.close();
     await server.close();
     await dir.remove();
   }
