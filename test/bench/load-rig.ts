@@ -14,6 +14,7 @@ export interface LoadRig {
   apiKey: string;
   /** The account's sign-in token (settings the API key may not change: providers, phone numbers). */
   jwt: string;
+  accountId: string;
   flowId: string;
   close(): Promise<void>;
 }
@@ -65,11 +66,13 @@ export async function startLoadRig(options: { tts?: 'flite' | 'openai'; config?:
   const flowId = await createFlow(server, account.apiKey);
   // Enough credit for every minute of the run: the benches measure the engine, not the ledger.
   const { store } = server.app.services;
-  await store.credits.grant((await store.accounts.findByEmail(account.email))!.id, 1_000_000, 'bench', 'bench-grant');
+  const accountId = (await store.accounts.findByEmail(account.email))!.id;
+  await store.credits.grant(accountId, 1_000_000, 'bench', 'bench-grant');
   return {
     server,
     apiKey: account.apiKey,
     jwt: account.jwt,
+    accountId,
     flowId,
     async close() {
       await server.close();
@@ -173,7 +176,7 @@ export async function ladderToCeiling(options: {
   /** What the held row adds to its last column (the voice, the path). */
   heldHow: string;
   target?: string;
-  /** The top of the climb: the rig admits 500 sessions. */
+  /** The top of the climb (VOXFLOW_BENCH_LADDER_MAX, else 480: the rig admits 500 sessions). */
   max?: number;
   runStep: (sessions: number) => Promise<StepResult>;
 }): Promise<Ceiling> {
@@ -198,7 +201,7 @@ export async function ladderToCeiling(options: {
     if (failedAt === 0 || sessions < failedAt) failedAt = sessions;
     return false;
   };
-  for (const sessions of climbSteps(options.max ?? 480)) {
+  for (const sessions of climbSteps(options.max ?? Number(process.env.VOXFLOW_BENCH_LADDER_MAX ?? 480))) {
     if (!(await tryCount(sessions))) break;
   }
   // Bisect: the ceiling lies between the last count held and the first that failed.
