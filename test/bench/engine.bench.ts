@@ -186,5 +186,6 @@ async function observabilityCost(): Promise<BenchRow[]> {
 export async function run(): Promise<BenchRow[]> {
   if (process.env.VOXFLOW_BENCH_ONLY === 'recording') return recordingCost();
   if (process.env.VOXFLOW_BENCH_ONLY === 'observability') return observabilityCost();
+  if (process.env.VOXFLOW_BENCH_ONLY === 'ladders') return [...(await concurrentSessions('openai')), ...(await concurrentSessions('flite'))];
   return [...(await serverMsPerTurn()), ...(await concurrentSessions('flite')), ...(await concurrentSessions('openai')), ...(await recordingCost()), ...(await observabilityCost())];
 }
