@@ -6,8 +6,8 @@
 //    resamplers hold back, which is what it adds to voice-to-voice besides that CPU time.
 // VOXFLOW_BENCH_ONLY=bridge runs section 1 alone, =fixed section 3, =ladders section 2.
 // 2. Calls held per core over each path, each the ladder of load-rig.ts: it climbs until a step
-//    fails, then bisects to the ceiling. WebSocket callers and a fake Twilio's calls are paced alike, one 20 ms frame
-//    every 20 ms, so only the path differs.
+//    fails, then bisects to the ceiling. WebSocket callers and a fake Twilio's calls are paced
+//    alike, one 20 ms frame every 20 ms, so only the path differs.
 // 3. At a fixed count, the two paths in turn (twice each): the server CPU one phone call adds over
 //    a WebSocket session, and the voice-to-voice the phone path adds, timed by the callers (last
 //    frame of the question sent → first agent audio received).
