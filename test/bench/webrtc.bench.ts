@@ -28,7 +28,7 @@ async function webrtcSessions(tts: 'flite' | 'openai'): Promise<BenchRow[]> {
           await new Promise((r) => setTimeout(r, 3000)); // greetings, first turns
           return async () => {
             const done = JSON.parse(await out.next()) as { failures: number; received: number; connected: number; voiceToVoice: number[] };
-            return { healthy: done.failures === 0 && done.connected === sessions, voiceToVoice: done.voiceToVoice, extra: `${done.received} RTP packets to callers` };
+            return { healthy: done.failures === 0 && done.connected === sessions, voiceToVoice: done.voiceToVoice, extra: `${done.connected} of ${sessions} peers connected, ${done.received} RTP packets to callers` };
           };
         });
         if (sessions === 5 && first.length === 0) {
