@@ -171,6 +171,11 @@ export class VadTurnTracker {
     if (needed <= this.ring.length || this.ring.length >= this.maxRingSamples) return;
     const kept = this.copyFromRing(0);
     this.ring = new Int16Array(Math.min(this.maxRingSamples, Math.max(needed, 2 * this.ring.length)));
-    for (let i = 0; i < kept.length; i++) this.ring[(this.written - kept.length + i) % this.ring.length] = kept[i]!;
+    // Two block copies, not one sample at a time: under load the model falls behind and every
+    // session's ring grows at once, on the thread that paces audio.
+    const at = (this.written - kept.length) % this.ring.length;
+    const firstPart = Math.min(kept.length, this.ring.length - at);
+    this.ring.set(kept.subarray(0, firstPart), at);
+    this.ring.set(kept.subarray(firstPart), 0);
   }
 }

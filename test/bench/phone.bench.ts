@@ -5,10 +5,9 @@
 //    decoding, resampling up; resampling down, encoding, writing the message); and the audio its
 //    resamplers hold back, which is what it adds to voice-to-voice besides that CPU time.
 // VOXFLOW_BENCH_ONLY=bridge runs section 1 alone, =fixed section 3, =ladders section 2.
-// 2. Calls held per core over each path, each a ladder that climbs until a step fails (the
-//    criterion of `bench engine`'s ladder), then tries once between the last count held and the
-//    first that failed. WebSocket callers and a fake Twilio's calls are paced alike, one 20 ms frame
-//    every 20 ms, so only the path differs.
+// 2. Calls held per core over each path, each the ladder of load-rig.ts: it climbs until a step
+//    fails, then bisects to the ceiling. WebSocket callers and a fake Twilio's calls are paced
+//    alike, one 20 ms frame every 20 ms, so only the path differs.
 // 3. At a fixed count, the two paths in turn (twice each): the server CPU one phone call adds over
 //    a WebSocket session, and the voice-to-voice the phone path adds, timed by the callers (last
 //    frame of the question sent → first agent audio received).
@@ -21,7 +20,7 @@ import { startFakeCarrierApi } from '../fakes/carriers/rest-server.ts';
 import { carrierMessages } from '../fakes/carriers/stream-messages.ts';
 import { wsUrl } from '../support/voice-client.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
-import { heldRow, lines, measureStep, spawnTs, startLoadRig, stepJudge, type LoadRig, type StepResult } from './load-rig.ts';
+import { ladderStepSeconds, ladderToCeiling, lines, measureStep, spawnTs, startLoadRig, type Ceiling, type LoadRig, type StepResult } from './load-rig.ts';
 
 const SECONDS = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 20);
 const FIXED_CALLS = Number(process.env.VOXFLOW_BENCH_PHONE_CALLS ?? 20);
@@ -169,13 +168,13 @@ async function phoneServerVoiceToVoice(rig: LoadRig, summary: ClientSummary): Pr
   return values;
 }
 
-async function runPath(rig: LoadRig, line: PhoneLine, path: Path, sessions: number): Promise<PathStep> {
+async function runPath(rig: LoadRig, line: PhoneLine, path: Path, sessions: number, seconds = SECONDS): Promise<PathStep> {
   let summary: ClientSummary | null = null;
   const result = await measureStep(async () => {
     const options = {
       path,
       sessions,
-      seconds: SECONDS,
+      seconds,
       ws: { base: wsUrl(rig.server.url, ''), apiKey: rig.apiKey, flowId: rig.flowId },
       twilio: { webhookUrl: line.webhookUrl, authToken: TWILIO_TOKEN, from: CALLER, to: BUSINESS },
     };
@@ -201,44 +200,22 @@ async function runPath(rig: LoadRig, line: PhoneLine, path: Path, sessions: numb
   };
 }
 
-/** Counts to try: 5, 10, then by 10 to 100, then by 20; no top step. */
-function* coarseSteps(): Generator<number> {
-  yield 5;
-  for (let n = 10; n <= 100; n += 10) yield n;
-  for (let n = 120; ; n += 20) yield n;
+async function ladder(rig: LoadRig, line: PhoneLine, path: Path): Promise<Ceiling> {
+  const seconds = ladderStepSeconds();
+  return ladderToCeiling({
+    label: path === 'ws' ? 'WebSocket sessions, 20 ms frames' : 'Twilio calls, μ-law 8 kHz',
+    stepHow: `${seconds} s (measured from 3 s after all connected), callers sending one 20 ms frame every 20 ms, hosted-style TTS`,
+    heldHow: 'hosted-style TTS (fake OpenAI speech in the fakes process)',
+    runStep: (sessions) => runPath(rig, line, path, sessions, seconds),
+  });
 }
 
-async function ladder(rig: LoadRig, line: PhoneLine, path: Path): Promise<{ rows: BenchRow[]; held: number; perCore: number }> {
-  const label = path === 'ws' ? 'WebSocket sessions, 20 ms frames' : 'Twilio calls, μ-law 8 kHz';
-  const stepHow = `${SECONDS} s (measured from 3 s after all connected), callers sending one 20 ms frame every 20 ms, hosted-style TTS`;
-  const judge = stepJudge(label, stepHow);
-  const rows: BenchRow[] = [];
-  let held = 0;
-  let heldCores = 0;
-  const tryCount = async (sessions: number) => {
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      const verdict = judge(sessions, attempt, await runPath(rig, line, path, sessions));
-      rows.push(verdict.row);
-      if (verdict.passed) {
-        held = sessions;
-        heldCores = verdict.cores;
-        return true;
-      }
-    }
-    return false;
-  };
-  let failedAt = 0;
-  for (const sessions of coarseSteps()) {
-    if (!(await tryCount(sessions))) {
-      failedAt = sessions;
-      break;
-    }
-  }
-  // Once between the last count held and the first that failed, to 5.
-  const between = Math.round((held + failedAt) / 2 / 5) * 5;
-  if (held > 0 && between > held && between < failedAt) await tryCount(between);
-  rows.push(heldRow(label, held, heldCores, 'hosted-style TTS (fake OpenAI speech in the fakes process)'));
-  return { rows, held, perCore: held / Math.max(heldCores, 1) };
+/**
+ * One step of WebSocket sessions paced as a carrier paces a call (one 20 ms PCM16 frame every
+ * 20 ms): the baseline a phone or SIP ladder is compared with.
+ */
+export function pacedWebSocketStep(rig: LoadRig, sessions: number, seconds: number): Promise<StepResult> {
+  return runPath(rig, { webhookUrl: '' }, 'ws', sessions, seconds);
 }
 
 async function fixedCount(rig: LoadRig, line: PhoneLine): Promise<BenchRow[]> {

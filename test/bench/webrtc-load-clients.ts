@@ -9,6 +9,7 @@ const [httpBase, apiKey, flowId, sessionsArg, secondsArg] = process.argv.slice(2
 const sessions = Number(sessionsArg);
 const seconds = Number(secondsArg);
 const FRAME = 960; // 20 ms at 48 kHz
+const CONNECT_TIMEOUT_MS = 30_000;
 
 const question = await synthesizeSpeech('Is it something you can eat?', { sampleRate: 48_000 });
 const cycle = padWithSilence(question, 200, 8000 - 200 - Math.round((question.length / 48_000) * 1000), 48_000);
@@ -45,6 +46,7 @@ async function caller(index: number): Promise<void> {
   await pc.setLocalDescription(await pc.createOffer());
   const response = await fetch(`${httpBase}/offer?mode=flow&program_id=${flowId}`, {
     method: 'POST',
+    signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS),
     headers: { 'content-type': 'application/json', 'x-service-key': apiKey! },
     body: JSON.stringify({ sdp: pc.localDescription!.sdp, type: 'offer' }),
   });
@@ -54,10 +56,21 @@ async function caller(index: number): Promise<void> {
   }
   const answer = (await response.json()) as { sdp: string };
   await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
-  await new Promise<void>((resolve) => {
-    if (pc.connectionState === 'connected') resolve();
-    pc.connectionStateChange.subscribe((state) => state === 'connected' && resolve());
+  // A peer that does not connect is a failed caller, not a step that waits for ever.
+  const connected = await new Promise<boolean>((resolve) => {
+    const timeout = setTimeout(() => resolve(false), CONNECT_TIMEOUT_MS);
+    const done = () => {
+      clearTimeout(timeout);
+      resolve(true);
+    };
+    if (pc.connectionState === 'connected') done();
+    pc.connectionStateChange.subscribe((state) => state === 'connected' && done());
   });
+  if (!connected) {
+    failures++;
+    await pc.close();
+    return;
+  }
   connectMs.push(performance.now() - started);
   let n = Math.floor((index / sessions) * packets.length);
   let sequence = 0;
