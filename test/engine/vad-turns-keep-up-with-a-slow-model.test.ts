@@ -45,8 +45,12 @@ function utterance(silentMs: number, loudMs: number, afterMs: number): Int16Arra
   return pcm;
 }
 
-/** Pushes `audio` in 20 ms chunks, letting the model answer once every `chunksPerAnswer` chunks; returns the events with the pre-roll taken at speech start. */
-async function run(audio: Int16Array, chunksPerAnswer: number) {
+/**
+ * Pushes `audio` in 20 ms chunks, letting the model answer once every `chunksPerAnswer` chunks
+ * (or after the chunks `answersAfter` says); returns the events with the pre-roll taken at speech start.
+ */
+async function run(audio: Int16Array, chunksPerAnswer: number | ((chunk: number) => boolean)) {
+  const answersAfter = typeof chunksPerAnswer === 'number' ? (chunk: number) => (chunk + 1) % chunksPerAnswer === 0 : chunksPerAnswer;
   const late = lateModel();
   const tracker = new VadTurnTracker(late.model);
   const events: TurnEvent[] = [];
@@ -64,7 +68,7 @@ async function run(audio: Int16Array, chunksPerAnswer: number) {
       }
     });
     pushed = Math.min(audio.length, offset + 320);
-    if ((chunk + 1) % chunksPerAnswer === 0) await late.answer();
+    if (answersAfter(chunk)) await late.answer();
   }
   await late.answer();
   return { events, preRoll: preRoll as Int16Array | null, pushedAtStart };
@@ -89,4 +93,19 @@ test('speech confirmed 3 s after it was spoken still hands the STT the words fro
   // The first voiced 512-sample frame starts at 15872; the pre-roll runs from 300 ms before it
   // to the newest sample received — the utterance whole, not the silence that followed it.
   expect(preRoll).toEqual(audio.subarray(15_872 - 300 * 16, pushedAtStart));
+});
+
+test('a model that falls behind after the audio has gone round the ring still hands the STT the turn sample for sample', async () => {
+  // Six seconds of silence answered at once (the ring has gone round several times and holds
+  // the newest audio only), then the model stalls for 4 s from just before the caller speaks:
+  // the ring grows while its audio wraps, and must keep every sample in its place.
+  const audio = utterance(6_000, 1_000, 3_000);
+  const stalledFrom = 290; // chunk 290 = 5.8 s
+  const { events, preRoll, pushedAtStart } = await run(audio, (chunk) => chunk < stalledFrom || chunk === stalledFrom + 200);
+  expect(events[0]).toMatchObject({ type: 'speech_started' });
+  const started = events[0]!;
+  const at = started.type === 'speech_started' ? started.speechStartSample : -1;
+  expect(at).toBeGreaterThanOrEqual(6_000 * 16 - 512);
+  expect(pushedAtStart).toBeGreaterThanOrEqual((stalledFrom + 200) * 320);
+  expect(preRoll).toEqual(audio.subarray(at - 300 * 16, pushedAtStart));
 });
