@@ -6,7 +6,7 @@
 // (vitest's start and the project's globalSetup: `--baseline`), the load average before and
 // after, and the share of the wall time spent waiting rather than computing.
 //
-//   node scripts/measure-test-cpu.mjs [--baseline] <project>:<file or folder> ...
+//   node scripts/measure-test-cpu.mjs [--baseline] <project>:<file or folder> ... [-- <vitest options>]
 //   e.g. node scripts/measure-test-cpu.mjs integration:test/server/two-nodes-over-http.test.ts
 //
 // The run's own output goes to <tmp>/measure-test-cpu-<n>.log; a failing file is reported, not
@@ -19,7 +19,10 @@ import { join } from 'node:path';
 
 const CPUACCT = '/sys/fs/cgroup/cpuacct';
 const NS_PER_S = 1e9;
-const args = process.argv.slice(2);
+// What follows `--` goes to vitest as it is, for each file (to compare a setting).
+const dashes = process.argv.indexOf('--');
+const args = dashes === -1 ? process.argv.slice(2) : process.argv.slice(2, dashes);
+const vitestExtra = dashes === -1 ? [] : process.argv.slice(dashes + 1);
 const baseline = args.includes('--baseline');
 const targets = args.filter((a) => a !== '--baseline');
 if (targets.length === 0 && !baseline) {
@@ -29,10 +32,12 @@ if (targets.length === 0 && !baseline) {
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
 /** Runs `node scripts/run-tests.mjs <vitestArgs>` in a fresh cgroup; its CPU in seconds. */
+let runs = 0;
 async function measure(name, vitestArgs) {
-  const group = join(CPUACCT, `voxflow-measure-${process.pid}-${name.replace(/[^\w.-]+/g, '_').slice(-60)}`);
+  const tag = `${process.pid}-${++runs}-${name.replace(/[^\w.-]+/g, '_').slice(-60)}`;
+  const group = join(CPUACCT, `voxflow-measure-${tag}`);
   await mkdir(group);
-  const log = join(tmpdir(), `measure-test-cpu-${process.pid}-${name.replace(/[^\w.-]+/g, '_').slice(-60)}.log`);
+  const log = join(tmpdir(), `measure-test-cpu-${tag}.log`);
   const loadBefore = load();
   const started = process.hrtime.bigint();
   // The shell joins the cgroup before it execs node, so every descendant is counted from its start.
@@ -97,7 +102,7 @@ if (baseline) {
     const probe = join('test', folderOf[project], `measure-baseline-${process.pid}.test.ts`);
     await writeFile(probe, "import { expect, test } from 'vitest';\ntest('nothing', () => expect(1).toBe(1));\n");
     try {
-      const r = await measure(`baseline-${project}`, ['--project', project, probe]);
+      const r = await measure(`baseline-${project}`, ['--project', project, probe, ...vitestExtra]);
       fixedByProject[project] = r.cpu;
       print(r);
     } finally {
@@ -107,7 +112,7 @@ if (baseline) {
 }
 for (const target of targets) {
   const [project, path] = target.split(':');
-  const r = await measure(`${project}:${path}`, ['--project', project, path]);
+  const r = await measure(`${project}:${path}`, ['--project', project, path, ...vitestExtra]);
   rows.push(r);
   print(r, fixedByProject[project]);
 }
