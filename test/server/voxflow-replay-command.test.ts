@@ -4,38 +4,19 @@
 // path (exit 1, the turn and both states in the report); the unchanged flow keeps it (exit 0);
 // bad usage, a wrong key and an unreachable server exit 2 with a clear message, and the key is
 // never printed.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../server/protocol/events.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
 import { BOOKING_PATH, GOOD_JUDGE, rules } from '../support/booking-simulated-callers.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
+import { VOXFLOW_BIN, voxflow } from '../support/voxflow-command.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BOOKING_YAML = readFileSync(BOOKING_PATH, 'utf8');
-
-function voxflow(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/voxflow.mjs', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    // A hung command fails its test rather than holding the suite.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** A call to the published version as its timeline recorded it: Tuesday, nothing free, another day asked for. */
 const RECORDED: ServerEvent[] = [
@@ -82,7 +63,8 @@ const putDraft = async (yaml: string) => expect((await server.request('PUT', `/v
 describe('voxflow replay', () => {
   it("exits 1 when the draft's path leaves the recorded one, saying where; 0 when it keeps it", { timeout: 120_000 }, async () => {
     await putDraft(BOOKING_YAML.replace('check_availability: [offer_slot, ask_day]\n  ask_day:', 'check_availability: [offer_slot]\n  ask_day:'));
-    const changed = await voxflow(['replay', '--server', server.url, '--api-key', account.apiKey, flowId, '--sessions', '3']);
+    // Through the package's bin, as `npx voxflow` runs it; the other runs run the same code from the bundle.
+    const changed = await voxflow(['replay', '--server', server.url, '--api-key', account.apiKey, flowId, '--sessions', '3'], { entry: VOXFLOW_BIN });
     expect(changed.stderr).toBe('');
     expect(changed.code).toBe(1);
     expect(changed.stdout).toMatch(/^✗ replay of session \S+$/m);
@@ -92,7 +74,7 @@ describe('voxflow replay', () => {
 
     // The same, as JUnit XML for CI, the key from the environment and the report also in a file.
     const output = join(dir, 'replay.xml');
-    const junit = await voxflow(['replay', '--server', server.url, flowId, '--reporter', 'junit', '--output', output], { VOXFLOW_API_KEY: account.apiKey });
+    const junit = await voxflow(['replay', '--server', server.url, flowId, '--reporter', 'junit', '--output', output], { env: { VOXFLOW_API_KEY: account.apiKey } });
     expect(junit.code).toBe(1);
     expect(junit.stdout).toContain('failures="1"');
     expect(junit.stdout).toContain('expected state ask_day, but the session is in welcome');

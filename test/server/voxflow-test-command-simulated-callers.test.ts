@@ -3,11 +3,9 @@
 // JUnit report carries the rate. With --mode audio the caller is spoken, through the embedded
 // voice, VAD and the configured STT (the Deepgram fake, hearing by sound). A suite with a
 // simulated caller is refused in scripted mode.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFliteTts, shutdownFlite } from '../../server/providers/tts/flite.ts';
 import { startFakeDeepgram } from '../fakes/deepgram-server.ts';
@@ -15,28 +13,7 @@ import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.ts';
 import { afterThisTest } from '../support/after-this-test.ts';
 import { BOOKING_PATH, CALLER_TEST, GOOD_JUDGE, rules, rulesFailingJudgements } from '../support/booking-simulated-callers.ts';
 import { bookingRecogniser } from '../support/booking-spoken-callers.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-function voxflow(args: string[], env: Record<string, string>, killAfterMs = 90_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/voxflow.mjs', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    // A hung command fails its test rather than holding the suite.
-    const timer = setTimeout(() => {
-      stderr += `(killed: still running after ${killAfterMs / 1000} s)`;
-      child.kill('SIGKILL');
-    }, killAfterMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { VOXFLOW_BIN, voxflow } from '../support/voxflow-command.ts';
 
 let fake: FakeOpenAI;
 let dir: string;
@@ -61,14 +38,14 @@ describe('voxflow test with a simulated caller', () => {
   // past the default 20 s beside a second test run.
   it('--runs 5 reports the pass rate, and exits 1 under --min-pass-rate, 0 at or above it', { timeout: 90_000 }, async () => {
     fake.setRules(rulesFailingJudgements(2, 4));
-    const strict = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'model', '--runs', '5', '--min-pass-rate', '0.8'], env);
+    const strict = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'model', '--runs', '5', '--min-pass-rate', '0.8'], { env });
     expect(strict.stderr).toBe('');
     expect(strict.code).toBe(1);
     expect(strict.stdout).toContain('✗ a patient who wants Tuesday gets booked (3/5 runs passed, 60%; needs 80%)');
     expect(strict.stdout).toContain('step 1 (simulated call): not met: The caller is booked on a Tuesday — No booking was confirmed.');
 
     fake.setRules(rulesFailingJudgements(2, 4));
-    const junit = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'model', '--runs', '5', '--min-pass-rate', '0.6', '--reporter', 'junit'], env);
+    const junit = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'model', '--runs', '5', '--min-pass-rate', '0.6', '--reporter', 'junit'], { env });
     expect(junit.code).toBe(0);
     expect(junit.stdout).toContain('<property name="pass_rate: a patient who wants Tuesday gets booked" value="0.6"/>');
     expect(junit.stdout).toContain('failures="0"');
@@ -83,11 +60,9 @@ describe('voxflow test with a simulated caller', () => {
     const deepgram = await startFakeDeepgram({ transcribe: await bookingRecogniser(createFliteTts()) });
     afterThisTest(() => deepgram.close());
     const run = await voxflow(['test', BOOKING_PATH, testsPath, '--mode', 'audio', '--speed', '4'], {
-      ...env,
-      VOXFLOW_STT_PROVIDER: 'deepgram',
-      VOXFLOW_STT_BASE_URL: deepgram.url,
-      VOXFLOW_STT_API_KEY: 'dg-test',
-    }, 160_000);
+      env: { ...env, VOXFLOW_STT_PROVIDER: 'deepgram', VOXFLOW_STT_BASE_URL: deepgram.url, VOXFLOW_STT_API_KEY: 'dg-test' },
+      killAfterMs: 160_000,
+    });
     expect(run.stderr).toBe('');
     expect(run.code, run.stdout).toBe(0);
     expect(run.stdout).toContain('audio mode');
@@ -100,7 +75,8 @@ describe('voxflow test with a simulated caller', () => {
   });
 
   it('exits 2 in scripted mode, saying the caller needs model mode', async () => {
-    const run = await voxflow(['test', BOOKING_PATH, testsPath], env);
+    // Through the package's bin, as `npx voxflow` runs it; the other cases run the same code from the bundle.
+    const run = await voxflow(['test', BOOKING_PATH, testsPath], { env, entry: VOXFLOW_BIN });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('has a simulated caller, which talks to the configured model: run it in model mode (--mode model)');
   });

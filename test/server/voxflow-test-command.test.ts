@@ -2,11 +2,9 @@
 // and no studio build. Its exit code says pass or fail, and its JUnit report has what the JUnit
 // XML schema requires (testsuites > testsuite with name, tests and failures > testcase with name
 // and classname, a failure with a message), so CI systems show each test.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlowTests } from '../../server/flow/tests-format.ts';
 import { startFakeDeepgram } from '../fakes/deepgram-server.ts';
@@ -14,29 +12,10 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.ts';
 import { afterThisTest } from '../support/cleanups.ts';
 import { GAME_PATH, GUESSING_GAME_TEST_RULES, SUITE_PATH, SUITE_YAML } from '../support/guessing-game-tests.ts';
 import { synthesizeSpeech, voicedMs } from '../support/speech.ts';
+import { VOXFLOW_BIN, voxflow } from '../support/voxflow-command.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/**
- * Runs the command; a run still going after `killAfterMs` is killed (its code then reads null),
- * so a hung command fails its test instead of holding the suite. The spoken suite runs real audio
- * through Silero at 4× speed: 26 s alone here, over a minute beside a second test suite.
- */
-function voxflow(args: string[], env: Record<string, string> = {}, killAfterMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/voxflow.mjs', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** The spoken suite runs real audio through Silero at 4× speed: 26 s alone here, over a minute beside a second test suite. */
+const SPOKEN_KILL_AFTER_MS = 170_000;
 
 interface XmlElement {
   name: string;
@@ -90,7 +69,8 @@ describe('voxflow test', () => {
   });
 
   it('passes the guessing game suite, exits 0 and prints its full coverage', async () => {
-    const run = await voxflow(['test', GAME_PATH, SUITE_PATH]);
+    // Through the package's bin, as `npx voxflow` runs it; the other cases run the same code from the bundle.
+    const run = await voxflow(['test', GAME_PATH, SUITE_PATH], { entry: VOXFLOW_BIN });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('✓ a game won, with the caller cutting in on the win');
@@ -138,9 +118,7 @@ describe('voxflow test', () => {
 
   it('runs the suite with the configured model, each test twice, and reports the pass rate', async () => {
     const run = await voxflow(['test', GAME_PATH, SUITE_PATH, '--mode', 'model', '--repeat', '2'], {
-      VOXFLOW_LLM_PROVIDER: 'openai',
-      VOXFLOW_LLM_BASE_URL: openai.url,
-      VOXFLOW_LLM_API_KEY: 'sk-test',
+      env: { VOXFLOW_LLM_PROVIDER: 'openai', VOXFLOW_LLM_BASE_URL: openai.url, VOXFLOW_LLM_API_KEY: 'sk-test' },
     });
     expect(run.stderr).toBe('');
     expect(run.stdout).toContain('✓ a game won, with the caller cutting in on the win (2/2 runs passed, 100%)');
@@ -160,10 +138,9 @@ describe('voxflow test', () => {
     const deepgram = await startFakeDeepgram({ transcripts: lines, transcriptAudioMs: lengths });
     afterThisTest(() => deepgram.close());
     const run = await voxflow(['test', GAME_PATH, SUITE_PATH, '--mode', 'audio', '--speed', '4', '--reporter', 'junit'], {
-      VOXFLOW_STT_PROVIDER: 'deepgram',
-      VOXFLOW_STT_BASE_URL: deepgram.url,
-      VOXFLOW_STT_API_KEY: 'dg-test',
-    }, 170_000);
+      env: { VOXFLOW_STT_PROVIDER: 'deepgram', VOXFLOW_STT_BASE_URL: deepgram.url, VOXFLOW_STT_API_KEY: 'dg-test' },
+      killAfterMs: SPOKEN_KILL_AFTER_MS,
+    });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const suite = readXml(run.stdout).children[0]!;
