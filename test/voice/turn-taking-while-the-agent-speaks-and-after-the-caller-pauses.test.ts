@@ -72,8 +72,11 @@ describe('turn-taking while the agent speaks and after the caller pauses', () =>
     await client.waitFor('agent_stopped_speaking', undefined, 20_000);
     expect(client.ofType('interrupted')).toEqual([]);
     expect(client.ofType('transcript').filter((e) => e.interrupted || e.role === 'user')).toEqual([]);
-    // The whole story went out, with the sentence the caller spoke over played again from its start.
-    expect(client.audioFrames.length).toBeGreaterThan(STORY_FRAMES);
+    // The whole story went out, every word of it. (The sentence the caller spoke over is played
+    // again from its start; but on a busy machine the pause can land between two sentences, with
+    // nothing to play again: test/engine/turn-taking-pauses-for-backchannels-… checks the replay
+    // frame for frame on a clock of its own.)
+    expect(client.audioFrames.length).toBeGreaterThanOrEqual(STORY_FRAMES);
     // Nothing was answered: the model was asked only for the story.
     expect(chatRequests(rig)).toHaveLength(1);
     client.close();
