@@ -73,6 +73,9 @@ describe('webhook deliveries across a SIGKILL', () => {
   let server: ServerProcess | null = null;
   let receiver: WebhookReceiver | null = null;
   let dataDir = '';
+  // Each case starts the server twice as a process of its own and plays a call: about 15 s when
+  // quiet; at a load average of 33 on two cores one case outlasted 90 s.
+  const CASE_MS = 180_000;
   afterEach(async () => {
     server?.child.kill('SIGKILL');
     await server?.exited;
@@ -82,7 +85,7 @@ describe('webhook deliveries across a SIGKILL', () => {
     receiver = null;
   });
 
-  it('a session that ended while the receiver was down is delivered after the server is killed and restarted', { timeout: 90_000 }, async () => {
+  it('a session that ended while the receiver was down is delivered after the server is killed and restarted', { timeout: CASE_MS }, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'voxflow-webhook-crash-'));
     // The receiver's address is known, but nothing listens there yet: every attempt is refused.
     // The port is free when probed and bound again after the kill, tens of seconds later. On
@@ -133,7 +136,7 @@ describe('webhook deliveries across a SIGKILL', () => {
     expect(log.at(-1)).toMatchObject({ status_code: 200, error: null });
   });
 
-  it('a call live when the server is killed reads as ended by the restart, and its session.ended is sent', { timeout: 90_000 }, async () => {
+  it('a call live when the server is killed reads as ended by the restart, and its session.ended is sent', { timeout: CASE_MS }, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'voxflow-webhook-crash-'));
     receiver = await startWebhookReceiver();
     server = await spawnServer(['--data-dir', dataDir, ...SERVER_ARGS]);
@@ -162,7 +165,7 @@ describe('webhook deliveries across a SIGKILL', () => {
     expectOneEventPerId(receiver.received, setup.secret);
   });
 
-  it('an attempt cut by the kill is sent again with the same webhook-id and body', { timeout: 90_000 }, async () => {
+  it('an attempt cut by the kill is sent again with the same webhook-id and body', { timeout: CASE_MS }, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'voxflow-webhook-crash-'));
     receiver = await startWebhookReceiver();
     // The receiver takes session.ended and never answers, until the server has been restarted.
