@@ -390,8 +390,26 @@ class PostgresDatabase implements PgDatabase {
     return new KeyCheck(keyHash, this.keyChecks, async (hash) => (await this.direct.row(KEY_ACTIVE, [hash])) !== null);
   }
 
-  async rows<T>(sql: Sql, params?: unknown[]): Promise<T[]> {
+  // rows, row and run throw StoreClosedError at once (not as a rejection), as they always have.
+  rows<T>(sql: Sql, params?: unknown[]): Promise<T[]> {
     this.assertOpen();
+    return this.rowsChecked<T>(sql, params);
+  }
+
+  row<T>(sql: Sql, params?: unknown[]): Promise<T | null> {
+    this.assertOpen();
+    return this.rowsChecked<T>(sql, params).then((rows) => rows[0] ?? null);
+  }
+
+  run(sql: Sql, params?: unknown[]): Promise<number> {
+    this.assertOpen();
+    const check = this.keyChecks.getStore();
+    if (check === undefined || check.state === 'active') return this.direct.run(sql, params);
+    return check.confirm().then(() => this.direct.run(sql, params));
+  }
+
+  /** A statement's rows, carrying the request's pending key check when it is a plain SELECT (checkingKey). */
+  private async rowsChecked<T>(sql: Sql, params?: unknown[]): Promise<T[]> {
     const check = this.keyChecks.getStore();
     if (check === undefined || check.state === 'active') return this.direct.rows<T>(sql, params);
     if (check.state === 'refused' || !isPlainSelect(typeof sql === 'string' ? sql : sql.text)) {
@@ -415,17 +433,6 @@ class PostgresDatabase implements PgDatabase {
     await Promise.allSettled([...check.riding]);
     await check.confirm();
     return rows;
-  }
-
-  async row<T>(sql: Sql, params?: unknown[]): Promise<T | null> {
-    return (await this.rows<T>(sql, params))[0] ?? null;
-  }
-
-  async run(sql: Sql, params?: unknown[]): Promise<number> {
-    this.assertOpen();
-    const check = this.keyChecks.getStore();
-    if (check !== undefined && check.state !== 'active') await check.confirm();
-    return this.direct.run(sql, params);
   }
 
   async transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T> {
