@@ -5,6 +5,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
+import { ApiKeyRefusedError } from '../store/store.ts';
 import { digest, looksLikeApiKey } from '../security/opaque-tokens.ts';
 import { AccessTokens } from '../security/access-tokens.ts';
 import type { AuthRule, Principal } from './services.ts';
@@ -38,9 +39,20 @@ function readCredentials(request: FastifyRequest, fromQuery: boolean): Credentia
   return { bearer, apiKey };
 }
 
-async function authenticate(app: FastifyInstance, credentials: Credentials): Promise<Principal> {
+/**
+ * The caller; with `deferKey`, a key alone that the store can check with the request's first read
+ * (PostgreSQL, a key this node has seen) is not waited for: request.keyCheck holds its check.
+ */
+async function authenticate(app: FastifyInstance, request: FastifyRequest, credentials: Credentials, deferKey: boolean): Promise<Principal> {
   const { store, accessTokens } = app.services;
   let fromKey: Principal | null = null;
+  if (credentials.apiKey && !credentials.bearer && deferKey) {
+    const deferred = store.apiKeys.checkWithFirstRead?.(digest(credentials.apiKey));
+    if (deferred) {
+      request.keyCheck = deferred.check;
+      return { kind: 'api_key', accountId: deferred.key.accountId, apiKeyId: deferred.key.id };
+    }
+  }
   if (credentials.apiKey) {
     const key = await store.apiKeys.findActiveByHash(digest(credentials.apiKey));
     if (!key) throw new AppError('invalid_credentials', 'The API key is unknown or revoked.');
@@ -93,7 +105,7 @@ const RULE_WORDS: Record<AuthRule, string> = {
  * engine rule a `?session_token=` is either used up (`startsSession`: it opens the session) or
  * only checked (e.g. /ice-servers, so the same token still opens the session after).
  */
-export async function authenticateRequest(app: FastifyInstance, request: FastifyRequest, rule: AuthRule, startsSession: boolean): Promise<void> {
+export async function authenticateRequest(app: FastifyInstance, request: FastifyRequest, rule: AuthRule, startsSession: boolean, deferKey = false): Promise<void> {
   // A key in a URL ends up in proxy logs, browser history and Referer headers: refused on
   // every route, before anything else, even where no credential is needed.
   if (typeof (request.query as Record<string, unknown> | undefined)?.api_key === 'string') {
@@ -117,7 +129,7 @@ export async function authenticateRequest(app: FastifyInstance, request: Fastify
   if (!credentials.bearer && !credentials.apiKey) {
     throw new AppError('missing_credentials', `This endpoint needs ${RULE_WORDS[rule]}.`);
   }
-  const principal = await authenticate(app, credentials);
+  const principal = await authenticate(app, request, credentials, deferKey && rule !== 'engine');
   if (!allows(rule, principal)) {
     throw new AppError('wrong_credential_kind', `This endpoint needs ${RULE_WORDS[rule]}.`);
   }
@@ -129,6 +141,7 @@ export const authPlugin = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('principal', null);
     app.decorateRequest('claimedSession', null);
+    app.decorateRequest('keyCheck', null);
 
     // Registered after the rate limits, so a flood is refused before any credential is looked up.
     app.addHook('onRequest', async (request) => {
@@ -136,7 +149,40 @@ export const authPlugin = fp(
       if (request.routeOptions.url === undefined) return;
       const config = request.routeOptions.config;
       if (config.authInHandler) return;
-      await authenticateRequest(app, request, config.auth ?? 'jwt_or_api_key', config.startsSession ?? false);
+      // A read (or a write route that reads first) need not wait for its API key on its own:
+      // where the store can, the key is checked by the request's first statement, in the same
+      // round trip (server/store/postgres/database.ts, checkingKey). Writes still wait for it.
+      const deferKey = request.method === 'GET' || request.method === 'HEAD' || config.keyCheckedWithFirstRead === true;
+      await authenticateRequest(app, request, config.auth ?? 'jwt_or_api_key', config.startsSession ?? false, deferKey);
+    });
+
+    // The handler (and the hooks just before it) run inside the key's check, so the store's
+    // first statement carries it.
+    app.addHook('preHandler', (request, _reply, done) => {
+      if (request.keyCheck) request.keyCheck.run(done);
+      else done();
+    });
+
+    // Nothing is answered before the key is known active: a handler that sent no statement (or
+    // whose reads all came back empty) has it checked here, alone, and a refused key turns the
+    // answer into the 401 the door would have given.
+    app.addHook('onSend', async (request, reply, payload) => {
+      const check = request.keyCheck;
+      if (!check) return payload;
+      request.keyCheck = null;
+      try {
+        await check.confirm();
+      } catch (error) {
+        // The refusal was already answered (the handler's read threw it).
+        if (error instanceof ApiKeyRefusedError && reply.statusCode === 401) return payload;
+        (payload as { destroy?: () => void } | null)?.destroy?.();
+        throw error;
+      }
+      const principal = request.principal;
+      if (principal?.kind === 'api_key') {
+        app.services.store.apiKeys.touch(principal.apiKeyId, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
+      }
+      return payload;
     });
   },
   { name: 'voxflow-auth', dependencies: ['voxflow-services', 'voxflow-rate-limits'] },

@@ -5,7 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyServerOptions 
 import fp from 'fastify-plugin';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.ts';
 import { discardRestOfUpload } from './refused-uploads.ts';
-import { SessionCapReachedError, StoreClosedError, StoreFailedError, StoreUnreachableError } from '../store/store.ts';
+import { ApiKeyRefusedError, SessionCapReachedError, StoreClosedError, StoreFailedError, StoreUnreachableError } from '../store/store.ts';
 
 /** Fastify's own error codes, as registry codes (with a more precise message where it helps). */
 const FASTIFY_CODES: Record<string, { code: ErrorCode; message?: string }> = {
@@ -45,6 +45,7 @@ export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors'
 export function errorCodeOf(error: unknown): ErrorCode {
   if (error instanceof AppError) return error.code;
   if (error instanceof SessionCapReachedError) return 'too_many_sessions';
+  if (error instanceof ApiKeyRefusedError) return 'invalid_credentials';
   if (error instanceof StoreFailedError || error instanceof StoreClosedError || error instanceof StoreUnreachableError) return 'store_unavailable';
   return 'internal';
 }
@@ -59,6 +60,8 @@ export const errorHandlerPlugin = fp(
       // The per-account cap on live sessions, held by the store across nodes
       // (docs/hosting.md#several-nodes-on-postgresql).
       if (error instanceof SessionCapReachedError) return sendCoded(reply, 'too_many_sessions', error.message);
+      // A key the store found unknown or revoked while reading (PostgreSQL checks it in the read).
+      if (error instanceof ApiKeyRefusedError) return sendCoded(reply, 'invalid_credentials', error.message);
       if (error instanceof StoreFailedError || error instanceof StoreClosedError) {
         request.log.error({ err: error }, 'store unavailable');
         return sendCoded(reply, 'store_unavailable');

@@ -9,7 +9,7 @@ import type { FlowJobs } from '../jobs/flow-jobs.ts';
 import type { AccessTokens } from '../security/access-tokens.ts';
 import type { PasswordHasher } from '../security/passwords.ts';
 import type { SecretBox } from '../security/secret-box.ts';
-import type { CallStatus, Session, Store } from '../store/store.ts';
+import type { CallStatus, KeyCheckWithFirstRead, Session, Store } from '../store/store.ts';
 
 export interface Services {
   config: Config;
@@ -72,6 +72,8 @@ declare module 'fastify' {
     principal: Principal | null;
     /** The session a `?session_token=` claimed (engine routes only). */
     claimedSession: Session | null;
+    /** The API key's check when the store makes it with the request's first read (auth.ts). */
+    keyCheck: KeyCheckWithFirstRead | null;
   }
   interface FastifyContextConfig {
     auth?: AuthRule;
@@ -81,6 +83,12 @@ declare module 'fastify' {
     startsSession?: boolean;
     /** The handler authenticates itself (with authenticateRequest) once it has read the body. */
     authInHandler?: boolean;
+    /**
+     * A write route whose handler reads the store before it does anything else (no effect
+     * before its first store statement): its API key may be checked with that read, as every
+     * GET's is (auth.ts). The store still checks it before any write.
+     */
+    keyCheckedWithFirstRead?: boolean;
     /** The answer holds a secret (a token, a key shown once): never cached. */
     carriesSecret?: boolean;
   }

@@ -13,7 +13,8 @@ export type StoreErrorCode =
   | 'session_cap_reached'
   | 'test_run_slot_taken'
   | 'phone_number_taken'
-  | 'carrier_call_taken';
+  | 'carrier_call_taken'
+  | 'api_key_refused';
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;
@@ -91,6 +92,17 @@ export class StoreUnreachableError extends StoreError {
   constructor(url: string, detail: string, options?: { cause?: unknown }) {
     super('store_unreachable', `Cannot use the PostgreSQL database at ${url}: ${detail}.`, options);
     this.url = url;
+  }
+}
+
+/**
+ * The API key a request presented turned out unknown or revoked when the store checked it with
+ * the request's first read (PostgreSQL: docs/hosting.md#several-nodes-on-postgresql); the API
+ * answers it as it answers such a key at the door, 401 invalid_credentials.
+ */
+export class ApiKeyRefusedError extends StoreError {
+  constructor() {
+    super('api_key_refused', 'The API key is unknown or revoked.');
   }
 }
 

@@ -27,7 +27,7 @@ import type { WebhooksRepository } from './repositories/webhooks.ts';
 
 export * from './errors.ts';
 export type { Account, AccountsRepository, NewAccount } from './repositories/accounts.ts';
-export type { ApiKey, ApiKeysRepository, NewApiKey } from './repositories/api-keys.ts';
+export type { ApiKey, ApiKeysRepository, KeyCheckWithFirstRead, NewApiKey } from './repositories/api-keys.ts';
 export type { CreditsRepository, DebitOptions, DebitResult, GrantResult } from './repositories/credits.ts';
 export type { Flow, FlowChanges, FlowSummary, FlowsRepository } from './repositories/flows.ts';
 export type { FlowStorageRepository, FlowStorageUsage } from './repositories/flow-storage.ts';

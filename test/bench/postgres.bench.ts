@@ -1,5 +1,10 @@
 // The hosted API on both stores side by side, all in one run on this machine:
 // - GET /v1/flows with an API key ÷ a bare Fastify route returning the same JSON, per store;
+// - the disk's own fsync floor (a 256 B append + fdatasync, looped, on the filesystem that holds
+//   the store's files) and POST /v1/sessions as a ratio to it: one writer's p50 and eight
+//   writers' p95, per store;
+// - on PostgreSQL, what each request leaves inside the database: pg_stat_statements (the
+//   cluster preloads it) per statement, and pg_stat_wal's WAL flushes per session start;
 // - durable POST /v1/sessions and POST /v1/flows, one writer and eight at once (eight accounts:
 //   one account may have only two flow documents in the parser at once), p50/p95, each with its
 //   store's floor measured in the same run: for sql.js the fdatasync of a small append in its data
@@ -33,6 +38,8 @@ const UNLIMITED = { rateLimit: { authPerMinute: 1e6, credentialPerMinute: 1e9, i
 const CLIENT = 'from a child process over keep-alive HTTP with an API key, after 20 untimed';
 const SESSION_TARGET_ONE = 'p50 ≤ 2 ms, p95 ≤ 5 ms';
 const SESSION_TARGET_EIGHT = 'p95 ≤ 10 ms';
+const DISK_TARGET_ONE = 'p50 ≤ 5× the disk floor';
+const DISK_TARGET_EIGHT = 'p95 ≤ 15× the disk floor';
 
 const load1 = () => `load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`;
 
@@ -62,6 +69,10 @@ interface StoreUnderTest {
   start(): Promise<TestServer>;
   /** The store's floor, p50/p95, measured now. */
   floor(server: TestServer): Promise<{ times: number[]; name: string; how: string }>;
+  /** The disk's fsync floor on the filesystem that holds the store's files, sorted ms. */
+  diskFloor(server: TestServer): Promise<number[]>;
+  /** What the database itself did, between reset() and read() (PostgreSQL only). */
+  inside?: { reset(): Promise<void>; read(what: string, requests: number): Promise<BenchRow[]> };
 }
 
 async function measureStore(store: StoreUnderTest, rows: BenchRow[]): Promise<void> {
@@ -76,8 +87,10 @@ async function measureStore(store: StoreUnderTest, rows: BenchRow[]): Promise<vo
     const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
     const baseline = await load(`${bareUrl}/bare`);
     await bare.close();
+    await store.inside?.reset();
     const ours = await load(`${server.url}/v1/flows`, { 'x-service-key': account.apiKey });
     if (ours.non2xx > 0 || ours.errors > 0) throw new Error(`GET /v1/flows on ${store.label} failed under load: ${JSON.stringify(ours)}`);
+    rows.push(...((await store.inside?.read('GET /v1/flows', Math.round(ours.rps * SECONDS))) ?? []));
     rows.push({
       name: `${store.label}: GET /v1/flows with API key ÷ bare Fastify, same JSON`,
       value: `${(ours.rps / baseline.rps).toFixed(2)} (${Math.round(ours.rps)} vs ${Math.round(baseline.rps)} req/s)`,
@@ -96,12 +109,33 @@ async function measureStore(store: StoreUnderTest, rows: BenchRow[]): Promise<vo
         how: `${how}; ${load1()}`,
       });
 
+    const disk = await store.diskFloor(server);
+    const diskP50 = percentile(disk, 50);
+    rows.push({
+      name: `${store.label}: disk fsync floor (append 256 B + fdatasync)`,
+      value: `${ms(diskP50)} p50, ${ms(percentile(disk, 95))} p95`,
+      how: `300 appends to a file beside the store's files, one at a time; ${load1()}`,
+    });
+    const toDisk = (name: string, times: number[], p: 50 | 95, target: string) =>
+      rows.push({
+        name: `${store.label}: ${name} p${p} ÷ disk fsync floor p50`,
+        value: `${(percentile(times, p) / diskP50).toFixed(1)}× (${ms(percentile(times, p))} ÷ ${ms(diskP50)})`,
+        target,
+        how: `the rows above, same run; ${load1()} (a loaded machine inflates the request more than the fsync)`,
+      });
+
     const { apiKey } = account;
     const flowId = await createFlow(server, apiKey);
     const session = { flow_id: flowId };
     const flow = { name: 'Flow {i}', yaml_content: GUESSING_GAME_YAML };
-    row('POST /v1/sessions, one writer', await timed(server, '/v1/sessions', apiKey, session, 200, 1), SESSION_TARGET_ONE, `200 sequential session starts ${CLIENT}`);
-    row('POST /v1/sessions, eight writers at once', await timed(server, '/v1/sessions', apiKey, session, 200, 8), SESSION_TARGET_EIGHT, `25 rounds of 8 concurrent session starts ${CLIENT}`);
+    await store.inside?.reset();
+    const one = await timed(server, '/v1/sessions', apiKey, session, 200, 1);
+    rows.push(...((await store.inside?.read('POST /v1/sessions, one writer', 220)) ?? []));
+    row('POST /v1/sessions, one writer', one, SESSION_TARGET_ONE, `200 sequential session starts ${CLIENT}`);
+    const eight = await timed(server, '/v1/sessions', apiKey, session, 200, 8);
+    row('POST /v1/sessions, eight writers at once', eight, SESSION_TARGET_EIGHT, `25 rounds of 8 concurrent session starts ${CLIENT}`);
+    toDisk('POST /v1/sessions, one writer,', one, 50, DISK_TARGET_ONE);
+    toDisk('POST /v1/sessions, eight writers,', eight, 95, DISK_TARGET_EIGHT);
     row('POST /v1/flows, one writer', await timed(server, '/v1/flows', apiKey, flow, 100, 1), '', `100 sequential creates of the guessing game ${CLIENT}`);
     const tenants = [apiKey, ...(await Promise.all(Array.from({ length: 7 }, async () => (await createAccount(server)).apiKey)))];
     row('POST /v1/flows, eight writers at once', await timed(server, '/v1/flows', tenants.join(','), flow, 160, 8), '', `20 rounds of 8 concurrent creates, one per account, ${CLIENT}`);
@@ -180,9 +214,53 @@ async function measureNodes(cluster: TestPostgres, rows: BenchRow[]): Promise<vo
   }
 }
 
+/**
+ * pg_stat_statements and pg_stat_wal of the database at `url` (the extension made there), reset
+ * before a load and read after it: what remains inside PostgreSQL per request.
+ */
+function insideOf(url: () => string): NonNullable<StoreUnderTest['inside']> {
+  const query = async <T>(sql: string): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: url() });
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    async reset() {
+      await query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      await query('SELECT pg_stat_statements_reset(), pg_stat_reset_shared(\'wal\')');
+    },
+    async read(what, requests) {
+      const statements = await query<{ query: string; calls: string; total: number; mean: number }>(
+        `SELECT query, calls, total_exec_time + total_plan_time AS total, mean_exec_time AS mean FROM pg_stat_statements
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND calls >= ${Math.max(1, Math.floor(requests / 10))}
+         ORDER BY total_exec_time DESC LIMIT 6`,
+      );
+      const wal = (await query<{ wal_records: string; wal_sync: string }>('SELECT wal_records, wal_sync FROM pg_stat_wal'))[0];
+      const found: BenchRow[] = statements.map((s) => ({
+        name: `PostgreSQL inside, ${what}: ${s.query.replace(/\s+/g, ' ').slice(0, 90)}`,
+        value: `${(Number(s.calls) / requests).toFixed(2)} per request, ${(s.mean * 1000).toFixed(0)} µs each (${((s.total * 1000) / requests).toFixed(0)} µs per request)`,
+        how: `pg_stat_statements over the ${requests} requests of the row (execution and planning time in the backend; its CPU for these cached reads); ${load1()}`,
+      }));
+      if (wal) {
+        found.push({
+          name: `PostgreSQL inside, ${what}: WAL flushes (fsync) per request`,
+          value: `${(Number(wal.wal_sync) / requests).toFixed(2)} (${wal.wal_records} WAL records in all)`,
+          how: `pg_stat_wal.wal_sync over the ${requests} requests, the whole cluster`,
+        });
+      }
+      return found;
+    },
+  };
+}
+
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const cluster = await startPostgres();
+  const cluster = await startPostgres({ settings: { shared_preload_libraries: 'pg_stat_statements' } });
+  let apiUrl = '';
   try {
     const floorUrl = await cluster.createDatabase('voxflow_bench_floor');
     const keys = { secretKey: randomBytes(32).toString('base64'), jwtSecret: randomBytes(48).toString('base64') };
@@ -195,15 +273,19 @@ export async function run(): Promise<BenchRow[]> {
           name: 'fsync floor: append 256 B + fdatasync',
           how: '300 appends to a file in the data folder, one at a time',
         }),
+        diskFloor: (server) => fsyncFloor(server.dataDir, 300),
       },
       {
         label: 'PostgreSQL',
-        start: async () => startTestServer({ ...UNLIMITED, ...keys, databaseUrl: await cluster.createDatabase('voxflow_bench_api') }),
+        start: async () => startTestServer({ ...UNLIMITED, ...keys, databaseUrl: (apiUrl = await cluster.createDatabase('voxflow_bench_api')) }),
         floor: async () => ({
           times: await commitFloor(floorUrl, 300),
           name: 'commit floor: INSERT of one small row, autocommit',
           how: `300 INSERTs of a 200-byte row, one at a time, one \`pg\` connection from this process; the cluster the bench started, fsync and synchronous_commit on, on the same disk`,
         }),
+        // The cluster's own directory: the same filesystem as its data files.
+        diskFloor: () => fsyncFloor(cluster.dir, 300),
+        inside: insideOf(() => apiUrl),
       },
     ];
     for (const store of stores) await measureStore(store, rows);

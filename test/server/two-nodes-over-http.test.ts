@@ -256,3 +256,92 @@ describe('two nodes on one PostgreSQL, over HTTP', () => {
     }
   });
 });
+
+// A node that has served an API key checks it again with each request's first read, in the same
+// statement (docs/hosting.md#several-nodes-on-postgresql): what these show is that the shortcut
+// never lets a revoked key through, never mistakes an empty answer for a refused key, and never
+// reads another account's rows.
+describe('two nodes on one PostgreSQL: an API key checked by the read it guards', () => {
+  const refused = (response: { status: number; body: any }) => {
+    expect(response.status).toBe(401);
+    expect(response.body.error.code).toBe('invalid_credentials');
+  };
+
+  it('a key revoked on A is refused on B at its very next request, though B served it just before', { timeout: 30_000 }, async () => {
+    const { a, b } = await nodes.start();
+    const account = await createAccount(a);
+    const flowId = await createFlow(a, account.apiKey, 'Guessing game');
+    for (let i = 0; i < 2; i++) {
+      expect((await b.request('GET', '/v1/flows', { apiKey: account.apiKey })).body.map((f: { id: string }) => f.id)).toEqual([flowId]);
+      expect((await b.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey })).status).toBe(200);
+      expect((await b.request('POST', '/v1/sessions', { apiKey: account.apiKey, body: { flow_id: flowId } })).status).toBe(200);
+    }
+
+    expect((await a.request('DELETE', `/auth/api-keys/${account.apiKeyId}`, { jwt: account.jwt })).status).toBe(204);
+
+    const list = await b.request('GET', '/v1/flows', { apiKey: account.apiKey });
+    refused(list);
+    expect(list.text).not.toContain(flowId);
+    refused(await b.request('GET', `/v1/flows/${flowId}`, { apiKey: account.apiKey }));
+    refused(await b.request('GET', '/v1/credits/balance', { apiKey: account.apiKey }));
+    refused(await b.request('POST', '/v1/sessions', { apiKey: account.apiKey, body: { flow_id: flowId } }));
+    refused(await a.request('GET', '/v1/flows', { apiKey: account.apiKey }));
+    // The refused session start made nothing: the two made before are all there is.
+    expect((await b.request('GET', '/v1/sessions', { jwt: account.jwt })).body).toHaveLength(2);
+  });
+
+  it('an empty answer is still told apart: an active key with nothing to list gets 200 [], the same key revoked 401', { timeout: 30_000 }, async () => {
+    const { a, b } = await nodes.start();
+    const account = await createAccount(a);
+    for (let i = 0; i < 2; i++) {
+      const listed = await b.request('GET', '/v1/flows', { apiKey: account.apiKey });
+      expect(listed.status).toBe(200);
+      expect(listed.body).toEqual([]);
+      expect((await b.request('GET', '/v1/flows/no-such-flow', { apiKey: account.apiKey })).status).toBe(404);
+    }
+    expect((await b.request('DELETE', `/auth/api-keys/${account.apiKeyId}`, { jwt: account.jwt })).status).toBe(204);
+    refused(await b.request('GET', '/v1/flows', { apiKey: account.apiKey }));
+    refused(await a.request('GET', '/v1/flows/no-such-flow', { apiKey: account.apiKey }));
+    // A key never issued is refused as before, on a node that has seen other keys.
+    refused(await b.request('GET', '/v1/flows', { apiKey: `vfk_${'0'.repeat(40)}` }));
+  });
+
+  it("another account's key reads only its own account's rows through the checked read", { timeout: 30_000 }, async () => {
+    const { a, b } = await nodes.start();
+    const owner = await createAccount(a);
+    const other = await createAccount(a);
+    const flowId = await createFlow(a, owner.apiKey, 'Private flow');
+    for (let i = 0; i < 2; i++) {
+      const listed = await b.request('GET', '/v1/flows', { apiKey: other.apiKey });
+      expect(listed.status).toBe(200);
+      expect(listed.body).toEqual([]);
+      expect((await b.request('GET', `/v1/flows/${flowId}`, { apiKey: other.apiKey })).status).toBe(404);
+      const started = await b.request('POST', '/v1/sessions', { apiKey: other.apiKey, body: { flow_id: flowId } });
+      expect(started.status).toBe(404);
+      expect(started.body.error.code).toBe('flow_not_found');
+    }
+    expect((await b.request('GET', '/v1/flows', { apiKey: owner.apiKey })).body.map((f: { id: string }) => f.id)).toEqual([flowId]);
+  });
+
+  it('eight session starts at once over both nodes on a balance below a minute are all refused 402 and make nothing; on a minute left, all eight start', { timeout: 30_000 }, async () => {
+    // Priced providers (their keys are never used: no call connects), so a minute costs 3 cents.
+    const paid = { stt: { provider: 'deepgram' as const, apiKey: 'dg-server' }, llm: { provider: 'openai' as const, apiKey: 'sk-server' }, tts: { provider: 'openai' as const, apiKey: 'sk-server' } };
+    const { a, b } = await nodes.start({ providers: paid });
+    const account = await createAccount(a);
+    const accountId = (await a.app.services.store.accounts.findByEmail(account.email))!.id;
+    // Each node has served the key, so each start's key check rides on its reads.
+    for (const node of [a, b]) expect((await node.request('GET', '/v1/flows', { apiKey: account.apiKey })).status).toBe(200);
+    const eight = () => Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? b : a).request('POST', '/v1/sessions', { apiKey: account.apiKey, body: {} })));
+
+    const granted = (await a.request('GET', '/v1/credits/balance', { apiKey: account.apiKey })).body.balance_usd_cents as number;
+    expect((await a.app.services.store.credits.debit(accountId, granted - 1, { idempotencyKey: 'drain' })).ok).toBe(true);
+    const low = await eight();
+    expect(low.map((response) => [response.status, response.body.error?.code])).toEqual(Array.from({ length: 8 }, () => [402, 'insufficient_credits']));
+    expect((await b.request('GET', '/v1/sessions', { jwt: account.jwt })).body).toEqual([]);
+
+    await a.app.services.store.credits.grant(accountId, 2, 'test top-up', 'a-minute');
+    const enough = await eight();
+    expect(enough.map((response) => response.status)).toEqual(Array.from({ length: 8 }, () => 200));
+    expect(enough.map((response) => response.body.credits_remaining)).toEqual(Array.from({ length: 8 }, () => 3));
+  });
+});

@@ -55,10 +55,18 @@ export interface StartPostgresOptions {
    * A Voxflow node killed in a test loses nothing either way: PostgreSQL itself keeps running.
    */
   durable?: boolean;
+  /** More server settings (`-c name=value`), e.g. shared_preload_libraries for a bench's statistics. */
+  settings?: Record<string, string>;
 }
 
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
-  const durability = options.durable === false ? '-c fsync=off -c synchronous_commit=off -c full_page_writes=off' : '-c fsync=on -c synchronous_commit=on';
+  const durability = [
+    options.durable === false ? '-c fsync=off -c synchronous_commit=off -c full_page_writes=off' : '-c fsync=on -c synchronous_commit=on',
+    ...Object.entries(options.settings ?? {}).map(([name, value]) => {
+      if (!/^[a-z_.]+$/.test(name) || !/^[\w.,]+$/.test(value)) throw new Error(`not a plain PostgreSQL setting: ${name}=${value}`);
+      return `-c ${name}=${value}`;
+    }),
+  ].join(' ');
   const bin = binDir();
   const asRoot = process.getuid?.() === 0;
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-pg-'));

@@ -91,19 +91,23 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, config } = app.services;
 
-  app.post('/v1/sessions', { config: { auth: 'api_key' }, schema: { body: CreateSessionBody, response: { 200: CreatedSession } } }, async (request) => {
+  // Its handler reads the store before anything else: the API key rides on those reads.
+  app.post('/v1/sessions', { config: { auth: 'api_key', keyCheckedWithFirstRead: true }, schema: { body: CreateSessionBody, response: { 200: CreatedSession } } }, async (request) => {
     const accountId = accountOf(request.principal);
     // A draining node (docs/hosting.md#monitoring, Readiness) mints no token its engine would refuse; behind a
     // load balancer the retry lands on a node that takes calls.
     if (app.services.engine.shuttingDown) throw new AppError('at_capacity', 'This server is shutting down and takes no new sessions; try again in a moment.', undefined, { 'retry-after': '1' });
     const { body } = request;
     const flowId = body.flow_id ?? null;
-    // The three reads at once: on PostgreSQL each is a round trip, and this request is every
-    // call's first. The flow's absence is still the error told first.
-    const [flowFound, credits, providers] = await Promise.all([
+    // The four reads at once: on PostgreSQL each is a round trip (the API key's check rides on
+    // them), and this request is every call's first. The flow's absence is still the error told
+    // first. A running experiment gives the session its arm now, sticky on metadata.caller_id
+    // when given (a read: for a missing flow it finds none).
+    const [flowFound, credits, providers, experiment] = await Promise.all([
       flowId ? store.flows.exists(accountId, flowId) : true,
       store.credits.balance(accountId),
       store.providers.get(accountId),
+      flowId ? app.services.engine.experimentArm(accountId, flowId, body.metadata?.caller_id) : null,
     ]);
     if (!flowFound) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
 
@@ -111,8 +115,6 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
     if (!credit.ok) throw new AppError('insufficient_credits', credit.message);
     const balance = credit.balance;
 
-    // A running experiment gives the session its arm now, sticky on metadata.caller_id when given.
-    const experiment = flowId ? await app.services.engine.experimentArm(accountId, flowId, body.metadata?.caller_id) : null;
     const { token, prefix, hash } = newSessionToken();
     await store.sessions.create({
       accountId,

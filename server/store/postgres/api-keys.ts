@@ -5,19 +5,31 @@
 // too, and a cache invalidated by NOTIFY would still accept it for the notification's delay.
 // A lookup is one indexed query on key_hash.
 //
+// What this process does remember is whose a key is (its id and account, by hash), once it has
+// found it active: those never change, so a request with a key seen before need not wait for the
+// key before it reads. checkWithFirstRead hands the request that identity with a check the
+// request's first read makes in the same statement (database.ts, checkingKey): one round trip
+// where two were, and the key's state is still read from the database on every request.
+//
 // touch() keeps its in-memory "last recorded use" per key: it only spares writes, and the
 // conditional UPDATE decides across nodes, so two nodes touching in the same minute write once.
 
 import { newId } from '../ids.ts';
 import type { ApiKey, ApiKeysRepository } from '../repositories/api-keys.ts';
 import { TOUCH_INTERVAL_SECS } from '../repositories/api-keys.ts';
-import type { PgDatabase } from './database.ts';
+import { prepared, type PgDatabase } from './database.ts';
 import type { ApiKeyRow } from '../rows/api-keys.ts';
 import { toApiKey } from '../rows/api-keys.ts';
+
+/** Identities remembered at most; past it the oldest is forgotten (and looked up again when used). */
+const IDENTITIES_KEPT = 10_000;
+const FIND_ACTIVE = prepared('SELECT * FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL');
 
 export function createPgApiKeysRepository(db: PgDatabase): ApiKeysRepository {
   /** When each key was last recorded as used, so most touch() calls need no query at all. */
   const lastRecordedUse = new Map<string, number>();
+  /** Whose each key seen active is, by hash: never whether it still is. */
+  const identities = new Map<string, { id: string; accountId: string }>();
   return {
     async create({ accountId, label, prefix, keyHash }) {
       const key: ApiKey = {
@@ -51,8 +63,19 @@ export function createPgApiKeysRepository(db: PgDatabase): ApiKeysRepository {
     },
 
     async findActiveByHash(keyHash) {
-      const row = await db.row<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);
-      return row ? toApiKey(row) : null;
+      const row = await db.row<ApiKeyRow>(FIND_ACTIVE, [keyHash]);
+      if (!row) return null;
+      const key = toApiKey(row);
+      if (!identities.has(keyHash)) {
+        if (identities.size >= IDENTITIES_KEPT) identities.delete(identities.keys().next().value!);
+        identities.set(keyHash, { id: key.id, accountId: key.accountId });
+      }
+      return key;
+    },
+
+    checkWithFirstRead(keyHash) {
+      const key = identities.get(keyHash);
+      return key ? { key, check: db.checkingKey(keyHash) } : null;
     },
 
     async revoke(accountId, id) {

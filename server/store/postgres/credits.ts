@@ -13,11 +13,12 @@
 
 import { IdempotencyKeyReusedError } from '../errors.ts';
 import type { CreditsRepository, DebitResult, GrantResult } from '../repositories/credits.ts';
-import type { PgDatabase, PgQueryable } from './database.ts';
-import { isUniqueViolation } from './database.ts';
+import { isUniqueViolation, prepared, type PgDatabase, type PgQueryable } from './database.ts';
 import { checkCents } from '../rows/credits.ts';
 
 const BALANCE_SQL = 'SELECT COALESCE(SUM(delta_cents), 0) AS balance FROM credit_ledger WHERE account_id = $1';
+/** Read by every POST /v1/sessions: prepared once per connection. */
+const BALANCE = prepared(BALANCE_SQL);
 
 export function createPgCreditsRepository(db: PgDatabase): CreditsRepository {
   return {
@@ -51,7 +52,7 @@ export function createPgCreditsRepository(db: PgDatabase): CreditsRepository {
     },
 
     async balance(accountId) {
-      return (await db.row<{ balance: number }>(BALANCE_SQL, [accountId]))?.balance ?? 0;
+      return (await db.row<{ balance: number }>(BALANCE, [accountId]))?.balance ?? 0;
     },
   };
 }

@@ -11,20 +11,42 @@
 // them: a repository that checks then writes does both in one statement or in `transaction` with
 // a row lock, never as two separate calls.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { StoreClosedError, StoreSchemaTooNewError, StoreUnreachableError } from '../errors.ts';
+import { ApiKeyRefusedError, StoreClosedError, StoreSchemaTooNewError, StoreUnreachableError } from '../errors.ts';
+import type { KeyCheckWithFirstRead } from '../repositories/api-keys.ts';
 import { PG_MIGRATIONS } from './migrations.ts';
 import type { PgMigration } from './migrations.ts';
 
 export type { PgMigration } from './migrations.ts';
 
-export interface PgQueryable {
-  rows<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** The first row, or null. */
-  row<T>(sql: string, params?: unknown[]): Promise<T | null>;
-  /** How many rows the statement touched. */
-  run(sql: string, params?: unknown[]): Promise<number>;
+/**
+ * A statement's text, or a statement PostgreSQL parses and plans once per connection and then only
+ * executes (`prepared()`): for the statements every request sends.
+ */
+export type Sql = string | PreparedStatement;
+
+export interface PreparedStatement {
+  readonly name: string;
+  readonly text: string;
 }
+
+/** A named (prepared) statement; its name is taken from its text, so two texts never share one. */
+export function prepared(text: string): PreparedStatement {
+  return { name: `vf_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text };
+}
+
+export interface PgQueryable {
+  rows<T>(sql: Sql, params?: unknown[]): Promise<T[]>;
+  /** The first row, or null. */
+  row<T>(sql: Sql, params?: unknown[]): Promise<T | null>;
+  /** How many rows the statement touched. */
+  run(sql: Sql, params?: unknown[]): Promise<number>;
+}
+
+/** An API key a request presented, not yet known to be active (see `PgDatabase.checkingKey`). */
+export type PendingKeyCheck = KeyCheckWithFirstRead;
 
 export interface PgDatabase extends PgQueryable {
   readonly pool: pg.Pool;
@@ -43,6 +65,16 @@ export interface PgDatabase extends PgQueryable {
    */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * A key check that rides on the next read: inside `run`, the first SELECT sent outside a
+   * transaction returns its rows only if the key (by its hash) is active at that statement, so
+   * the check and the read are one round trip. Rows back prove the key active; no rows, and the
+   * key is checked alone (an empty answer cannot tell "nothing there" from "key refused"). Any
+   * other statement (a write, a transaction) waits for the check first, so nothing is written for
+   * a refused key. Nothing is remembered between requests: a key revoked on another node is
+   * refused by the next statement that checks it.
+   */
+  checkingKey(keyHash: string): PendingKeyCheck;
   /** False while the database cannot be reached (the last query failed with a connection error). */
   writable(): boolean;
   close(): Promise<void>;
@@ -156,18 +188,75 @@ function checkOut(pool: pg.Pool): Promise<CheckedOut> {
   });
 }
 
+function send(client: pg.Pool | pg.PoolClient, sql: Sql, params?: unknown[]): Promise<pg.QueryResult> {
+  return typeof sql === 'string' ? client.query(sql, params) : client.query({ name: sql.name, text: sql.text, values: params ?? [] });
+}
+
 function queryable(client: pg.Pool | pg.PoolClient, track: <T>(work: Promise<T>) => Promise<T>): PgQueryable {
   return {
-    async rows<T>(sql: string, params?: unknown[]) {
-      return (await track(client.query(sql, params))).rows as T[];
+    async rows<T>(sql: Sql, params?: unknown[]) {
+      return (await track(send(client, sql, params))).rows as T[];
     },
-    async row<T>(sql: string, params?: unknown[]) {
-      return ((await track(client.query(sql, params))).rows[0] as T | undefined) ?? null;
+    async row<T>(sql: Sql, params?: unknown[]) {
+      return ((await track(send(client, sql, params))).rows[0] as T | undefined) ?? null;
     },
-    async run(sql: string, params?: unknown[]) {
-      return (await track(client.query(sql, params))).rowCount ?? 0;
+    async run(sql: Sql, params?: unknown[]) {
+      return (await track(send(client, sql, params))).rowCount ?? 0;
     },
   };
+}
+
+const KEY_ACTIVE = prepared('SELECT 1 AS active FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL');
+
+/** A read that may carry a key check: a single SELECT (a WITH may hold a write, and cannot nest). */
+const isPlainSelect = (text: string) => /^\s*SELECT\b/i.test(text);
+
+/**
+ * `sql` returning its rows only while the key with hash $n+1 is active: the uncorrelated EXISTS
+ * is a one-time filter PostgreSQL evaluates before the read (it reads nothing for a refused key),
+ * and a subquery's rows come out in its own ORDER BY under it.
+ */
+function withKeyCheck(sql: Sql, paramCount: number): Sql {
+  const text = typeof sql === 'string' ? sql : sql.text;
+  const guarded = `SELECT checked.* FROM (${text.trim().replace(/;$/, '')}) checked
+    WHERE EXISTS (SELECT 1 FROM api_keys WHERE key_hash = $${paramCount + 1} AND revoked_at IS NULL)`;
+  return typeof sql === 'string' ? guarded : prepared(guarded);
+}
+
+/** One request's pending key check, shared by the statements the request sends. */
+class KeyCheck implements PendingKeyCheck {
+  /** 'active' once any statement saw the key active; after that, statements go as they are. */
+  state: 'pending' | 'active' | 'refused' = 'pending';
+  /** Reads carrying the check, still waiting for their answers. */
+  readonly riding = new Set<Promise<unknown>>();
+  private alone: Promise<void> | undefined;
+
+  constructor(
+    readonly keyHash: string,
+    private readonly storage: AsyncLocalStorage<KeyCheck>,
+    private readonly checkAlone: (keyHash: string) => Promise<boolean>,
+  ) {}
+
+  confirm(): Promise<void> {
+    if (this.state === 'active') return Promise.resolve();
+    if (this.state === 'refused') return Promise.reject(new ApiKeyRefusedError());
+    this.alone ??= this.checkAlone(this.keyHash).then(
+      (active) => {
+        if (this.state === 'pending') this.state = active ? 'active' : 'refused';
+        if (this.state === 'refused') throw new ApiKeyRefusedError();
+      },
+      (error: unknown) => {
+        // A failed check decides nothing: the next one asks again.
+        this.alone = undefined;
+        throw error;
+      },
+    );
+    return this.alone;
+  }
+
+  run<T>(fn: () => T): T {
+    return this.storage.run(this, fn);
+  }
 }
 
 export async function openPostgres(options: OpenPostgresOptions): Promise<PgDatabase> {
@@ -275,6 +364,7 @@ class PostgresDatabase implements PgDatabase {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly direct: PgQueryable;
+  private readonly keyChecks = new AsyncLocalStorage<KeyCheck>();
 
   constructor(
     pool: pg.Pool,
@@ -296,23 +386,59 @@ class PostgresDatabase implements PgDatabase {
     return !this.closed && this.reachable();
   }
 
-  rows<T>(sql: string, params?: unknown[]): Promise<T[]> {
-    this.assertOpen();
-    return this.direct.rows<T>(sql, params);
+  checkingKey(keyHash: string): PendingKeyCheck {
+    return new KeyCheck(keyHash, this.keyChecks, async (hash) => (await this.direct.row(KEY_ACTIVE, [hash])) !== null);
   }
 
-  row<T>(sql: string, params?: unknown[]): Promise<T | null> {
+  // rows, row and run throw StoreClosedError at once (not as a rejection), as they always have.
+  rows<T>(sql: Sql, params?: unknown[]): Promise<T[]> {
     this.assertOpen();
-    return this.direct.row<T>(sql, params);
+    return this.rowsChecked<T>(sql, params);
   }
 
-  run(sql: string, params?: unknown[]): Promise<number> {
+  row<T>(sql: Sql, params?: unknown[]): Promise<T | null> {
     this.assertOpen();
-    return this.direct.run(sql, params);
+    return this.rowsChecked<T>(sql, params).then((rows) => rows[0] ?? null);
+  }
+
+  run(sql: Sql, params?: unknown[]): Promise<number> {
+    this.assertOpen();
+    const check = this.keyChecks.getStore();
+    if (check === undefined || check.state === 'active') return this.direct.run(sql, params);
+    return check.confirm().then(() => this.direct.run(sql, params));
+  }
+
+  /** A statement's rows, carrying the request's pending key check when it is a plain SELECT (checkingKey). */
+  private async rowsChecked<T>(sql: Sql, params?: unknown[]): Promise<T[]> {
+    const check = this.keyChecks.getStore();
+    if (check === undefined || check.state === 'active') return this.direct.rows<T>(sql, params);
+    if (check.state === 'refused' || !isPlainSelect(typeof sql === 'string' ? sql : sql.text)) {
+      await check.confirm();
+      return this.direct.rows<T>(sql, params);
+    }
+    const values = params ?? [];
+    const read = this.direct.rows<T>(withKeyCheck(sql, values.length), [...values, check.keyHash]);
+    check.riding.add(read);
+    let rows: T[];
+    try {
+      rows = await read;
+    } finally {
+      check.riding.delete(read);
+    }
+    if (rows.length > 0) {
+      check.state = 'active';
+      return rows;
+    }
+    // Reads sent at once with this one may yet prove the key active, sparing the check alone.
+    await Promise.allSettled([...check.riding]);
+    await check.confirm();
+    return rows;
   }
 
   async transaction<T>(fn: (tx: PgQueryable) => Promise<T>): Promise<T> {
     this.assertOpen();
+    const check = this.keyChecks.getStore();
+    if (check !== undefined && check.state !== 'active') await check.confirm();
     for (let attempt = 1; ; attempt++) {
       const out = await this.track(checkOut(this.pool));
       const client = out.client;

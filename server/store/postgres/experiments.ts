@@ -4,7 +4,10 @@
 import type { Experiment, ExperimentsRepository } from '../repositories/experiments.ts';
 import { newId } from '../ids.ts';
 import { ARM_TOTALS_SQL, EXPERIMENT_COLUMNS, toArmTotals, toExperiment, toOutcomeCount, toStateCount, type ArmTotalsRow, type ExperimentRow } from '../rows/experiments.ts';
-import type { PgDatabase } from './database.ts';
+import { prepared, type PgDatabase } from './database.ts';
+
+/** Read by every POST /v1/sessions with a flow: prepared once per connection. */
+const RUNNING = prepared(`SELECT ${EXPERIMENT_COLUMNS} FROM experiments WHERE account_id = $1 AND flow_id = $2 AND stopped_at IS NULL`);
 
 export function createPgExperimentsRepository(db: PgDatabase): ExperimentsRepository {
   const read = async (accountId: string, flowId: string, id: string): Promise<Experiment | null> => {
@@ -34,7 +37,7 @@ export function createPgExperimentsRepository(db: PgDatabase): ExperimentsReposi
     get: read,
 
     async running(accountId, flowId) {
-      const row = await db.row<ExperimentRow>(`SELECT ${EXPERIMENT_COLUMNS} FROM experiments WHERE account_id = $1 AND flow_id = $2 AND stopped_at IS NULL`, [accountId, flowId]);
+      const row = await db.row<ExperimentRow>(RUNNING, [accountId, flowId]);
       return row ? toExperiment(row) : null;
     },
 

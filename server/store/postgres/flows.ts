@@ -10,7 +10,11 @@
 import { newId } from '../ids.ts';
 import type { Flow, FlowsRepository, FlowSummary } from '../repositories/flows.ts';
 import { deleteFlowHistory, insertPublishedVersion, lockFlow } from './flow-versions.ts';
-import type { PgDatabase, PgQueryable } from './database.ts';
+import { prepared, type PgDatabase, type PgQueryable } from './database.ts';
+
+// Sent by every GET /v1/flows and POST /v1/sessions: prepared once per connection.
+const LIST = prepared('SELECT id, name, created_at, updated_at FROM flows WHERE account_id = $1 ORDER BY created_at, rowid');
+const EXISTS = prepared('SELECT 1 AS found FROM flows WHERE id = $1 AND account_id = $2');
 
 interface FlowRow {
   id: string;
@@ -36,7 +40,7 @@ export function createPgFlowsRepository(db: PgDatabase): FlowsRepository {
 
   return {
     async exists(accountId, id) {
-      return (await db.row('SELECT 1 AS found FROM flows WHERE id = $1 AND account_id = $2', [id, accountId])) !== null;
+      return (await db.row(EXISTS, [id, accountId])) !== null;
     },
 
     async create({ accountId, name, yamlContent, version }) {
@@ -69,10 +73,7 @@ export function createPgFlowsRepository(db: PgDatabase): FlowsRepository {
     },
 
     async list(accountId): Promise<FlowSummary[]> {
-      const rows = await db.rows<Pick<FlowRow, 'id' | 'name' | 'created_at' | 'updated_at'>>(
-        'SELECT id, name, created_at, updated_at FROM flows WHERE account_id = $1 ORDER BY created_at, rowid',
-        [accountId],
-      );
+      const rows = await db.rows<Pick<FlowRow, 'id' | 'name' | 'created_at' | 'updated_at'>>(LIST, [accountId]);
       return rows.map((row) => ({ id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at }));
     },
 

@@ -3,9 +3,12 @@
 // nodes saving different fields at once each keep the other's (a field left out is not written).
 
 import type { ProviderSettingsChanges, ProvidersRepository } from '../repositories/providers.ts';
-import type { PgDatabase, PgQueryable } from './database.ts';
+import { prepared, type PgDatabase, type PgQueryable } from './database.ts';
 import type { CarrierFieldRow, ProviderSettingsRow } from '../rows/providers.ts';
 import { COLUMNS, emptySettings, toCarrierField, toProviderSettings } from '../rows/providers.ts';
+
+/** Read by every POST /v1/sessions: prepared once per connection. */
+const GET_SETTINGS = prepared('SELECT * FROM provider_settings WHERE account_id = $1');
 
 export function createPgProvidersRepository(db: PgDatabase): ProvidersRepository {
   const carrierFields = async (q: PgQueryable, accountId: string, carrier?: string) =>
@@ -20,7 +23,7 @@ export function createPgProvidersRepository(db: PgDatabase): ProvidersRepository
 
   return {
     async get(accountId) {
-      const row = await db.row<ProviderSettingsRow>('SELECT * FROM provider_settings WHERE account_id = $1', [accountId]);
+      const row = await db.row<ProviderSettingsRow>(GET_SETTINGS, [accountId]);
       return row ? toProviderSettings(row) : emptySettings(accountId);
     },
 

@@ -12,13 +12,14 @@
 import { CarrierCallTakenError, SessionCapReachedError } from '../errors.ts';
 import { NODE_GONE_AFTER_SECS } from '../repositories/nodes.ts';
 import { callStatusRank, type Session, type SessionNode, type SessionsRepository } from '../repositories/sessions.ts';
-import { isUniqueViolation, type PgDatabase, type PgQueryable } from './database.ts';
+import { isUniqueViolation, prepared, type PgDatabase, type PgQueryable } from './database.ts';
 import type { SessionRow } from '../rows/sessions.ts';
 import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../rows/sessions.ts';
 import { postgresDialect, sessionListSql } from '../rows/session-filter.ts';
 import { retallied, tallyEnded } from './traffic-tally.ts';
 
-const INSERT_SQL = `INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
+/** Every POST /v1/sessions sends it: prepared once per connection. */
+const INSERT_SQL = prepared(`INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`);
 
 /** callStatusRank in SQL, of the stored call_status. */
 const RANK_SQL = `(CASE call_status WHEN 'queued' THEN 0 WHEN 'ringing' THEN 1 WHEN 'answered' THEN 2 ELSE 3 END)`;

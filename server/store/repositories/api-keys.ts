@@ -24,6 +24,14 @@ export interface ApiKeysRepository {
   /** Newest first; revoked keys are left out. */
   listByAccount(accountId: string): Promise<ApiKey[]>;
   findActiveByHash(keyHash: string): Promise<ApiKey | null>;
+  /**
+   * Only where a key lookup is a round trip of its own (PostgreSQL): for a key this process has
+   * found active before, whose it is (a key's id and account never change) with a check that
+   * rides on the request's first read, so the request makes one round trip where it made two.
+   * Null for a key not seen yet: then findActiveByHash. Whether the key is still active is never
+   * remembered, only asked.
+   */
+  checkWithFirstRead?(keyHash: string): { key: Pick<ApiKey, 'id' | 'accountId'>; check: KeyCheckWithFirstRead } | null;
   /** False when the key is unknown, another account's, or already revoked. */
   revoke(accountId: string, id: string): Promise<boolean>;
   /**
@@ -34,3 +42,11 @@ export interface ApiKeysRepository {
 }
 
 export const TOUCH_INTERVAL_SECS = 60;
+
+/** A key check not yet made: the store makes it with the first read sent inside `run`. */
+export interface KeyCheckWithFirstRead {
+  /** Resolves once the key is known active; rejects with ApiKeyRefusedError when it is unknown or revoked. */
+  confirm(): Promise<void>;
+  /** Runs `fn` so that the store's statements it sends (and what it starts) carry this check. */
+  run<T>(fn: () => T): T;
+}
