@@ -13,7 +13,7 @@ import { mediaBody, noBody } from '../../http/api-contract.ts';
 import { FlowJson, FlowRecord, FlowSummary } from '../../protocol/api/flows.ts';
 import { requireJsonBodyText } from '../../http/json-body.ts';
 import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
-import { assertFlowStorageLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
+import { assertFlowStorageLeft, newFlowBytesLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import { flowPipecatRoutes } from './pipecat.ts';
 import { toolTestRequestRoutes } from './tool-test-requests.ts';
 import { experimentRoutes } from './experiments.ts';
@@ -75,13 +75,19 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
     return flow;
   };
 
-  app.post('/v1/flows', { config, schema: { body: CreateFlowBody, response: { 201: FlowRecord } } }, async (request, reply) => {
-    const { body } = request;
+  // The body (up to 512 KiB, nearly all of it the YAML) stays bytes here: a flow worker decodes,
+  // parses and checks it as the server's parser and this route's schema would (CreateFlowBody
+  // documents it), and validates the YAML in the same job.
+  app.post('/v1/flows', { config: { ...config, jsonBodyAsText: true }, schema: { body: CreateFlowBody, response: { 201: FlowRecord } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const adding = { flows: 1, bytes: textBytes(body.yaml_content) };
-    // Early, so that a full account's uploads cost no flow job; again right before the write.
+    const sent = requireJsonBodyText(request.body);
+    // A full account's uploads cost no validation (the job skips it past what the quota leaves);
+    // the quota is checked again right before the write.
+    const read = await flowJobs.readNewFlow(accountId, sent.bytes, sent.maxDepth, await newFlowBytesLeft(app.services, accountId));
+    const { body } = read;
+    const adding = { flows: 1, bytes: read.yamlBytes };
     await assertFlowStorageLeft(app.services, accountId, adding);
-    const { warnings, documentVersion } = await validated(accountId, body.yaml_content);
+    const { warnings, documentVersion } = read.validated ? { warnings: refuseErrors(read.validated.diagnostics), documentVersion: read.validated.documentVersion } : await validated(accountId, body.yaml_content);
     const version = { documentVersion, createdBy: authorOf(request.principal) };
     const flow = await withFlowStorageLeft(app.services, accountId, adding, () =>
       store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content, version }),
@@ -138,7 +144,7 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
     const accountId = accountOf(request.principal);
     const stored = await ownFlow(accountId, request.params.flow_id);
     const body = requireJsonBodyText(request.body);
-    const edited = await flowJobs.applyJsonText(accountId, stored.yamlContent, body.text, body.maxDepth);
+    const edited = await flowJobs.applyJsonText(accountId, stored.yamlContent, body.bytes, body.maxDepth);
     const warnings = refuseErrors(edited.diagnostics);
     const yamlContent = edited.yaml === stored.yamlContent ? undefined : edited.yaml;
     const version = { documentVersion: edited.documentVersion, createdBy: authorOf(request.principal) };
