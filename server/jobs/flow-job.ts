@@ -46,16 +46,18 @@ export interface FlowJobResults {
   validate: { diagnostics: Diagnostic[]; documentVersion: string | null };
   parse: { document: FlowDocument | null };
   to_json: { json: unknown };
-  to_json_text: { jsonText: string };
+  /** UTF-8 bytes, in a buffer of their own: transferred back, not copied (flow-worker.ts). */
+  to_json_text: { jsonText: Uint8Array };
   /** `refused`: the body is not a JSON object (json-text.ts), with the code to answer. */
-  apply_json_text: FlowJobResults['apply_json'] | { refused: JsonTextRefusal & { details?: unknown[] } };
+  /** With `yamlJson`: the resulting YAML as a JSON string literal, the UTF-8 bytes an answer quotes it with. */
+  apply_json_text: (FlowJobResults['apply_json'] & { yamlJson: Uint8Array }) | { refused: JsonTextRefusal & { details?: unknown[] } };
   apply_json: { yaml: string; diagnostics: Diagnostic[]; documentVersion: string | null };
   /**
    * The body's fields as the route's schema gives them (the name trimmed), its YAML's UTF-8 size,
    * and the YAML's validation (null when it was past `validateUpTo`); or why the body is refused.
    */
   create_flow:
-    | { body: CreateFlowBody; yamlBytes: number; validated: FlowJobResults['validate'] | null }
+    | { body: CreateFlowBody; yamlBytes: number; yamlJson: Uint8Array; validated: FlowJobResults['validate'] | null }
     | { refused: JsonTextRefusal };
   parse_tests: { tests: FlowTest[] | null; shape: 'suite' | 'test'; diagnostics: TestDiagnostic[]; flow: FlowDocument | null };
   pipecat_import: PipecatImport | { refused: JsonTextRefusal };
@@ -64,6 +66,14 @@ export interface FlowJobResults {
 }
 
 export type FlowJobResult = FlowJobResults[FlowJob['kind']];
+
+const encoder = new TextEncoder();
+/**
+ * A text as UTF-8 in a buffer of its own, so that the worker can transfer it back (Buffer.from
+ * would share Node's pool for short texts): an answer's bytes are made here, and the thread that
+ * paces audio only sends them, without encoding or copying hundreds of KiB.
+ */
+const utf8 = (text: string): Uint8Array => encoder.encode(text);
 
 export function runFlowJob(job: FlowJob): FlowJobResult {
   switch (job.kind) {
@@ -76,13 +86,14 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
     case 'to_json':
       return { json: yamlToJson(job.yaml) };
     case 'to_json_text':
-      return { jsonText: JSON.stringify(yamlToJson(job.yaml)) };
+      return { jsonText: utf8(JSON.stringify(yamlToJson(job.yaml))) };
     case 'apply_json_text': {
       const parsed = parseJsonText(bodyText(job.body), job.maxDepth);
       if (!parsed.ok) return { refused: parsed.refusal };
       const refusal = objectBodyRefusal(parsed.value);
       if (refusal) return { refused: refusal };
-      return runFlowJob({ kind: 'apply_json', yaml: job.yaml, json: parsed.value });
+      const applied = runFlowJob({ kind: 'apply_json', yaml: job.yaml, json: parsed.value }) as FlowJobResults['apply_json'];
+      return { ...applied, yamlJson: utf8(JSON.stringify(applied.yaml)) };
     }
     case 'parse_tests': {
       const flow = parseFlow(job.flowYaml).document;
@@ -100,7 +111,7 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
       }
       const body = checked.data;
       const yamlBytes = Buffer.byteLength(body.yaml_content, 'utf8');
-      return { body, yamlBytes, validated: job.validateUpTo >= 0 && yamlBytes <= job.validateUpTo ? (runFlowJob({ kind: 'validate', yaml: body.yaml_content }) as FlowJobResults['validate']) : null };
+      return { body, yamlBytes, yamlJson: utf8(JSON.stringify(body.yaml_content)), validated: job.validateUpTo >= 0 && yamlBytes <= job.validateUpTo ? (runFlowJob({ kind: 'validate', yaml: body.yaml_content }) as FlowJobResults['validate']) : null };
     }
     case 'pipecat_import': {
       const jsonText = bodyText(job.body);

@@ -167,15 +167,21 @@ export class FlowJobs {
    * thread's parser would give. The bytes' buffer is transferred to the worker: it is unusable
    * here afterwards.
    */
-  async applyJsonText(account: string, yaml: string, body: Uint8Array, maxDepth: number): Promise<FlowJobResults['apply_json']> {
+  async applyJsonText(account: string, yaml: string, body: Uint8Array, maxDepth: number): Promise<Exclude<FlowJobResults['apply_json_text'], { refused: unknown }>> {
     const result = await this.run(account, { kind: 'apply_json_text', yaml, body, maxDepth });
     if ('refused' in result) throw new AppError(result.refused.code, result.refused.message, result.refused.details);
     return result;
   }
 
-  /** The document's JSON form as text, to send as it is; fails like toJson. */
-  async toJsonText(account: string, yaml: string): Promise<string> {
+  /** The document's JSON form as UTF-8 bytes (moved here from the worker), to send as they are; fails like toJson. */
+  async toJsonBytes(account: string, yaml: string): Promise<Uint8Array> {
     return (await this.run(account, { kind: 'to_json_text', yaml })).jsonText;
+  }
+
+  /** The document's JSON form as text; fails like toJson. */
+  async toJsonText(account: string, yaml: string): Promise<string> {
+    const bytes = await this.toJsonBytes(account, yaml);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   }
 
   /**
