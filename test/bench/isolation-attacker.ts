@@ -1,7 +1,8 @@
 // The noisy tenant of isolation.bench.ts, in its own process: for `seconds`, loops uploads of a
 // big flow (POST /v1/flows) and JSON edits of it (PUT /v1/flows/{id}/json), one request at a
 // time, and polls GET /health every 20 ms on another connection. Prints one JSON summary.
-// Args: baseUrl apiKey seconds [requests: stop after this many noisy requests, however long they take] [no-health: no polling]
+// Args: baseUrl apiKey seconds [requests: stop after this many noisy requests, however long they take]
+// [no-health: no polling | health-only: the polls alone, for the calls-alone figure]
 export {};
 
 const [baseUrl, apiKey, secondsArg, requestsArg, healthArg] = process.argv.slice(2) as [string, string, string, string | undefined, string | undefined];
@@ -64,7 +65,7 @@ async function health(): Promise<void> {
   }
 }
 
-await Promise.all([noisy(), healthArg === 'no-health' ? Promise.resolve() : health()]);
+await Promise.all([healthArg === 'health-only' ? Promise.resolve() : noisy(), healthArg === 'no-health' ? Promise.resolve() : health()]);
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : sorted(xs)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!);
 process.stdout.write(
