@@ -22,6 +22,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import { z } from 'zod';
 import { ErrorBody } from '../protocol/api/errors.ts';
 import type { AuthRule } from './services.ts';
+import { JsonBodyText } from './json-body.ts';
 import { parseInput } from './validation.ts';
 
 export interface ApiContractOptions {
@@ -83,6 +84,8 @@ const HTTP_PARTS: Record<string, string> = { body: 'body', querystring: 'query',
 export const apiContractPlugin = fp(
   async (app: FastifyInstance, options: ApiContractOptions) => {
     app.setValidatorCompiler<z.ZodType>(({ schema, httpPart }) => (data) => {
+      // A body left as bytes for a flow worker (json-body.ts) is checked against this schema there.
+      if (data instanceof JsonBodyText) return { value: data };
       try {
         return { value: parseInput(schema, data, HTTP_PARTS[httpPart ?? 'body'] ?? 'body') };
       } catch (error) {

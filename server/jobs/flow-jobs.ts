@@ -162,18 +162,26 @@ export class FlowJobs {
   }
 
   /**
-   * applyJson with the JSON still the request body's text, parsed in the worker (json-text.ts);
-   * a body that is not a JSON object gets the coded error the main thread's parser would give.
+   * applyJson with the JSON still the request body's UTF-8 bytes, decoded and parsed in the
+   * worker (json-text.ts); a body that is not a JSON object gets the coded error the main
+   * thread's parser would give. The bytes' buffer is transferred to the worker: it is unusable
+   * here afterwards.
    */
-  async applyJsonText(account: string, yaml: string, jsonText: string, maxDepth: number): Promise<FlowJobResults['apply_json']> {
-    const result = await this.run(account, { kind: 'apply_json_text', yaml, jsonText, maxDepth });
+  async applyJsonText(account: string, yaml: string, body: Uint8Array, maxDepth: number): Promise<Exclude<FlowJobResults['apply_json_text'], { refused: unknown }>> {
+    const result = await this.run(account, { kind: 'apply_json_text', yaml, body, maxDepth });
     if ('refused' in result) throw new AppError(result.refused.code, result.refused.message, result.refused.details);
     return result;
   }
 
-  /** The document's JSON form as text, to send as it is; fails like toJson. */
-  async toJsonText(account: string, yaml: string): Promise<string> {
+  /** The document's JSON form as UTF-8 bytes (moved here from the worker), to send as they are; fails like toJson. */
+  async toJsonBytes(account: string, yaml: string): Promise<Uint8Array> {
     return (await this.run(account, { kind: 'to_json_text', yaml })).jsonText;
+  }
+
+  /** The document's JSON form as text; fails like toJson. */
+  async toJsonText(account: string, yaml: string): Promise<string> {
+    const bytes = await this.toJsonBytes(account, yaml);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   }
 
   /**
@@ -184,10 +192,25 @@ export class FlowJobs {
     return this.run(account, { kind: 'parse_tests', yaml, flowYaml });
   }
 
-  /** A Pipecat FlowConfig (the request body's JSON text) as a Voxflow flow, or the body's refusal. */
-  async importPipecat(account: string, jsonText: string, maxDepth: number): Promise<Exclude<FlowJobResults['pipecat_import'], { refused: unknown }>> {
-    const result = await this.run(account, { kind: 'pipecat_import', jsonText, maxDepth });
+  /** A Pipecat FlowConfig (the request body's JSON, its bytes transferred) as a Voxflow flow, or the body's refusal. */
+  async importPipecat(account: string, body: Uint8Array, maxDepth: number): Promise<Exclude<FlowJobResults['pipecat_import'], { refused: unknown }>> {
+    const result = await this.run(account, { kind: 'pipecat_import', body, maxDepth });
     if ('refused' in result) throw new AppError(result.refused.code, result.refused.message, result.refused.details);
+    return result;
+  }
+
+  /**
+   * A new flow's request body (its bytes transferred to the worker) read and checked as any
+   * body is, and its YAML validated unless larger than `validateUpTo` bytes (see FlowJob
+   * 'create_flow'); a body the server's parser or the route's schema would refuse is refused
+   * with the same answer.
+   */
+  async readNewFlow(account: string, body: Uint8Array, maxDepth: number, validateUpTo: number): Promise<Exclude<FlowJobResults['create_flow'], { refused: unknown }>> {
+    const result = await this.run(account, { kind: 'create_flow', body, maxDepth, validateUpTo });
+    if ('refused' in result) {
+      const { code, message, details, closeConnection } = result.refused;
+      throw new AppError(code, message, details, closeConnection ? { connection: 'close' } : undefined);
+    }
     return result;
   }
 
@@ -291,7 +314,7 @@ export class FlowJobs {
     // Only while it works does a worker keep the process alive.
     slot.worker.ref();
     try {
-      slot.worker.postMessage({ id: pending.id, job: pending.job, yieldToCalls: this.callsLive() });
+      slot.worker.postMessage({ id: pending.id, job: pending.job, yieldToCalls: this.callsLive() }, transferable(pending.job));
     } catch (error) {
       // Data that cannot be cloned (only reachable from code, never from JSON).
       clearTimeout(slot.running.timer);
@@ -364,6 +387,16 @@ export class FlowJobs {
     if ('error' in outcome) pending.reject(outcome.error);
     else pending.resolve(outcome.result as never);
   }
+}
+
+/**
+ * A request body's bytes move to the worker rather than being copied, when they are the whole of
+ * their buffer (never a view into one shared with other data, such as Node's pool of small Buffers).
+ */
+function transferable(job: FlowJob): ArrayBuffer[] {
+  if (!('body' in job)) return [];
+  const { buffer, byteOffset, byteLength } = job.body;
+  return buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength ? [buffer] : [];
 }
 
 function tooComplex(budgetMs: number): AppError {

@@ -43,10 +43,20 @@ function setNice(wanted: number): void {
   }
 }
 
+/** A result's byte fields (flow-job.ts makes each in a buffer of its own): moved to the pool's thread, not copied. */
+function transferable(result: object): ArrayBuffer[] {
+  const buffers: ArrayBuffer[] = [];
+  for (const value of Object.values(result)) {
+    if (value instanceof Uint8Array && value.buffer instanceof ArrayBuffer && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) buffers.push(value.buffer);
+  }
+  return buffers;
+}
+
 port.on('message', ({ id, job, yieldToCalls }: { id: number; job: FlowJob; yieldToCalls?: boolean }) => {
   setNice(yieldToCalls ? 10 : 0);
   try {
-    port.postMessage({ type: 'done', id, result: runFlowJob(job) });
+    const result = runFlowJob(job);
+    port.postMessage({ type: 'done', id, result }, transferable(result));
   } catch (error) {
     port.postMessage({ type: 'failed', id, message: error instanceof Error ? error.message : String(error) });
   }

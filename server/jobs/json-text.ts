@@ -11,7 +11,16 @@
 // key (422 invalid_request naming the field, as http/nul-characters.ts words it). The walk below
 // measures depth and looks for those keys in one pass, without recursion.
 
-export type JsonTextRefusal = { code: 'malformed_json' | 'invalid_request'; message: string; details?: unknown[] };
+export type JsonTextRefusal = {
+  code: 'malformed_json' | 'invalid_request';
+  message: string;
+  details?: unknown[];
+  /** The server's own parser closes the connection after refusing a body it could not read. */
+  closeConnection?: boolean;
+};
+
+/** A request body's text from its UTF-8 bytes, as Buffer#toString reads them on the main thread. */
+export const bodyText = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
 export type ParsedJsonText = { ok: true; value: unknown } | { ok: false; refusal: JsonTextRefusal };
 
@@ -84,4 +93,46 @@ export function objectBodyRefusal(value: unknown): (JsonTextRefusal & { details?
   if (typeof value === 'object' && !Array.isArray(value)) return null;
   const message = 'must be the flow document as a JSON object';
   return { code: 'invalid_request', message: `The body is not valid: body: ${message}.`, details: [{ field: 'body', message }] };
+}
+
+/**
+ * A body read exactly as the main thread reads every other route's (server/http/json-body.ts with
+ * Fastify's JSON parser, then http/nul-characters.ts), with the same answers: text that is not
+ * JSON, or with a `__proto__` or `constructor.prototype` key anywhere, is 400 malformed_json with
+ * the registry's message; nesting past `maxDepth` is a 422 naming the limit (both with the
+ * connection closed, as a refused parse closes it there); a NUL anywhere is the 422 naming where.
+ * JSON null is left to the caller (the route's schema refuses it, as parseInput does).
+ */
+export function readJsonBody(bytes: Uint8Array, maxDepth: number): ParsedJsonText {
+  let text = bodyText(bytes);
+  // As secure-json-parse (Fastify's parser): a leading byte-order mark is not part of the JSON.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, refusal: { code: 'malformed_json', message: 'The request body is not valid JSON.', closeConnection: true } };
+  }
+  let deepest = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (Object.hasOwn(current, '__proto__') || isConstructorPrototype(current)) {
+      return { ok: false, refusal: { code: 'malformed_json', message: 'The request body is not valid JSON.', closeConnection: true } };
+    }
+    const here = depth + 1;
+    if (here > deepest) deepest = here;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: here });
+    }
+  }
+  if (deepest > maxDepth) {
+    return { ok: false, refusal: { code: 'invalid_request', message: `The body is nested more than ${maxDepth} levels deep.`, closeConnection: true } };
+  }
+  if (text.includes('\\u0000')) {
+    const found = findNulCharacter(value);
+    if (found) return { ok: false, refusal: { code: 'invalid_request', message: `The body is not valid: ${found.field}: ${found.message}.`, details: [found] } };
+  }
+  return { ok: true, value };
 }

@@ -1,11 +1,14 @@
 // The noisy tenant of isolation.bench.ts, in its own process: for `seconds`, loops uploads of a
 // big flow (POST /v1/flows) and JSON edits of it (PUT /v1/flows/{id}/json), one request at a
 // time, and polls GET /health every 20 ms on another connection. Prints one JSON summary.
-// Args: baseUrl apiKey seconds
+// Args: baseUrl apiKey seconds [requests: stop after this many noisy requests, however long they take]
+// [no-health: no polling | health-only: the polls alone, for the calls-alone figure]
 export {};
 
-const [baseUrl, apiKey, secondsArg] = process.argv.slice(2) as [string, string, string];
+const [baseUrl, apiKey, secondsArg, requestsArg, healthArg] = process.argv.slice(2) as [string, string, string, string | undefined, string | undefined];
 const until = performance.now() + Number(secondsArg) * 1000;
+const maxRequests = requestsArg === undefined ? Infinity : Number(requestsArg);
+const going = () => performance.now() < until && requestMs.length < maxRequests;
 
 /**
  * About 255 KiB of YAML: 1,767 one-line states, each one's tool leading to the next (the shape that
@@ -30,7 +33,7 @@ let flowId: string | null = null;
 let json: unknown = null;
 
 async function noisy(): Promise<void> {
-  while (performance.now() < until) {
+  while (going()) {
     const started = performance.now();
     let response: Response;
     if (!flowId || !json) {
@@ -53,7 +56,7 @@ async function noisy(): Promise<void> {
 
 const healthMs: number[] = [];
 async function health(): Promise<void> {
-  while (performance.now() < until) {
+  while (going()) {
     const started = performance.now();
     const response = await fetch(`${baseUrl}/health`);
     await response.arrayBuffer();
@@ -62,7 +65,7 @@ async function health(): Promise<void> {
   }
 }
 
-await Promise.all([noisy(), health()]);
+await Promise.all([healthArg === 'health-only' ? Promise.resolve() : noisy(), healthArg === 'no-health' ? Promise.resolve() : health()]);
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : sorted(xs)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!);
 process.stdout.write(

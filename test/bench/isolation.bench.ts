@@ -43,10 +43,9 @@ export async function run(): Promise<BenchRow[]> {
         const out = lines(clients);
         await out.next();
         await new Promise((r) => setTimeout(r, 3000));
-        if (withNoise) {
-          const child = spawnTs('./isolation-attacker.ts', [server.url, noisy.apiKey, String(seconds - 4)]);
-          attacker = lines(child).next().then((line) => JSON.parse(line) as AttackerSummary);
-        }
+        // With the calls alone, /health is polled alike (no noisy requests), for its baseline.
+        const child = spawnTs('./isolation-attacker.ts', [server.url, noisy.apiKey, String(seconds - 4), ...(withNoise ? [] : ['Infinity', 'health-only'])]);
+        attacker = lines(child).next().then((line) => JSON.parse(line) as AttackerSummary);
         cpuAtStart = mainThreadCpuMs();
         storeCpuAtStart = storeThreadCpuMs();
         windowStart = performance.now();
@@ -64,6 +63,7 @@ export async function run(): Promise<BenchRow[]> {
     const quiet = await step(false);
     const loud = await step(true);
     const a = loud.attacker!;
+    const alone = quiet.attacker!;
     // The noisy requests' cost on the audio thread: what the thread used beside them, less what
     // it used in as long with the calls alone.
     const share = (s: { mainCpuMs: number; windowMs: number }) => (s.mainCpuMs * 100) / s.windowMs;
@@ -78,10 +78,15 @@ export async function run(): Promise<BenchRow[]> {
         how: `the same calls while a second account (another process) loops POST /v1/flows of a ${Math.round(a.bytes / 1024)} KiB, 1,767-state document and PUT /v1/flows/{id}/json of it, one at a time, for ${seconds - 4} s`,
       },
       {
-        name: 'GET /health meanwhile',
-        value: `${a.healthP50.toFixed(1)} ms p50, ${a.healthP99.toFixed(1)} ms p99, ${a.healthMax.toFixed(1)} ms max (${a.healthPolls} polls)`,
-        target: 'p99 ≤ 20 ms',
-        how: 'polled every 20 ms from the noisy process, on its own connection',
+        name: 'GET /health with the calls alone',
+        value: `${alone.healthP50.toFixed(1)} ms p50, ${alone.healthP99.toFixed(1)} ms p99, ${alone.healthMax.toFixed(1)} ms max (${alone.healthPolls} polls)`,
+        how: 'polled every 20 ms from a process of its own, on its own connection, for as long as the noisy account runs below',
+      },
+      {
+        name: 'GET /health beside the noisy account',
+        value: `${a.healthP50.toFixed(1)} ms p50, ${a.healthP99.toFixed(1)} ms p99, ${a.healthMax.toFixed(1)} ms max (${a.healthPolls} polls); p99 ${(a.healthP99 / alone.healthP99).toFixed(2)}× the calls alone`,
+        target: 'p99 ≤ 20 ms, and ≤ 2× the calls alone',
+        how: 'polled every 20 ms from the noisy process, on its own connection; the ratio is of the two p99s of this run',
       },
       {
         name: 'the noisy account’s requests',

@@ -2,7 +2,7 @@
 // The model runs in the flow-job pool (server/jobs), never on this thread, which paces audio.
 // The spec's writes keep their meaning (docs/flows.md#drafts): a new text is published at once as the
 // next version. The studio's drafts, publishing and history are in versions.ts.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
@@ -13,7 +13,7 @@ import { mediaBody, noBody } from '../../http/api-contract.ts';
 import { FlowJson, FlowRecord, FlowSummary } from '../../protocol/api/flows.ts';
 import { requireJsonBodyText } from '../../http/json-body.ts';
 import { CreateFlowBody, UpdateFlowBody, type FlowLayout } from './schemas.ts';
-import { assertFlowStorageLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
+import { assertFlowStorageLeft, newFlowBytesLeft, textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import { flowPipecatRoutes } from './pipecat.ts';
 import { toolTestRequestRoutes } from './tool-test-requests.ts';
 import { experimentRoutes } from './experiments.ts';
@@ -59,6 +59,22 @@ function fullView(flow: Flow, diagnostics?: Diagnostic[]) {
   };
 }
 
+/**
+ * fullView's JSON, byte for byte what JSON.stringify would make of it, from the YAML already
+ * quoted as a JSON string in UTF-8 by the flow worker (`yamlJson`): the thread that paces audio
+ * then neither serialises nor encodes the hundreds of KiB of text, only copies them once.
+ */
+function fullViewBytes(flow: Flow, yamlJson: Uint8Array, diagnostics?: Diagnostic[]): Buffer {
+  const { id, name, yaml_content: _quoted, ...rest } = fullView(flow, diagnostics);
+  // `rest` always has `layout` (null or an object), so it is never `{}`.
+  const head = `${JSON.stringify({ id, name }).slice(0, -1)},"yaml_content":`;
+  const tail = `,${JSON.stringify(rest).slice(1)}`;
+  return Buffer.concat([Buffer.from(head), yamlJson, Buffer.from(tail)]);
+}
+
+/** An answer already serialised as JSON (the type Fastify gives the objects it serialises). */
+const sendJson = (reply: FastifyReply, bytes: Uint8Array) => reply.type('application/json; charset=utf-8').send(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
 export async function flowRoutes(server: FastifyInstance): Promise<void> {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, flowJobs } = app.services;
@@ -75,18 +91,24 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
     return flow;
   };
 
-  app.post('/v1/flows', { config, schema: { body: CreateFlowBody, response: { 201: FlowRecord } } }, async (request, reply) => {
-    const { body } = request;
+  // The body (up to 512 KiB, nearly all of it the YAML) stays bytes here: a flow worker decodes,
+  // parses and checks it as the server's parser and this route's schema would (CreateFlowBody
+  // documents it), and validates the YAML in the same job.
+  app.post('/v1/flows', { config: { ...config, jsonBodyAsText: true }, schema: { body: CreateFlowBody, response: { 201: FlowRecord } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const adding = { flows: 1, bytes: textBytes(body.yaml_content) };
-    // Early, so that a full account's uploads cost no flow job; again right before the write.
+    const sent = requireJsonBodyText(request.body);
+    // A full account's uploads cost no validation (the job skips it past what the quota leaves);
+    // the quota is checked again right before the write.
+    const read = await flowJobs.readNewFlow(accountId, sent.bytes, sent.maxDepth, await newFlowBytesLeft(app.services, accountId));
+    const { body } = read;
+    const adding = { flows: 1, bytes: read.yamlBytes };
     await assertFlowStorageLeft(app.services, accountId, adding);
-    const { warnings, documentVersion } = await validated(accountId, body.yaml_content);
+    const { warnings, documentVersion } = read.validated ? { warnings: refuseErrors(read.validated.diagnostics), documentVersion: read.validated.documentVersion } : await validated(accountId, body.yaml_content);
     const version = { documentVersion, createdBy: authorOf(request.principal) };
     const flow = await withFlowStorageLeft(app.services, accountId, adding, () =>
       store.flows.create({ accountId, name: body.name, yamlContent: body.yaml_content, version }),
     );
-    return reply.status(201).send(fullView(flow, warnings));
+    return sendJson(reply.status(201), fullViewBytes(flow, read.yamlJson, warnings));
   });
 
   app.get('/v1/flows', { config, schema: { response: { 200: z.array(FlowSummary) } } }, async (request) => {
@@ -125,20 +147,19 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
   });
 
   // The document itself as JSON, for the visual editor.
-  // Made as text in the worker and sent as it is: no object tree copied back to this thread.
+  // Made as UTF-8 bytes in the worker and sent as they are: no object tree or text copied back to this thread.
   app.get('/v1/flows/:flow_id/json', { config, schema: { params: FlowParams, response: { 200: mediaBody('The published document as JSON', ['application/json'], FlowJson) } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
-    const text = await flowJobs.toJsonText(accountId, (await ownFlow(accountId, request.params.flow_id)).yamlContent);
-    return reply.type('application/json; charset=utf-8').send(text);
+    return sendJson(reply, await flowJobs.toJsonBytes(accountId, (await ownFlow(accountId, request.params.flow_id)).yamlContent));
   });
 
   // The JSON is applied onto the stored YAML, keeping comments and key order where content is unchanged.
   // The body stays text until the worker parses it (http/json-body.ts): up to 512 KiB of objects.
-  app.put('/v1/flows/:flow_id/json', { config: { ...config, jsonBodyAsText: true }, schema: { params: FlowParams, description: 'The body is the flow document as a JSON object (checked by the flow validator in a worker).', response: { 200: FlowRecord } } }, async (request) => {
+  app.put('/v1/flows/:flow_id/json', { config: { ...config, jsonBodyAsText: true }, schema: { params: FlowParams, description: 'The body is the flow document as a JSON object (checked by the flow validator in a worker).', response: { 200: FlowRecord } } }, async (request, reply) => {
     const accountId = accountOf(request.principal);
     const stored = await ownFlow(accountId, request.params.flow_id);
     const body = requireJsonBodyText(request.body);
-    const edited = await flowJobs.applyJsonText(accountId, stored.yamlContent, body.text, body.maxDepth);
+    const edited = await flowJobs.applyJsonText(accountId, stored.yamlContent, body.bytes, body.maxDepth);
     const warnings = refuseErrors(edited.diagnostics);
     const yamlContent = edited.yaml === stored.yamlContent ? undefined : edited.yaml;
     const version = { documentVersion: edited.documentVersion, createdBy: authorOf(request.principal) };
@@ -146,7 +167,9 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
       store.flows.update(accountId, stored.id, { yamlContent, version }),
     );
     if (!flow) throw new AppError('flow_not_found');
-    return fullView(flow, warnings);
+    // The stored text is the edit's (an unchanged text is the same text), so its quoted form is
+    // the worker's; unless another request changed the flow in between.
+    return flow.yamlContent === edited.yaml ? sendJson(reply, fullViewBytes(flow, edited.yamlJson, warnings)) : fullView(flow, warnings);
   });
 
   await flowVersionRoutes(app, { ownFlow, fullView, refuseErrors });

@@ -40,7 +40,7 @@ export async function flowPipecatRoutes(server: FastifyInstance, { ownFlow }: { 
   app.post('/v1/flows/import/pipecat', { config: { ...config, jsonBodyAsText: true }, schema: { description: importDescription, response: { 200: PipecatImport } } }, async (request) => {
     const accountId = accountOf(request.principal);
     const body = requireJsonBodyText(request.body);
-    const { yaml, format, diagnostics } = await flowJobs.importPipecat(accountId, body.text, body.maxDepth);
+    const { yaml, format, diagnostics } = await flowJobs.importPipecat(accountId, body.bytes, body.maxDepth);
     if (yaml === null || format === null) {
       throw new AppError('invalid_pipecat_flow', `The file is not a Pipecat FlowConfig: ${diagnostics[0]?.message ?? 'it could not be read'}.`, diagnostics);
     }

@@ -1,9 +1,7 @@
 import { z } from 'zod';
+import { CreateFlowBody, flowName as name, flowYamlContent as yamlContent } from '../../jobs/flow-bodies.ts';
 
-const name = z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters');
-const yamlContent = z.string({ error: 'must be the YAML document as a string' });
-
-export const CreateFlowBody = z.object({ name, yaml_content: yamlContent });
+export { CreateFlowBody };
 const MAX_LAID_OUT_STATES = 2_000;
 const coordinate = z.number().finite().min(-1e6).max(1e6);
 /**

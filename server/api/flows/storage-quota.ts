@@ -48,6 +48,19 @@ export async function assertFlowStorageLeft(services: Pick<Services, 'config' | 
   }
 }
 
+/**
+ * The UTF-8 bytes of new flow text the account may still add: -1 when it may keep no more
+ * flows, Infinity without limits. A hint for skipping work the check would refuse anyway
+ * (assertFlowStorageLeft still decides).
+ */
+export async function newFlowBytesLeft(services: Pick<Services, 'config' | 'store'>, accountId: string): Promise<number> {
+  const { flowsPerAccount, flowStorageMb } = services.config.limits;
+  if (flowsPerAccount === 0 && flowStorageMb === 0) return Infinity;
+  const used = await services.store.flowStorage.usage(accountId);
+  if (flowsPerAccount > 0 && used.flows + 1 > flowsPerAccount) return -1;
+  return flowStorageMb > 0 ? Math.floor(flowStorageMb * MIB) - used.bytes : Infinity;
+}
+
 /** Each account's last quota-checked write on this server: the next one waits for it. */
 const writing = new Map<string, Promise<unknown>>();
 
