@@ -32,8 +32,16 @@ async function connect(): Promise<{ phases: PeerPhases; close(): Promise<void> }
       if (state === 'connected' && Number.isNaN(iceMs)) iceMs = performance.now() - started;
     });
     const connected = new Promise<void>((resolve, reject) => {
-      pc.connectionStateChange.subscribe((state) => (state === 'connected' ? resolve() : state === 'failed' ? reject(new Error('failed')) : undefined));
+      // A peer stuck in 'connecting' counts as failed rather than holding the round up.
+      const timer = setTimeout(() => reject(new Error(`still ${pc.connectionState} after 20 s`)), 20_000);
+      pc.connectionStateChange.subscribe((state) => {
+        if (state === 'connected') resolve();
+        else if (state === 'failed') reject(new Error(`failed (ICE ${pc.iceConnectionState})`));
+        else return;
+        clearTimeout(timer);
+      });
     });
+    connected.catch(() => undefined);
     await pc.setLocalDescription(await pc.createOffer());
     const offerMs = performance.now() - started;
     const response = await fetch(offerUrl!, {

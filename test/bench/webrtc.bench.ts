@@ -158,10 +158,21 @@ async function connectTime(): Promise<BenchRow[]> {
         `offer made ${fmt(p50(peers.map((p) => p.offerMs)))}, answer back ${fmt(p50(peers.map((p) => p.answerMs - p.offerMs)))}, ICE connected ${fmt(p50(peers.map((p) => p.iceMs - p.answerMs)))}, DTLS done ${fmt(p50(peers.map((p) => p.connectedMs - p.iceMs)))}`;
       rows.push({ name: `  callers' steps, ${shape}`, value: `Voxflow: ${steps(voxflow)}; bare: ${steps(werift)} (ms p50)`, how: 'each step from the end of the one before, client side' });
       const ran = serverPhases.slice(from);
-      const step = (to: keyof ConnectPhases, since: keyof ConnectPhases) => fmt(p50(ran.flatMap((p) => (p[to] !== undefined && p[since] !== undefined ? [p[to] - p[since]] : []))));
+      // Admission and werift's answer run side by side from authentication on; the answer leaves once both are done.
+      const ready = (p: ConnectPhases) => (p.admittedAt !== undefined && p.answeredAt !== undefined ? Math.max(p.admittedAt, p.answeredAt) : undefined);
+      const step = (to: (p: ConnectPhases) => number | undefined, since: (p: ConnectPhases) => number | undefined) =>
+        fmt(
+          p50(
+            ran.flatMap((p) => {
+              const [a, b] = [to(p), since(p)];
+              return a !== undefined && b !== undefined ? [a - b] : [];
+            }),
+          ),
+        );
+      const at = (key: keyof ConnectPhases) => (p: ConnectPhases) => p[key];
       rows.push({
         name: `  server's steps, ${shape}`,
-        value: `authenticate ${step('authenticatedAt', 'offerAt')}, admit ${step('admittedAt', 'authenticatedAt')}, peer made ${step('peerAt', 'admittedAt')}, answer ${step('answeredAt', 'peerAt')}, → ICE ${step('iceConnectedAt', 'answeredAt')}, → DTLS ${step('connectedAt', 'iceConnectedAt')}, session start ${step('sessionStartedAt', 'connectedAt')} (ms p50 of ${ran.length})`,
+        value: `authenticate ${step(at('authenticatedAt'), at('offerAt'))}; then admit ${step(at('admittedAt'), at('authenticatedAt'))} beside peer made ${step(at('peerAt'), at('authenticatedAt'))} + answer ${step(at('answeredAt'), at('peerAt'))}; answer sent ${step(ready, at('offerAt'))} after the route was entered; → ICE ${step(at('iceConnectedAt'), ready)}, → DTLS ${step(at('connectedAt'), at('iceConnectedAt'))}, session start ${step(at('sessionStartedAt'), at('connectedAt'))} (ms p50 of ${ran.length})`,
         how: 'server side, from the route entered: admit = flow, capacity, credit and the session record; answer = werift setRemoteDescription to setLocalDescription (its candidates gathered); session start = the engine session made on connected',
       });
     }
