@@ -59,10 +59,19 @@ async function step(rig: LoadRig, transport: 'websocket' | 'webrtc', sessions: n
       ? spawnTs('./engine-load-clients.ts', [server.url.replace(/^http/, 'ws'), apiKey, flowId, String(sessions), String(HOLD_SECONDS)])
       : spawnTs('./webrtc-load-clients.ts', [server.url, apiKey, flowId, String(sessions), String(HOLD_SECONDS)]);
   const out = lines(clients);
-  await out.next(); // all connected
+  // The load rig's WebRTC callers wait for every peer to connect: one that never does (a loaded
+  // machine) would hold the bench for ever, so a step gives up after a minute.
+  const within = <T>(promise: Promise<T>) =>
+    Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${sessions} ${transport} callers: no word for 60 s`)), 60_000).unref())]);
+  try {
+    await within(out.next()); // all connected
+  } catch (error) {
+    clients.kill();
+    throw error;
+  }
   await new Promise((r) => setTimeout(r, (HOLD_SECONDS - 2) * 1000)); // greetings, first turns
   const live = read();
-  const done = JSON.parse(await out.next()) as { failures: number; connected?: number; opened?: number };
+  const done = JSON.parse(await within(out.next()).catch((error: unknown) => (clients.kill(), Promise.reject(error)))) as { failures: number; connected?: number; opened?: number };
   await new Promise((r) => setTimeout(r, 2500)); // the sessions end, the peers close
   const connected = done.connected ?? done.opened ?? 0;
   return { ...live, failures: done.failures + (sessions - connected) };
