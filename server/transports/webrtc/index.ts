@@ -26,9 +26,9 @@ import { noBody } from '../../http/api-contract.ts';
 import { CandidatesAdded, IceConfiguration, OfferAnswer } from '../../protocol/api/engine-router.ts';
 import { AppError } from '../../errors.ts';
 import { digest } from '../../security/opaque-tokens.ts';
-import { admitEngineSession, decorateAdmittedSession } from '../session-admission.ts';
+import { admitEngineSession, decorateAdmittedSession, type AdmittedSession } from '../session-admission.ts';
 import { iceConfiguration } from './ice-servers.ts';
-import type { WebRtcPeer } from './peer.ts';
+import type { ConnectPhases, WebRtcPeer } from './peer.ts';
 import { checkCandidateBounds, checkOfferBounds, MAX_PATCHES_PER_WINDOW, PATCH_WINDOW_MS } from './sdp-bounds.ts';
 import { candidateRefusal, withoutRefusedCandidates } from './candidate-filter.ts';
 import { isLoopbackHost } from '../../security/outbound-target.ts';
@@ -132,6 +132,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
 
   // Authenticated in the handler: a renegotiation or restart is checked against the peer's owner.
   app.post('/offer', { config: { auth: 'engine', startsSession: true, authInHandler: true }, schema: { response: { 200: OfferAnswer } } }, async (request: FastifyRequest) => {
+    const phases: ConnectPhases = { offerAt: performance.now() };
     const body = parseInput(OfferBody, request.body);
     const offered = checkOfferBounds(body.sdp);
     const existing = body.pc_id ? peers.get(body.pc_id) : undefined;
@@ -152,50 +153,67 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     if (existing) existing.peer.close('restarted');
     const slot = peerSlots.take('peers');
     if (typeof slot === 'string') throw new AppError('at_capacity', 'Too many WebRTC connections at once; try again shortly.');
-    return offerOnNewPeer(request, body.sdp, offered.candidates, slot, existing?.peer.id).catch((error: unknown) => {
+    return offerOnNewPeer(request, body.sdp, offered.candidates, slot, existing?.peer.id, phases).catch((error: unknown) => {
       // Refused or failed: the place is given back (a peer made on the way gave it back already as it closed).
       slot.release();
       throw error;
     });
   });
 
-  /** Authenticates (a new peer), admits the session, and answers the offer on a new peer that holds `slot` until it closes. */
-  const offerOnNewPeer = async (request: FastifyRequest, offerSdp: string, offeredCandidates: number, slot: Slot, restartedId: string | undefined) => {
+  /**
+   * Authenticates (a new peer), admits the session, and answers the offer on a new peer that holds
+   * `slot` until it closes. Admission (flow, capacity, credit, the session record: store round
+   * trips) and werift's answer (its candidates gathered) run side by side, and the answer is sent
+   * only once both are done: a refused session is still refused before any answer, and costs only
+   * a peer that never answered. An authenticated caller is needed first, so an anonymous offer
+   * never reaches werift.
+   */
+  const offerOnNewPeer = async (request: FastifyRequest, offerSdp: string, offeredCandidates: number, slot: Slot, restartedId: string | undefined, phases: ConnectPhases) => {
     if (restartedId === undefined) await authenticateRequest(app, request, 'engine', true);
-    const admitted = await admitEngineSession(app, request, 'webrtc');
-    const accountId = admitted.record.accountId;
-    const { WebRtcPeer } = await loadPeerModule().catch(async (error: unknown) => {
-      await admitted.refuse('error');
+    phases.authenticatedAt = performance.now();
+    const admitting = admitEngineSession(app, request, 'webrtc').finally(() => (phases.admittedAt = performance.now()));
+    let module: Awaited<ReturnType<typeof loadPeerModule>>;
+    try {
+      module = await loadPeerModule();
+    } catch (error) {
+      await admitting.then((admitted) => admitted.refuse('error')).catch(() => undefined);
       throw error;
-    });
-    const peer = new WebRtcPeer({
+    }
+    let admitted: AdmittedSession | null = null;
+    const peer = new module.WebRtcPeer({
       id: restartedId,
-      iceServers: iceConfiguration(config.ice, accountId).iceServers,
+      iceServers: iceConfiguration(config.ice, accountOf(request.principal)).iceServers,
       connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
       idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
       disconnectGraceMs: options.disconnectGraceMs ?? 10_000,
       log: request.log,
+      phases,
       // A restarted peer's replacement holds the same id: only remove the entry that is this peer.
       onClosed: (closed, reason) => {
         slot.release();
         if (peers.get(closed.id)?.peer === closed) peers.delete(closed.id);
         // A peer that never connected never started its session: its record is ended here.
-        if (!closed.hasSession) {
+        if (!closed.hasSession && admitted) {
           admitted.refuse(reason).catch((error: unknown) => request.log.warn({ err: error }, 'could not end the session of an unconnected peer'));
         }
       },
     });
-    let sdp: string;
-    try {
-      sdp = await answerOrBadSdp(peer, offerSdp);
-    } catch (error) {
+    const [admission, answer] = await Promise.allSettled([admitting, answerOrBadSdp(peer, offerSdp)]);
+    // A refusal says what the caller must change first, as it did before any SDP was read.
+    if (admission.status === 'rejected') {
+      peer.close('refused');
+      throw admission.reason;
+    }
+    admitted = admission.value;
+    if (answer.status === 'rejected' || peer.connectionState === 'closed') {
       peer.close('refused');
       await admitted.refuse();
-      throw error;
+      throw answer.status === 'rejected' ? answer.reason : new AppError('bad_request', 'The peer connection closed before it could be answered.');
     }
     peers.set(peer.id, { peer, principal: request.principal!, candidates: offeredCandidates });
-    peer.onConnected(() => admitted.start(peer.output));
-    return { pc_id: peer.id, sdp, type: 'answer' };
+    const ready = admitted;
+    peer.onConnected(() => ready.start(peer.output));
+    return { pc_id: peer.id, sdp: answer.value, type: 'answer' };
   };
 
   const addCandidates = async (pcId: string | undefined, body: unknown) => {

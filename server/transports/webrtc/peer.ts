@@ -6,6 +6,7 @@
 // 48 kHz ⇄ 16 kHz conversion inside the codec with its own filters — cheaper and cleaner than
 // decoding to 48 kHz and running a second resampler over the result.
 import { randomBytes } from 'node:crypto';
+import { channel as diagnosticsChannel } from 'node:diagnostics_channel';
 import { Decoder, Encoder } from '@evan/opus';
 import { MediaStreamTrack, RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCDataChannel } from 'werift';
 import type { ServerEvent } from '../../protocol/events.ts';
@@ -37,9 +38,36 @@ export interface PeerOptions {
   disconnectGraceMs: number;
   log: PeerLogger;
   onClosed(peer: WebRtcPeer, reason: string): void;
+  /** Steps timed so far (the route's); the peer adds its own. */
+  phases?: ConnectPhases;
 }
 
 export type PeerState = 'new' | 'connected' | 'closed';
+
+/**
+ * When each step of one connection happened (performance.now() ms), published on
+ * CONNECT_PHASES_CHANNEL once the peer connected and its session started: what the WebRTC bench
+ * prints to show where offer → connected goes. Publishing costs nothing when nobody listens.
+ */
+export interface ConnectPhases {
+  /** POST /offer reached the route. */
+  offerAt: number;
+  authenticatedAt?: number;
+  /** The session was admitted (flow, capacity, credit) and its record written. */
+  admittedAt?: number;
+  /** werift's peer connection and the Opus codecs were made. */
+  peerAt?: number;
+  /** The answer was ready (werift gathered its candidates). */
+  answeredAt?: number;
+  iceConnectedAt?: number;
+  /** DTLS done: connectionState connected. */
+  connectedAt?: number;
+  /** The engine's session was made and started (synchronously, on connect). */
+  sessionStartedAt?: number;
+}
+
+export const CONNECT_PHASES_CHANNEL = 'voxflow:webrtc:connect-phases';
+const connectPhases = diagnosticsChannel(CONNECT_PHASES_CHANNEL);
 
 /**
  * The agent's voice encoder. Complexity 5 instead of libopus's default 10: measured here at
@@ -104,6 +132,13 @@ export class WebRtcPeer {
       });
     });
     this.pc.onDataChannel.subscribe((channel) => this.adoptChannel(channel));
+    const phases = options.phases;
+    if (phases) {
+      phases.peerAt = performance.now();
+      this.pc.iceConnectionStateChange.subscribe((state) => {
+        if (state === 'connected') phases.iceConnectedAt ??= performance.now();
+      });
+    }
     this.pc.connectionStateChange.subscribe((state) => this.onConnectionState(state));
     this.timers.push(
       setTimeout(() => {
@@ -128,6 +163,7 @@ export class WebRtcPeer {
     await this.pc.setLocalDescription(answer);
     const codec = this.pc.getTransceivers()[0]?.sender.codec;
     if (codec) this.payloadType = codec.payloadType;
+    if (this.options.phases) this.options.phases.answeredAt ??= performance.now();
     // werift keeps the connection 'connected' when the browser closes or reloads; its DTLS
     // transport is what notices (the close alert), so that is watched too.
     for (const transport of this.pc.dtlsTransports) {
@@ -173,6 +209,7 @@ export class WebRtcPeer {
       if (this.disconnectTimer) clearTimeout(this.disconnectTimer);
       this.disconnectTimer = null;
       if (this.state === 'new') {
+        if (this.options.phases) this.options.phases.connectedAt = performance.now();
         this.state = 'connected';
         this.lastActivityAt = performance.now();
         this.watchIdle();
@@ -196,6 +233,11 @@ export class WebRtcPeer {
   private beginSession(): void {
     if (this.session || !this.startSession || this.state !== 'connected') return;
     this.session = this.startSession();
+    const phases = this.options.phases;
+    if (phases && connectPhases.hasSubscribers) {
+      phases.sessionStartedAt = performance.now();
+      connectPhases.publish(phases);
+    }
   }
 
   private watchIdle(): void {
