@@ -1,6 +1,6 @@
 // The order of states within each rank: ours (layer-order.ts) must be dagre's own, node for node,
 // so a flow laid out with it looks exactly as it did with dagre's ordering, with the same crossings.
-import dagre from '@dagrejs/dagre';
+import dagre, { type graphlib } from '@dagrejs/dagre';
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
 import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
@@ -20,7 +20,7 @@ interface Laid {
 }
 
 /** dagre's layout of a graph, with its own ordering or ours; ours may not hand the work back to dagre. */
-function laidOut(nodes: Array<{ name: string; width: number; height: number }>, edges: Edges, ranker: string, ours: boolean, compound?: (graph: dagre.graphlib.Graph) => void): Laid {
+function laidOut(nodes: Array<{ name: string; width: number; height: number }>, edges: Edges, ranker: string, ours: boolean, compound?: (graph: graphlib.Graph) => void): Laid {
   const graph = new dagre.graphlib.Graph({ compound: compound !== undefined });
   graph.setGraph({ rankdir: 'TB', nodesep: 70, ranksep: 90, marginx: 20, marginy: 20, ranker });
   graph.setDefaultEdgeLabel(() => ({}));
@@ -114,7 +114,7 @@ describe("the order within ranks, ours against dagre's", () => {
 
   it("hands a graph with subgraphs to dagre's own ordering", () => {
     const { nodes, edges } = randomGraph(7, 30);
-    const grouped = (graph: dagre.graphlib.Graph) => {
+    const grouped = (graph: graphlib.Graph) => {
       graph.setNode('cluster', {});
       for (const node of nodes.slice(5, 12)) graph.setParent(node.name, 'cluster');
     };
