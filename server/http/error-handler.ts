@@ -52,7 +52,21 @@ export function errorCodeOf(error: unknown): ErrorCode {
 
 export const errorHandlerPlugin = fp(
   async (app: FastifyInstance) => {
-    app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
+    app.setErrorHandler(async (raised: FastifyError | AppError | Error, request, reply) => {
+      let error = raised;
+      // A request whose API key rides on its first read (server/http/auth.ts) may fail before the
+      // key is known active. The key decides first: refused, the answer is 401 whatever else went
+      // wrong; not checkable (the database away), the answer is that. Settled here, not in the
+      // auth plugin's onSend, because an error raised there would reach Fastify's own handler.
+      const check = request.keyCheck;
+      request.keyCheck = null;
+      if (check && !(error instanceof ApiKeyRefusedError)) {
+        try {
+          await check.confirm();
+        } catch (checkError) {
+          error = checkError instanceof Error ? checkError : new Error(String(checkError));
+        }
+      }
       if (error instanceof AppError) {
         if (error.headers) void reply.headers(error.headers);
         return sendCoded(reply, error.code, error.message, error.details);
