@@ -94,7 +94,8 @@ describe('POST /offer: admission beside the answer', () => {
     expect(good.status).toBe(200);
   });
 
-  it('connects an answered offer and starts its session, whose events reach the client', async () => {
+  // Two waits of up to 20 s each (the answer, then the connection): more than the default 20 s when busy.
+  it('connects an answered offer and starts its session, whose events reach the client', { timeout: 60_000 }, async () => {
     const fresh = await createAccount(server);
     const freshFlow = await createFlow(server, fresh.apiKey);
     const pc = new RTCPeerConnection({ iceUseIpv6: false, iceAdditionalHostAddresses: ['127.0.0.1'] });

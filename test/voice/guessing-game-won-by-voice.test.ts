@@ -6,7 +6,7 @@ describe('the guessing game played by voice over /v1/ws/{token}', () => {
   const rig = useVoiceRig({ rules: GUESSING_GAME_RULES, transcripts: ["I'm ready", 'Is it an animal?', 'Is it a cat?'] });
   let client: VoiceClient;
 
-  it('greets first, moves setup → playing → won on spoken turns, and reports each step', { timeout: 60_000 }, async () => {
+  it('greets first, moves setup → playing → won on spoken turns, and reports each step', { timeout: 120_000 }, async () => {
     const started = await rig.server.request('POST', '/v1/sessions', { apiKey: rig.account.apiKey, body: { flow_id: rig.flowId, metadata: { campaign: 'test' } } });
     expect(started.status).toBe(200);
     client = rig.track(await connectVoice(started.body.ws_url));
@@ -21,15 +21,16 @@ describe('the guessing game played by voice over /v1/ws/{token}', () => {
 
     // Each answer waits for the reply before it to be spoken out. waitFor looks at every event
     // so far, so it is told to look past the ones already seen: the greeting's own
-    // agent_stopped_speaking matched at once, and the next question cut the reply short.
+    // agent_stopped_speaking matched at once, and the next question cut the reply short. A reply
+    // synthesized by flite on a machine loaded by two test runs took more than 15 s to play out.
     const after = (mark: number) => (e: object) => client.events.indexOf(e as never) >= mark;
     await client.speak("I'm ready");
     await client.waitFor('flow_state', (e) => e.state === 'playing');
-    await client.waitFor('agent_stopped_speaking', after(client.events.length), 15_000);
+    await client.waitFor('agent_stopped_speaking', after(client.events.length), 30_000);
 
     await client.speak('Is it an animal?');
     await client.waitFor('tool_call', (e) => e.name === 'record_answer' && e.status === 'accepted');
-    await client.waitFor('agent_stopped_speaking', after(client.events.length), 15_000);
+    await client.waitFor('agent_stopped_speaking', after(client.events.length), 30_000);
 
     await client.speak('Is it a cat?');
     const won = await client.waitFor('flow_state', (e) => e.state === 'won');
