@@ -1,3 +1,7 @@
+// Over 400 lines, one idea: the pool that keeps flow work off the thread that paces audio (its
+// places per account, budgets, worker replacement, and the jobs it runs, bodies read there too),
+// kept together since each job's answer depends on the pool's rules.
+//
 // The flow-job pool (so one tenant never holds up another's calls): parsing and validating flows
 // and the YAML⇄JSON edits run in worker threads, never on the thread that paces every session's
 // audio. A 255 KiB upload took that thread 1.6–2.9 s before.
