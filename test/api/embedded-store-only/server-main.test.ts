@@ -111,7 +111,8 @@ async function serve(dataDir: string, timeoutMs = 30_000): Promise<Child & { url
   throw new Error(`server did not print its serving line within ${timeoutMs} ms:\n${child.output()}`);
 }
 
-async function until(condition: () => boolean, timeoutMs = 15_000) {
+// A spawned server reached its data dir's lock after more than 15 s beside a second test run.
+async function until(condition: () => boolean, timeoutMs = 45_000) {
   const started = Date.now();
   while (!condition()) {
     if (Date.now() - started > timeoutMs) throw new Error('timed out waiting');
