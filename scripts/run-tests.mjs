@@ -18,9 +18,14 @@ const tsxCache = `tsx-${userInfo().uid}`;
 await mkdir(join(tmpdir(), tsxCache), { recursive: true, mode: 0o700 });
 await symlink(join(tmpdir(), tsxCache), join(runDir, tsxCache));
 
+// The runtime folder (XDG_RUNTIME_DIR) is the run's too. Without one, PulseAudio's client library
+// in Chromium makes a pulse-XXXXXX folder in the temp folder and points a link in
+// ~/.config/pulse at it, a folder that outlives the browser's tests.
+const runtimeDir = join(runDir, 'xdg-runtime');
+await mkdir(runtimeDir, { mode: 0o700 });
 const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)], {
   stdio: 'inherit',
-  env: { ...process.env, TMPDIR: runDir },
+  env: { ...process.env, TMPDIR: runDir, XDG_RUNTIME_DIR: runtimeDir },
 });
 let stoppedBy = null;
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -63,13 +68,13 @@ if (stillRunning.length > 0 && !stoppedBy) {
 
 /**
  * What a run keeps on purpose until it ends, removed with the run's folder: tsx's compile cache
- * (tsx-<uid>), and what the browser tests' shared Chromium keeps while it runs: the microphone
+ * (tsx-<uid>), the runtime folder, and what the browser tests' shared Chromium keeps while it runs: the microphone
  * recordings handed to it (one folder for the whole run), and Playwright's profile and artifacts
  * folders of each launch. A worker's browser serves its files in turn and quits a few seconds
  * after the last; when the run ends first, the worker is stopped with it still open, so no test
  * can remove those.
  */
-const KEPT_FOR_THE_RUN = [/^tsx-\d+$/, /^voxflow-e2e-mics$/, /^playwright_chromiumdev_profile-/, /^playwright-artifacts-/];
+const KEPT_FOR_THE_RUN = [/^tsx-\d+$/, /^xdg-runtime$/, /^voxflow-e2e-mics$/, /^playwright_chromiumdev_profile-/, /^playwright-artifacts-/];
 const left = (await readdir(runDir).catch(() => [])).filter((name) => !KEPT_FOR_THE_RUN.some((kept) => kept.test(name)));
 await rm(runDir, { recursive: true, force: true });
 // A run stopped by hand ends before its tests clean up: what it left is not the tests' fault.

@@ -4,6 +4,7 @@
 // the test, or after the file when started for a whole file, whatever happened.
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,8 +57,43 @@ export async function freeUdpPort(): Promise<number> {
   return port;
 }
 
+/** A port free for UDP and, when asked, for TCP on it and TLS (TCP) on the next one. */
+async function freeSipPort(tcp: boolean, tls: boolean): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freeUdpPort();
+    const needed = [...(tcp || tls ? [port] : []), ...(tls ? [port + 1] : [])];
+    const free = await Promise.all(needed.map((candidate) => tcpPortFree(candidate)));
+    if (free.every(Boolean) || attempt >= 20) return port;
+  }
+}
+
+function tcpPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Starts kamailio on a free port. A port free when it was picked can be taken before kamailio
+ * binds it (another test's socket, on a busy machine): kamailio then says "Address already in
+ * use" and exits, and a port of our own choosing is picked again.
+ */
 export async function startKamailio(options: KamailioOptions): Promise<Kamailio> {
-  const port = options.port ?? (await freeUdpPort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startKamailioOnce(options);
+    } catch (error) {
+      if (options.port !== undefined || attempt >= 3 || !(error instanceof PortTaken)) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startKamailioOnce(options: KamailioOptions): Promise<Kamailio> {
+  const port = options.port ?? (await freeSipPort(Boolean(options.tcp), Boolean(options.tls)));
   const outPort = options.outPort ?? (await freeUdpPort());
   const runDir = await mkdtemp(join(tmpdir(), 'voxflow-kamailio-'));
   const quoted = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
@@ -132,6 +168,11 @@ export async function startKamailio(options: KamailioOptions): Promise<Kamailio>
     await waitForLine(/listening on|udp: 127\.0\.0\.1/i, 15_000);
     // Its workers are up once the first of them says so; a short wait more for the rest.
     await new Promise((resolve) => setTimeout(resolve, 500));
+    if (child.exitCode !== null || child.signalCode !== null) {
+      const log = lines.slice(-20).join('\n');
+      if (/Address already in use/.test(log)) throw new PortTaken(`kamailio could not bind port ${port}:\n${log}`);
+      throw new Error(`kamailio exited as it started; its last lines:\n${log}`);
+    }
   } catch (error) {
     await stop();
     throw error;
