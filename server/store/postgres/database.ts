@@ -206,6 +206,68 @@ function queryable(client: pg.Pool | pg.PoolClient, track: <T>(work: Promise<T>)
   };
 }
 
+/** Connections the hot reads share (see `PipelinedReads`). */
+const PIPELINED_CONNECTIONS = 2;
+
+/**
+ * The prepared plain SELECTs that every request sends (the flow list with the API key's check in
+ * it, a session start's four reads, the key alone) go out pipelined on a few connections shared
+ * by every request, instead of each taking a pooled connection of its own: a statement written
+ * while others are still being answered does not wait for them, and a backend that wakes up
+ * answers every statement waiting on its connection in one turn, where ten pooled connections
+ * woke ten backends in turn (each a process switch on the node's cores). Each statement carries
+ * its own Sync, so it is its own implicit transaction: an error fails that statement alone.
+ * Writes stay on the pool: autocommit writes pipelined on one connection would wait for each
+ * other's commit flush, where on separate connections PostgreSQL flushes them together.
+ * Only prepared statements ride here (short indexed reads); a long ad-hoc read (analytics) would
+ * hold up every statement behind it on the shared connection.
+ */
+class PipelinedReads {
+  private readonly clients: Array<Promise<pg.Client> | undefined> = [];
+  private next = 0;
+  private closed = false;
+
+  constructor(private readonly config: pg.ClientConfig) {}
+
+  async query(sql: PreparedStatement, params: unknown[] | undefined): Promise<pg.QueryResult> {
+    const client = await this.client();
+    return client.query({ name: sql.name, text: sql.text, values: params ?? [] });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const open = this.clients.splice(0);
+    await Promise.all(open.map(async (connecting) => (await connecting?.catch(() => undefined))?.end().catch(() => undefined)));
+  }
+
+  /** The next shared connection in turn, opened (again) when it is not open. */
+  private client(): Promise<pg.Client> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    const slot = this.next;
+    this.next = (this.next + 1) % PIPELINED_CONNECTIONS;
+    let connecting = this.clients[slot];
+    if (connecting === undefined) {
+      const client = new pg.Client({ ...this.config, pipeline: true } as pg.ClientConfig);
+      // A connection cut (PostgreSQL restarting, pg_terminate_backend) fails the statements on
+      // it (pg errors them all) and empties the slot, so the next statement opens a new one.
+      const forget = () => {
+        if (this.clients[slot] === connecting) this.clients[slot] = undefined;
+      };
+      client.on('error', forget);
+      client.on('end', forget);
+      connecting = client.connect().then(
+        () => client,
+        (error: unknown) => {
+          forget();
+          throw error;
+        },
+      );
+      this.clients[slot] = connecting;
+    }
+    return connecting;
+  }
+}
+
 const KEY_ACTIVE = prepared('SELECT 1 AS active FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL');
 
 /** A read that may carry a key check: a single SELECT (a WITH may hold a write, and cannot nest). */
@@ -217,11 +279,21 @@ const isPlainSelect = (text: string) => /^\s*SELECT\b/i.test(text);
  * and a subquery's rows come out in its own ORDER BY under it.
  */
 function withKeyCheck(sql: Sql, paramCount: number): Sql {
-  const text = typeof sql === 'string' ? sql : sql.text;
-  const guarded = `SELECT checked.* FROM (${text.trim().replace(/;$/, '')}) checked
-    WHERE EXISTS (SELECT 1 FROM api_keys WHERE key_hash = $${paramCount + 1} AND revoked_at IS NULL)`;
-  return typeof sql === 'string' ? guarded : prepared(guarded);
+  if (typeof sql !== 'string') {
+    // A prepared statement's guarded form is made once (its name is a hash of its text).
+    const key = `${sql.name}/${paramCount}`;
+    let guarded = GUARDED.get(key);
+    if (guarded === undefined) GUARDED.set(key, (guarded = prepared(guardedText(sql.text, paramCount))));
+    return guarded;
+  }
+  return guardedText(sql, paramCount);
 }
+
+const guardedText = (text: string, paramCount: number) => `SELECT checked.* FROM (${text.trim().replace(/;$/, '')}) checked
+    WHERE EXISTS (SELECT 1 FROM api_keys WHERE key_hash = $${paramCount + 1} AND revoked_at IS NULL)`;
+
+/** The guarded forms of the prepared statements, by name and parameter count: a fixed set, as the statements are. */
+const GUARDED = new Map<string, PreparedStatement>();
 
 /** One request's pending key check, shared by the statements the request sends. */
 class KeyCheck implements PendingKeyCheck {
@@ -286,7 +358,13 @@ export async function openPostgres(options: OpenPostgresOptions): Promise<PgData
     await pool.end().catch(() => undefined);
     throw error;
   }
-  return new PostgresDatabase(pool, options, shownUrl, (value) => (reachable = value), () => reachable);
+  const reads = new PipelinedReads({
+    connectionString: options.url,
+    types: NUMBER_TYPES,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'voxflow-reads',
+  });
+  return new PostgresDatabase(pool, reads, options, shownUrl, (value) => (reachable = value), () => reachable);
 }
 
 async function checkIsPostgres(pool: pg.Pool, shownUrl: string): Promise<void> {
@@ -368,6 +446,7 @@ class PostgresDatabase implements PgDatabase {
 
   constructor(
     pool: pg.Pool,
+    private readonly reads: PipelinedReads,
     private readonly options: OpenPostgresOptions,
     private readonly shownUrl: string,
     private readonly setReachable: (value: boolean) => void,
@@ -375,7 +454,15 @@ class PostgresDatabase implements PgDatabase {
   ) {
     this.pool = pool;
     this.clock = options.now ?? (() => Date.now() / 1000);
-    this.direct = queryable(pool, (work) => this.track(work));
+    const track = <T>(work: Promise<T>) => this.track(work);
+    const pooled = queryable(pool, track);
+    const pipelined = (sql: Sql): sql is PreparedStatement => typeof sql !== 'string' && isPlainSelect(sql.text) && !process.env.VF_EXPERIMENT_NO_PIPELINE;
+    this.direct = {
+      rows: async <T>(sql: Sql, params?: unknown[]) => (pipelined(sql) ? ((await track(reads.query(sql, params))).rows as T[]) : pooled.rows<T>(sql, params)),
+      row: async <T>(sql: Sql, params?: unknown[]) =>
+        pipelined(sql) ? (((await track(reads.query(sql, params))).rows[0] as T | undefined) ?? null) : pooled.row<T>(sql, params),
+      run: (sql: Sql, params?: unknown[]) => pooled.run(sql, params),
+    };
   }
 
   now(): number {
@@ -503,6 +590,7 @@ class PostgresDatabase implements PgDatabase {
     const listening = this.listenClient;
     this.listenClient = undefined;
     await listening?.end().catch(() => undefined);
+    await this.reads.close();
     await this.pool.end();
   }
 

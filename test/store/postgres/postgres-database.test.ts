@@ -10,7 +10,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { StoreClosedError, StoreSchemaTooNewError, StoreUnreachableError } from '../../../server/store/errors.ts';
 import { MIGRATIONS } from '../../../server/store/sqljs/migrations.ts';
-import { openPostgres } from '../../../server/store/postgres/database.ts';
+import { openPostgres, prepared } from '../../../server/store/postgres/database.ts';
 import type { PgDatabase } from '../../../server/store/postgres/database.ts';
 import { PG_MIGRATIONS } from '../../../server/store/postgres/migrations.ts';
 import { openStore } from '../../../server/store/sqljs/store.ts';
@@ -183,6 +183,20 @@ describe('queries and transactions', () => {
     expect(runs).toBeGreaterThanOrEqual(3);
   });
 
+  it('answers each of many prepared reads sent at once with its own rows, and one that fails fails alone', async () => {
+    // The hot reads share a few connections, pipelined: answers must not land on the wrong caller.
+    const db = closeAfterTest(await openPostgres({ url: await nodes.database() }));
+    const echo = prepared('SELECT $1::int AS n, 9007199254740991::bigint AS big');
+    const divide = prepared('SELECT 10 / $1::int AS q');
+    const reads = Array.from({ length: 60 }, (_, i) => (i === 30 ? db.row(divide, [0]) : db.row(echo, [i])));
+    const settled = await Promise.allSettled(reads);
+    settled.forEach((outcome, i) => {
+      if (i === 30) expect(outcome).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
+      else expect(outcome).toEqual({ status: 'fulfilled', value: { n: i, big: 9007199254740991 } });
+    });
+    expect(await db.row(divide, [5])).toEqual({ q: 2 });
+  });
+
   it('refuses queries once closed', async () => {
     const db = await openPostgres({ url: await nodes.database() });
     await db.close();
@@ -242,6 +256,31 @@ describe('losing the server', () => {
       expect(stray).toEqual([]);
       // The pool goes on with fresh connections.
       expect(await db.transaction((tx) => tx.row<{ one: number }>('SELECT 1 AS one'))).toEqual({ one: 1 });
+    } finally {
+      process.off('uncaughtException', onStray);
+    }
+  });
+
+  it("prepared reads whose shared connections are cut fail with StoreUnreachableError, the next ones are answered, and the process hears no stray 'error'", async () => {
+    const url = await nodes.database();
+    const db = closeAfterTest(await openPostgres({ url }));
+    const admin = closeAfterTest(await openPostgres({ url, poolSize: 1 }));
+    const stray: unknown[] = [];
+    const onStray = (error: unknown) => stray.push(error);
+    process.on('uncaughtException', onStray);
+    try {
+      const slow = prepared('SELECT pg_sleep($1::float8) AS slept');
+      const inFlight = [db.row(slow, [5]), db.row(slow, [5])];
+      inFlight.forEach((read) => read.catch(() => undefined));
+      await eventually(async () =>
+        expect((await admin.row<{ n: number }>("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE application_name = 'voxflow-reads' AND datname = current_database() AND state = 'active'"))?.n).toBe(2),
+      );
+      await admin.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'voxflow-reads' AND datname = current_database()");
+      for (const read of inFlight) await expect(read).rejects.toThrow(StoreUnreachableError);
+      const echo = prepared('SELECT $1::int AS n');
+      await eventually(async () => expect(await Promise.all([db.row(echo, [1]), db.row(echo, [2])])).toEqual([{ n: 1 }, { n: 2 }]));
+      expect(db.writable()).toBe(true);
+      expect(stray).toEqual([]);
     } finally {
       process.off('uncaughtException', onStray);
     }
