@@ -1,5 +1,5 @@
-// Over 400 lines, one idea: the connection's whole life (pool, checked-out clients and their
-// error listeners, retries, which failures mean the database is unreachable) is kept together,
+// Over 400 lines, one idea: the connection's whole life (pool, the shared pipelined connections
+// of the hot reads, checked-out clients and their error listeners, retries, which failures mean the database is unreachable) is kept together,
 // since each part's correctness depends on the others (a cut connection is seen by all of them).
 //
 // The PostgreSQL engine under the store for several nodes (docs/hosting.md): a `pg` pool with its own
@@ -234,6 +234,11 @@ class PipelinedReads {
     return client.query({ name: sql.name, text: sql.text, values: params ?? [] });
   }
 
+  /** Opens every shared connection now, so the first requests do not wait for a backend to start. */
+  async open(): Promise<void> {
+    await Promise.all(Array.from({ length: PIPELINED_CONNECTIONS }, () => this.client()));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const open = this.clients.splice(0);
@@ -247,7 +252,7 @@ class PipelinedReads {
     this.next = (this.next + 1) % PIPELINED_CONNECTIONS;
     let connecting = this.clients[slot];
     if (connecting === undefined) {
-      const client = new pg.Client({ ...this.config, pipeline: true } as pg.ClientConfig);
+      const client = new pg.Client({ ...this.config, pipeline: true });
       // A connection cut (PostgreSQL restarting, pg_terminate_backend) fails the statements on
       // it (pg errors them all) and empties the slot, so the next statement opens a new one.
       const forget = () => {
@@ -338,8 +343,8 @@ export async function openPostgres(options: OpenPostgresOptions): Promise<PgData
     max: options.poolSize ?? 10,
     // Connections kept open while idle (pg closes the rest after 10 s idle): opening one starts a
     // PostgreSQL backend process, 5.5 ms p50 on the development machine against 0.34 ms for a
-    // query on an open one, and a POST /v1/sessions after a quiet spell would pay it up to three
-    // times at once (its three reads); four cover it and the API key's read before them.
+    // query on an open one. The hot reads have connections of their own (PipelinedReads); the
+    // pool serves writes and transactions, and four cover a small burst of them after a quiet spell.
     min: Math.min(4, options.poolSize ?? 10),
     types: NUMBER_TYPES,
     connectionTimeoutMillis: 10_000,
@@ -364,6 +369,13 @@ export async function openPostgres(options: OpenPostgresOptions): Promise<PgData
     connectionTimeoutMillis: 10_000,
     application_name: 'voxflow-reads',
   });
+  try {
+    await reads.open();
+  } catch (error) {
+    await reads.close();
+    await pool.end().catch(() => undefined);
+    throw asStoreError(error, shownUrl);
+  }
   return new PostgresDatabase(pool, reads, options, shownUrl, (value) => (reachable = value), () => reachable);
 }
 
@@ -456,7 +468,7 @@ class PostgresDatabase implements PgDatabase {
     this.clock = options.now ?? (() => Date.now() / 1000);
     const track = <T>(work: Promise<T>) => this.track(work);
     const pooled = queryable(pool, track);
-    const pipelined = (sql: Sql): sql is PreparedStatement => typeof sql !== 'string' && isPlainSelect(sql.text) && !process.env.VF_EXPERIMENT_NO_PIPELINE;
+    const pipelined = (sql: Sql): sql is PreparedStatement => typeof sql !== 'string' && isPlainSelect(sql.text);
     this.direct = {
       rows: async <T>(sql: Sql, params?: unknown[]) => (pipelined(sql) ? ((await track(reads.query(sql, params))).rows as T[]) : pooled.rows<T>(sql, params)),
       row: async <T>(sql: Sql, params?: unknown[]) =>
