@@ -3,6 +3,8 @@
 // - the disk's own fsync floor (a 256 B append + fdatasync, looped, on the filesystem that holds
 //   the store's files) and POST /v1/sessions as a ratio to it: one writer's p50 and eight
 //   writers' p95, per store;
+// - the CPU time a GET /v1/flows costs this process (the server) and PostgreSQL's processes, which
+//   a loaded machine stretches far less than it does req/s;
 // - on PostgreSQL, what each request leaves inside the database: pg_stat_statements (the
 //   cluster preloads it) per statement, and pg_stat_wal's WAL flushes per session start;
 // - durable POST /v1/sessions and POST /v1/flows, one writer and eight at once (eight accounts:
@@ -18,6 +20,7 @@
 // they are read against its commit floor, which on this machine is above the disk's fsync floor.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +74,8 @@ interface StoreUnderTest {
   floor(server: TestServer): Promise<{ times: number[]; name: string; how: string }>;
   /** The disk's fsync floor on the filesystem that holds the store's files, sorted ms. */
   diskFloor(server: TestServer): Promise<number[]>;
+  /** CPU ticks (1/100 s) of the store's own processes so far (PostgreSQL's: the cluster's), if it has any. */
+  processTicks?: () => number;
   /** What the database itself did, between reset() and read() (PostgreSQL only). */
   inside?: { reset(): Promise<void>; read(what: string, requests: number): Promise<BenchRow[]> };
 }
@@ -85,11 +90,23 @@ async function measureStore(store: StoreUnderTest, rows: BenchRow[]): Promise<vo
     const bare = Fastify({ logger: false });
     bare.get('/bare', async (_request, reply) => reply.type('application/json').send(listBody));
     const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+    const bareCpuBefore = process.cpuUsage();
     const baseline = await load(`${bareUrl}/bare`);
+    const bareCpu = process.cpuUsage(bareCpuBefore);
     await bare.close();
     await store.inside?.reset();
+    const cpuBefore = process.cpuUsage();
+    const ticksBefore = store.processTicks?.();
     const ours = await load(`${server.url}/v1/flows`, { 'x-service-key': account.apiKey });
+    const cpu = process.cpuUsage(cpuBefore);
+    const ticks = ticksBefore === undefined ? undefined : store.processTicks!() - ticksBefore;
     if (ours.non2xx > 0 || ours.errors > 0) throw new Error(`GET /v1/flows on ${store.label} failed under load: ${JSON.stringify(ours)}`);
+    const served = ours.rps * SECONDS;
+    rows.push({
+      name: `${store.label}: GET /v1/flows with API key, CPU time per request`,
+      value: `server process ${((cpu.user + cpu.system) / served).toFixed(0)} µs${ticks === undefined ? '' : `; PostgreSQL's processes ${((ticks * 10_000) / served).toFixed(0)} µs`} (bare Fastify's process ${((bareCpu.user + bareCpu.system) / (baseline.rps * SECONDS)).toFixed(0)} µs)`,
+      how: `over the load of the row below: process.cpuUsage of this process (the server and its threads), /proc ticks of the cluster's processes; CPU time, which other work on the machine stretches far less than req/s; ${load1()}`,
+    });
     rows.push(...((await store.inside?.read('GET /v1/flows', Math.round(ours.rps * SECONDS))) ?? []));
     rows.push({
       name: `${store.label}: GET /v1/flows with API key ÷ bare Fastify, same JSON`,
@@ -214,6 +231,23 @@ async function measureNodes(cluster: TestPostgres, rows: BenchRow[]): Promise<vo
   }
 }
 
+/** CPU ticks of the cluster's postmaster and every process it started (its backends, the WAL writer…), so far. */
+function clusterTicks(cluster: TestPostgres): number {
+  const postmaster = Number(readFileSync(join(cluster.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let ticks = processTicks(postmaster);
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // The parent's pid is the field after the state, past the command's closing parenthesis.
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) ticks += processTicks(Number(pid));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return ticks;
+}
+
 /**
  * pg_stat_statements and pg_stat_wal of the database at `url` (the extension made there), reset
  * before a load and read after it: what remains inside PostgreSQL per request.
@@ -285,6 +319,7 @@ export async function run(): Promise<BenchRow[]> {
         }),
         // The cluster's own directory: the same filesystem as its data files.
         diskFloor: () => fsyncFloor(cluster.dir, 300),
+        processTicks: () => clusterTicks(cluster),
         inside: insideOf(() => apiUrl),
       },
     ];
