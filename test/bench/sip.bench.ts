@@ -42,7 +42,7 @@ interface CallStream {
 }
 
 /** Listens to every call's RTP on one port, per SSRC. */
-async function rtpListener() {
+export async function rtpListener() {
   const socket = createSocket('udp4');
   await new Promise<void>((done) => socket.bind(0, '127.0.0.1', done));
   let streams = new Map<number, CallStream>();
@@ -88,7 +88,7 @@ interface SippResult {
  * WebSocket callers' question and cycle, long enough for `callMs`, and basic-call.xml with its
  * listening, talking and pauses replaced by that stream, then the BYE.
  */
-async function benchCall(dir: string, callMs: number): Promise<string> {
+export async function benchCall(dir: string, callMs: number): Promise<string> {
   const question = await synthesizeSpeech('Is it something you can eat?', { sampleRate: 8000 });
   const cycle = padWithSilence(question, 200, CYCLE_MS - 200 - Math.round((question.length / 8000) * 1000), 8000);
   const frames = Math.ceil(callMs / 20);
@@ -152,8 +152,8 @@ async function benchCall(dir: string, callMs: number): Promise<string> {
   return scenarioPath;
 }
 
-/** `calls` calls of `scenario`, their starts spread over one cycle; sipp at nice 10. */
-async function runSipp(scenario: string, calls: number, port: number, rtpPort: number): Promise<SippResult> {
+/** `calls` calls of `scenario`, their starts spread over one cycle; sipp at nice 10 (`started` is told its pid). */
+export async function runSipp(scenario: string, calls: number, port: number, rtpPort: number, started?: (pid: number) => void): Promise<SippResult> {
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-bench-sipp-'));
   const child = spawn(SIPP, [
     '-sf', scenario,
@@ -164,6 +164,7 @@ async function runSipp(scenario: string, calls: number, port: number, rtpPort: n
     '-trace_rtt', '-rtt_freq', '1',
     '-set', 'rtpport', String(rtpPort),
   ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  started?.(child.pid!);
   try {
     setPriority(child.pid!, 10);
   } catch {
@@ -211,13 +212,29 @@ interface SipStepFigures {
   load: string;
 }
 
+/** The bench's server with a SIP listener on UDP and number 1000 ringing the rig's flow; the listener's port. */
+export async function startSipRig(): Promise<{ rig: LoadRig; port: number }> {
+  const rig = await startLoadRig({ tts: 'openai', config: { sip: { listen: ['udp:127.0.0.1:0'], rtpPorts: '0' } } });
+  try {
+    const port = rig.server.app.services.sipListening.find((l) => l.protocol === 'udp')!.port;
+    const saved = await rig.server.request('PATCH', '/v1/providers', { jwt: rig.jwt, body: { sip_allowed_sources: '127.0.0.1' } });
+    if (saved.status !== 200) throw new Error(`sip sources: ${saved.status} ${saved.text}`);
+    const bound = await rig.server.request('POST', '/v1/phone-numbers', { jwt: rig.jwt, body: { carrier: 'sip', number: '1000', flow_id: rig.flowId, label: 'bench' } });
+    if (bound.status !== 201) throw new Error(`sip number: ${bound.status} ${bound.text}`);
+    return { rig, port };
+  } catch (error) {
+    await rig.close();
+    throw error;
+  }
+}
+
 export async function run(): Promise<BenchRow[]> {
   const seconds = ladderStepSeconds();
   // Every call is up 8 s after the first started; 3 s of warm-up, then the window; the first
   // call still talks until a second after it.
   const callMs = CYCLE_MS + 3000 + seconds * 1000 + 1000;
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-bench-sip-'));
-  const rig = await startLoadRig({ tts: 'openai', config: { sip: { listen: ['udp:127.0.0.1:0'], rtpPorts: '0' } } }).catch(async (error: unknown) => {
+  const { rig, port } = await startSipRig().catch(async (error: unknown) => {
     await rm(dir, { recursive: true, force: true });
     throw error;
   });
@@ -225,11 +242,6 @@ export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   try {
     const scenario = await benchCall(dir, callMs);
-    const port = rig.server.app.services.sipListening.find((l) => l.protocol === 'udp')!.port;
-    const saved = await rig.server.request('PATCH', '/v1/providers', { jwt: rig.jwt, body: { sip_allowed_sources: '127.0.0.1' } });
-    if (saved.status !== 200) throw new Error(`sip sources: ${saved.status} ${saved.text}`);
-    const bound = await rig.server.request('POST', '/v1/phone-numbers', { jwt: rig.jwt, body: { carrier: 'sip', number: '1000', flow_id: rig.flowId, label: 'bench' } });
-    if (bound.status !== 201) throw new Error(`sip number: ${bound.status} ${bound.text}`);
 
     const ws = await ladderToCeiling({
       label: 'WebSocket sessions, 20 ms frames',

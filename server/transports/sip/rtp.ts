@@ -5,8 +5,10 @@
 // clock sends one packet per tick, the next queued frame or, when the agent is quiet, a frame of
 // silence, so the caller's jitter buffer sees one continuous stream (sequence numbers +1 and
 // timestamps +160 each packet, no gaps to mistake for loss). A barge-in drops what is queued.
-// The clock runs on its own timer; after a stall it catches up with what it owes (up to a
-// second): encoding happened when the frame was queued, so a tick is only sends.
+// Every call's clock is read by one shared timer (mediaClock below), so a hundred calls cost one
+// timer wake every 10 ms, not a hundred; each call keeps its own 20 ms grid from its start. After
+// a stall a call catches up with what it owes (up to a second): encoding happened when the frame
+// was queued, so a tick is only sends. Packets are written and read by hand (rtp-wire.ts).
 //
 // In: packets are taken only from the address the offer named (any port: the sending port of a
 // peer need not be the one it receives on); from anywhere else they are ignored. Audio packets
@@ -15,11 +17,11 @@
 // telephone-event is a key once per event (its SSRC and RTP timestamp), however many packets carry it.
 import { createSocket, type Socket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import { RtpHeader, RtpPacket } from 'werift';
 import { decodeG711, encodeG711, G711_SILENCE, type G711Law } from '../../audio/g711.ts';
 import { StreamingResampler } from '../../audio/resampler.ts';
 import type { LineRecordingTap } from '../../engine/session-setup.ts';
 import { JitterBuffer } from '../webrtc/jitter-buffer.ts';
+import { readRtpPacket, writeRtpPacket } from './rtp-wire.ts';
 
 export const LINE_RATE = 8000;
 const ENGINE_RATE = 16000;
@@ -112,7 +114,7 @@ export class RtpStream {
   private readonly down = new StreamingResampler(ENGINE_RATE, LINE_RATE);
   private readonly up = new StreamingResampler(LINE_RATE, ENGINE_RATE);
   private pendingNarrow: Int16Array = new Int16Array(0);
-  private timer: NodeJS.Timeout | null = null;
+  private running = false;
   private clockStart = 0;
   private ticks = 0;
   private readonly jitter: JitterBuffer<Buffer>;
@@ -154,10 +156,11 @@ export class RtpStream {
 
   /** Starts the 20 ms clock: a packet every tick from now on while sending. */
   start(): void {
-    if (this.timer || this.closed) return;
+    if (this.running || this.closed) return;
+    this.running = true;
     this.clockStart = performance.now();
     this.ticks = 0;
-    this.timer = setInterval(() => this.tick(), FRAME_MS / 2);
+    mediaClock.add(this);
   }
 
   /** A re-INVITE moved the stream: another address, codec or direction. */
@@ -209,8 +212,8 @@ export class RtpStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.running = false;
+    mediaClock.remove(this);
     try {
       this.socket.close();
     } catch {
@@ -218,9 +221,10 @@ export class RtpStream {
     }
   }
 
-  private tick(): void {
-    this.fillInboundSilence();
-    const due = Math.floor((performance.now() - this.clockStart) / FRAME_MS);
+  /** One wake of the shared clock at `now` (performance.now()): the packets this call owes by then. */
+  tick(now: number): void {
+    this.fillInboundSilence(now);
+    const due = Math.floor((now - this.clockStart) / FRAME_MS);
     let owed = due - this.ticks;
     if (owed <= 0) return;
     if (owed > MAX_CATCH_UP) {
@@ -245,12 +249,11 @@ export class RtpStream {
       return;
     }
     this.sequence = (this.sequence + 1) & 0xffff;
-    const header = new RtpHeader({ payloadType: this.target.payloadType, sequenceNumber: this.sequence, timestamp: this.timestamp, ssrc: this.ssrc, marker: this.marker });
+    const packet = writeRtpPacket(this.target.payloadType, this.marker, this.sequence, this.timestamp, this.ssrc, payload);
     this.marker = false;
-    const packet = new RtpPacket(header, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)).serialize();
-    this.socket.send(packet, this.target.port, this.target.address, (error) => {
-      if (error) this.tellProblem(`RTP send failed: ${error.message}`);
-    });
+    // No callback: a send that fails is the socket's 'error' event (told once, above), and a
+    // callback per packet would be one more call into JavaScript per packet when the send completes.
+    this.socket.send(packet, this.target.port, this.target.address);
     this.counters.packetsOut++;
   }
 
@@ -260,17 +263,14 @@ export class RtpStream {
       this.counters.ignoredSource++;
       return;
     }
-    let packet: RtpPacket;
-    try {
-      if (data.length < 12 || data[0]! >> 6 !== 2) throw new Error('not RTP version 2');
-      packet = RtpPacket.deSerialize(data);
-    } catch {
+    const packet = readRtpPacket(data);
+    if (!packet) {
       this.counters.malformed++;
       this.tellProblem('a malformed RTP packet was ignored');
       return;
     }
     this.counters.packetsIn++;
-    const { payloadType, sequenceNumber, timestamp, ssrc } = packet.header;
+    const { payloadType, sequenceNumber, timestamp, ssrc } = packet;
     if (this.target.telephoneEvent !== null && payloadType === this.target.telephoneEvent) {
       this.telephoneEvent(packet.payload, `${ssrc}:${timestamp}`);
       return;
@@ -280,9 +280,8 @@ export class RtpStream {
     this.jitter.push(sequenceNumber, packet.payload);
   }
 
-  private fillInboundSilence(): void {
+  private fillInboundSilence(now: number): void {
     if (this.inboundUntil === null) return;
-    const now = performance.now();
     if (now - this.inboundUntil < INBOUND_SILENCE_AFTER_MS) return;
     // Frames of silence up to now, at most a second's worth at once (after a stall of the process).
     const frames = Math.min(50, Math.floor((now - this.inboundUntil) / FRAME_MS));
@@ -326,6 +325,33 @@ export class RtpStream {
     this.callbacks.problem(reason);
   }
 }
+
+/**
+ * One timer for every call's media clock: each wake reads the time once and lets every call send
+ * what it owes by then. It runs only while some call's clock is started.
+ */
+class MediaClock {
+  private readonly streams = new Set<RtpStream>();
+  private timer: NodeJS.Timeout | null = null;
+
+  add(stream: RtpStream): void {
+    this.streams.add(stream);
+    this.timer ??= setInterval(() => {
+      const now = performance.now();
+      for (const each of this.streams) each.tick(now);
+    }, FRAME_MS / 2);
+  }
+
+  remove(stream: RtpStream): void {
+    this.streams.delete(stream);
+    if (this.streams.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+}
+
+const mediaClock = new MediaClock();
 
 const silences: Record<G711Law, Uint8Array> = {
   mulaw: new Uint8Array(SAMPLES_PER_PACKET).fill(G711_SILENCE.mulaw),
