@@ -114,6 +114,8 @@ export class RtpStream {
   private readonly down = new StreamingResampler(ENGINE_RATE, LINE_RATE);
   private readonly up = new StreamingResampler(LINE_RATE, ENGINE_RATE);
   private pendingNarrow: Int16Array = new Int16Array(0);
+  /** A caller's packet decoded, when nothing keeps it (the resampler copies what it is given). */
+  private readonly decoded = new Int16Array(SAMPLES_PER_PACKET);
   private running = false;
   private clockStart = 0;
   private ticks = 0;
@@ -286,7 +288,7 @@ export class RtpStream {
     // Frames of silence up to now, at most a second's worth at once (after a stall of the process).
     const frames = Math.min(50, Math.floor((now - this.inboundUntil) / FRAME_MS));
     for (let i = 0; i < frames; i++) {
-      const narrow = new Int16Array(SAMPLES_PER_PACKET);
+      const narrow = this.recording ? new Int16Array(SAMPLES_PER_PACKET) : SILENT_PACKET;
       this.recording?.caller(narrow);
       const pcm = this.up.process(narrow);
       if (pcm.length > 0) this.callbacks.audio(pcm);
@@ -300,7 +302,11 @@ export class RtpStream {
       return;
     }
     if (!payload) this.counters.lost++;
-    const narrow = payload ? decodeG711(this.target.law, payload) : new Int16Array(SAMPLES_PER_PACKET);
+    // A recording keeps what it is given: it gets arrays of its own.
+    const keep = this.recording !== null;
+    const narrow = payload
+      ? decodeG711(this.target.law, payload, keep || payload.length !== SAMPLES_PER_PACKET ? undefined : this.decoded)
+      : keep ? new Int16Array(SAMPLES_PER_PACKET) : SILENT_PACKET;
     this.recording?.caller(narrow);
     const pcm = this.up.process(narrow);
     if (pcm.length > 0) this.callbacks.audio(pcm);
@@ -357,6 +363,9 @@ const silences: Record<G711Law, Uint8Array> = {
   mulaw: new Uint8Array(SAMPLES_PER_PACKET).fill(G711_SILENCE.mulaw),
   alaw: new Uint8Array(SAMPLES_PER_PACKET).fill(G711_SILENCE.alaw),
 };
+
+/** 20 ms of silence at the line's rate, only ever read. */
+const SILENT_PACKET = new Int16Array(SAMPLES_PER_PACKET);
 
 /** No audio packet from the caller for this long: their silence is fed to the engine in its place. */
 const INBOUND_SILENCE_AFTER_MS = 100;
