@@ -11,7 +11,8 @@
 // fails when sipp reports a failed call, or when one listener of ours (every call's SDP names its
 // port; each call has its own SSRC) hears fewer streams than calls or a gap of more than 60 ms
 // between two packets of a call in the window. The SIP calls' voice-to-voice is read from their
-// timelines after the step. Printed beside the two ceilings: SIP ÷ WebSocket calls held per core;
+// timelines after the step, and sipp's own CPU over the window (it runs on the server's cores).
+// Printed beside the two ceilings: SIP ÷ WebSocket calls held per core;
 // call setup (sipp's -trace_rtt: each call's INVITE to its 200 OK, the scenario's rtd) and the
 // RFC 3550 interarrival jitter of what Voxflow sends, p99 over the calls, both of the 20-call
 // step (or the first, if the ladder stopped before 20).
@@ -26,6 +27,7 @@ import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
 import { ladderStepSeconds, ladderToCeiling, loadNow, measureStep, startLoadRig, type LoadRig, type StepResult } from './load-rig.ts';
 import { pacedWebSocketStep } from './phone.bench.ts';
+import { processShare, processTicks } from './thread-cpu.ts';
 
 // As test/support/sip-rig.ts has them (it cannot be imported outside vitest).
 const SIPP = '/usr/bin/sipp';
@@ -255,16 +257,22 @@ export async function run(): Promise<BenchRow[]> {
       const load = loadNow();
       const stepFrom = Date.now();
       let sipp: Promise<SippResult> | null = null;
+      let sippPid = 0;
       let heard: CallStream[] = [];
+      let sippShare = '';
       const window = { from: 0, to: 0 };
       const r = await measureStep(async () => {
-        sipp = runSipp(scenario, calls, port, ear.port);
+        sipp = runSipp(scenario, calls, port, ear.port, (pid) => (sippPid = pid));
         await new Promise((done) => setTimeout(done, CYCLE_MS + 3000));
         ear.take();
         window.from = Date.now();
+        // sipp shares the server's cores (at nice 10): what it used over the window says whether
+        // it could have been what starved the server.
+        const sippBefore = processTicks(sippPid);
         return async () => {
           await new Promise((done) => setTimeout(done, seconds * 1000));
           window.to = Date.now();
+          sippShare = processShare(sippBefore, processTicks(sippPid), Date.now() - window.from);
           heard = ear.take();
           return { healthy: true, voiceToVoice: [], extra: '' };
         };
@@ -281,7 +289,7 @@ export async function run(): Promise<BenchRow[]> {
         ...r,
         healthy: done.code === 0 && heard.length >= calls && gaps === 0,
         voiceToVoice: await sipVoiceToVoice(rig, stepFrom, window),
-        extra: `${heard.length} RTP streams heard, ${packets} packets, ${gaps} gaps > ${GAP_MS} ms; jitter p50 ${percentile(jitters, 50)?.toFixed(2) ?? '-'} ms, max ${(jitters.at(-1) ?? 0).toFixed(2)} ms; setup p50 ${percentile(done.setupMs, 50)?.toFixed(1) ?? '-'} ms${failed}`,
+        extra: `${heard.length} RTP streams heard, ${packets} packets, ${gaps} gaps > ${GAP_MS} ms; jitter p50 ${percentile(jitters, 50)?.toFixed(2) ?? '-'} ms, max ${(jitters.at(-1) ?? 0).toFixed(2)} ms; setup p50 ${percentile(done.setupMs, 50)?.toFixed(1) ?? '-'} ms; sipp ${sippShare} of a core${failed}`,
       };
     };
     const sip = await ladderToCeiling({
