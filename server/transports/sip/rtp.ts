@@ -6,7 +6,7 @@
 // silence, so the caller's jitter buffer sees one continuous stream (sequence numbers +1 and
 // timestamps +160 each packet, no gaps to mistake for loss). A barge-in drops what is queued.
 // Every call's clock is read by one shared timer (mediaClock below), so a hundred calls cost one
-// timer wake every 10 ms, not a hundred; each call keeps its own 20 ms grid from its start. After
+// timer wake every 5 ms, not a hundred; each call keeps its own 20 ms grid from its start. After
 // a stall a call catches up with what it owes (up to a second): encoding happened when the frame
 // was queued, so a tick is only sends. Packets are written and read by hand (rtp-wire.ts).
 //
@@ -26,6 +26,8 @@ import { readRtpPacket, writeRtpPacket } from './rtp-wire.ts';
 export const LINE_RATE = 8000;
 const ENGINE_RATE = 16000;
 const FRAME_MS = 20;
+/** How often the shared media clock wakes. */
+const TICK_MS = 5;
 const SAMPLES_PER_PACKET = (LINE_RATE * FRAME_MS) / 1000;
 /** Agent frames queued past this (a second) are dropped from the front: the engine paces, so this is a stall. */
 const MAX_QUEUED_FRAMES = 50;
@@ -334,7 +336,11 @@ export class RtpStream {
 
 /**
  * One timer for every call's media clock: each wake reads the time once and lets every call send
- * what it owes by then. It runs only while some call's clock is started.
+ * what it owes by then. It runs only while some call's clock is started. Being one timer, it can
+ * wake every 5 ms (a timer per call woke every 10): a packet leaves at most about 5 ms after its
+ * time on the call's grid rather than 10, which is that much less jitter for the caller and that
+ * much more of a pause of the event loop before two packets are more than 60 ms apart. 5 ms is
+ * also the engine's audio clock, so Node serves both from the one timer list.
  */
 class MediaClock {
   private readonly streams = new Set<RtpStream>();
@@ -345,7 +351,7 @@ class MediaClock {
     this.timer ??= setInterval(() => {
       const now = performance.now();
       for (const each of this.streams) each.tick(now);
-    }, FRAME_MS / 2);
+    }, TICK_MS);
   }
 
   remove(stream: RtpStream): void {
