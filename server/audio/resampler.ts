@@ -159,13 +159,34 @@ export class StreamingResampler {
 
   // Integer upsampling (16k → 48k, 8k → 16k): the L outputs that follow one input all read the
   // same history, so one pass over it feeds L accumulators; about twice as fast as L passes.
+  // By 2 (every packet of a phone call, both ways of 8 kHz) the pass is unrolled four taps at a
+  // time (the tap count is even; a pair is left when it is not a multiple of four): each sum still
+  // adds its terms in the same order, so the output is the same to the bit, for about two thirds
+  // of the CPU: 14.2-14.7 against 20.1-23.2 µs per 160-sample packet through process() (5 s of a
+  // two-tone signal in 20 ms chunks, 20 times, process CPU time, Node 20.20, load average 13).
   private upsampleBy2(out: Int16Array, n: number, newest: number): void {
     const { coefficients, taps } = this.bank;
     const work = this.work;
     let a = 0;
     let b = 0;
-    for (let k = 0; k < taps; k++) {
-      const x = work[newest - k]!;
+    let k = 0;
+    let j = newest;
+    for (const stop = taps - (taps % 4); k < stop; k += 4, j -= 4) {
+      const x0 = work[j]!;
+      const x1 = work[j - 1]!;
+      const x2 = work[j - 2]!;
+      const x3 = work[j - 3]!;
+      a += coefficients[k]! * x0;
+      b += coefficients[taps + k]! * x0;
+      a += coefficients[k + 1]! * x1;
+      b += coefficients[taps + k + 1]! * x1;
+      a += coefficients[k + 2]! * x2;
+      b += coefficients[taps + k + 2]! * x2;
+      a += coefficients[k + 3]! * x3;
+      b += coefficients[taps + k + 3]! * x3;
+    }
+    for (; k < taps; k++, j--) {
+      const x = work[j]!;
       a += coefficients[k]! * x;
       b += coefficients[taps + k]! * x;
     }

@@ -11,7 +11,8 @@
 // fails when sipp reports a failed call, or when one listener of ours (every call's SDP names its
 // port; each call has its own SSRC) hears fewer streams than calls or a gap of more than 60 ms
 // between two packets of a call in the window. The SIP calls' voice-to-voice is read from their
-// timelines after the step. Printed beside the two ceilings: SIP ÷ WebSocket calls held per core;
+// timelines after the step, and sipp's own CPU over the window (it runs on the server's cores).
+// Printed beside the two ceilings: SIP ÷ WebSocket calls held per core;
 // call setup (sipp's -trace_rtt: each call's INVITE to its 200 OK, the scenario's rtd) and the
 // RFC 3550 interarrival jitter of what Voxflow sends, p99 over the calls, both of the 20-call
 // step (or the first, if the ladder stopped before 20).
@@ -26,6 +27,7 @@ import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
 import { ladderStepSeconds, ladderToCeiling, loadNow, measureStep, startLoadRig, type LoadRig, type StepResult } from './load-rig.ts';
 import { pacedWebSocketStep } from './phone.bench.ts';
+import { processShare, processTicks } from './thread-cpu.ts';
 
 // As test/support/sip-rig.ts has them (it cannot be imported outside vitest).
 const SIPP = '/usr/bin/sipp';
@@ -42,7 +44,7 @@ interface CallStream {
 }
 
 /** Listens to every call's RTP on one port, per SSRC. */
-async function rtpListener() {
+export async function rtpListener() {
   const socket = createSocket('udp4');
   await new Promise<void>((done) => socket.bind(0, '127.0.0.1', done));
   let streams = new Map<number, CallStream>();
@@ -88,7 +90,7 @@ interface SippResult {
  * WebSocket callers' question and cycle, long enough for `callMs`, and basic-call.xml with its
  * listening, talking and pauses replaced by that stream, then the BYE.
  */
-async function benchCall(dir: string, callMs: number): Promise<string> {
+export async function benchCall(dir: string, callMs: number): Promise<string> {
   const question = await synthesizeSpeech('Is it something you can eat?', { sampleRate: 8000 });
   const cycle = padWithSilence(question, 200, CYCLE_MS - 200 - Math.round((question.length / 8000) * 1000), 8000);
   const frames = Math.ceil(callMs / 20);
@@ -152,8 +154,8 @@ async function benchCall(dir: string, callMs: number): Promise<string> {
   return scenarioPath;
 }
 
-/** `calls` calls of `scenario`, their starts spread over one cycle; sipp at nice 10. */
-async function runSipp(scenario: string, calls: number, port: number, rtpPort: number): Promise<SippResult> {
+/** `calls` calls of `scenario`, their starts spread over one cycle; sipp at nice 10 (`started` is told its pid). */
+export async function runSipp(scenario: string, calls: number, port: number, rtpPort: number, started?: (pid: number) => void): Promise<SippResult> {
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-bench-sipp-'));
   const child = spawn(SIPP, [
     '-sf', scenario,
@@ -164,6 +166,7 @@ async function runSipp(scenario: string, calls: number, port: number, rtpPort: n
     '-trace_rtt', '-rtt_freq', '1',
     '-set', 'rtpport', String(rtpPort),
   ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  started?.(child.pid!);
   try {
     setPriority(child.pid!, 10);
   } catch {
@@ -211,13 +214,29 @@ interface SipStepFigures {
   load: string;
 }
 
+/** The bench's server with a SIP listener on UDP and number 1000 ringing the rig's flow; the listener's port. */
+export async function startSipRig(): Promise<{ rig: LoadRig; port: number }> {
+  const rig = await startLoadRig({ tts: 'openai', config: { sip: { listen: ['udp:127.0.0.1:0'], rtpPorts: '0' } } });
+  try {
+    const port = rig.server.app.services.sipListening.find((l) => l.protocol === 'udp')!.port;
+    const saved = await rig.server.request('PATCH', '/v1/providers', { jwt: rig.jwt, body: { sip_allowed_sources: '127.0.0.1' } });
+    if (saved.status !== 200) throw new Error(`sip sources: ${saved.status} ${saved.text}`);
+    const bound = await rig.server.request('POST', '/v1/phone-numbers', { jwt: rig.jwt, body: { carrier: 'sip', number: '1000', flow_id: rig.flowId, label: 'bench' } });
+    if (bound.status !== 201) throw new Error(`sip number: ${bound.status} ${bound.text}`);
+    return { rig, port };
+  } catch (error) {
+    await rig.close();
+    throw error;
+  }
+}
+
 export async function run(): Promise<BenchRow[]> {
   const seconds = ladderStepSeconds();
   // Every call is up 8 s after the first started; 3 s of warm-up, then the window; the first
   // call still talks until a second after it.
   const callMs = CYCLE_MS + 3000 + seconds * 1000 + 1000;
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-bench-sip-'));
-  const rig = await startLoadRig({ tts: 'openai', config: { sip: { listen: ['udp:127.0.0.1:0'], rtpPorts: '0' } } }).catch(async (error: unknown) => {
+  const { rig, port } = await startSipRig().catch(async (error: unknown) => {
     await rm(dir, { recursive: true, force: true });
     throw error;
   });
@@ -225,11 +244,6 @@ export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   try {
     const scenario = await benchCall(dir, callMs);
-    const port = rig.server.app.services.sipListening.find((l) => l.protocol === 'udp')!.port;
-    const saved = await rig.server.request('PATCH', '/v1/providers', { jwt: rig.jwt, body: { sip_allowed_sources: '127.0.0.1' } });
-    if (saved.status !== 200) throw new Error(`sip sources: ${saved.status} ${saved.text}`);
-    const bound = await rig.server.request('POST', '/v1/phone-numbers', { jwt: rig.jwt, body: { carrier: 'sip', number: '1000', flow_id: rig.flowId, label: 'bench' } });
-    if (bound.status !== 201) throw new Error(`sip number: ${bound.status} ${bound.text}`);
 
     const ws = await ladderToCeiling({
       label: 'WebSocket sessions, 20 ms frames',
@@ -243,16 +257,22 @@ export async function run(): Promise<BenchRow[]> {
       const load = loadNow();
       const stepFrom = Date.now();
       let sipp: Promise<SippResult> | null = null;
+      let sippPid = 0;
       let heard: CallStream[] = [];
+      let sippShare = '';
       const window = { from: 0, to: 0 };
       const r = await measureStep(async () => {
-        sipp = runSipp(scenario, calls, port, ear.port);
+        sipp = runSipp(scenario, calls, port, ear.port, (pid) => (sippPid = pid));
         await new Promise((done) => setTimeout(done, CYCLE_MS + 3000));
         ear.take();
         window.from = Date.now();
+        // sipp shares the server's cores (at nice 10): what it used over the window says whether
+        // it could have been what starved the server.
+        const sippBefore = processTicks(sippPid);
         return async () => {
           await new Promise((done) => setTimeout(done, seconds * 1000));
           window.to = Date.now();
+          sippShare = processShare(sippBefore, processTicks(sippPid), Date.now() - window.from);
           heard = ear.take();
           return { healthy: true, voiceToVoice: [], extra: '' };
         };
@@ -269,7 +289,7 @@ export async function run(): Promise<BenchRow[]> {
         ...r,
         healthy: done.code === 0 && heard.length >= calls && gaps === 0,
         voiceToVoice: await sipVoiceToVoice(rig, stepFrom, window),
-        extra: `${heard.length} RTP streams heard, ${packets} packets, ${gaps} gaps > ${GAP_MS} ms; jitter p50 ${percentile(jitters, 50)?.toFixed(2) ?? '-'} ms, max ${(jitters.at(-1) ?? 0).toFixed(2)} ms; setup p50 ${percentile(done.setupMs, 50)?.toFixed(1) ?? '-'} ms${failed}`,
+        extra: `${heard.length} RTP streams heard, ${packets} packets, ${gaps} gaps > ${GAP_MS} ms; jitter p50 ${percentile(jitters, 50)?.toFixed(2) ?? '-'} ms, max ${(jitters.at(-1) ?? 0).toFixed(2)} ms; setup p50 ${percentile(done.setupMs, 50)?.toFixed(1) ?? '-'} ms; sipp ${sippShare} of a core${failed}`,
       };
     };
     const sip = await ladderToCeiling({
