@@ -9,8 +9,12 @@
 //   question and cycle. sipp runs at nice 10, as the other callers do.
 // Each is the ladder of load-rig.ts (climb until a step fails, bisect to 5 %); a SIP step also
 // fails when sipp reports a failed call, or when one listener of ours (every call's SDP names its
-// port; each call has its own SSRC) hears fewer streams than calls or a gap of more than 60 ms
-// between two packets of a call in the window. The SIP calls' voice-to-voice is read from their
+// port; each call has its own SSRC) hears fewer streams than calls or, in the window, a gap of
+// more than 60 ms before a packet of the agent's voice: what a caller hears as a break, as a
+// WebSocket step fails on a frame of the agent's voice sent after its play time. Gaps before the
+// line's silence packets (the agent quiet) are counted and printed but do not fail a step: the
+// caller's jitter buffer plays them as the silence they are, and a WebSocket session, which sends
+// nothing while the agent is quiet, could not be failed for the same pause of the server. The SIP calls' voice-to-voice is read from their
 // timelines after the step, and sipp's own CPU over the window (it runs on the server's cores).
 // Printed beside the two ceilings: SIP ÷ WebSocket calls held per core;
 // call setup (sipp's -trace_rtt: each call's INVITE to its 200 OK, the scenario's rtd) and the
@@ -40,7 +44,17 @@ interface CallStream {
   lastTimestamp: number;
   jitter: number;
   packets: number;
+  /** Gaps before a packet of the agent's voice: a break the caller hears. */
   gaps: number;
+  /** Gaps before a packet of the line's silence (the agent quiet). */
+  quietGaps: number;
+}
+
+/** A packet of nothing but G.711 silence (μ-law 0xff, A-law 0xd5): the line with the agent quiet. */
+function lineSilence(data: Buffer): boolean {
+  const silence = (data[1]! & 0x7f) === 8 ? 0xd5 : 0xff;
+  for (let i = 12; i < data.length; i++) if (data[i] !== silence) return false;
+  return true;
 }
 
 /** Listens to every call's RTP on one port, per SSRC. */
@@ -55,13 +69,16 @@ export async function rtpListener() {
     const timestamp = data.readUInt32BE(4);
     const stream = streams.get(ssrc);
     if (!stream) {
-      streams.set(ssrc, { last: now, lastTimestamp: timestamp, jitter: 0, packets: 1, gaps: 0 });
+      streams.set(ssrc, { last: now, lastTimestamp: timestamp, jitter: 0, packets: 1, gaps: 0, quietGaps: 0 });
       return;
     }
     // RFC 3550 A.8: the difference of transit times, in ms (8 kHz timestamps).
     const d = now - stream.last - ((timestamp - stream.lastTimestamp) >>> 0) / 8;
     stream.jitter += (Math.abs(d) - stream.jitter) / 16;
-    if (now - stream.last > GAP_MS) stream.gaps++;
+    if (now - stream.last > GAP_MS) {
+      if (lineSilence(data)) stream.quietGaps++;
+      else stream.gaps++;
+    }
     stream.last = now;
     stream.lastTimestamp = timestamp;
     stream.packets++;
@@ -281,6 +298,7 @@ export async function run(): Promise<BenchRow[]> {
       await new Promise((wait) => setTimeout(wait, 2500)); // the calls' timelines written
       const jitters = heard.map((s) => s.jitter).sort((a, b) => a - b);
       const gaps = heard.reduce((sum, s) => sum + s.gaps, 0);
+      const quietGaps = heard.reduce((sum, s) => sum + s.quietGaps, 0);
       const packets = heard.reduce((sum, s) => sum + s.packets, 0);
       const jitterP99 = percentile(jitters, 99);
       figures.push({ calls, setupMs: done.setupMs, jitterP99, load });
@@ -289,13 +307,13 @@ export async function run(): Promise<BenchRow[]> {
         ...r,
         healthy: done.code === 0 && heard.length >= calls && gaps === 0,
         voiceToVoice: await sipVoiceToVoice(rig, stepFrom, window),
-        extra: `${heard.length} RTP streams heard, ${packets} packets, ${gaps} gaps > ${GAP_MS} ms; jitter p50 ${percentile(jitters, 50)?.toFixed(2) ?? '-'} ms, max ${(jitters.at(-1) ?? 0).toFixed(2)} ms; setup p50 ${percentile(done.setupMs, 50)?.toFixed(1) ?? '-'} ms; sipp ${sippShare} of a core${failed}`,
+        extra: `${heard.length} RTP streams heard, ${packets} packets, ${gaps} gaps > ${GAP_MS} ms before the agent's voice (${quietGaps} before silence); jitter p50 ${percentile(jitters, 50)?.toFixed(2) ?? '-'} ms, max ${(jitters.at(-1) ?? 0).toFixed(2)} ms; setup p50 ${percentile(done.setupMs, 50)?.toFixed(1) ?? '-'} ms; sipp ${sippShare} of a core${failed}`,
       };
     };
     const sip = await ladderToCeiling({
       label: 'SIP calls, A-law 8 kHz',
-      stepHow: `sipp, calls started over 8 s, then 3 s, then a ${seconds} s window; callers sending one 20 ms RTP packet every 20 ms; RTP heard by one listener per SSRC (gaps: > ${GAP_MS} ms between packets of a call; jitter: RFC 3550 interarrival, per call); hosted-style TTS`,
-      heldHow: 'also every call completed, every call heard, no RTP gap; hosted-style TTS (fake OpenAI speech in the fakes process)',
+      stepHow: `sipp, calls started over 8 s, then 3 s, then a ${seconds} s window; callers sending one 20 ms RTP packet every 20 ms; RTP heard by one listener per SSRC (gaps: > ${GAP_MS} ms between packets of a call, before a packet of the agent's voice; jitter: RFC 3550 interarrival, per call); hosted-style TTS`,
+      heldHow: 'also every call completed, every call heard, no RTP gap before the agent\'s voice; hosted-style TTS (fake OpenAI speech in the fakes process)',
       runStep: sipStep,
     });
     rows.push(...ws.rows, ...sip.rows, {
