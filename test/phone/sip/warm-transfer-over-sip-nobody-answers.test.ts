@@ -71,6 +71,9 @@ describe('a warm transfer over SIP that does not reach the person', () => {
     const personRun = await person;
     const cancelledAt = performance.now();
     expect(personRun.code, personRun.output).toBe(0);
+    // Back in the flow once the ringing is cancelled (the person's 487 came), not 32 s later when
+    // the call to the person would have timed out.
+    await vi.waitFor(async () => expect((await api(rig, `/v1/sessions/${id}`)).path.at(-1)?.state).toBe('sorry'), { timeout: 15_000, interval: 100 });
     const callerRun = await caller;
     // The caller was never hung up on by the transfer: the on_failed state said goodbye and ended the call.
     expect(callerRun.code, callerRun.output).toBe(0);
@@ -122,7 +125,7 @@ describe('a warm transfer over SIP that does not reach the person', () => {
     const callerEar = await listenForRtp();
     const person = runSipp({ rig, scenario: 'callee-rings-until-cancelled.xml', uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    // The caller hangs up 20 s after the answer; the person's phone may ring for 60 s.
+    // The caller hangs up 12 s after the answer; the person's phone may ring for 60 s.
     const caller = runSipp({ rig, scenario: 'caller-hangs-up-on-hold.xml', service: LONG_RING_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
     const [personRun, callerRun] = await Promise.all([person, caller]);
     expect(callerRun.code, callerRun.output).toBe(0);
