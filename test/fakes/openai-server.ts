@@ -76,6 +76,8 @@ export interface FakeOpenAI {
   setTranscriptionFault(fault: CountedFault | undefined): void;
   /** From now on, only this key is accepted (a key revoked at the provider); undefined: any. */
   setApiKey(key: string | undefined): void;
+  /** Ends every `hangMs` wait under way now: those requests are answered as if it had run out. */
+  endHangs(): void;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   let callCount = 0;
   const transcripts = options.transcripts ?? [];
   let requiredKey = options.apiKey;
+  const hangs = new Set<() => void>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
@@ -126,17 +129,17 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       const schemaProblem = strictSchemaProblem(body);
       if (schemaProblem) return sendError(res, 400, schemaProblem);
       const reply = pickReply(body);
-      if (!(await beforeAnswer(reply, res))) return;
+      if (!(await beforeAnswer(reply, res, hangs))) return;
       return body.stream ? streamChat(res, recorded, body, reply, () => ++callCount) : answerChat(res, body, reply, () => ++callCount);
     }
     if (req.method === 'POST' && path === '/v1/audio/speech') {
       const fault = faultFor(speechFault, ++speechCount) ?? {};
-      if (!(await beforeAnswer(fault, res))) return;
+      if (!(await beforeAnswer(fault, res, hangs))) return;
       return answerSpeech(res, recorded, (recorded.body ?? {}) as Record<string, unknown>, fault, options.msPerWord);
     }
     if (req.method === 'POST' && path === '/v1/audio/transcriptions') {
       const fault = faultFor(transcriptionFault, ++transcriptionCount) ?? {};
-      if (!(await beforeAnswer(fault, res))) return;
+      if (!(await beforeAnswer(fault, res, hangs))) return;
       if (!form) return sendError(res, 400, 'Expected a multipart/form-data body.');
       return answerTranscription(res, recorded, form, fault, (pcm, rate) =>
         options.transcribe ? options.transcribe(pcm, rate) : (transcripts.shift() ?? ''),
@@ -185,6 +188,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     setTranscriptionFault(fault) {
       transcriptionFault = fault;
       transcriptionCount = 0;
+    },
+    endHangs() {
+      for (const end of [...hangs]) end();
     },
     close: listening.close,
   };
@@ -261,13 +267,25 @@ function textOf(content: unknown): string {
 }
 
 /** Applies the knobs that act before any answer; false when nothing more should be sent. */
-async function beforeAnswer(fault: Fault, res: ServerResponse): Promise<boolean> {
-  if (fault.hangMs !== undefined && !(await pause(fault.hangMs, res))) return false;
+async function beforeAnswer(fault: Fault, res: ServerResponse, hangs: Set<() => void>): Promise<boolean> {
+  if (fault.hangMs !== undefined && !(await hang(fault.hangMs, res, hangs))) return false;
   if (fault.status !== undefined) {
     sendError(res, fault.status);
     return false;
   }
   return true;
+}
+
+/** A `hangMs` wait, which endHangs() may end early; true when the response can still be written. */
+async function hang(ms: number, res: ServerResponse, hangs: Set<() => void>): Promise<boolean> {
+  let end!: () => void;
+  const ended = new Promise<boolean>((resolve) => (end = () => resolve(!res.destroyed)));
+  hangs.add(end);
+  try {
+    return await Promise.race([pause(ms, res), ended]);
+  } finally {
+    hangs.delete(end);
+  }
 }
 
 function sendError(res: ServerResponse, status: number, message?: string): void {

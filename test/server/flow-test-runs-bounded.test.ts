@@ -62,8 +62,9 @@ const balanceOf = async (server: TestServer, apiKey: string) => (await server.re
 describe('flow test runs, bounded', () => {
   it("refuses an account's second run on the other node with 429 while it runs on the first, and starts another account's run there", { timeout: 120_000 }, async () => {
     // Long enough that the second node's refusal comes while the first run waits on the model,
-    // even when a loaded machine takes seconds over the second node's first request.
-    const openai = await fakeModel(slowModel(15_000));
+    // even when a loaded machine takes seconds over the second node's first request; the model
+    // answers once the other account's run has been seen through (endHangs below).
+    const openai = await fakeModel(slowModel(60_000));
     const { a, b } = await nodes.start(withModel(openai));
     const one = await accountWithTests(a, READY);
     // The other account's suite is imported first: the second node's flow workers are started
@@ -83,6 +84,9 @@ describe('flow test runs, bounded', () => {
     expect(theirs.status).toBe(202);
     expect((await finished(b, other.apiKey, other.flowId, theirs.body.id)).status).toBe('passed');
 
+    // The first run still holds its slot until the model answers it.
+    expect((await a.request('GET', `/v1/flows/${one.flowId}/tests/runs/${first.body.id}`, { apiKey: one.apiKey })).body.status).toBe('running');
+    openai.endHangs();
     expect((await finished(a, one.apiKey, one.flowId, first.body.id)).status).not.toBe('running');
     // Its slot is free again, on either node.
     const again = await b.request('POST', `/v1/flows/${one.flowId}/tests/run`, { apiKey: one.apiKey, body: {} });

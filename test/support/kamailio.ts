@@ -40,13 +40,23 @@ export interface Kamailio {
   tlsPort: number;
   /** Every line kamailio logged, in order. */
   lines: string[];
-  /** The REGISTERs it took (authenticated): the user, the Expires asked for and when (performance.now()), in order. */
+  /** The REGISTERs it took (authenticated): the user, the Expires asked for and when (ms, kamailio's clock), in order. */
   registers(): Array<{ user: string; expires: number; at: number }>;
   /** When it refused a REGISTER (with refuse set), in order. */
   refused(): number[];
   /** Waits for a logged line matching `pattern`. */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   stop(): Promise<void>;
+}
+
+/**
+ * When kamailio logged a line, from the `at=<seconds.microseconds>` its registrar's lines end with,
+ * in ms: the time we read a line is later by however long this process was busy (starting the
+ * server beside it, two lines could arrive in one read).
+ */
+function loggedAt(line: string): number | null {
+  const match = / at=(\d+)\.(\d{1,6})\b/.exec(line);
+  return match ? Number(match[1]) * 1000 + Number(match[2]!.padEnd(6, '0')) / 1000 : null;
 }
 
 export async function freeUdpPort(): Promise<number> {
@@ -184,9 +194,9 @@ async function startKamailioOnce(options: KamailioOptions): Promise<Kamailio> {
     registers: () =>
       lines.flatMap((line, i) => {
         const match = /REGISTER (\S+) expires=(\d+)/.exec(line);
-        return match ? [{ user: match[1]!, expires: Number(match[2]), at: times[i]! }] : [];
+        return match ? [{ user: match[1]!, expires: Number(match[2]), at: loggedAt(line) ?? times[i]! }] : [];
       }),
-    refused: () => lines.flatMap((line, i) => (/REFUSED REGISTER/.test(line) ? [times[i]!] : [])),
+    refused: () => lines.flatMap((line, i) => (/REFUSED REGISTER/.test(line) ? [loggedAt(line) ?? times[i]!] : [])),
     waitForLine,
     stop,
   };

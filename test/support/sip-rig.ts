@@ -246,6 +246,21 @@ export async function runSipp(options: SippOptions): Promise<SippRun> {
   return { code, output: `${logs.join('\n')}\n--- stdout\n${captured.slice(-4000)}` };
 }
 
+/**
+ * Waits until something listens on UDP `port` (a sipp UAS runSipp started there), read from
+ * Linux's socket table rather than by binding the port, which could take it from sipp.
+ */
+export async function udpListening(port: number, timeoutMs = 20_000): Promise<void> {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const table = await readFile('/proc/net/udp', 'utf8');
+    if (table.split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex))) return;
+    if (performance.now() > until) throw new Error(`nothing listens on UDP port ${port} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** A flow that thanks the caller and hangs up: what a call needs when only its routing is tested. */
 export const goodbyeFlow = (id: string) => `
 id: ${id}

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterThisFile, afterThisTest } from '../../support/after-this-test.ts';
 import { freeUdpPort, startKamailio, type Kamailio } from '../../support/kamailio.ts';
-import { FIXTURES, listenForRtp, runSipp, startSipRig, type SipRig } from '../../support/sip-rig.ts';
+import { FIXTURES, listenForRtp, runSipp, startSipRig, type SipRig, udpListening } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
 
 const TRUNK_USER = 'voxtrunk';
@@ -65,7 +65,7 @@ describe('Voxflow placing calls over SIP', () => {
     const credit = await balance(rig);
     const ear = await listenForRtp();
     const callee = runSipp({ rig, scenario: 'callee-answers.xml', uasPort, rtpPort: ear.port });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await udpListening(uasPort);
     const placed = await place(rig, flowId);
     expect(placed.status, placed.text).toBe(201);
     expect(placed.body).toMatchObject({ carrier: 'sip', from: OUR_NUMBER, to: CALLEE, carrier_call_id: expect.any(String) });
@@ -108,7 +108,7 @@ describe('Voxflow placing calls over SIP', () => {
     const scenario = join(dir, `callee-${answer}.xml`);
     await writeFile(scenario, (await readFile(join(FIXTURES, 'callee-refuses.xml'), 'utf8')).replace('SIP/2.0 STATUS', `SIP/2.0 ${answer}`));
     const callee = runSipp({ rig, scenario, uasPort, rtpPort: ear.port });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await udpListening(uasPort);
     const placed = await place(rig, flowId);
     expect(placed.status, placed.text).toBe(201);
     const run = await callee;

@@ -81,7 +81,7 @@ describe('Voxflow registering to a SIP trunk over TLS', () => {
     );
     expect(ear.packets.filter((p) => p.payloadType === 0).length).toBeGreaterThan(20);
 
-    // Renewed over TLS at about half of the 20 s granted; removed over TLS when the server stops.
+    // Renewed over TLS at about half of the 8 s granted; removed over TLS when the server stops.
     await vi.waitFor(() => expect(trunk.lines.filter((l) => /REGISTER voxtrunk expires=60 .* proto=tls/.test(l)).length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
     await rig.stop();
     expect(await trunk.waitForLine(/REGISTER voxtrunk expires=0/, 10_000)).toMatch(/proto=tls/);

@@ -2,8 +2,8 @@
 // the trunk's registrar and proxy: the REGISTER is challenged and taken with the password from the
 // settings, renewed at about half of what the registrar granted, and removed (Expires: 0) when the
 // server stops; a caller dialling the trunk's number reaches the flow bound to that number, though
-// the account lists no source the trunk's calls come from; a registrar that refuses registrations
-// is tried again, with growing waits, until it takes one.
+// the account lists no source the trunk's calls come from. (A registrar that refuses registrations:
+// voxflow-registers-to-a-trunk-that-refuses.test.ts, whose waits run beside these.)
 import { describe, expect, it, vi } from 'vitest';
 import { afterThisTest } from '../../support/after-this-test.ts';
 import { startKamailio } from '../../support/kamailio.ts';
@@ -56,12 +56,13 @@ describe('Voxflow registering to a SIP trunk', () => {
     expect(done).toMatchObject({ transport: 'sip', direction: 'inbound', from: '+15550100001', to: DID, end_reason: 'flow_ended' });
     expect(ear.packets.filter((p) => p.payloadType === 0).length).toBeGreaterThan(20);
 
-    // The registrar grants 20 s (its maximum): the registration is renewed at about half of it.
+    // The registrar grants 8 s (its maximum) of the 60 asked: the registration is renewed at about
+    // half of what was granted (not of what was asked, and not at once).
     await vi.waitFor(() => expect(trunk.registers().filter((r) => r.expires > 0).length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
     const [first, second] = trunk.registers();
     const gapSeconds = (second!.at - first!.at) / 1000;
-    expect(gapSeconds).toBeGreaterThan(7);
-    expect(gapSeconds).toBeLessThan(19);
+    expect(gapSeconds).toBeGreaterThan(2.5);
+    expect(gapSeconds).toBeLessThan(7.5);
 
     // Stopping the server removes the binding at the registrar.
     await rig.stop();
@@ -90,23 +91,11 @@ describe('Voxflow registering to a SIP trunk', () => {
       { timeout: 20_000, interval: 100 },
     );
     expect(ear.packets.filter((p) => p.payloadType === 0).length).toBeGreaterThan(20);
-    // Renewed over TCP at about half of the 20 s granted.
+    // Renewed over TCP at about half of the 8 s granted.
     await vi.waitFor(() => expect(trunk.registers().filter((r) => r.expires > 0).length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
     expect(trunk.lines.filter((l) => /REGISTER voxtrunk expires=60 .* proto=tcp/.test(l)).length).toBeGreaterThanOrEqual(2);
     await rig.stop();
     expect(await trunk.waitForLine(/REGISTER voxtrunk expires=0/, 10_000)).toMatch(/proto=tcp/);
-  });
-
-  it('tries a refusing registrar again with growing waits, and registers once it takes registrations', { timeout: RIG_START_TIMEOUT_MS + 90_000 }, async () => {
-    const refusing = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID, refuse: true });
-    await registeringRig(refusing.port);
-    await vi.waitFor(() => expect(refusing.refused().length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
-    const [first, second] = refusing.refused();
-    // Not a flood: the second try came seconds after the first.
-    expect((second! - first!) / 1000).toBeGreaterThan(3);
-    await refusing.stop();
-    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID, port: refusing.port });
-    await trunk.waitForLine(/REGISTER voxtrunk expires=60/, 40_000);
   });
 
   it('does not register with a wrong password, and the trunk\'s call does not reach the flow', { timeout: RIG_START_TIMEOUT_MS + 60_000 }, async () => {

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterThisTest } from '../../support/after-this-test.ts';
-import { FIXTURES, listenForRtp, runSipp, type SipRig } from '../../support/sip-rig.ts';
+import { FIXTURES, listenForRtp, runSipp, type SipRig, udpListening } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
 import { FRONT_DESK, loudest, startWarmDesk, warmDesk, type WarmDeskSetup } from './warm-desk.ts';
 
@@ -64,13 +64,16 @@ describe('a warm transfer over SIP that does not reach the person', () => {
     const callerEar = await listenForRtp();
     const personEar = await listenForRtp();
     const person = runSipp({ rig, scenario: 'callee-rings-until-cancelled.xml', uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await udpListening(uasPort);
     const caller = runSipp({ rig, scenario: 'caller-waits-for-bye.xml', service: SHORT_RING_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
     const id = await newSession(rig, before);
     // The person's sipp exits 0 only once it was sent the CANCEL (and answered 487).
     const personRun = await person;
     const cancelledAt = performance.now();
     expect(personRun.code, personRun.output).toBe(0);
+    // Back in the flow once the ringing is cancelled (the person's 487 came), not 32 s later when
+    // the call to the person would have timed out.
+    await vi.waitFor(async () => expect((await api(rig, `/v1/sessions/${id}`)).path.at(-1)?.state).toBe('sorry'), { timeout: 15_000, interval: 100 });
     const callerRun = await caller;
     // The caller was never hung up on by the transfer: the on_failed state said goodbye and ended the call.
     expect(callerRun.code, callerRun.output).toBe(0);
@@ -91,7 +94,7 @@ describe('a warm transfer over SIP that does not reach the person', () => {
     const personEar = await listenForRtp();
     const callerEar = await listenForRtp();
     const person = runSipp({ rig, scenario: await refusing(status), uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await udpListening(uasPort);
     // Sixty seconds of ringing allowed: a refusal must not wait for them.
     const caller = runSipp({ rig, scenario: 'caller-waits-for-bye.xml', service: LONG_RING_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
     const id = await newSession(rig, before);
@@ -121,8 +124,8 @@ describe('a warm transfer over SIP that does not reach the person', () => {
     const personEar = await listenForRtp();
     const callerEar = await listenForRtp();
     const person = runSipp({ rig, scenario: 'callee-rings-until-cancelled.xml', uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    // The caller hangs up 20 s after the answer; the person's phone may ring for 60 s.
+    await udpListening(uasPort);
+    // The caller hangs up 12 s after the answer; the person's phone may ring for 60 s.
     const caller = runSipp({ rig, scenario: 'caller-hangs-up-on-hold.xml', service: LONG_RING_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
     const [personRun, callerRun] = await Promise.all([person, caller]);
     expect(callerRun.code, callerRun.output).toBe(0);

@@ -5,7 +5,7 @@
 // says reaches the caller, the session ends `transferred`, and when the person hangs up the caller
 // hears BYE. When the person is not reached: warm-transfer-over-sip-nobody-answers.test.ts.
 import { describe, expect, it, vi } from 'vitest';
-import { listenForRtp, runSipp, type SipRig } from '../../support/sip-rig.ts';
+import { listenForRtp, runSipp, type SipRig, udpListening } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
 import { FRONT_DESK, loudest, startWarmDesk, warmDesk, type WarmDeskSetup } from './warm-desk.ts';
 
@@ -37,7 +37,7 @@ describe('a warm transfer over SIP', () => {
     const callerEar = await listenForRtp();
     // The person answers after a second's ringing, listens 6 s, speaks 7 s, and hangs up 15 s after answering.
     const person = runSipp({ rig, scenario: 'callee-answers.xml', uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await udpListening(uasPort);
     const caller = runSipp({ rig, scenario: 'caller-waits-for-bye.xml', service: DESK_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
     const id = await sessionOf(rig, before);
     let bridgedAt = 0;

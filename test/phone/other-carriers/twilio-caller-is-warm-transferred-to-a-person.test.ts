@@ -1,0 +1,5 @@
+// test/phone/caller-is-warm-transferred-to-a-person.test.ts over Twilio: the same calls in a file of
+// their own, so the carriers' rigs ring side by side rather than one after another.
+import { describeWarmTransfer } from '../warm-transfer-to-a-person.ts';
+
+describeWarmTransfer(['twilio']);

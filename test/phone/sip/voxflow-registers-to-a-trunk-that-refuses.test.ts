@@ -1,0 +1,31 @@
+// Voxflow registering to a SIP trunk whose registrar (a real kamailio on loopback) refuses
+// registrations for a while: it is tried again, with growing waits (5 s, then 10 s), until it takes
+// one. A file of its own, so its 15 s of waiting runs beside voxflow-registers-to-a-trunk.test.ts.
+import { describe, expect, it, vi } from 'vitest';
+import { afterThisTest } from '../../support/after-this-test.ts';
+import { startKamailio } from '../../support/kamailio.ts';
+import { startSipRig } from '../../support/sip-rig.ts';
+import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
+
+const TRUNK_USER = 'voxtrunk';
+const TRUNK_PASSWORD = 'trunk-secret-4242';
+const DID = '+15550001000';
+
+async function registeringRig(registrarPort: number): Promise<void> {
+  const rig = await startSipRig({ config: { sip: { register: `${TRUNK_USER}@127.0.0.1:${registrarPort};expires=60`, registerPassword: TRUNK_PASSWORD } } });
+  afterThisTest(() => rig.close());
+}
+
+describe('Voxflow registering to a SIP trunk that refuses registrations', () => {
+  it('tries a refusing registrar again with growing waits, and registers once it takes registrations', { timeout: RIG_START_TIMEOUT_MS + 90_000 }, async () => {
+    const refusing = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID, refuse: true });
+    await registeringRig(refusing.port);
+    await vi.waitFor(() => expect(refusing.refused().length).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
+    const [first, second] = refusing.refused();
+    // Not a flood: the second try came seconds after the first.
+    expect((second! - first!) / 1000).toBeGreaterThan(3);
+    await refusing.stop();
+    const trunk = await startKamailio({ trunkUser: TRUNK_USER, trunkPassword: TRUNK_PASSWORD, did: DID, port: refusing.port });
+    await trunk.waitForLine(/REGISTER voxtrunk expires=60/, 40_000);
+  });
+});
