@@ -19,6 +19,7 @@ import { EditHistory } from './history.ts';
 import { placeMissing, renamedStates, samePositions, type Positions } from '../graph/layout.ts';
 import { applyEditToText, type FlowEdit } from './operations.ts';
 import type { EdgeRoutes, LaidOut } from '../graph/laid-out.ts';
+import type { EdgePath } from '../graph/edge-routes.ts';
 import { startFlowWorker, type FlowWorker } from './worker-client.ts';
 
 interface Snapshot {
@@ -226,6 +227,14 @@ export class FlowText {
     return this.worker.analyze(text);
   }
 
+  /** A big text's analysis in the flow worker, with its edges routed there when the flow is laid out; a small one's here. */
+  private analyzeAndRoute(text: string, positions: Positions): Promise<{ analysis: Analysis; paths: Map<string, EdgePath> | null }> {
+    if (text.length < ANALYZE_IN_PAGE_BELOW || !this.worker || !this.laidOut || Object.keys(positions).length === 0) {
+      return this.analyze(text).then((analysis) => ({ analysis, paths: null }));
+    }
+    return this.worker.analyzeAndRoute(text, positions);
+  }
+
   /**
    * One analysis at a time: while one runs, typing only moves the version on, and the text as
    * it is when the analysis comes back is analysed next. A big flow is re-analysed as fast as
@@ -238,8 +247,16 @@ export class FlowText {
       while (this.appliedVersion < this.version || this.diagnosedText !== this.yaml) {
         const version = this.version;
         const text = this.yaml;
-        const analysis = await this.analyze(text);
-        if (version >= this.appliedVersion) this.applyAnalysis(analysis, version);
+        const positions = this.positions;
+        const { analysis, paths } = await this.analyzeAndRoute(text, positions);
+        if (version >= this.appliedVersion) {
+          this.applyAnalysis(analysis, version);
+          // The worker routed the edges of this very graph on these very positions: the canvas
+          // takes them instead of routing every edge again on the page (laid-out.ts).
+          if (paths && analysis.data && this.positions === positions) {
+            this.routes = { cards: this.graph.cards, links: this.graph.links, positions, paths };
+          }
+        }
         if (version === this.version) break;
       }
     } finally {
