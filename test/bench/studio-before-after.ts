@@ -102,7 +102,11 @@ try {
         await page.waitForTimeout(1000);
         await recordFrames(`${name} open ${states}`, page);
         await page.waitForTimeout(500);
-        await cursorAfterS0Skip(page);
+        await cursorAfterS0Skip(page).catch(async (error) => {
+          await page.screenshot({ path: '/tmp/studio-before-after-failed.png' });
+          console.log(`${name}, ${states} states: s0's line not on the YAML pane; page errors: ${chromium.pageErrors.join(' | ')}`);
+          throw error;
+        });
         await page.waitForTimeout(500);
         await takeFrames(page);
         for (let i = 0; i < 2; i++) {
