@@ -13,7 +13,7 @@
 // - Positions are part of the same undo step as the text (EditHistory).
 import type { Diagnostic, FlowDocument } from '../../../../../server/flow/types.ts';
 import { analyzeFlowText, type Analysis } from './analyze.ts';
-import type { FlowData } from './flow-data.ts';
+import { readStates, type FlowData } from './flow-data.ts';
 import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from '../graph/graph.ts';
 import { EditHistory } from './history.ts';
 import { placeMissing, renamedStates, samePositions, type Positions } from '../graph/layout.ts';
@@ -101,6 +101,10 @@ export class FlowText {
     this.history.reset({ yaml: this.yaml, positions: this.positions });
     this.syncHistoryFlags();
     this.laidOut = true;
+    // The worker derived this graph, so the page has read none of its states: read them while the
+    // page is idle, so the first keystroke's graph reads only the state it changed (readStates).
+    const data = this.data;
+    if (opened?.graph && data && typeof requestIdleCallback === 'function') requestIdleCallback(() => readStates(data));
     return positions;
   }
 
