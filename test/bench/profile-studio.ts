@@ -15,7 +15,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { SourceMapConsumer } from 'source-map-js';
 import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { signInBrowser } from '../e2e/studio.ts';
-import { cursorAfterS0Skip, onScreen } from './studio-editor.ts';
+import { cursorAfterS0Skip, onScreen, viewIds } from './studio-editor.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 
@@ -213,15 +213,20 @@ try {
     await signInBrowser(page, server.url, account);
     await page.addInitScript(OBSERVE_FRAMES);
     // A warm-up open, so the profile is of the page as a returning designer gets it (code cached).
+    page.on('console', (m) => m.type() === 'error' && console.log(`page console: ${m.text()}`));
     await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
-    await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+    await onScreen(page, states, viewIds(states)).catch(async (error) => {
+      await page.screenshot({ path: '/tmp/profile-studio-failed.png' });
+      console.log(`page errors: ${chromium.pageErrors.join(' | ')}`);
+      throw error;
+    });
     await page.goto(`${server.url}/flows`);
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Profiler.enable');
     const open = await profiled(chromium.browser, page, cdp, async () => {
       const start = Date.now();
       await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
-      await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+      await onScreen(page, states, viewIds(states));
       return Date.now() - start;
     });
     summarize(`open ${states} states (${open.result} ms to the flow on screen)`, open.profile);

@@ -18,7 +18,7 @@ import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
-import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames } from './studio-editor.ts';
+import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames, viewIds } from './studio-editor.ts';
 
 const commit = process.argv[2];
 if (!commit) throw new Error('usage: studio-before-after.ts <commit> [rounds]');
@@ -90,19 +90,23 @@ try {
         const url = `${server.url}/flow-editor?flow=${flows[name]!.ids[states]}`;
         // Warm: the code cached, as for a designer coming back to a flow.
         await page.goto(url);
-        await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+        await onScreen(page, states, viewIds(states));
         await page.goto(`${server.url}/flows`);
         await takeFrames(page);
         record(`${name} open ${states}`, await traced(chromium.browser, page, async () => {
           const start = Date.now();
           await page.goto(url);
-          await onScreen(page, states, Array.from({ length: 8 }, (_, i) => `s${i}`));
+          await onScreen(page, states, viewIds(states));
           return Date.now() - start;
         }));
         await page.waitForTimeout(1000);
         await recordFrames(`${name} open ${states}`, page);
         await page.waitForTimeout(500);
-        await cursorAfterS0Skip(page);
+        await cursorAfterS0Skip(page).catch(async (error) => {
+          await page.screenshot({ path: '/tmp/studio-before-after-failed.png' });
+          console.log(`${name}, ${states} states: s0's line not on the YAML pane; page errors: ${chromium.pageErrors.join(' | ')}`);
+          throw error;
+        });
         await page.waitForTimeout(500);
         await takeFrames(page);
         for (let i = 0; i < 2; i++) {

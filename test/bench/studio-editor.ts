@@ -41,6 +41,9 @@ const EDITS = 6;
  */
 const OPENING_STATE = 's0';
 
+/** The states whose drawing says the view is on screen: every state of a small flow, the opening one of a big one. */
+export const viewIds = (states: number): string[] => (states <= 100 ? Array.from({ length: states }, (_, i) => `s${i}`) : [OPENING_STATE]);
+
 export interface Frame {
   duration: number;
   /** The scripts that ran longest in it: "invoker function ms". */
@@ -168,7 +171,7 @@ export async function run(): Promise<BenchRow[]> {
       const loadBefore = loadavg()[0]!;
       const yaml = generateFlowYaml(states);
       const flowId = await createFlow(server, account.apiKey, `Bench ${states} states`, yaml);
-      const ids = states <= 100 ? Array.from({ length: states }, (_, i) => `s${i}`) : [OPENING_STATE];
+      const ids = viewIds(states);
       const opens: number[] = [];
       const floorOpens: number[] = [];
       const floorFrames: Frame[] = [];

@@ -214,8 +214,24 @@ export function readState(name: string, state: unknown, shared: Record<string, u
   };
 }
 
+/**
+ * Each state read from the very object read last time is that reading again: a keystroke in a
+ * big flow changes one state, and the flow worker's answer keeps every other one as the object
+ * the page already has (analysis-delta.ts), so the graph reads one state instead of all of them.
+ * An edit on the page writes into a deep copy (operations.ts), never into an object read here.
+ */
+const readBefore = new WeakMap<object, { name: string; shared: unknown; view: StateView }>();
+
 export function readStates(data: FlowData | null): StateView[] {
-  return Object.entries(statesOf(data)).map(([name, state]) => readState(name, state, record(data?.tools)));
+  const shared = data?.tools;
+  return Object.entries(statesOf(data)).map(([name, state]) => {
+    if (!isRecord(state)) return readState(name, state, record(shared));
+    const before = readBefore.get(state);
+    if (before && before.name === name && before.shared === shared) return before.view;
+    const view = readState(name, state, record(shared));
+    readBefore.set(state, { name, shared, view });
+    return view;
+  });
 }
 
 export function findState(data: FlowData | null, name: string): StateView | null {

@@ -13,12 +13,13 @@
 // - Positions are part of the same undo step as the text (EditHistory).
 import type { Diagnostic, FlowDocument } from '../../../../../server/flow/types.ts';
 import { analyzeFlowText, type Analysis } from './analyze.ts';
-import type { FlowData } from './flow-data.ts';
+import { readStates, type FlowData } from './flow-data.ts';
 import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from '../graph/graph.ts';
 import { EditHistory } from './history.ts';
 import { placeMissing, renamedStates, samePositions, type Positions } from '../graph/layout.ts';
 import { applyEditToText, type FlowEdit } from './operations.ts';
 import type { EdgeRoutes, LaidOut } from '../graph/laid-out.ts';
+import type { EdgePath } from '../graph/edge-routes.ts';
 import { startFlowWorker, type FlowWorker } from './worker-client.ts';
 
 interface Snapshot {
@@ -100,6 +101,10 @@ export class FlowText {
     this.history.reset({ yaml: this.yaml, positions: this.positions });
     this.syncHistoryFlags();
     this.laidOut = true;
+    // The worker derived this graph, so the page has read none of its states: read them while the
+    // page is idle, so the first keystroke's graph reads only the state it changed (readStates).
+    const data = this.data;
+    if (opened?.graph && data && typeof requestIdleCallback === 'function') requestIdleCallback(() => readStates(data));
     return positions;
   }
 
@@ -226,6 +231,14 @@ export class FlowText {
     return this.worker.analyze(text);
   }
 
+  /** A big text's analysis in the flow worker, with its edges routed there when the flow is laid out; a small one's here. */
+  private analyzeAndRoute(text: string, positions: Positions): Promise<{ analysis: Analysis; paths: Map<string, EdgePath> | null }> {
+    if (text.length < ANALYZE_IN_PAGE_BELOW || !this.worker || !this.laidOut || Object.keys(positions).length === 0) {
+      return this.analyze(text).then((analysis) => ({ analysis, paths: null }));
+    }
+    return this.worker.analyzeAndRoute(text, positions);
+  }
+
   /**
    * One analysis at a time: while one runs, typing only moves the version on, and the text as
    * it is when the analysis comes back is analysed next. A big flow is re-analysed as fast as
@@ -238,8 +251,16 @@ export class FlowText {
       while (this.appliedVersion < this.version || this.diagnosedText !== this.yaml) {
         const version = this.version;
         const text = this.yaml;
-        const analysis = await this.analyze(text);
-        if (version >= this.appliedVersion) this.applyAnalysis(analysis, version);
+        const positions = this.positions;
+        const { analysis, paths } = await this.analyzeAndRoute(text, positions);
+        if (version >= this.appliedVersion) {
+          this.applyAnalysis(analysis, version);
+          // The worker routed the edges of this very graph on these very positions: the canvas
+          // takes them instead of routing every edge again on the page (laid-out.ts).
+          if (paths && analysis.data && this.positions === positions) {
+            this.routes = { cards: this.graph.cards, links: this.graph.links, positions, paths };
+          }
+        }
         if (version === this.version) break;
       }
     } finally {

@@ -3,10 +3,12 @@
 // so at open and on Auto-layout it is done in the worker beside the layout, not on the page while
 // the canvas is drawn (FlowGraph uses these routes while the graph and positions are the ones they
 // were made for). Opening a big flow is one job: analysis, graph and layout without a trip
-// through the page between them.
+// through the page between them. A keystroke in a big flow is routed there too, on the positions
+// the page had when it sent the text (routeAnalysed): routing 1,000 edges was the largest part of
+// the page's task applying the worker's answer.
 import type { Analysis } from '../document/analyze.ts';
 import { routeEdges, type EdgePath } from './edge-routes.ts';
-import { deriveGraph, type FlowGraph, type StateCard, type TransitionLink } from './graph.ts';
+import { EMPTY_GRAPH, deriveGraph, type FlowGraph, type StateCard, type TransitionLink } from './graph.ts';
 import { autoLayout, type Positions } from './layout.ts';
 
 export interface LaidOut {
@@ -33,6 +35,22 @@ export function openAnalysed(analysis: Analysis, saved: Positions): Opened {
   const graph = deriveGraph(analysis.data, analysis.diagnostics);
   const fresh = graph.cards.length > 0 && !graph.cards.some((card) => saved[card.name]);
   return { analysis, graph, laidOut: fresh ? layOut(graph.cards, graph.links, graph.initial) : null };
+}
+
+/**
+ * Where the edges of an analysis's graph run on `positions`, when they place exactly its states
+ * (else null: the page routes them once it has placed the rest). `previous`: the graph derived
+ * last, whose unchanged cards and links are kept; the graph is handed back for the next call.
+ */
+export function routeAnalysed(
+  analysis: Analysis,
+  positions: Positions | null,
+  previous: FlowGraph = EMPTY_GRAPH,
+): { graph: FlowGraph; paths: Map<string, EdgePath> | null } {
+  if (!positions || !analysis.data) return { graph: previous, paths: null };
+  const graph = deriveGraph(analysis.data, analysis.diagnostics, previous);
+  const placed = graph.cards.every((card) => positions[card.name]) && Object.keys(positions).length === graph.cards.length;
+  return { graph, paths: placed ? routeEdges(graph.cards, graph.links, positions) : null };
 }
 
 /** Edge routes made elsewhere (with a layout, in the flow worker), for exactly this graph and these positions. */

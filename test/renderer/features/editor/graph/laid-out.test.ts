@@ -6,7 +6,7 @@ import { routeEdges } from '../../../../../renderer/src/features/editor/graph/ed
 import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
 import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
 import { analyzeFlowText } from '../../../../../renderer/src/features/editor/document/analyze.ts';
-import { edgePaths, layOut, openAnalysed } from '../../../../../renderer/src/features/editor/graph/laid-out.ts';
+import { edgePaths, layOut, openAnalysed, routeAnalysed } from '../../../../../renderer/src/features/editor/graph/laid-out.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 
 const graph = deriveGraph(parseFlow(generateFlowYaml(40)).document as unknown as FlowData, []);
@@ -43,5 +43,30 @@ describe('opening a flow in one job', () => {
 
   it('leaves a flow laid out before to the positions saved with it', () => {
     expect(openAnalysed(analyzeFlowText(yaml), { s3: { x: 10, y: 20 } }).laidOut).toBeNull();
+  });
+});
+
+describe('an edit routed in the flow worker', () => {
+  const yaml = generateFlowYaml(40);
+  const { positions } = layOut(graph.cards, graph.links, graph.initial);
+
+  it("routes the edited graph's edges as the page would on the positions the page sent", () => {
+    const edited = analyzeFlowText(yaml.replace('skip0: s2 }', 'skip0: s20 }'));
+    const routed = routeAnalysed(edited, positions, graph);
+    const onPage = deriveGraph(edited.data, edited.diagnostics, graph);
+    expect(routed.graph).toEqual(onPage);
+    expect(routed.paths).toEqual(routeEdges(onPage.cards, onPage.links, positions));
+    // The edge moved: routed to its new target.
+    expect(routed.paths!.has('s0→skip0')).toBe(true);
+    expect(routeAnalysed(analyzeFlowText(yaml), positions, graph).paths).not.toEqual(routed.paths);
+  });
+
+  it('leaves the routing to the page when the positions do not place exactly the graph\'s states, or the text does not read', () => {
+    const added = analyzeFlowText(`${yaml.trimEnd()}\n  extra:\n    agent: { prompt: Hello., tools: [] }\n`);
+    expect(routeAnalysed(added, positions, graph).paths).toBeNull();
+    const { s5: _gone, ...missing } = positions;
+    expect(routeAnalysed(analyzeFlowText(yaml), missing, graph).paths).toBeNull();
+    expect(routeAnalysed(analyzeFlowText('states: [unclosed'), positions, graph).paths).toBeNull();
+    expect(routeAnalysed(analyzeFlowText(yaml), null, graph).paths).toBeNull();
   });
 });
