@@ -4,7 +4,7 @@
 // slot and flow state kept here, and splitting them would pass that state between files.
 import { parseFlow } from '../flow/parse.ts';
 import type { FlowDocument } from '../flow/types.ts';
-import type { Session, SessionExperiment, Store } from '../store/store.ts';
+import type { Flow, Session, SessionExperiment, Store } from '../store/store.ts';
 import { callerIdOf, chooseArm } from './experiment-arms.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
@@ -218,8 +218,11 @@ export class VoiceEngine {
     if (slot === 'full' || slot === 'owner_full') throw new EngineRefusal('at_capacity', 'The voice engine is at capacity; try again shortly.');
     let providers: AccountProviders;
     try {
-      providers = await this.deps.providersFor(accountId);
-      const credit = checkFirstMinute(await this.deps.store.credits.balance(accountId), providers.ratePerMinute);
+      // The balance does not depend on the providers: both reads go to the store at once, so a
+      // busy thread delays one answer from the store, not two in turn.
+      const [resolved, balance] = await Promise.all([this.deps.providersFor(accountId), this.deps.store.credits.balance(accountId)]);
+      providers = resolved;
+      const credit = checkFirstMinute(balance, providers.ratePerMinute);
       if (!credit.ok) throw new EngineRefusal('insufficient_credits', credit.message);
     } catch (error) {
       slot.release();
@@ -265,8 +268,8 @@ export class VoiceEngine {
    * owner's studio tests, docs/flows.md#drafts) the draft when there is one. Admission awaits this and
    * hands the result to start(). Refused when the flow is gone or does not validate.
    */
-  async prepareFlow(accountId: string, flowId: string, options: { draft?: boolean; version?: number | null } = {}): Promise<PreparedFlow> {
-    const source = await this.flowSource(accountId, flowId, options.draft ?? false, options.version ?? null);
+  async prepareFlow(accountId: string, flowId: string, options: { draft?: boolean; version?: number | null } = {}, stored?: Flow | null): Promise<PreparedFlow> {
+    const source = await this.flowSource(accountId, flowId, options.draft ?? false, options.version ?? null, stored);
     const cached = this.parsedFlows.get(source.key);
     const parse = this.deps.parseFlowDocument;
     let document: FlowDocument | null;
@@ -300,8 +303,20 @@ export class VoiceEngine {
     return experiment ? { id: experiment.id, arm: chooseArm(experiment.id, experiment.arms, callerIdOf(callerId)) } : null;
   }
 
-  private async flowSource(accountId: string, flowId: string, draft: boolean, version: number | null): Promise<FlowSource> {
-    const flow = await this.deps.store.flows.get(accountId, flowId);
+  /**
+   * A new real session's flow and its experiment arm (none for a draft: the studio's test-talk is
+   * no real session). The running experiment and the flow are read at once, since a session's
+   * start waits on each store round trip in turn.
+   */
+  async prepareFlowAndArm(accountId: string, flowId: string, options: { draft: boolean; callerId: unknown }): Promise<{ flow: PreparedFlow; experiment: SessionExperiment | null }> {
+    const [experiment, stored] = await Promise.all([options.draft ? null : this.experimentArm(accountId, flowId, options.callerId), this.deps.store.flows.get(accountId, flowId)]);
+    const flow = await this.prepareFlow(accountId, flowId, { draft: options.draft, version: experiment?.arm ?? null }, stored);
+    return { flow, experiment };
+  }
+
+  /** `stored`: the flow's row when the caller read it already. */
+  private async flowSource(accountId: string, flowId: string, draft: boolean, version: number | null, stored?: Flow | null): Promise<FlowSource> {
+    const flow = stored === undefined ? await this.deps.store.flows.get(accountId, flowId) : stored;
     if (!flow) throw new EngineRefusal('flow_not_found', `No flow with the id "${flowId}".`);
     // An experiment's arm: that published version, whichever one is live.
     if (!draft && version !== null && version !== flow.publishedVersion) {

@@ -122,10 +122,18 @@ export async function admitClaimedSession(app: FastifyInstance, record: Session,
   const { engine } = app.services;
   let admission: EngineAdmission | null = null;
   try {
-    admission = await engine.admit(record.accountId);
-    // A backend's session runs the published version, whatever the studio has in its draft.
-    // An experiment's session runs the arm it was given when it was made, even if the experiment stopped since.
-    const flow = record.flowId ? await engine.prepareFlow(record.accountId, record.flowId, { version: record.experimentArm }) : null;
+    // The account's place and the flow are read at once (see admitEngineSession); a refusal of
+    // the place comes first, as when it was checked first.
+    const [place, prepared] = await Promise.allSettled([
+      engine.admit(record.accountId),
+      // A backend's session runs the published version, whatever the studio has in its draft.
+      // An experiment's session runs the arm it was given when it was made, even if the experiment stopped since.
+      record.flowId ? engine.prepareFlow(record.accountId, record.flowId, { version: record.experimentArm }) : Promise.resolve(null),
+    ]);
+    if (place.status === 'rejected') throw place.reason;
+    admission = place.value;
+    if (prepared.status === 'rejected') throw prepared.reason;
+    const flow = prepared.value;
     if (flow) await app.services.store.sessions.setFlowVersion(record.id, flow.version, false);
     return admitted(app, flow ? { ...record, flowVersion: flow.version } : record, admission, false, flow, options.phoneLine);
   } catch (error) {
@@ -153,17 +161,21 @@ export async function admitEngineSession(app: FastifyInstance, request: FastifyR
     throw new AppError('invalid_request', 'mode=flow needs program_id, the id of the flow to run.', [{ field: 'program_id', message: 'required when mode is flow' }]);
   }
   const flowId = query.mode === 'flow' ? query.program_id! : null;
-  let admission: EngineAdmission;
-  let flow: PreparedFlow | null = null;
-  let experiment: SessionExperiment | null = null;
-  try {
-    // The studio's test-talk (draft=1) is no real session: it takes no experiment arm.
-    if (flowId && !draft) experiment = await engine.experimentArm(accountId, flowId, null);
-    if (flowId) flow = await engine.prepareFlow(accountId, flowId, { draft, version: experiment?.arm ?? null });
-    admission = await engine.admit(accountId);
-  } catch (error) {
-    throw refusalToAppError(error);
+  // The flow (with its experiment arm) and the account's place, providers and credit are read at
+  // once: each store round trip waits for a free moment of this thread, which other callers'
+  // offers keep busy when several come together. A refusal for the flow comes first, as if the
+  // flow had been read first, and the place taken meanwhile is given back.
+  const [prepared, place] = await Promise.allSettled([
+    flowId ? engine.prepareFlowAndArm(accountId, flowId, { draft, callerId: null }) : Promise.resolve({ flow: null, experiment: null }),
+    engine.admit(accountId),
+  ]);
+  if (prepared.status === 'rejected') {
+    if (place.status === 'fulfilled') place.value.release();
+    throw refusalToAppError(prepared.reason);
   }
+  if (place.status === 'rejected') throw refusalToAppError(place.reason);
+  const admission: EngineAdmission = place.value;
+  const { flow, experiment }: { flow: PreparedFlow | null; experiment: SessionExperiment | null } = prepared.value;
   let record: Session;
   try {
     record = await store.sessions.createConnected({

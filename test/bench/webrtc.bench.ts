@@ -173,7 +173,7 @@ async function connectTime(): Promise<BenchRow[]> {
       rows.push({
         name: `  server's steps, ${shape}`,
         value: `authenticate ${step(at('authenticatedAt'), at('offerAt'))}; then admit ${step(at('admittedAt'), at('authenticatedAt'))} beside peer made ${step(at('peerAt'), at('authenticatedAt'))} + answer ${step(at('answeredAt'), at('peerAt'))}; answer sent ${step(ready, at('offerAt'))} after the route was entered; → ICE ${step(at('iceConnectedAt'), ready)}, → DTLS ${step(at('connectedAt'), at('iceConnectedAt'))}, session start ${step(at('sessionStartedAt'), at('connectedAt'))} (ms p50 of ${ran.length})`,
-        how: 'server side, from the route entered: admit = flow, capacity, credit and the session record; answer = werift setRemoteDescription to setLocalDescription (its candidates gathered); session start = the engine session made on connected',
+        how: 'server side, from the route entered: admit = flow, capacity, credit and the session record; answer = werift setRemoteDescription to setLocalDescription done (its candidates gathered; it is set only once the session is admitted, so this includes the wait for admission); session start = the engine session made on connected',
       });
     }
     return rows;

@@ -96,13 +96,17 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     return entry;
   };
 
-  const answerOrBadSdp = async (peer: WebRtcPeer, sdp: string) => {
+  const badSdp = (error: unknown) => new AppError('bad_request', `The SDP offer could not be used: ${error instanceof Error ? error.message : String(error)}`);
+  const usableOffer = (peer: WebRtcPeer, sdp: string) => {
     const { sdp: usable, dropped } = withoutRefusedCandidates(sdp, loopbackDeployment);
     if (dropped > 0) app.log.debug({ peer: peer.logId, dropped }, 'dropped remote ICE candidates the server does not probe');
+    return usable;
+  };
+  const answerOrBadSdp = async (peer: WebRtcPeer, sdp: string) => {
     try {
-      return await peer.answer(usable);
+      return await peer.answer(usableOffer(peer, sdp));
     } catch (error) {
-      throw new AppError('bad_request', `The SDP offer could not be used: ${error instanceof Error ? error.message : String(error)}`);
+      throw badSdp(error);
     }
   };
 
@@ -163,10 +167,10 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   /**
    * Authenticates (a new peer), admits the session, and answers the offer on a new peer that holds
    * `slot` until it closes. Admission (flow, capacity, credit, the session record: store round
-   * trips) and werift's answer (its candidates gathered) run side by side, and the answer is sent
-   * only once both are done: a refused session is still refused before any answer, and costs only
-   * a peer that never answered. An authenticated caller is needed first, so an anonymous offer
-   * never reaches werift.
+   * trips) and werift's reading of the offer run side by side; the answer is set (its candidates
+   * gathered, werift starting to connect) and sent only once both are done: a refused session is
+   * still refused before any answer, and costs only a peer that never answered. An authenticated
+   * caller is needed first, so an anonymous offer never reaches werift.
    */
   const offerOnNewPeer = async (request: FastifyRequest, offerSdp: string, offeredCandidates: number, slot: Slot, restartedId: string | undefined, phases: ConnectPhases) => {
     if (restartedId === undefined) await authenticateRequest(app, request, 'engine', true);
@@ -198,22 +202,33 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
         }
       },
     });
-    const [admission, answer] = await Promise.allSettled([admitting, answerOrBadSdp(peer, offerSdp)]);
+    // The offer is read and the answer made beside admission; the answer is set (and werift
+    // starts connecting toward the caller) only once the session is admitted, just before it is sent.
+    const [admission, prepared] = await Promise.allSettled([admitting, peer.prepareAnswer(usableOffer(peer, offerSdp)).catch((error: unknown) => Promise.reject(badSdp(error)))]);
     // A refusal says what the caller must change first, as it did before any SDP was read.
     if (admission.status === 'rejected') {
       peer.close('refused');
       throw admission.reason;
     }
     admitted = admission.value;
-    if (answer.status === 'rejected' || peer.connectionState === 'closed') {
+    let answer: string | null = null;
+    let failure: unknown = prepared.status === 'rejected' ? prepared.reason : null;
+    if (failure === null && peer.connectionState !== 'closed') {
+      try {
+        answer = await peer.commitAnswer();
+      } catch (error) {
+        failure = badSdp(error);
+      }
+    }
+    if (answer === null || peer.connectionState === 'closed') {
       peer.close('refused');
       await admitted.refuse();
-      throw answer.status === 'rejected' ? answer.reason : new AppError('bad_request', 'The peer connection closed before it could be answered.');
+      throw failure ?? new AppError('bad_request', 'The peer connection closed before it could be answered.');
     }
     peers.set(peer.id, { peer, principal: request.principal!, candidates: offeredCandidates });
     const ready = admitted;
     peer.onConnected(() => ready.start(peer.output));
-    return { pc_id: peer.id, sdp: answer.value, type: 'answer' };
+    return { pc_id: peer.id, sdp: answer, type: 'answer' };
   };
 
   const addCandidates = async (pcId: string | undefined, body: unknown) => {

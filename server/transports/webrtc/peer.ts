@@ -102,6 +102,7 @@ export class WebRtcPeer {
   private disconnectTimer: NodeJS.Timeout | null = null;
   private state: PeerState = 'new';
   private payloadType = 111;
+  private preparedAnswer: Awaited<ReturnType<RTCPeerConnection['createAnswer']>> | null = null;
 
   constructor(private readonly options: PeerOptions) {
     this.id = options.id ?? `pc_${randomBytes(16).toString('base64url')}`;
@@ -158,8 +159,28 @@ export class WebRtcPeer {
 
   /** Answers an offer; the answer carries our candidates (werift gathers before it resolves). */
   async answer(offerSdp: string): Promise<string> {
+    await this.prepareAnswer(offerSdp);
+    return this.commitAnswer();
+  }
+
+  /**
+   * Reads the offer and makes the answer, without setting it: nothing reaches the caller yet.
+   * Setting it (commitAnswer) is what starts werift's connectivity checks and then its DTLS
+   * handshake toward the caller, so a route that sends the answer later (once the session is
+   * admitted) sets it only then: checks and a DTLS hello reaching a caller that has no answer yet
+   * are dropped there and are only sent again after werift's retransmission wait (half a second
+   * for DTLS), which made connects with five callers at once several times slower than the wait.
+   */
+  async prepareAnswer(offerSdp: string): Promise<void> {
     await this.pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
-    const answer = await this.pc.createAnswer();
+    this.preparedAnswer = await this.pc.createAnswer();
+  }
+
+  /** Sets the answer prepared (werift gathers its candidates and starts connecting) and returns it. */
+  async commitAnswer(): Promise<string> {
+    const answer = this.preparedAnswer;
+    if (!answer) throw new Error('no answer was prepared');
+    this.preparedAnswer = null;
     await this.pc.setLocalDescription(answer);
     const codec = this.pc.getTransceivers()[0]?.sender.codec;
     if (codec) this.payloadType = codec.payloadType;

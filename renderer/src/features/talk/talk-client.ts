@@ -37,7 +37,12 @@ export interface TalkClientOptions {
   baseUrl?: string;
   fetch?: typeof fetch;
   createPeer?: (configuration: RTCConfiguration) => RTCPeerConnection;
-  /** How long the session may take to start once the answer is in. */
+  /**
+   * How long the session may take to start once the answer is in. Longer than the server waits
+   * for an answered peer to connect (30 s, then it ends the peer): on a busy machine a connect
+   * takes seconds (the DTLS handshake most of them) and is only slow, and a browser with no
+   * network path says so itself (the connection fails) well before this.
+   */
   startTimeoutMs?: number;
   /** Keep-alive pings: without a microphone nothing else reaches the server, which ends idle peers. */
   pingEveryMs?: number;
@@ -78,7 +83,7 @@ export class TalkClient {
       baseUrl: '',
       fetch: (...args) => fetch(...args),
       createPeer: (configuration) => new RTCPeerConnection(configuration),
-      startTimeoutMs: 20_000,
+      startTimeoutMs: 45_000,
       pingEveryMs: 15_000,
       endWaitMs: 2_000,
       ...options,
@@ -163,7 +168,10 @@ export class TalkClient {
     await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
     this.scheduleFlush();
     this.later(() => {
-      if (!this.started) this.finish(false, 'The session did not start: the browser found no network path to the server (check ICE servers and firewalls).');
+      if (this.started) return;
+      // Connected but no session_started: the path was found, the server did not start the session.
+      if (pc.connectionState === 'connected') this.finish(false, 'The session did not start: the connection came up but the server never started the session.');
+      else this.finish(false, 'The session did not start: the browser found no network path to the server (check ICE servers and firewalls).');
     }, this.options.startTimeoutMs);
   }
 

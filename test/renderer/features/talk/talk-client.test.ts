@@ -195,10 +195,42 @@ describe('the test-talk client', () => {
     client.close();
   });
 
+  it('waits for a slow connect as long as the server does: a session that starts 25 s after the answer goes live', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    try {
+      // The default wait, as the studio uses it.
+      const server = fakeServer();
+      let peer: FakePeer | null = null;
+      const client = new TalkClient({ token: 'jwt-token', flowId: 'flow/1', microphone: null, fetch: server.fetch, createPeer: (configuration: unknown) => (peer = new FakePeer(configuration)) });
+      const closed: Closed[] = [];
+      client.on('closed', (c) => closed.push(c));
+      await client.connect();
+      peer!.state('connecting');
+      vi.advanceTimersByTime(25_000);
+      peer!.state('connected');
+      peer!.channel!.open();
+      peer!.channel!.receive({ type: 'session_started', session_id: 's', mode: 'flow', flow_id: 'flow/1', sample_rate: 16000 });
+      vi.advanceTimersByTime(60_000);
+      expect(closed).toEqual([]);
+      client.close();
+      expect(closed).toEqual([{ ended: true, message: '' }]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('says whether the path or the session was missing when the session never starts', async () => {
+    const connected = setUp({ startTimeoutMs: 30 });
+    await connected.client.connect();
+    connected.peer().state('connected');
+    await vi.waitFor(() => expect(connected.seen.closed).toEqual([{ ended: false, message: expect.stringContaining('the connection came up but the server never started the session') }]));
+    expect(connected.peer().closed).toBe(true);
+  });
+
   it('gives up when the session never starts, and reports a lost connection', async () => {
     const slow = setUp({ startTimeoutMs: 30 });
     await slow.client.connect();
-    await vi.waitFor(() => expect(slow.seen.closed).toEqual([{ ended: false, message: expect.stringContaining('The session did not start') }]));
+    await vi.waitFor(() => expect(slow.seen.closed).toEqual([{ ended: false, message: expect.stringContaining('The session did not start: the browser found no network path') }]));
 
     const lost = setUp();
     const states: string[] = [];
