@@ -118,7 +118,11 @@ export type ToWorker =
   | { type: 'close'; id: number; store: number };
 
 export type FromWorker =
-  | { type: 'answer'; id: number; value: unknown }
+  /**
+   * `echoed`: the value's fields sent as null because the call's arguments hold them, each with
+   * the index of the argument (an object) whose same-named field it is (store-worker.ts).
+   */
+  | { type: 'answer'; id: number; value: unknown; echoed?: Array<[string, number]> }
   | { type: 'refused'; id: number; error: SerializedError }
   /** The store stopped accepting writes; sent before any write is refused for it. */
   | { type: 'failed'; store: number; error: SerializedError }

@@ -75,6 +75,8 @@ const IDLE_THREAD_MS = 10_000;
 
 interface Pending {
   client: StoreClient;
+  /** A repository call's arguments, where its answer's echoed texts are (store-worker.ts). */
+  args: unknown[] | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -133,7 +135,7 @@ class StoreHost {
         reject(error);
         return;
       }
-      this.#pending.set(id, { client, resolve, reject });
+      this.#pending.set(id, { client, args: request.type === 'call' ? request.args : undefined, resolve, reject });
       if (this.#pending.size === 1) this.worker.ref();
     });
   }
@@ -148,7 +150,7 @@ class StoreHost {
       if (!pending) return;
       this.#pending.delete(message.id);
       if (this.#pending.size === 0) this.worker.unref();
-      if (message.type === 'answer') pending.resolve(message.value);
+      if (message.type === 'answer') pending.resolve(message.echoed ? withEchoes(message.value as Record<string, unknown>, message.echoed, pending.args ?? []) : message.value);
       else pending.reject(reviveError(message.error));
       return;
     }
@@ -170,6 +172,12 @@ class StoreHost {
     for (const client of this.#clients) client.lost(lost);
     for (const call of pending) call.reject(lost);
   }
+}
+
+/** An answer with the texts the worker did not send back put back from the call's own arguments. */
+function withEchoes(value: Record<string, unknown>, echoed: Array<[string, number]>, args: unknown[]): Record<string, unknown> {
+  for (const [key, arg] of echoed) value[key] = (args[arg] as Record<string, unknown>)[key];
+  return value;
 }
 
 let host: StoreHost | null = null;
