@@ -7,7 +7,7 @@
 // And the flows themselves, each as the last write or read answered it: a flow's text (up to
 // 512 KiB) copied out of the worker is a new string in this thread's heap on every read, and
 // deserialising those was the largest share of what a noisy account's uploads and JSON edits
-// cost the thread that paces audio (docs/benchmarks.md, isolation). Kept up to FLOW_CHARS of text.
+// cost the thread that paces audio (docs/benchmarks.md, isolation). Kept up to FLOW_CHARS of text (the flows in use now: each kept text also stays in this heap until it goes).
 //
 // Correct because this process is the only writer of its data dir (the lock), and every write
 // goes through this proxy: a write to a repository a cache reads from clears that cache when the
@@ -21,7 +21,7 @@ import type { FlowVersionsRepository } from '../repositories/flow-versions.ts';
 /** Entries kept of each cache; the oldest goes first past it. */
 const ENTRIES = 1_000;
 /** Characters of flow text kept in all (UTF-16 code units, so about as many bytes for YAML). */
-const FLOW_CHARS = 16 * 1024 * 1024;
+const FLOW_CHARS = 4 * 1024 * 1024;
 
 class ReadCache<V> {
   #generation = 0;
