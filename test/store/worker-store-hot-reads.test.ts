@@ -52,6 +52,11 @@ describe('reads kept beside the store worker', () => {
     expect(await store.flows.get(account.id, flow.id)).toMatchObject({ yamlContent: text(2), hasDraft: true });
     await store.flowVersions.publish(account.id, flow.id, { yamlContent: text(3), documentVersion: '3', createdBy: null }, { fromDraft: true, expectEtag: (await store.flowVersions.currentEtag(account.id, flow.id))! });
     expect(await store.flows.get(account.id, flow.id)).toMatchObject({ yamlContent: text(3), publishedVersion: 3, hasDraft: false });
+    // A write that does not carry the text (a rename) answers with the text as it is.
+    expect(await store.flows.update(account.id, flow.id, { name: 'Renamed' })).toMatchObject({ name: 'Renamed', yamlContent: text(3) });
+    expect(await store.flows.update(account.id, flow.id, { name: 'Kept' })).toMatchObject({ name: 'Kept', yamlContent: text(3), publishedVersion: 3 });
+    await store.flowVersions.publish(account.id, flow.id, { yamlContent: text(4), documentVersion: '4', createdBy: null });
+    expect(await store.flows.update(account.id, flow.id, { layout: '{}' })).toMatchObject({ yamlContent: text(4), layout: '{}', publishedVersion: 4 });
 
     // A caller changing what it was given does not change what the next caller gets.
     (await store.flows.get(account.id, flow.id))!.name = 'changed by a caller';

@@ -15,7 +15,7 @@
 // it saw before it; its answer is then not kept (a generation count says so), so a cleared cache
 // is never refilled with the old value. A worker that is gone serves nothing from here either.
 import { TOUCH_INTERVAL_SECS, type ApiKey, type ApiKeysRepository } from '../repositories/api-keys.ts';
-import type { Flow, FlowSummary, FlowsRepository } from '../repositories/flows.ts';
+import type { Flow, FlowChanges, FlowSummary, FlowsRepository } from '../repositories/flows.ts';
 import type { FlowVersionsRepository } from '../repositories/flow-versions.ts';
 
 /** Entries kept of each cache; the oldest goes first past it. */
@@ -44,6 +44,11 @@ class ReadCache<V> {
     this.#generation++;
     this.#entries.clear();
     this.#weight = 0;
+  }
+
+  /** The kept value itself (not a copy: not for callers to change), or undefined. */
+  peek(key: string): V | undefined {
+    return this.usable() ? this.#entries.get(key) : undefined;
   }
 
   /** Keeps what a write answered, unless another write was sent since `generation` (read as the write was sent). */
@@ -107,7 +112,10 @@ export interface HotReads {
 }
 
 /** The repositories of `remote` with their hot reads answered here when they can be. */
-export function cacheHotReads(remote: HotReads, usable: () => boolean): HotReads {
+/** flows.update, its answer's fields in `held` left out by the worker and put back from there. */
+export type UpdateHolding = (accountId: string, id: string, changes: FlowChanges, held: { yamlContent: string }) => Promise<Flow | null>;
+
+export function cacheHotReads(remote: HotReads, usable: () => boolean, updateHolding?: UpdateHolding): HotReads {
   const keys = new ReadCache<ApiKey | null>(usable);
   const lists = new ReadCache<FlowSummary[]>(usable);
   /** When each key's use was last sent, so most touches send nothing (the repository throttles the same way). */
@@ -148,7 +156,17 @@ export function cacheHotReads(remote: HotReads, usable: () => boolean): HotReads
       return { ...flow };
     },
     async update(accountId, id, changes) {
-      const written = flowWrites.update(accountId, id, changes);
+      // A write that leaves the text as it is (a rename, a save of what was read) answers with
+      // the text kept here: the worker need not send it back (nothing changed it since it was
+      // kept, or it would not be kept).
+      const text = changes.yamlContent === undefined ? kept.peek(flowKey(accountId, id))?.yamlContent : undefined;
+      let written: Promise<Flow | null>;
+      if (text !== undefined && updateHolding) {
+        for (const cache of flowCaches) cache.clear();
+        written = updateHolding(accountId, id, changes, { yamlContent: text });
+      } else {
+        written = flowWrites.update(accountId, id, changes);
+      }
       const generation = kept.generation;
       const flow = await written;
       if (flow) kept.keep(generation, flowKey(accountId, id), flow);
