@@ -7,7 +7,9 @@
 // And the flows themselves, each as the last write or read answered it: a flow's text (up to
 // 512 KiB) copied out of the worker is a new string in this thread's heap on every read, and
 // deserialising those was the largest share of what a noisy account's uploads and JSON edits
-// cost the thread that paces audio (docs/benchmarks.md, isolation). Kept up to FLOW_CHARS of text (the flows in use now: each kept text also stays in this heap until it goes).
+// cost the thread that paces audio (docs/benchmarks.md, isolation). Up to FLOW_CHARS of text
+// (the flows in use now: each kept text stays in this heap until it goes). A write that does not
+// carry the text answers with the kept one, which the worker then leaves out of its answer.
 //
 // Correct because this process is the only writer of its data dir (the lock), and every write
 // goes through this proxy: a write to a repository a cache reads from clears that cache when the
@@ -111,10 +113,10 @@ export interface HotReads {
   flowVersions: FlowVersionsRepository;
 }
 
-/** The repositories of `remote` with their hot reads answered here when they can be. */
 /** flows.update, its answer's fields in `held` left out by the worker and put back from there. */
 export type UpdateHolding = (accountId: string, id: string, changes: FlowChanges, held: { yamlContent: string }) => Promise<Flow | null>;
 
+/** The repositories of `remote` with their hot reads answered here when they can be. */
 export function cacheHotReads(remote: HotReads, usable: () => boolean, updateHolding?: UpdateHolding): HotReads {
   const keys = new ReadCache<ApiKey | null>(usable);
   const lists = new ReadCache<FlowSummary[]>(usable);
