@@ -49,8 +49,13 @@ export interface FlowJobResults {
   /** UTF-8 bytes, in a buffer of their own: transferred back, not copied (flow-worker.ts). */
   to_json_text: { jsonText: Uint8Array };
   /** `refused`: the body is not a JSON object (json-text.ts), with the code to answer. */
-  /** With `yamlJson`: the resulting YAML as a JSON string literal, the UTF-8 bytes an answer quotes it with. */
-  apply_json_text: (FlowJobResults['apply_json'] & { yamlJson: Uint8Array }) | { refused: JsonTextRefusal & { details?: unknown[] } };
+  /**
+   * With `yamlJson`: the resulting YAML as a JSON string literal, the UTF-8 bytes an answer quotes
+   * it with. `yaml` is null when the edit left the job's text as it was (a client saving what it
+   * read): the pool's caller has that text already, and a copy of it would only be more work for
+   * the thread that paces audio (FlowJobs.applyJsonText puts it back).
+   */
+  apply_json_text: (Omit<FlowJobResults['apply_json'], 'yaml'> & { yaml: string | null; yamlJson: Uint8Array }) | { refused: JsonTextRefusal & { details?: unknown[] } };
   apply_json: { yaml: string; diagnostics: Diagnostic[]; documentVersion: string | null };
   /**
    * The body's fields as the route's schema gives them (the name trimmed), its YAML's UTF-8 size,
@@ -93,7 +98,7 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
       const refusal = objectBodyRefusal(parsed.value);
       if (refusal) return { refused: refusal };
       const applied = runFlowJob({ kind: 'apply_json', yaml: job.yaml, json: parsed.value }) as FlowJobResults['apply_json'];
-      return { ...applied, yamlJson: utf8(JSON.stringify(applied.yaml)) };
+      return { ...applied, yaml: applied.yaml === job.yaml ? null : applied.yaml, yamlJson: utf8(JSON.stringify(applied.yaml)) };
     }
     case 'parse_tests': {
       const flow = parseFlow(job.flowYaml).document;

@@ -171,10 +171,11 @@ export class FlowJobs {
    * thread's parser would give. The bytes' buffer is transferred to the worker: it is unusable
    * here afterwards.
    */
-  async applyJsonText(account: string, yaml: string, body: Uint8Array, maxDepth: number): Promise<Exclude<FlowJobResults['apply_json_text'], { refused: unknown }>> {
+  async applyJsonText(account: string, yaml: string, body: Uint8Array, maxDepth: number): Promise<FlowJobResults['apply_json'] & { yamlJson: Uint8Array }> {
     const result = await this.run(account, { kind: 'apply_json_text', yaml, body, maxDepth });
     if ('refused' in result) throw new AppError(result.refused.code, result.refused.message, result.refused.details);
-    return result;
+    // An edit that changed nothing comes back without its text: it is `yaml`, the very string.
+    return { ...result, yaml: result.yaml ?? yaml };
   }
 
   /** The document's JSON form as UTF-8 bytes (moved here from the worker), to send as they are; fails like toJson. */

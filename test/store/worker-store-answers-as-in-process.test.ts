@@ -63,6 +63,25 @@ async function readEverything(store: Store, ids: Awaited<ReturnType<typeof fillS
 }
 
 describe('the embedded store in a worker thread', () => {
+  it('answers writes of a long flow text with the flow as read back, its text the one sent', async () => {
+    const store = closeAfterTest(await openWorkerStore({ dataDir: await tempDataDir() }));
+    const account = await store.accounts.create({ email: 'ada@example.com', passwordHash: PASSWORD_HASH, signupCreditCents: 500 });
+    // Longer than the worker sends back when the call carried it (store-worker.ts), with non-ASCII text.
+    const yaml = (n: number) => `id: long\n${Array.from({ length: 400 }, (_, i) => `# line ${i} of ${n}, é ✓\n`).join('')}`;
+    const created = await store.flows.create({ accountId: account.id, name: 'Long', yamlContent: yaml(1) });
+    expect(created).toStrictEqual(await store.flows.get(account.id, created.id));
+    expect(Object.keys(created)).toEqual(Object.keys((await store.flows.get(account.id, created.id))!));
+    expect(created.yamlContent).toBe(yaml(1));
+
+    const edited = await store.flows.update(account.id, created.id, { yamlContent: yaml(2) });
+    expect(edited).toStrictEqual(await store.flows.get(account.id, created.id));
+    expect(edited!.yamlContent).toBe(yaml(2));
+    expect(edited!.publishedVersion).toBe(2);
+    // A write that does not carry the text answers with the stored one.
+    const renamed = await store.flows.update(account.id, created.id, { name: 'Longer' });
+    expect(renamed).toMatchObject({ name: 'Longer', yamlContent: yaml(2) });
+  });
+
   it('answers every read with the values the store gives in one thread, and keeps them on disk', async () => {
     const dataDir = await tempDataDir();
     const worker = await openWorkerStore({ dataDir });

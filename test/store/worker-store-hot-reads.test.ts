@@ -1,5 +1,5 @@
-// The server's side of the store worker keeps the two reads nearly every request makes (the API
-// key, the flow list: worker-store-cache.ts); what it keeps must never outlive a write.
+// The server's side of the store worker keeps the reads nearly every request makes (the API
+// key, the flow list, the flows: worker-store-cache.ts); what it keeps must never outlive a write.
 import { describe, expect, it } from 'vitest';
 import { openWorkerStore } from '../../server/store/sqljs/worker-store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
@@ -33,6 +33,40 @@ describe('reads kept beside the store worker', () => {
     expect((await store.apiKeys.findActiveByHash('c'.repeat(64)))?.id).toBe(second.id);
     await store.apiKeys.revoke(account.id, second.id);
     expect(await store.apiKeys.findActiveByHash('c'.repeat(64))).toBeNull();
+  });
+
+  it('a flow read follows every write: create, edit, draft, publish, delete, even a write sent after the read', async () => {
+    const { store, account } = await setUp();
+    const text = (n: number) => `id: kept\nversion: "${n}"\n${'# a long comment, é\n'.repeat(200)}`;
+    const flow = await store.flows.create({ accountId: account.id, name: 'Kept', yamlContent: text(1) });
+    expect(await store.flows.get(account.id, flow.id)).toMatchObject({ yamlContent: text(1), publishedVersion: 1, hasDraft: false });
+
+    // Sent in this order: the read answers with the text before the edit, and must not be kept past it.
+    const readBeforeEdit = store.flows.get(account.id, flow.id);
+    const edited = store.flows.update(account.id, flow.id, { yamlContent: text(2) });
+    expect((await readBeforeEdit)?.yamlContent).toBe(text(1));
+    expect((await edited)?.yamlContent).toBe(text(2));
+    expect(await store.flows.get(account.id, flow.id)).toMatchObject({ yamlContent: text(2), publishedVersion: 2 });
+
+    await store.flowVersions.saveDraft(account.id, flow.id, text(3));
+    expect(await store.flows.get(account.id, flow.id)).toMatchObject({ yamlContent: text(2), hasDraft: true });
+    await store.flowVersions.publish(account.id, flow.id, { yamlContent: text(3), documentVersion: '3', createdBy: null }, { fromDraft: true, expectEtag: (await store.flowVersions.currentEtag(account.id, flow.id))! });
+    expect(await store.flows.get(account.id, flow.id)).toMatchObject({ yamlContent: text(3), publishedVersion: 3, hasDraft: false });
+    // A write that does not carry the text (a rename) answers with the text as it is.
+    expect(await store.flows.update(account.id, flow.id, { name: 'Renamed' })).toMatchObject({ name: 'Renamed', yamlContent: text(3) });
+    expect(await store.flows.update(account.id, flow.id, { name: 'Kept' })).toMatchObject({ name: 'Kept', yamlContent: text(3), publishedVersion: 3 });
+    await store.flowVersions.publish(account.id, flow.id, { yamlContent: text(4), documentVersion: '4', createdBy: null });
+    expect(await store.flows.update(account.id, flow.id, { layout: '{}' })).toMatchObject({ yamlContent: text(4), layout: '{}', publishedVersion: 4 });
+
+    // A caller changing what it was given does not change what the next caller gets.
+    (await store.flows.get(account.id, flow.id))!.name = 'changed by a caller';
+    expect((await store.flows.get(account.id, flow.id))!.name).toBe('Kept');
+    // Another account never reads it, kept or not.
+    const other = await store.accounts.create({ email: 'other@example.com', passwordHash: 'scrypt$x', signupCreditCents: 0 });
+    expect(await store.flows.get(other.id, flow.id)).toBeNull();
+
+    await store.flows.delete(account.id, flow.id);
+    expect(await store.flows.get(account.id, flow.id)).toBeNull();
   });
 
   it('the flow list follows every write: create, rename, publish, delete', async () => {

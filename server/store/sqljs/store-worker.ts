@@ -38,7 +38,31 @@ interface OpenStore {
 
 const stores = new Map<number, OpenStore>();
 
-function answer(id: number, running: Set<Promise<unknown>>, work: () => unknown): void {
+/** Texts shorter than this are sent back even when the call carried them: their copy costs little. */
+const ECHO_MIN_LENGTH = 1024;
+
+/**
+ * The answer to a call less the long texts the call itself carried in (a flow's new YAML, which
+ * flows.create and flows.update answer with): each is sent as null and named with the argument
+ * that holds it, for the proxy to put back (worker-store.ts). The thread that paces audio then
+ * copies no text of hundreds of KiB it already has.
+ */
+function withoutEchoes(args: unknown[], value: unknown, leaveOut: string[] = []): { value: unknown; echoed?: Array<[string, number]> } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { value };
+  let echoed: Array<[string, number]> | undefined;
+  for (const [key, field] of Object.entries(value)) {
+    if (typeof field !== 'string' || field.length < ECHO_MIN_LENGTH) continue;
+    const arg = leaveOut.includes(key) ? args.length : args.findIndex((a) => typeof a === 'object' && a !== null && !Array.isArray(a) && (a as Record<string, unknown>)[key] === field);
+    if (arg >= 0) (echoed ??= []).push([key, arg]);
+  }
+  if (!echoed) return { value };
+  // Nulled rather than left out, so that the fields keep their order.
+  const rest: Record<string, unknown> = { ...value };
+  for (const [key] of echoed) rest[key] = null;
+  return { value: rest, echoed };
+}
+
+function answer(id: number, running: Set<Promise<unknown>>, work: () => unknown, args?: unknown[], leaveOut?: string[]): void {
   let settled: Promise<unknown>;
   try {
     settled = Promise.resolve(work());
@@ -48,7 +72,7 @@ function answer(id: number, running: Set<Promise<unknown>>, work: () => unknown)
   const done = settled.then(
     (value) => {
       try {
-        send({ type: 'answer', id, value });
+        send(args ? { type: 'answer', id, ...withoutEchoes(args, value, leaveOut) } : { type: 'answer', id, value });
       } catch (error) {
         // A value that cannot be cloned: a bug in a repository, said as its error.
         send({ type: 'refused', id, error: serializeError(error) });
@@ -93,7 +117,7 @@ port.on('message', (message: ToWorker) => {
       return;
     }
     case 'call': {
-      const { id, repo, method, args } = message;
+      const { id, repo, method, args, leaveOut } = message;
       const open = stores.get(message.store);
       answer(id, open?.running ?? new Set(), async () => {
         if (!isRemoteMethod(repo, method)) throw new TypeError(`the store has no method ${repo}.${method}`);
@@ -111,7 +135,7 @@ port.on('message', (message: ToWorker) => {
         const value = await result;
         await seen;
         return value;
-      });
+      }, args, leaveOut);
       return;
     }
     case 'tell': {

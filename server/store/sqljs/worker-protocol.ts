@@ -111,14 +111,23 @@ export type Probe = { kind: 'rows'; sql: string; params: Array<string | number |
 /** Every message names the store it is for: a process's stores share one thread (worker-store.ts). */
 export type ToWorker =
   | { type: 'open'; id: number; store: number; options: WorkerStoreOpenOptions }
-  | { type: 'call'; id: number; store: number; repo: RepositoryName; method: string; args: unknown[] }
+  /**
+   * `leaveOut`: fields of the answer the proxy already holds (a flow's text, kept beside the
+   * worker): sent back as null and named in `echoed` with the index args.length.
+   */
+  | { type: 'call'; id: number; store: number; repo: RepositoryName; method: string; args: unknown[]; leaveOut?: string[] }
   /** A synchronous member's call (flows.forgetList): no answer. */
   | { type: 'tell'; store: number; repo: 'flows'; method: 'forgetList'; args: [string] }
   | { type: 'probe'; id: number; store: number; probe: Probe }
   | { type: 'close'; id: number; store: number };
 
 export type FromWorker =
-  | { type: 'answer'; id: number; value: unknown }
+  /**
+   * `echoed`: the value's fields sent as null because the call's arguments hold them, each with
+   * the index of the argument (an object) whose same-named field it is (store-worker.ts); the
+   * index args.length for a field the call asked to leave out.
+   */
+  | { type: 'answer'; id: number; value: unknown; echoed?: Array<[string, number]> }
   | { type: 'refused'; id: number; error: SerializedError }
   /** The store stopped accepting writes; sent before any write is refused for it. */
   | { type: 'failed'; store: number; error: SerializedError }

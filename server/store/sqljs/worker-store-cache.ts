@@ -1,8 +1,15 @@
-// The two reads nearly every API request makes, kept on the server's side of the store worker
+// The reads nearly every API request makes, kept on the server's side of the store worker
 // (worker-store.ts): the API key a request carries, and an account's flow list. In one thread
 // the sql.js repositories answered these from caches of their own within the same turn; from a
 // worker each costs a round trip of messages, and `GET /v1/flows` with an API key fell from 0.60–
 // 0.76 of a bare Fastify route to 0.29–0.32 (`npm run bench -- api` and `-- postgres`, quiet).
+//
+// And the flows themselves, each as the last write or read answered it: a flow's text (up to
+// 512 KiB) copied out of the worker is a new string in this thread's heap on every read, and
+// deserialising those was the largest share of what a noisy account's uploads and JSON edits
+// cost the thread that paces audio (docs/benchmarks.md, isolation). Up to FLOW_CHARS of text
+// (the flows in use now: each kept text stays in this heap until it goes). A write that does not
+// carry the text answers with the kept one, which the worker then leaves out of its answer.
 //
 // Correct because this process is the only writer of its data dir (the lock), and every write
 // goes through this proxy: a write to a repository a cache reads from clears that cache when the
@@ -10,21 +17,45 @@
 // it saw before it; its answer is then not kept (a generation count says so), so a cleared cache
 // is never refilled with the old value. A worker that is gone serves nothing from here either.
 import { TOUCH_INTERVAL_SECS, type ApiKey, type ApiKeysRepository } from '../repositories/api-keys.ts';
-import type { FlowSummary, FlowsRepository } from '../repositories/flows.ts';
+import type { Flow, FlowChanges, FlowSummary, FlowsRepository } from '../repositories/flows.ts';
 import type { FlowVersionsRepository } from '../repositories/flow-versions.ts';
 
 /** Entries kept of each cache; the oldest goes first past it. */
 const ENTRIES = 1_000;
+/** Characters of flow text kept in all (UTF-16 code units, so about as many bytes for YAML). */
+const FLOW_CHARS = 4 * 1024 * 1024;
 
 class ReadCache<V> {
   #generation = 0;
   readonly #entries = new Map<string, V>();
+  #weight = 0;
 
-  constructor(private readonly usable: () => boolean) {}
+  /** `weigh`: what an entry counts against `budget` (nothing when unset). */
+  constructor(
+    private readonly usable: () => boolean,
+    private readonly weigh: (value: V) => number = () => 0,
+    private readonly budget = Infinity,
+  ) {}
+
+  /** Counts writes: a value read or written before the last clear is not kept. */
+  get generation(): number {
+    return this.#generation;
+  }
 
   clear(): void {
     this.#generation++;
     this.#entries.clear();
+    this.#weight = 0;
+  }
+
+  /** The kept value itself (not a copy: not for callers to change), or undefined. */
+  peek(key: string): V | undefined {
+    return this.usable() ? this.#entries.get(key) : undefined;
+  }
+
+  /** Keeps what a write answered, unless another write was sent since `generation` (read as the write was sent). */
+  keep(generation: number, key: string, value: V): void {
+    if (generation === this.#generation && this.usable()) this.#set(key, value);
   }
 
   async read(key: string, fetch: () => Promise<V>, copy: (value: V) => V): Promise<V> {
@@ -33,14 +64,28 @@ class ReadCache<V> {
     if (hit !== undefined) return copy(hit);
     const generation = this.#generation;
     const value = await fetch();
-    if (generation === this.#generation && this.usable()) {
-      this.#entries.set(key, value);
-      if (this.#entries.size > ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
-    }
+    this.keep(generation, key, value);
     return copy(value);
   }
 
-  /** Changes every kept value in place (an API key's last use). */
+  #set(key: string, value: V): void {
+    const old = this.#entries.get(key);
+    if (old !== undefined) {
+      this.#weight -= this.weigh(old);
+      this.#entries.delete(key);
+    }
+    const weight = this.weigh(value);
+    if (weight > this.budget) return;
+    this.#entries.set(key, value);
+    this.#weight += weight;
+    while (this.#entries.size > ENTRIES || this.#weight > this.budget) {
+      const [oldestKey, oldest] = this.#entries.entries().next().value!;
+      this.#entries.delete(oldestKey);
+      this.#weight -= this.weigh(oldest);
+    }
+  }
+
+  /** Changes every kept value in place (an API key's last use; never its weight). */
   update(change: (value: V) => V): void {
     for (const [key, value] of this.#entries) this.#entries.set(key, change(value));
   }
@@ -68,8 +113,11 @@ export interface HotReads {
   flowVersions: FlowVersionsRepository;
 }
 
+/** flows.update, its answer's fields in `held` left out by the worker and put back from there. */
+export type UpdateHolding = (accountId: string, id: string, changes: FlowChanges, held: { yamlContent: string }) => Promise<Flow | null>;
+
 /** The repositories of `remote` with their hot reads answered here when they can be. */
-export function cacheHotReads(remote: HotReads, usable: () => boolean): HotReads {
+export function cacheHotReads(remote: HotReads, usable: () => boolean, updateHolding?: UpdateHolding): HotReads {
   const keys = new ReadCache<ApiKey | null>(usable);
   const lists = new ReadCache<FlowSummary[]>(usable);
   /** When each key's use was last sent, so most touches send nothing (the repository throttles the same way). */
@@ -89,11 +137,44 @@ export function cacheHotReads(remote: HotReads, usable: () => boolean): HotReads
     },
   };
 
+  const kept = new ReadCache<Flow | null>(usable, (flow) => flow?.yamlContent.length ?? 0, FLOW_CHARS);
+  const flowKey = (accountId: string, id: string) => `${accountId}\n${id}`;
+  const copyFlow = (flow: Flow | null) => (flow ? { ...flow } : null);
+  /** Every write to flows or their versions clears both: a publish changes a flow's text, a draft its hasDraft. */
+  const flowCaches = [lists, kept] as Array<ReadCache<unknown>>;
   const flowReads: Array<keyof FlowsRepository> = ['list', 'get', 'exists'];
+  const flowWrites = clearingOnWrites(remote.flows, flowReads, flowCaches);
   const flows: FlowsRepository = {
-    ...clearingOnWrites(remote.flows, flowReads, [lists as ReadCache<unknown>]),
+    ...flowWrites,
     list: (accountId) => lists.read(accountId, () => remote.flows.list(accountId), (list) => list.map((flow) => ({ ...flow }))),
+    get: (accountId, id) => kept.read(flowKey(accountId, id), () => remote.flows.get(accountId, id), copyFlow),
+    // A write's answer is the flow as a read after it would give it: kept for that read (the
+    // JSON view the studio asks for next), unless another write was sent meanwhile.
+    async create(input) {
+      const written = flowWrites.create(input);
+      const generation = kept.generation;
+      const flow = await written;
+      kept.keep(generation, flowKey(flow.accountId, flow.id), flow);
+      return { ...flow };
+    },
+    async update(accountId, id, changes) {
+      // A write that leaves the text as it is (a rename, a save of what was read) answers with
+      // the text kept here: the worker need not send it back (nothing changed it since it was
+      // kept, or it would not be kept).
+      const text = changes.yamlContent === undefined ? kept.peek(flowKey(accountId, id))?.yamlContent : undefined;
+      let written: Promise<Flow | null>;
+      if (text !== undefined && updateHolding) {
+        for (const cache of flowCaches) cache.clear();
+        written = updateHolding(accountId, id, changes, { yamlContent: text });
+      } else {
+        written = flowWrites.update(accountId, id, changes);
+      }
+      const generation = kept.generation;
+      const flow = await written;
+      if (flow) kept.keep(generation, flowKey(accountId, id), flow);
+      return copyFlow(flow);
+    },
   };
-  const flowVersions = clearingOnWrites(remote.flowVersions, ['list', 'get', 'getDraft', 'currentEtag'], [lists as ReadCache<unknown>]);
+  const flowVersions = clearingOnWrites(remote.flowVersions, ['list', 'get', 'getDraft', 'currentEtag'], flowCaches);
   return { apiKeys, flows, flowVersions };
 }

@@ -27,7 +27,7 @@ import { acquireLock, type HeldLock } from './lockfile.ts';
 import { cacheHotReads } from './worker-store-cache.ts';
 import { newNodeId } from '../repositories/nodes.ts';
 import { StoreClosedError } from '../errors.ts';
-import type { Store } from '../store.ts';
+import type { Flow, Store } from '../store.ts';
 import type { DatabaseStats } from './database.ts';
 import type { OpenStoreOptions } from './store.ts';
 import {
@@ -75,6 +75,8 @@ const IDLE_THREAD_MS = 10_000;
 
 interface Pending {
   client: StoreClient;
+  /** A repository call's arguments, where its answer's echoed texts are (store-worker.ts). */
+  args: unknown[] | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -123,17 +125,18 @@ class StoreHost {
     this.#idleTimer.unref();
   }
 
-  call(client: StoreClient, request: Request): Promise<unknown> {
+  /** `held`: fields of the answer this side has already; the worker leaves them out and they are put back from here. */
+  call(client: StoreClient, request: Request, held?: Record<string, unknown>): Promise<unknown> {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       try {
-        this.worker.postMessage({ ...request, id } as ToWorker);
+        this.worker.postMessage({ ...request, id, ...(held ? { leaveOut: Object.keys(held) } : {}) } as ToWorker);
       } catch (error) {
         // Arguments that cannot be cloned (a function, say): only reachable from code.
         reject(error);
         return;
       }
-      this.#pending.set(id, { client, resolve, reject });
+      this.#pending.set(id, { client, args: request.type === 'call' ? (held ? [...request.args, held] : request.args) : undefined, resolve, reject });
       if (this.#pending.size === 1) this.worker.ref();
     });
   }
@@ -148,7 +151,7 @@ class StoreHost {
       if (!pending) return;
       this.#pending.delete(message.id);
       if (this.#pending.size === 0) this.worker.unref();
-      if (message.type === 'answer') pending.resolve(message.value);
+      if (message.type === 'answer') pending.resolve(message.echoed ? withEchoes(message.value as Record<string, unknown>, message.echoed, pending.args ?? []) : message.value);
       else pending.reject(reviveError(message.error));
       return;
     }
@@ -170,6 +173,12 @@ class StoreHost {
     for (const client of this.#clients) client.lost(lost);
     for (const call of pending) call.reject(lost);
   }
+}
+
+/** An answer with the texts the worker did not send back put back from the call's own arguments. */
+function withEchoes(value: Record<string, unknown>, echoed: Array<[string, number]>, args: unknown[]): Record<string, unknown> {
+  for (const [key, arg] of echoed) value[key] = (args[arg] as Record<string, unknown>)[key];
+  return value;
 }
 
 let host: StoreHost | null = null;
@@ -223,10 +232,10 @@ class StoreClient {
     }
   }
 
-  call(request: Request): Promise<unknown> {
+  call(request: Request, held?: Record<string, unknown>): Promise<unknown> {
     if (this.#lost) return Promise.reject(this.#lost);
     if (this.#closed) return Promise.reject(new StoreClosedError());
-    return this.host.call(this, request);
+    return this.host.call(this, request, held);
   }
 
   tell(message: Extract<ToWorker, { type: 'tell' }>): void {
@@ -283,6 +292,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
       flowVersions: remote('flowVersions'),
     },
     () => client.serving,
+    (accountId, id, changes, held) => client.call({ type: 'call', store, repo: 'flows', method: 'update', args: [accountId, id, changes] }, held) as Promise<Flow | null>,
   );
 
   return {
