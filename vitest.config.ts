@@ -40,8 +40,8 @@ const files = testFilesByProject();
 /** The server's bundle, built when stale, for the workers of in-process servers and for spawned servers. */
 const SERVER_BUNDLE = 'test/support/server-bundle.ts';
 
-/** The second group: five files at a time (`--maxWorkers` does not reach projects; a group's must agree). */
-const REST = { maxWorkers: 5, sequence: { groupOrder: 1 } };
+/** The second group: seven files at a time (`--maxWorkers` does not reach projects; a group's must agree). */
+const REST = { maxWorkers: 7, sequence: { groupOrder: 1 } };
 
 export default defineConfig({
   test: {
