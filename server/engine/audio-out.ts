@@ -250,7 +250,9 @@ export class AudioOut {
         return; // the next frame is not due to leave yet
       }
       // Late: the frame leaves after the moment it should be playing, so the caller heard a gap.
-      const lateness = now - (this.burstStartedAt + this.framesInBurst * FRAME_MS);
+      // A burst's first frame starts its schedule and is never late: after resume() the clock has
+      // moved on a little between the burst's start and this reading, which is no gap.
+      const lateness = this.framesInBurst === 0 ? 0 : now - (this.burstStartedAt + this.framesInBurst * FRAME_MS);
       // A gap the caller heard (the next sentence's synthesis came too late, or a stall longer
       // than the lead) restarts the schedule, with a new lead, rather than bursting out the
       // backlog of "missed" frames. A shorter wait only eats into the lead: the frames held back

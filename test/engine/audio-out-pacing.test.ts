@@ -91,6 +91,24 @@ describe('pacing the agent voice', () => {
     expect(AudioOut.lateFrames - before).toBe(0);
   });
 
+  it('counts no late frame when a paused reply goes on, however the clock moved between the two readings', () => {
+    // A real clock moves between resume() starting the new burst and the frame leaving: here
+    // every reading is a microsecond later than the one before.
+    let now = 0;
+    const sent: number[] = [];
+    const out = new AudioOut({ sendFrame: () => sent.push(now), onStarted: () => {}, onFinished: () => {} }, () => (now += 0.001));
+    const before = AudioOut.lateFrames;
+    out.beginReply();
+    const s = out.beginSegment('A long sentence.');
+    s.append(sentence(10));
+    s.complete();
+    out.pause();
+    now += 300; // the caller said "mm-hm"
+    out.resume();
+    expect(sent.length).toBeGreaterThan(3);
+    expect(AudioOut.lateFrames - before).toBe(0);
+  });
+
   it('counts a frame that leaves after its play time as late, and starts a new lead from there', () => {
     const r = rig();
     const before = AudioOut.lateFrames;
