@@ -27,15 +27,7 @@ describe('a warm transfer whose summary the session\'s model writes', () => {
     const before = await balance();
     const callId = 'CA77777777777777777777777777777777';
     const stream = await rig().call(callId);
-    const id = await vi.waitFor(
-      async () => {
-        const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
-        const found = list.body.find((s: { status: string }) => s.status === 'connected');
-        expect(found).toBeDefined();
-        return found.id as string;
-      },
-      { timeout: 15_000, interval: 100 },
-    );
+    const id = await rig().liveSession().then((s) => s.id);
     const state = async () => (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body.path.at(-1)?.state;
     await vi.waitFor(async () => expect(await state()).toBe('menu'), { timeout: 15_000, interval: 100 });
     stream.pressDigit('1');

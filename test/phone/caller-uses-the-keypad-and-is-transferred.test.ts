@@ -14,16 +14,7 @@ describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'plivo'))('
   const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
   const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
-  const liveSession = async () =>
-    vi.waitFor(
-      async () => {
-        const list = await rig().server.request('GET', '/v1/sessions', { apiKey: rig().account.apiKey });
-        const found = list.body.find((s: { transport: string; status: string }) => s.transport === carrier && s.status === 'connected');
-        expect(found).toBeDefined();
-        return found.id as string;
-      },
-      { timeout: 15_000, interval: 100 },
-    );
+  const liveSession = () => rig().liveSession().then((s) => s.id);
   const inState = (id: string, state: string) =>
     vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe(state), { timeout: 15_000, interval: 100 });
 

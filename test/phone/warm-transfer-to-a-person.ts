@@ -22,16 +22,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
     const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
     const transfers = async (id: string) => (await events(id)).filter((e) => e.type === 'transfer').map((e) => e.event);
     const balance = async () => (await rig().server.request('GET', '/v1/credits/balance', { apiKey: rig().account.apiKey })).body.balance_usd_cents as number;
-    const liveSession = async () =>
-      vi.waitFor(
-        async () => {
-          const list = await rig().server.request('GET', '/v1/sessions', { apiKey: rig().account.apiKey });
-          const found = list.body.find((s: { transport: string; status: string }) => s.transport === carrier && s.status === 'connected');
-          expect(found).toBeDefined();
-          return found.id as string;
-        },
-        { timeout: 15_000, interval: 100 },
-      );
+    const liveSession = () => rig().liveSession().then((s) => s.id);
     const inState = (id: string, state: string) => vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe(state), { timeout: 15_000, interval: 100 });
     const agentLines = async (id: string) => (await events(id)).filter((e) => e.type === 'transcript' && e.event.role === 'agent').map((e) => e.event.text as string);
     /** What the agent said once the transfer had failed. */
@@ -212,15 +203,7 @@ export function describeNobodyPicksUp(carriers: readonly WarmCarrier[]): void {
       const { server, account, api } = rig();
       const detail = async (id: string) => (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body;
       const stream = await rig().call(carrier === 'plivo' ? '9b4e28ba-2fa1-11d2-883f-0016d3cca427' : 'v3:warm-rings-out');
-      const id = await vi.waitFor(
-        async () => {
-          const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
-          const found = list.body.find((s: { status: string }) => s.status === 'connected');
-          expect(found).toBeDefined();
-          return found.id as string;
-        },
-        { timeout: 15_000, interval: 100 },
-      );
+      const id = await rig().liveSession().then((s) => s.id);
       await vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe('menu'), { timeout: 15_000, interval: 100 });
       stream.pressDigit('0');
       const leg = await vi.waitFor(() => api.placedCallTo(FRONT_DESK) ?? expect.fail('the front desk was not called yet'), { timeout: 20_000, interval: 100 });

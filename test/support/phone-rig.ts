@@ -1,7 +1,7 @@
 // A voice rig that takes phone calls: the server with the provider fakes, a carrier's fake REST
 // API, an account with that carrier's credentials and a number bound to a published flow. A call
 // is what the carrier does: a signed voice webhook, then the media stream our markup names.
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject, vi } from 'vitest';
 import type { CarrierName } from '../../server/transports/carriers/carrier.ts';
 import { FakeCarrierStream, streamTargetFromMarkup } from '../fakes/carriers/media-stream-client.ts';
 import { startFakeCarrierApi, type FakeCarrierApi, type FakeCarrierAuth } from '../fakes/carriers/rest-server.ts';
@@ -21,6 +21,8 @@ export interface PhoneRig extends VoiceRig {
   ring(callId: string, options?: { to?: string; signer?: WebhookSigner }): Promise<SentWebhook>;
   /** Rings, then opens the stream the markup names, as the carrier does once the call is answered. */
   call(callId: string): Promise<FakeCarrierStream>;
+  /** The call of this carrier that is live now, as `GET /v1/sessions` lists it, waited for up to 15 s. */
+  liveSession(): Promise<{ id: string; from: string; to: string }>;
 }
 
 /**
@@ -118,6 +120,16 @@ export async function startPhoneRig(carrier: CarrierName, options: VoiceRigOptio
         api.whenRedirected(callId, () => void stream.hangUp());
         return stream;
       },
+      liveSession: () =>
+        vi.waitFor(
+          async () => {
+            const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
+            const found = list.body.find((s: { transport: string; status: string }) => s.transport === carrier && s.status === 'connected');
+            expect(found, `no ${carrier} call is live yet`).toBeDefined();
+            return found as { id: string; from: string; to: string };
+          },
+          { timeout: 15_000, interval: 100 },
+        ),
       close,
     };
   } catch (error) {

@@ -42,15 +42,7 @@ describe.each(['twilio'] as const)('turn-taking on a %s call', (carrier) => {
     const backchannel = padWithSilence(await synthesizeSpeech('Yeah, I see'), 200, 800);
     const words = padWithSilence(await synthesizeSpeech('Wait, no, Tuesday'), 200, 1_200);
     const stream = await rig().call('CA22222222222222222222222222222222');
-    const sessionId = await vi.waitFor(
-      async () => {
-        const list = await server.request('GET', '/v1/sessions', { apiKey: account.apiKey });
-        const found = list.body.find((s: { transport: string; status: string }) => s.transport === carrier && s.status === 'connected');
-        expect(found).toBeDefined();
-        return found.id as string;
-      },
-      { timeout: 15_000, interval: 100 },
-    );
+    const sessionId = await rig().liveSession().then((s) => s.id);
     const events = async (): Promise<TimelineEvent[]> => (await server.request('GET', `/v1/sessions/${sessionId}/events?limit=500`, { apiKey: account.apiKey })).body.events;
 
     // A second of the story on the line, then the caller's backchannel over it.
