@@ -82,6 +82,25 @@ describe('the node that holds a session', () => {
   });
 });
 
+/**
+ * Counts the sweeps a store has finished. The presence queues its beat and its sweep on timers that
+ * fire together every 30 s, and the sweep's statements run after the beat's: a test that waited only
+ * for the beat and then moved the clock on could have the sweep still in progress read the new time
+ * (ending a node's calls one sweep early). Waiting for the count closes that.
+ */
+function countSweeps(store: PostgresStore): { done: () => number } {
+  let done = 0;
+  const endInterrupted = store.sessions.endInterrupted.bind(store.sessions);
+  store.sessions.endInterrupted = async () => {
+    try {
+      return await endInterrupted();
+    } finally {
+      done += 1;
+    }
+  };
+  return { done: () => done };
+}
+
 describe("a running node's presence", () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -92,6 +111,7 @@ describe("a running node's presence", () => {
     const account = await a.accounts.create({ email: 'ada@example.com', passwordHash: 'h' });
     const left = await connectedOn(a, account.id);
     const kept = await connectedOn(b, account.id);
+    const sweeps = countSweeps(b);
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const handed: string[][] = [];
     const warnings: string[] = [];
@@ -102,6 +122,7 @@ describe("a running node's presence", () => {
         clock.t = T0 + at;
         await vi.advanceTimersByTimeAsync(NODE_HEARTBEAT_SECS * 1000);
         await expect.poll(async () => (await b.pg.row<{ at: number }>('SELECT last_seen_at AS at FROM nodes WHERE id = $1', [b.nodes.self]))?.at).toBe(T0 + at);
+        await expect.poll(sweeps.done).toBe(Math.floor(at / SWEEP_SECS));
       }
       expect(handed).toEqual([]);
       expect(await b.sessions.findById(left.id)).toMatchObject({ status: 'connected' });
@@ -123,6 +144,7 @@ describe("a running node's presence", () => {
     await connectedOn(b, account.id);
     const nodeIds = async () => (await b.pg.rows<{ id: string }>('SELECT id FROM nodes ORDER BY id')).map((row) => row.id);
     const both = [a.nodes.self, b.nodes.self].sort();
+    const sweeps = countSweeps(b);
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const handed: string[][] = [];
     const presence = startNodePresence(b, { warn: () => undefined }, (ids) => handed.push(ids));
@@ -134,6 +156,7 @@ describe("a running node's presence", () => {
           await vi.advanceTimersByTimeAsync(NODE_HEARTBEAT_SECS * 1000);
         }
         await expect.poll(async () => (await b.pg.row<{ at: number }>('SELECT last_seen_at AS at FROM nodes WHERE id = $1', [b.nodes.self]))?.at).toBe(T0 + at);
+        await expect.poll(sweeps.done).toBe(at / SWEEP_SECS);
       };
       await sweepAt(SWEEP_SECS);
       expect(await nodeIds()).toEqual(both);
