@@ -80,8 +80,9 @@ export class FlowText {
    */
   protected async openText(text: string, saved: Positions): Promise<Positions | null> {
     this.yaml = text;
-    // A big text is analysed and (never laid out) laid out in one job of the flow worker; a small
-    // one is analysed here at once, and goes to the worker only to be laid out.
+    // A big text is analysed, its states placed (dagre's layout for a flow never laid out) and its
+    // edges routed in one job of the flow worker; a small one is analysed here at once, and goes
+    // to the worker only to be laid out.
     const opened = text.length < ANALYZE_IN_PAGE_BELOW || !this.worker ? null : await this.worker.open(text, saved);
     const analysis = opened?.analysis ?? (await this.analyze(text));
     if (!this.worker) return null;

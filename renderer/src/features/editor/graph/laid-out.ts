@@ -2,14 +2,14 @@
 // positions and where each edge runs on them. Routing every edge of a big flow costs tens of ms,
 // so at open and on Auto-layout it is done in the worker beside the layout, not on the page while
 // the canvas is drawn (FlowGraph uses these routes while the graph and positions are the ones they
-// were made for). Opening a big flow is one job: analysis, graph and layout without a trip
-// through the page between them. A keystroke in a big flow is routed there too, on the positions
+// were made for). Opening a big flow is one job: analysis, graph and placing every state (dagre's
+// layout, or the positions saved with the flow) without a trip through the page between them. A keystroke in a big flow is routed there too, on the positions
 // the page had when it sent the text (routeAnalysed): routing 1,000 edges was the largest part of
 // the page's task applying the worker's answer.
 import type { Analysis } from '../document/analyze.ts';
 import { routeEdges, type EdgePath } from './edge-routes.ts';
 import { EMPTY_GRAPH, deriveGraph, type FlowGraph, type StateCard, type TransitionLink } from './graph.ts';
-import { autoLayout, type Positions } from './layout.ts';
+import { autoLayout, placeMissing, type Positions } from './layout.ts';
 
 export interface LaidOut {
   positions: Positions;
@@ -26,15 +26,21 @@ export interface Opened {
   analysis: Analysis;
   /** The graph of the analysis, as the page derives it for a flow it opens. */
   graph: FlowGraph;
-  /** dagre's layout for a flow never laid out (none of its states has a saved position); else null. */
+  /**
+   * Where every state goes, with the edges routed there: dagre's layout for a flow never laid out
+   * (none of its states has a saved position), else the saved positions with the states added
+   * since placed beside the ones they connect to. Null for a flow without states.
+   */
   laidOut: LaidOut | null;
 }
 
-/** The open job, after the text's analysis: its graph, and its layout when `saved` places none of its states. */
+/** The open job, after the text's analysis: its graph, each state's place (from `saved`, else dagre's) and the edges routed on them. */
 export function openAnalysed(analysis: Analysis, saved: Positions): Opened {
   const graph = deriveGraph(analysis.data, analysis.diagnostics);
-  const fresh = graph.cards.length > 0 && !graph.cards.some((card) => saved[card.name]);
-  return { analysis, graph, laidOut: fresh ? layOut(graph.cards, graph.links, graph.initial) : null };
+  if (graph.cards.length === 0) return { analysis, graph, laidOut: null };
+  if (!graph.cards.some((card) => saved[card.name])) return { analysis, graph, laidOut: layOut(graph.cards, graph.links, graph.initial) };
+  const positions = placeMissing(saved, graph.cards, graph.links);
+  return { analysis, graph, laidOut: { positions, paths: routeEdges(graph.cards, graph.links, positions) } };
 }
 
 /**

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
 import { routeEdges } from '../../../../../renderer/src/features/editor/graph/edge-routes.ts';
+import { placeMissing } from '../../../../../renderer/src/features/editor/graph/layout.ts';
 import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
 import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
 import { analyzeFlowText } from '../../../../../renderer/src/features/editor/document/analyze.ts';
@@ -41,8 +42,21 @@ describe('opening a flow in one job', () => {
     expect(opened.laidOut?.positions).toEqual(layOut(graph.cards, graph.links, graph.initial).positions);
   });
 
-  it('leaves a flow laid out before to the positions saved with it', () => {
-    expect(openAnalysed(analyzeFlowText(yaml), { s3: { x: 10, y: 20 } }).laidOut).toBeNull();
+  it('keeps the positions saved with a flow laid out before, places the states added since beside them, and routes the edges there', () => {
+    const saved = layOut(graph.cards, graph.links, graph.initial).positions;
+    const { s7: _added, ...before } = { ...saved, s3: { x: 10, y: 20 } };
+    const opened = openAnalysed(analyzeFlowText(yaml), { ...before, gone: { x: 1, y: 2 } });
+    const positions = opened.laidOut!.positions;
+    // Every saved state where it was saved; the state added since placed as the page places it.
+    for (const [name, at] of Object.entries(before)) expect(positions[name]).toEqual(at);
+    expect(positions).toEqual(placeMissing(before, graph.cards, graph.links));
+    expect(positions.s7).toBeDefined();
+    expect(positions.gone).toBeUndefined();
+    expect(opened.laidOut!.paths).toEqual(routeEdges(graph.cards, graph.links, positions));
+  });
+
+  it('places nothing for a text without states', () => {
+    expect(openAnalysed(analyzeFlowText('states: [unclosed'), {}).laidOut).toBeNull();
   });
 });
 
