@@ -1,10 +1,15 @@
 // In Chromium: a 200-state flow draws only the states in view (above 100 states
 // the canvas does), yet shows every state on the overview map, runs its edges from the bottom of
 // the states they leave into the top of the states they enter, drawn or not yet drawn, and draws
-// the states that come into view.
+// the states that come into view. Saved with a layout, it reopens with every state where it was
+// saved (a state added since placed beside the others) and its edges routed there.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { generateFlowYaml } from '../support/generate-flow.ts';
+import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
+import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
+import type { Positions } from '../../renderer/src/features/editor/graph/layout.ts';
+import { createFlow } from '../support/server.ts';
 import { WAIT, node, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
@@ -36,6 +41,26 @@ function edgeEnds(page: Page, id: string, source: string, target: string) {
   );
 }
 
+/** s0 → s1 (next0) goes down from s0's bottom into s1's top, once both are drawn and measured. */
+async function leavesS0IntoS1(page: Page): Promise<void> {
+  await expect
+    .poll(async () => {
+      const ends = await edgeEnds(page, 's0→next0', 's0', 's1');
+      if (!ends?.source || !ends.target) return 'not drawn';
+      const centreOf = (b: { left: number; right: number }) => (b.left + b.right) / 2;
+      const near = (a: number, b: number, by: number) => Math.abs(a - b) <= by;
+      return [
+        // The connector dot sits on the bottom border (1.5 px) and is 14 px tall: the edge leaves
+        // 5.5 px below the border, at the canvas's zoom.
+        near(ends.start.x, centreOf(ends.source), 2) && near(ends.start.y, ends.source.bottom + 5.5 * ends.zoom, 1.5)
+          ? 'leaves s0 at its bottom'
+          : `leaves at ${JSON.stringify(ends.start)} of ${JSON.stringify(ends.source)}`,
+        near(ends.end.x, centreOf(ends.target), 2) && near(ends.end.y, ends.target.top + 1.5 * ends.zoom, 1.5) ? 'enters s1 at its top' : `enters at ${JSON.stringify(ends.end)} of ${JSON.stringify(ends.target)}`,
+      ];
+    }, WAIT)
+    .toEqual(['leaves s0 at its bottom', 'enters s1 at its top']);
+}
+
 describe('a 200-state flow', () => {
   it('draws the states in view, with every state on the overview map and edges from bottom to top of their states', async () => {
     const { page } = await openFlow(rig(), 'Two hundred states', TWO_HUNDRED);
@@ -45,28 +70,34 @@ describe('a 200-state flow', () => {
     expect(drawnAtOpen).toBeGreaterThan(0);
     expect(drawnAtOpen).toBeLessThan(100);
 
-    // s0 → s1 (next0) goes down from s0's bottom into s1's top, once both are drawn and measured.
-    await expect
-      .poll(async () => {
-        const ends = await edgeEnds(page, 's0→next0', 's0', 's1');
-        if (!ends?.source || !ends.target) return 'not drawn';
-        const centreOf = (b: { left: number; right: number }) => (b.left + b.right) / 2;
-        const near = (a: number, b: number, by: number) => Math.abs(a - b) <= by;
-        return [
-          // The connector dot sits on the bottom border (1.5 px) and is 14 px tall: the edge leaves
-          // 5.5 px below the border, at the canvas's zoom.
-          near(ends.start.x, centreOf(ends.source), 2) && near(ends.start.y, ends.source.bottom + 5.5 * ends.zoom, 1.5)
-            ? 'leaves s0 at its bottom'
-            : `leaves at ${JSON.stringify(ends.start)} of ${JSON.stringify(ends.source)}`,
-          near(ends.end.x, centreOf(ends.target), 2) && near(ends.end.y, ends.target.top + 1.5 * ends.zoom, 1.5) ? 'enters s1 at its top' : `enters at ${JSON.stringify(ends.end)} of ${JSON.stringify(ends.target)}`,
-        ];
-      }, WAIT)
-      .toEqual(['leaves s0 at its bottom', 'enters s1 at its top']);
+    await leavesS0IntoS1(page);
 
     // Zoomed out, the states that come into view are drawn. (Fit on a flow this big stays where
     // names read: studio-editor-readable.test.ts.)
     for (let i = 0; i < 5; i++) await page.getByRole('button', { name: 'Zoom Out' }).click();
     await expect.poll(() => page.locator('.svelte-flow__node').count(), WAIT).toBeGreaterThan(drawnAtOpen * 2);
     await page.close();
+  }, 120_000);
+
+  it('saved with a layout, reopens with every state where it was saved and its edges routed there', async () => {
+    // dagre's layout moved down and right, as a designer's own would be, without s7 (added since).
+    const dagre = openAnalysed(analyzeFlowText(TWO_HUNDRED), {}).laidOut!.positions;
+    const saved: Positions = {};
+    for (const [name, at] of Object.entries(dagre)) if (name !== 's7') saved[name] = { x: at.x + 400, y: at.y + 300 };
+    const id = await createFlow(rig().server, rig().account.apiKey, 'Two hundred states, laid out', TWO_HUNDRED);
+    const put = await rig().server.request('PUT', `/v1/flows/${id}`, { apiKey: rig().account.apiKey, body: { layout: { positions: saved } } });
+    expect(put.status).toBe(200);
+    const page = await rig().open(`/flow-editor?flow=${id}`);
+    try {
+      await expect.poll(() => page.locator('.svelte-flow__minimap-node').count(), WAIT).toBe(200);
+      const at = (state: string) => node(page, state).evaluate((el) => /translate\(([-\d.]+)px, ?([-\d.]+)px\)/.exec((el as any).style.transform)?.slice(1).map(Number));
+      await node(page, 's0').waitFor(WAIT);
+      expect(await at('s0')).toEqual([saved.s0!.x, saved.s0!.y]);
+      await leavesS0IntoS1(page);
+      // Nothing was moved by opening it: the flow is as saved.
+      expect(await page.locator('header .status[role="status"]').innerText()).toBe('Saved');
+    } finally {
+      await page.close();
+    }
   }, 120_000);
 });
