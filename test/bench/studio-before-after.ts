@@ -7,7 +7,10 @@
 // studio bench counts them: opening until 1 s after the flow is on screen, the keystrokes until
 // 0.5 s after the last).
 //
-//   npx tsx test/bench/studio-before-after.ts <commit> [rounds]
+// With --kept, each flow is opened with its layout saved with it (the positions dagre gives it, as
+// a flow saved from the studio has them), so opening it lays nothing out; only opening is measured.
+//
+//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,11 +21,15 @@ import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
+import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
+import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
 import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames, viewIds } from './studio-editor.ts';
 
-const commit = process.argv[2];
-if (!commit) throw new Error('usage: studio-before-after.ts <commit> [rounds]');
-const ROUNDS = Number(process.argv[3] ?? 3);
+const args = process.argv.slice(2).filter((a) => a !== '--kept');
+const KEPT = process.argv.includes('--kept');
+const commit = args[0];
+if (!commit) throw new Error('usage: studio-before-after.ts <commit> [rounds] [--kept]');
+const ROUNDS = Number(args[1] ?? 3);
 const SIZES = [200, 500];
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -76,7 +83,14 @@ try {
   for (const [name, server] of Object.entries(servers)) {
     const account = await createAccount(server);
     const ids: Record<number, string> = {};
-    for (const states of SIZES) ids[states] = await createFlow(server, account.apiKey, `${states} states`, generateFlowYaml(states));
+    for (const states of SIZES) {
+      const yaml = generateFlowYaml(states);
+      ids[states] = await createFlow(server, account.apiKey, `${states} states`, yaml);
+      if (!KEPT) continue;
+      const positions = openAnalysed(analyzeFlowText(yaml), {}).laidOut!.positions;
+      const saved = await server.request('PUT', `/v1/flows/${ids[states]}`, { apiKey: account.apiKey, body: { layout: { positions } } });
+      if (saved.status !== 200) throw new Error(`saving the layout failed: ${saved.status} ${saved.text}`);
+    }
     flows[name] = { account, ids };
   }
   for (let round = 0; round < ROUNDS; round++) {
@@ -101,6 +115,11 @@ try {
         }));
         await page.waitForTimeout(1000);
         await recordFrames(`${name} open ${states}`, page);
+        // A flow opened with its layout kept is measured opening only.
+        if (KEPT) {
+          await page.close();
+          continue;
+        }
         await page.waitForTimeout(500);
         await cursorAfterS0Skip(page).catch(async (error) => {
           await page.screenshot({ path: '/tmp/studio-before-after-failed.png' });
@@ -138,9 +157,9 @@ try {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-console.log(`before = ${commit}, after = the working tree; ${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
+console.log(`before = ${commit}, after = the working tree; ${KEPT ? 'layouts saved with the flows; ' : ''}${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
 console.log('step               | page clock ms (before → after) | main-thread CPU ms | longest task wall/CPU ms | longest frame ms');
-for (const step of SIZES.flatMap((s) => [`open ${s}`, `keystroke ${s}`])) {
+for (const step of SIZES.flatMap((s) => (KEPT ? [`open ${s}`] : [`open ${s}`, `keystroke ${s}`]))) {
   const b = results.get(`before ${step}`) ?? [];
   const a = results.get(`after ${step}`) ?? [];
   const pair = (pick: (s: Step) => number) => `${median(b.map(pick)).toFixed(0)} → ${median(a.map(pick)).toFixed(0)}`;

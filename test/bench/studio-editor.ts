@@ -18,7 +18,9 @@
 //   nodes the canvas draws and at what zoom.
 // - the floor: a bare Svelte Flow page drawing the same nodes and edges at the same positions, in a
 //   canvas of the same size at the same view (studio-floor.ts), opened turn about with the studio
-//   in the same Chromium, until the same signal; the 200- and 500-state rows give studio ÷ floor.
+//   in the same Chromium, until the same signal; the 200- and 500-state rows give studio ÷ floor;
+// - the same opens of a flow whose layout was saved with it (the positions dagre gives it, as a
+//   flow saved from the studio has them): what opening costs without laying out, ÷ the same floor.
 // Every row says the load average while it was measured: the machine is shared.
 // run.ts lists this file by name beside the *.bench.ts ones; `npm run bench studio` runs it alone.
 import { loadavg } from 'node:os';
@@ -30,6 +32,8 @@ import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { collapsedGroupsKey } from '../../renderer/src/features/editor/graph/collapsed-groups.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
+import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
+import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 import { floorData, startFloor, studioView, type FloorServer } from './studio-floor.ts';
 
@@ -167,10 +171,16 @@ export async function run(): Promise<BenchRow[]> {
     floor = await startFloor();
     const account = await createAccount(server);
 
-    const measure = async (states: number, edits: boolean, withFloor: boolean): Promise<SizeResult> => {
+    const measure = async (states: number, edits: boolean, withFloor: boolean, layoutKept = false): Promise<SizeResult> => {
       const loadBefore = loadavg()[0]!;
       const yaml = generateFlowYaml(states);
-      const flowId = await createFlow(server, account.apiKey, `Bench ${states} states`, yaml);
+      const flowId = await createFlow(server, account.apiKey, `Bench ${states} states${layoutKept ? ', layout kept' : ''}`, yaml);
+      if (layoutKept) {
+        // The positions dagre gives the flow, saved with it as the studio's Save does.
+        const positions = openAnalysed(analyzeFlowText(yaml), {}).laidOut!.positions;
+        const saved = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { layout: { positions } } });
+        if (saved.status !== 200) throw new Error(`saving the layout failed: ${saved.status} ${saved.text}`);
+      }
       const ids = viewIds(states);
       const opens: number[] = [];
       const floorOpens: number[] = [];
@@ -291,6 +301,8 @@ export async function run(): Promise<BenchRow[]> {
     const small = await measure(50, false, false);
     const mid = await measure(200, true, true);
     const big = await measure(500, true, true);
+    const midKept = await measure(200, false, true, true);
+    const bigKept = await measure(500, false, true, true);
     const grouped = await measureGrouped(500, 20);
     if (chromium.pageErrors.length > 0) throw new Error(`the page reported errors: ${chromium.pageErrors.join(' | ')}`);
 
@@ -326,6 +338,14 @@ export async function run(): Promise<BenchRow[]> {
       { name: 'YAML keystroke → graph updated, 200 states', value: p50max(mid.edits), target: '≤ 100 ms', how: `${editHow(200)}; ${loadOf(mid)}` },
       { name: 'open a 500-state flow, studio ÷ bare Svelte Flow', value: versus(big).text, target: 'ratio ≤ 2.5×', how: `${openHow(500, big.kib)}; ${floorHow}; ${loadOf(big)}` },
       { name: 'YAML keystroke → graph updated, 500 states', value: p50max(big.edits), target: 'none (frames below)', how: `${editHow(500)}; ${loadOf(big)}` },
+      { name: 'open a 200-state flow with its layout kept, studio ÷ bare Svelte Flow', value: versus(midKept).text, target: 'none (what opening costs without laying out)', how: `${openHow(200, midKept.kib).replace('no saved layout (dagre runs)', "dagre's positions saved with the flow (no layout on open)")}; ${floorHow}; ${loadOf(midKept)}` },
+      { name: 'open a 500-state flow with its layout kept, studio ÷ bare Svelte Flow', value: versus(bigKept).text, target: 'none (what opening costs without laying out)', how: `${openHow(500, bigKept.kib).replace('no saved layout (dagre runs)', "dagre's positions saved with the flow (no layout on open)")}; ${floorHow}; ${loadOf(bigKept)}` },
+      {
+        name: 'longest frame opening a 500-state flow with its layout kept',
+        value: `${describeFrame(longest(bigKept.openFrames))}; the floor's: ${describeFrame(longest(bigKept.floorFrames))}`,
+        target: '≤ 100 ms',
+        how: `as "longest frame opening a 500-state flow", the layout saved with the flow; ${loadOf(bigKept)}`,
+      },
       {
         name: 'open a grouped 500-state flow, every group collapsed',
         value: `${p50max(grouped.opens)}; ${grouped.drawn.nodes} nodes drawn (${grouped.drawn.groups} of them groups), zoom ${grouped.drawn.zoom.toFixed(2)}`,
