@@ -11,8 +11,9 @@ import { SlowFilesFirst } from './test/support/slow-files-first.ts';
 // - postgres: test/api's and test/phone's own files again with the store on PostgreSQL; their
 //   subfolders run once, as a second run would ask nothing new of the store: embedded-store-only,
 //   not-about-the-store (worker pool, scrypt, rate limits, headers, the studio's files, bodies
-//   refused before any store call), phone/carrier-protocols (no server), phone/several-nodes (its
-//   own nodes on PostgreSQL), phone/other-carriers (a phone file's calls over the carriers its
+//   refused before any store call, the engine's split of new sessions among an experiment's
+//   arms), phone/carrier-protocols (no server), phone/several-nodes (its own nodes on
+//   PostgreSQL), phone/other-carriers (a phone file's calls over the carriers its
 //   PostgreSQL run leaves out, split off so they run beside it), phone/sip (sipp's calls: the store
 //   keeps what a carrier call keeps),
 //   phone/not-about-the-store (what is heard on the line: a recording's audio, turn-taking; the

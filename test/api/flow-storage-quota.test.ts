@@ -1,9 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalSignIn } from '../../electron/local-account.ts';
-import { startEmbeddedServer } from '../../electron/server-host.ts';
 import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { expectError } from './error-shape.ts';
 
@@ -11,7 +6,8 @@ import { expectError } from './error-shape.ts';
 // every published version and draft counted (one account's uploads grew the snapshot
 // the whole server writes). Past either, the write is refused with 413 flow_quota_exceeded and
 // nothing of it is kept; other accounts go on; deleting a flow frees its versions. The desktop
-// app's own server has no quota.
+// app's own server has no quota: embedded-store-only/desktop-server-keeps-no-flow-quota.test.ts
+// (it always runs on its embedded store, so the PostgreSQL run would only repeat it).
 
 /**
  * The byte quota here: a quarter of a MiB, so a few 59 KiB documents reach it (the server parses
@@ -133,23 +129,5 @@ describe('per-account flow quotas on a hosted server', () => {
     for (const { id } of kept) bytes += Buffer.byteLength((await server.request('GET', `/v1/flows/${id}`, { apiKey: account.apiKey })).body.yaml_content);
     expect(kept).toHaveLength(3); // the count limit: 3 × 50 KiB fits in 256 KiB, a 4th flow does not fit the count
     expect(bytes).toBeLessThanOrEqual(QUOTA_BYTES);
-  });
-});
-
-describe('the desktop app’s own server', () => {
-  it('keeps no flow quota, even when the environment sets one for hosting', { timeout: 120_000 }, async () => {
-    const userData = await mkdtemp(join(tmpdir(), 'voxflow-userdata-'));
-    const desktop = await startEmbeddedServer(userData, { VOXFLOW_LOG_LEVEL: 'silent', VOXFLOW_FLOWS_PER_ACCOUNT: '1', VOXFLOW_FLOW_STORAGE_MB: String(QUOTA_MIB) }, { announce: () => {} });
-    try {
-      const local = await createLocalSignIn(desktop.app.services, desktop.config.dataDir)();
-      const headers = { authorization: `Bearer ${local.access_token}`, 'content-type': 'application/json', origin: desktop.origin };
-      for (let i = 0; i < 6; i++) {
-        const response = await fetch(`${desktop.origin}/v1/flows`, { method: 'POST', headers, body: JSON.stringify({ name: `Local ${i}`, yaml_content: flowOfAbout(50, `local${i}`) }) });
-        expect(response.status, await response.text().then((t) => t.slice(0, 200))).toBe(201);
-      }
-    } finally {
-      await desktop.close();
-      await rm(userData, { recursive: true, force: true });
-    }
   });
 });

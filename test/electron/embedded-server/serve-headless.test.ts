@@ -13,6 +13,7 @@ import { parseLaunchArguments } from '../../../electron/args.ts';
 import { serveFromCommandLine, type ServeCommandIo } from '../../../server/serve.ts';
 import { SNAPSHOT_FILE } from '../../../server/store/sqljs/database.ts';
 import { LOCK_FILE } from '../../../server/store/sqljs/lockfile.ts';
+import { serverBundle } from '../../support/server-bundle.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SERVING = /^Voxflow is serving at (http:\/\/127\.0\.0\.1:(\d+)) \(listening on http:\/\/127\.0\.0\.1:\2, data in (.+)\)\n$/m;
@@ -85,10 +86,13 @@ describe('voxflow --serve in the packaged app', () => {
     expect(fake.exit).toHaveBeenCalledWith(2);
   });
 
-  it('gives the server entry the same flags: `node server/main.ts` with them serves and stops cleanly', { timeout: 120_000 }, async () => {
+  // The server's entry as `npm run serve` runs it: this run's bundle of server/main.ts (loading the
+  // sources through tsx instead costs seconds of CPU for the same code; voxflow-test-command runs
+  // the package's bin that way).
+  it('gives the server entry the same flags: server/main.ts as `npm run serve` runs it serves with them and stops cleanly', { timeout: 120_000 }, async () => {
     const dataDir = await dataFolder();
     const serverArgv = serverArgvOf(packagedArgv('--serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...serverArgv], { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [serverBundle(), ...serverArgv], { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
     cleanups.push(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
