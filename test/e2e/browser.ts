@@ -128,8 +128,17 @@ async function sharedBrowser(micWav: string, executablePath: string): Promise<{ 
     browser,
     async release() {
       if (--mine.users > 0) return;
+      // Outside a test worker (a bench, `npm run screenshot`) no next file comes: close it now. Left
+      // to the idle timer, the script's exit would kill it, and a killed full Chromium leaves its
+      // singleton folder (/tmp/org.chromium.Chromium.*) behind; closed, it removes it.
+      if (!process.env.VITEST_WORKER_ID) {
+        running.delete(key);
+        await browser.close();
+        return;
+      }
       // Kept for the worker's next file; closed once unused for IDLE_CLOSE_MS. A test worker that
-      // vitest stops sooner takes it down with it (Playwright kills its browsers on exit).
+      // vitest stops sooner takes it down with it (Playwright closes its browsers on SIGTERM; the
+      // headless shell the tests run keeps no singleton folder).
       mine.idle = setTimeout(() => {
         if (mine.users > 0) return;
         running.delete(key);
