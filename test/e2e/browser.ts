@@ -169,7 +169,12 @@ export async function launchChromium(options: { micWav: string; full?: boolean }
     pageErrors,
     pageWarnings,
     async newPage(viewport = { width: 1280, height: 800 }) {
-      const context = await browser.newContext({ viewport });
+      // Tests ask for reduced motion, which the studio honours: its endless animations (a live
+      // state's ring, the path's flowing dashes, the live dots, skeletons) draw a frame every
+      // vsync for as long as a page waits, in the renderer and the GPU process, and no test looks
+      // at them moving (docs/testing.md, "Where the suite's CPU goes"). The benches keep the
+      // motion their figures were taken with.
+      const context = await browser.newContext({ viewport, reducedMotion: process.env.VITEST_WORKER_ID ? 'reduce' : 'no-preference' });
       contexts.add(context);
       context.on('close', () => contexts.delete(context));
       const page = await context.newPage();
