@@ -128,8 +128,17 @@ async function sharedBrowser(micWav: string, executablePath: string): Promise<{ 
     browser,
     async release() {
       if (--mine.users > 0) return;
+      // Outside a test worker (a bench, `npm run screenshot`) no next file comes: close it now. Left
+      // to the idle timer, the script's exit would kill it, and a killed full Chromium leaves its
+      // singleton folder (/tmp/org.chromium.Chromium.*) behind; closed, it removes it.
+      if (!process.env.VITEST_WORKER_ID) {
+        running.delete(key);
+        await browser.close();
+        return;
+      }
       // Kept for the worker's next file; closed once unused for IDLE_CLOSE_MS. A test worker that
-      // vitest stops sooner takes it down with it (Playwright kills its browsers on exit).
+      // vitest stops sooner takes it down with it (Playwright closes its browsers on SIGTERM; the
+      // headless shell the tests run keeps no singleton folder).
       mine.idle = setTimeout(() => {
         if (mine.users > 0) return;
         running.delete(key);
@@ -160,7 +169,12 @@ export async function launchChromium(options: { micWav: string; full?: boolean }
     pageErrors,
     pageWarnings,
     async newPage(viewport = { width: 1280, height: 800 }) {
-      const context = await browser.newContext({ viewport });
+      // Tests ask for reduced motion, which the studio honours: its endless animations (a live
+      // state's ring, the path's flowing dashes, the live dots, skeletons) draw a frame every
+      // vsync for as long as a page waits, in the renderer and the GPU process, and no test looks
+      // at them moving (docs/testing.md, "Where the suite's CPU goes"). The benches keep the
+      // motion their figures were taken with.
+      const context = await browser.newContext({ viewport, reducedMotion: process.env.VITEST_WORKER_ID ? 'reduce' : 'no-preference' });
       contexts.add(context);
       context.on('close', () => contexts.delete(context));
       const page = await context.newPage();

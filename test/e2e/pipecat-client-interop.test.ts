@@ -107,7 +107,7 @@ describe("Pipecat's web client against /offer", () => {
     await page.goto(`${rig.server.url}/pipecat-interop/index.html?endpoint=${encodeURIComponent(endpoint)}&jwt=${rig.account.jwt}`);
 
     await page
-      .waitForFunction(() => (globalThis as any).interop.ready || (globalThis as any).interop.error, undefined, { timeout: 30_000 })
+      .waitForFunction(() => (globalThis as any).interop.ready || (globalThis as any).interop.error, undefined, { timeout: 30_000, polling: 100 })
       .catch(async (error: unknown) => {
         throw new Error(`connect() did not settle: ${JSON.stringify(await page.evaluate(() => (globalThis as any).interop))}; ${String(error)}`);
       });

@@ -379,7 +379,8 @@ describe('the flow editor', () => {
     const stored = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
     expect(parseFlow(stored.body.yaml_content).document!.initial_state).toBe('lost');
     await menu('save-yaml');
-    const saved = await page.waitForFunction(() => (globalThis as any).savedYaml, null, WAIT);
+    // Polled every 100 ms, not every frame (Playwright's default), which keeps the page drawing while it waits.
+    const saved = await page.waitForFunction(() => (globalThis as any).savedYaml, null, { ...WAIT, polling: 100 });
     const { name, text } = (await saved.jsonValue()) as { name: string; text: string };
     expect(name).toBe('Desktop-menu.yaml');
     expect(text).toBe(stored.body.yaml_content);
