@@ -46,7 +46,7 @@ import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './eng
 import { VoiceEngine, type ModelUsage } from './engine/voice-engine.ts';
 import { loadTurnModel } from './engine/turn-model.ts';
 import { createProviderRegistry } from './engine/provider-registry.ts';
-import { shutdownFlite } from './providers/tts/flite.ts';
+import { holdFlite } from './providers/tts/flite.ts';
 import { TTS_VOICES } from './providers/catalog.ts';
 import { AppError } from './errors.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError } from './providers/types.ts';
@@ -376,6 +376,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
       presenceTimingFor(config.nodeTimeoutSeconds),
     );
+    // This server's share of the process's flite workers, let go when it closes.
+    const releaseFlite = holdFlite();
     // Live sessions end (and are recorded, timelines included) before the store closes.
     app.addHook('preClose', async () => {
       await engine.close();
@@ -395,7 +397,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       try {
         // Once no request is left that could still be waiting for a flow job.
         await flowJobs.close();
-        await shutdownFlite();
+        await releaseFlite();
       } finally {
         await store.close();
       }

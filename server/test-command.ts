@@ -11,7 +11,7 @@ import { ConfigError, makeConfig, parseCommandLine } from './config.ts';
 import { parseFlow } from './flow/parse.ts';
 import { parseFlowTests, type TestDiagnostic } from './flow/tests-format.ts';
 import type { Diagnostic } from './flow/types.ts';
-import { shutdownFlite } from './providers/tts/flite.ts';
+import { holdFlite } from './providers/tts/flite.ts';
 import { releaseSileroModels } from './providers/turn/silero.ts';
 import { configuredProviders } from './testing/configured-providers.ts';
 import { junitReport, prettyReport, REPORTERS, type ReporterName } from './testing/reporters.ts';
@@ -176,6 +176,7 @@ export async function runTestCommand(argv: readonly string[], env: NodeJS.Proces
   }
   if (warnings.length > 0) await io.stderr(`${describeDiagnostics(args.testsPath, warnings)}\n`);
 
+  const releaseFlite = holdFlite();
   try {
     const providers = await configuredProviders(providerSettings, args.mode, args.mode === 'model' || tests.tests.some((t) => t.caller !== undefined));
     const result = await runTests(flow.document, tests.tests, {
@@ -197,6 +198,6 @@ export async function runTestCommand(argv: readonly string[], env: NodeJS.Proces
     return 2;
   } finally {
     // The embedded voice's and VAD's worker threads would keep the process alive.
-    await Promise.all([shutdownFlite(), releaseSileroModels()]);
+    await Promise.all([releaseFlite(), releaseSileroModels()]);
   }
 }

@@ -66,6 +66,25 @@ export async function shutdownFlite(): Promise<void> {
   await defaultPool?.close();
 }
 
+let holders = 0;
+
+/**
+ * Holds the process-wide flite workers for one user of them (a server, a `voxflow test` run); the
+ * returned release stops the workers once no one holds them. Several servers can share a process
+ * (the desktop app's, a test's), and one closing must not cut another's sentence short: stopping
+ * the pool fails every sentence in it ("flite was shut down").
+ */
+export function holdFlite(): () => Promise<void> {
+  holders += 1;
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    holders -= 1;
+    if (holders === 0) await shutdownFlite();
+  };
+}
+
 async function* synthesizeWithFlite(runner: FliteRunner, voice: FliteVoice, text: string, signal: AbortSignal, hints?: SynthesisHints): AsyncGenerator<Int16Array> {
   const parts = splitForFlite(cleanTextForFlite(text));
   if (parts.length === 0) return;
