@@ -78,7 +78,8 @@ describe('the Phone numbers screen', () => {
       const form = page.getByRole('form', { name: 'Add a phone number' });
       await form.getByLabel('Carrier').selectOption({ label: carrier });
       await form.getByLabel('Number').fill(number);
-      await expect.poll(() => form.getByLabel('Answered by').locator('option').count(), { timeout: 10_000 }).toBe(1);
+      // Until the flows are in, the one option is "Loading flows…" and Add waits with it.
+      await expect.poll(() => form.getByLabel('Answered by').locator('option').allInnerTexts(), { timeout: 10_000 }).toEqual(['Front desk menu']);
       await form.getByRole('button', { name: 'Add', exact: true }).click();
       const setup = page.getByRole('region', { name: `Connect ${number} at ${carrier}` });
       await setup.waitFor();
@@ -100,7 +101,8 @@ describe('the Phone numbers screen', () => {
     // The same number at another carrier: a real number rings at one carrier at a time.
     await form.getByLabel('Carrier').selectOption({ label: 'Telnyx' });
     await form.getByLabel('Number').fill('+15550100002');
-    await expect.poll(() => form.getByLabel('Answered by').locator('option').count(), { timeout: 10_000 }).toBe(1);
+    // Until the flows are in, the one option is "Loading flows…" and Add waits with it.
+    await expect.poll(() => form.getByLabel('Answered by').locator('option').allInnerTexts(), { timeout: 10_000 }).toEqual(['Front desk menu']);
     await form.getByRole('button', { name: 'Add', exact: true }).click();
     const alert = form.getByRole('alert');
     await alert.waitFor();
