@@ -3,7 +3,7 @@
 // the strictest common rule (a JWT or an API key), never none. Each authenticated request counts
 // against its credential's rate limit (rate-limits.ts).
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import { ApiKeyRefusedError } from '../store/store.ts';
 import { digest, looksLikeApiKey } from '../security/opaque-tokens.ts';
@@ -145,9 +145,10 @@ export const authPlugin = fp(
 
     // Registered after the rate limits, so a flood is refused before any credential is looked up.
     app.addHook('onRequest', async (request) => {
+      // request.routeOptions builds a new object on each read: read once.
+      const { url, config } = request.routeOptions;
       // Unknown routes fall through to the 404 handler without asking for credentials.
-      if (request.routeOptions.url === undefined) return;
-      const config = request.routeOptions.config;
+      if (url === undefined) return;
       if (config.authInHandler) return;
       // A read (or a write route that reads first) need not wait for its API key on its own:
       // where the store can, the key is checked by the request's first statement, in the same
@@ -166,9 +167,14 @@ export const authPlugin = fp(
     // Nothing is answered before the key is known active: a handler that sent no statement (or
     // whose reads all came back empty) has it checked here, alone, and a refused key turns the
     // answer into the 401 the door would have given.
-    app.addHook('onSend', async (request, reply, payload) => {
-      const check = request.keyCheck;
-      if (!check) return payload;
+    // A callback, so that the answers with no check pending (every one on the embedded store) pay
+    // no promise for it; the check itself is awaited below.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (!request.keyCheck) return done(null, payload);
+      confirmKeyBeforeAnswer(request, reply, payload).then((sent) => done(null, sent), done);
+    });
+    async function confirmKeyBeforeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+      const check = request.keyCheck!;
       request.keyCheck = null;
       try {
         await check.confirm();
@@ -183,7 +189,7 @@ export const authPlugin = fp(
         app.services.store.apiKeys.touch(principal.apiKeyId, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
       }
       return payload;
-    });
+    }
   },
   { name: 'voxflow-auth', dependencies: ['voxflow-services', 'voxflow-rate-limits'] },
 );

@@ -6,10 +6,11 @@ import fp from 'fastify-plugin';
 
 export const responseHeadersPlugin = fp(
   async (app: FastifyInstance) => {
-    app.addHook('onSend', async (request, reply, payload) => {
+    // A callback, not async: every answer passes it, and an async hook costs each a promise.
+    app.addHook('onSend', (request, reply, payload, done) => {
       if (!reply.hasHeader('x-content-type-options')) void reply.header('x-content-type-options', 'nosniff');
       if (request.routeOptions.config?.carriesSecret) void reply.header('cache-control', 'no-store');
-      return payload;
+      done(null, payload);
     });
   },
   { name: 'voxflow-response-headers' },
