@@ -57,6 +57,9 @@ export const hostAndOriginPlugin = fp(
 
     // Synchronous (a callback, not async), like every hook every request passes: an async hook
     // costs each request a promise and a turn of the microtask queue for work that never waits.
+    // The last Host header found allowed: nearly every request repeats it, and its check is a few
+    // regular expressions.
+    let allowedHost: string | null = null;
     app.addHook('onRequest', (request, _reply, done) => {
       try {
         checkHostAndOrigin(request);
@@ -67,8 +70,11 @@ export const hostAndOriginPlugin = fp(
     });
     function checkHostAndOrigin(request: FastifyRequest): void {
       const host = (request.headers.host ?? '').toLowerCase();
-      if (loopbackBound && !isLoopbackName(hostnameOf(host)) && !allowedHosts.has(hostnameOf(host))) {
-        throw new AppError('host_not_allowed', `This server answers only to loopback names; "${hostnameOf(host).slice(0, 100)}" is not one (add it to --allowed-hosts).`);
+      if (loopbackBound && host !== allowedHost) {
+        if (!isLoopbackName(hostnameOf(host)) && !allowedHosts.has(hostnameOf(host))) {
+          throw new AppError('host_not_allowed', `This server answers only to loopback names; "${hostnameOf(host).slice(0, 100)}" is not one (add it to --allowed-hosts).`);
+        }
+        allowedHost = host;
       }
       const origin = request.headers.origin;
       if (origin === undefined || anyOrigin) return;
