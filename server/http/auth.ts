@@ -3,9 +3,9 @@
 // the strictest common rule (a JWT or an API key), never none. Each authenticated request counts
 // against its credential's rate limit (rate-limits.ts).
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
-import { ApiKeyRefusedError } from '../store/store.ts';
+import { ApiKeyRefusedError, type ApiKey } from '../store/store.ts';
 import { digest, looksLikeApiKey } from '../security/opaque-tokens.ts';
 import { AccessTokens } from '../security/access-tokens.ts';
 import type { AuthRule, Principal } from './services.ts';
@@ -54,11 +54,7 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest, crede
     }
   }
   if (credentials.apiKey) {
-    const key = await store.apiKeys.findActiveByHash(digest(credentials.apiKey));
-    if (!key) throw new AppError('invalid_credentials', 'The API key is unknown or revoked.');
-    // Throttled inside the repository; a failed touch must not fail the request.
-    store.apiKeys.touch(key.id, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
-    fromKey = { kind: 'api_key', accountId: key.accountId, apiKeyId: key.id };
+    fromKey = keyPrincipal(app, await store.apiKeys.findActiveByHash(digest(credentials.apiKey)));
     if (!credentials.bearer) return fromKey;
   }
   const verified = await accessTokens.verify(credentials.bearer!);
@@ -75,6 +71,14 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest, crede
     return fromKey;
   }
   return { kind: 'jwt', accountId: verified.accountId };
+}
+
+/** The caller an active key names (its use recorded), or the 401 for a key that is not. */
+function keyPrincipal(app: FastifyInstance, key: Pick<ApiKey, 'id' | 'accountId'> | null): Principal {
+  if (!key) throw new AppError('invalid_credentials', 'The API key is unknown or revoked.');
+  // Throttled inside the repository; a failed touch must not fail the request.
+  app.services.store.apiKeys.touch(key.id, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
+  return { kind: 'api_key', accountId: key.accountId, apiKeyId: key.id };
 }
 
 function allows(rule: AuthRule, principal: Principal): boolean {
@@ -106,11 +110,7 @@ const RULE_WORDS: Record<AuthRule, string> = {
  * only checked (e.g. /ice-servers, so the same token still opens the session after).
  */
 export async function authenticateRequest(app: FastifyInstance, request: FastifyRequest, rule: AuthRule, startsSession: boolean, deferKey = false): Promise<void> {
-  // A key in a URL ends up in proxy logs, browser history and Referer headers: refused on
-  // every route, before anything else, even where no credential is needed.
-  if (typeof (request.query as Record<string, unknown> | undefined)?.api_key === 'string') {
-    throw new AppError('bad_request', 'API keys are never sent in URLs: use the X-Service-Key header, or hand the browser a session token from POST /v1/sessions.');
-  }
+  refuseKeyInUrl(request);
   if (rule === 'none') return;
   if (rule === 'engine') {
     const token = (request.query as Record<string, unknown>).session_token;
@@ -129,12 +129,41 @@ export async function authenticateRequest(app: FastifyInstance, request: Fastify
   if (!credentials.bearer && !credentials.apiKey) {
     throw new AppError('missing_credentials', `This endpoint needs ${RULE_WORDS[rule]}.`);
   }
-  const principal = await authenticate(app, request, credentials, deferKey && rule !== 'engine');
+  admit(app, request, rule, await authenticate(app, request, credentials, deferKey && rule !== 'engine'));
+}
+
+/** A key in a URL ends up in proxy logs, browser history and Referer headers: refused on every route, before anything else, even where no credential is needed. */
+function refuseKeyInUrl(request: FastifyRequest): void {
+  if (typeof (request.query as Record<string, unknown> | undefined)?.api_key === 'string') {
+    throw new AppError('bad_request', 'API keys are never sent in URLs: use the X-Service-Key header, or hand the browser a session token from POST /v1/sessions.');
+  }
+}
+
+/** The caller, once established, held to the route's rule and its credential's rate limit. */
+function admit(app: FastifyInstance, request: FastifyRequest, rule: AuthRule, principal: Principal): void {
   if (!allows(rule, principal)) {
     throw new AppError('wrong_credential_kind', `This endpoint needs ${RULE_WORDS[rule]}.`);
   }
   app.limitCredential(principal);
   request.principal = principal;
+}
+
+/**
+ * authenticateRequest where it needs no store round trip, settled without a promise: a route that
+ * takes no credential, or an API key alone that the store keeps in this process (the embedded
+ * store; revoking a key clears what it keeps). False when the store must be asked.
+ */
+function authenticatedAtOnce(app: FastifyInstance, request: FastifyRequest, rule: AuthRule): boolean {
+  refuseKeyInUrl(request);
+  if (rule === 'none') return true;
+  const findKept = app.services.store.apiKeys.findActiveByHashKept;
+  if (rule === 'engine' || !findKept) return false;
+  const credentials = readCredentials(request, false);
+  if (!credentials.apiKey || credentials.bearer) return false;
+  const kept = findKept(digest(credentials.apiKey));
+  if (kept === undefined) return false;
+  admit(app, request, rule, keyPrincipal(app, kept));
+  return true;
 }
 
 export const authPlugin = fp(
@@ -144,16 +173,26 @@ export const authPlugin = fp(
     app.decorateRequest('keyCheck', null);
 
     // Registered after the rate limits, so a flood is refused before any credential is looked up.
-    app.addHook('onRequest', async (request) => {
+    // A callback: what needs no store round trip is settled at once, without a promise.
+    app.addHook('onRequest', (request, _reply, done) => {
+      // request.routeOptions builds a new object on each read: read once.
+      const { url, config } = request.routeOptions;
       // Unknown routes fall through to the 404 handler without asking for credentials.
-      if (request.routeOptions.url === undefined) return;
-      const config = request.routeOptions.config;
-      if (config.authInHandler) return;
+      if (url === undefined || config.authInHandler) return done();
+      const rule = config.auth ?? 'jwt_or_api_key';
+      try {
+        if (authenticatedAtOnce(app, request, rule)) return done();
+      } catch (error) {
+        return done(error as Error);
+      }
       // A read (or a write route that reads first) need not wait for its API key on its own:
       // where the store can, the key is checked by the request's first statement, in the same
       // round trip (server/store/postgres/database.ts, checkingKey). Writes still wait for it.
       const deferKey = request.method === 'GET' || request.method === 'HEAD' || config.keyCheckedWithFirstRead === true;
-      await authenticateRequest(app, request, config.auth ?? 'jwt_or_api_key', config.startsSession ?? false, deferKey);
+      authenticateRequest(app, request, rule, config.startsSession ?? false, deferKey).then(
+        () => done(),
+        (error: unknown) => done(error as Error),
+      );
     });
 
     // The handler (and the hooks just before it) run inside the key's check, so the store's
@@ -166,9 +205,14 @@ export const authPlugin = fp(
     // Nothing is answered before the key is known active: a handler that sent no statement (or
     // whose reads all came back empty) has it checked here, alone, and a refused key turns the
     // answer into the 401 the door would have given.
-    app.addHook('onSend', async (request, reply, payload) => {
-      const check = request.keyCheck;
-      if (!check) return payload;
+    // A callback, so that the answers with no check pending (every one on the embedded store) pay
+    // no promise for it; the check itself is awaited below.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (!request.keyCheck) return done(null, payload);
+      confirmKeyBeforeAnswer(request, reply, payload).then((sent) => done(null, sent), done);
+    });
+    async function confirmKeyBeforeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+      const check = request.keyCheck!;
       request.keyCheck = null;
       try {
         await check.confirm();
@@ -183,7 +227,7 @@ export const authPlugin = fp(
         app.services.store.apiKeys.touch(principal.apiKeyId, Date.now() / 1000).catch((error: unknown) => app.log.warn({ err: error }, 'could not record API key use'));
       }
       return payload;
-    });
+    }
   },
   { name: 'voxflow-auth', dependencies: ['voxflow-services', 'voxflow-rate-limits'] },
 );

@@ -55,10 +55,26 @@ export const hostAndOriginPlugin = fp(
     const allowedOrigins = new Set(config.allowedOrigins.map((o) => originHost(o)).filter((h): h is string => h !== null));
     if (publicHost) allowedOrigins.add(publicHost);
 
-    app.addHook('onRequest', async (request) => {
+    // Synchronous (a callback, not async), like every hook every request passes: an async hook
+    // costs each request a promise and a turn of the microtask queue for work that never waits.
+    // The last Host header found allowed: nearly every request repeats it, and its check is a few
+    // regular expressions.
+    let allowedHost: string | null = null;
+    app.addHook('onRequest', (request, _reply, done) => {
+      try {
+        checkHostAndOrigin(request);
+      } catch (error) {
+        return done(error as Error);
+      }
+      done();
+    });
+    function checkHostAndOrigin(request: FastifyRequest): void {
       const host = (request.headers.host ?? '').toLowerCase();
-      if (loopbackBound && !isLoopbackName(hostnameOf(host)) && !allowedHosts.has(hostnameOf(host))) {
-        throw new AppError('host_not_allowed', `This server answers only to loopback names; "${hostnameOf(host).slice(0, 100)}" is not one (add it to --allowed-hosts).`);
+      if (loopbackBound && host !== allowedHost) {
+        if (!isLoopbackName(hostnameOf(host)) && !allowedHosts.has(hostnameOf(host))) {
+          throw new AppError('host_not_allowed', `This server answers only to loopback names; "${hostnameOf(host).slice(0, 100)}" is not one (add it to --allowed-hosts).`);
+        }
+        allowedHost = host;
       }
       const origin = request.headers.origin;
       if (origin === undefined || anyOrigin) return;
@@ -69,7 +85,7 @@ export const hostAndOriginPlugin = fp(
       // The studio itself (browser or desktop) is same-origin: its Origin names the Host it called.
       if (from !== null && (from === host || allowedOrigins.has(from) || (loopbackBound && isLoopbackName(hostnameOf(from))))) return;
       throw new AppError('origin_not_allowed', `Requests from ${origin.slice(0, 100)} are not allowed here; add the origin to --allowed-origins.`);
-    });
+    }
   },
   { name: 'voxflow-host-and-origin', dependencies: ['voxflow-services'] },
 );

@@ -71,19 +71,23 @@ export const pendingUpgradesPlugin = fp(
     const { pendingUpgrades, pendingUpgradesPerAddress } = app.services.config.limits;
     const gate = new PendingUpgrades({ total: pendingUpgrades, perAddress: pendingUpgradesPerAddress });
 
-    app.addHook('onRequest', async (request) => {
-      if (!isVoiceUpgrade(request)) return;
+    // Callbacks, not async: every request passes these, and an async hook costs each a promise
+    // and a turn of the microtask queue.
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (!isVoiceUpgrade(request)) return done();
       const place = gate.take(request.ip);
       if (place === 'full' || place === 'address_full') {
         const which = place === 'full' ? `${pendingUpgrades} connects are being admitted already` : `${pendingUpgradesPerAddress} connects from this address are being admitted already`;
-        throw new AppError('at_capacity', `The server is busy admitting voice sessions (${which}); try again in a moment.`, undefined, { 'retry-after': '1' });
+        return done(new AppError('at_capacity', `The server is busy admitting voice sessions (${which}); try again in a moment.`, undefined, { 'retry-after': '1' }));
       }
       (request as Counted)[RELEASE] = place.release;
       request.raw.socket.once('close', place.release);
+      done();
     });
     // A refusal anywhere in admission is answered with a response: the place is free from then.
-    app.addHook('onResponse', async (request) => {
+    app.addHook('onResponse', (request, _reply, done) => {
       (request as Counted)[RELEASE]?.();
+      done();
     });
   },
   { name: 'voxflow-pending-upgrades', dependencies: ['voxflow-services'] },

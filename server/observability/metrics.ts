@@ -296,13 +296,19 @@ export class AppMetrics {
   timedStore(store: Store): Store {
     const histogram = this.storeSeconds;
     const repositories = new Map<string, unknown>();
-    const wrapRepository = (name: string, repository: object) =>
-      new Proxy(repository, {
+    // Each method's timed stand-in is made once, with its labels, not on every call: a request
+    // makes several store calls, and building the labels and a closure for each was work on
+    // every one of them.
+    const wrapRepository = (name: string, repository: object) => {
+      const timedMethods = new Map<string, { of: unknown; timed: (...args: unknown[]) => unknown }>();
+      return new Proxy(repository, {
         get(target, property, receiver) {
           const value = Reflect.get(target, property, receiver) as unknown;
           if (typeof value !== 'function' || typeof property !== 'string') return value;
+          const made = timedMethods.get(property);
+          if (made?.of === value) return made.timed;
           const labels = { repository: name, operation: property, kind: STORE_READ.test(property) ? 'read' : 'write' };
-          return function timed(this: unknown, ...args: unknown[]) {
+          const timed = function timed(this: unknown, ...args: unknown[]) {
             const started = performance.now();
             const result = (value as (...a: unknown[]) => unknown).apply(target, args);
             if (result instanceof Promise) {
@@ -310,8 +316,11 @@ export class AppMetrics {
             }
             return result;
           };
+          timedMethods.set(property, { of: value, timed });
+          return timed;
         },
       });
+    };
     return new Proxy(store, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver) as unknown;

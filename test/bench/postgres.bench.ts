@@ -38,6 +38,8 @@ import { fsyncFloor, timed } from './writes.bench.ts';
 const run$ = promisify(execFile);
 const SECONDS = Number(process.env.VOXFLOW_BENCH_SECONDS ?? 5);
 const UNLIMITED = { rateLimit: { authPerMinute: 1e6, credentialPerMinute: 1e9, ipPerMinute: 1e9 } };
+/** No answer parsed against its schema, as production runs (the tests check them). */
+const AS_PRODUCTION = { checkResponses: false };
 const CLIENT = 'from a child process over keep-alive HTTP with an API key, after 20 untimed';
 const SESSION_TARGET_ONE = 'p50 ≤ 2 ms, p95 ≤ 5 ms';
 const SESSION_TARGET_EIGHT = 'p95 ≤ 10 ms';
@@ -301,7 +303,7 @@ export async function run(): Promise<BenchRow[]> {
     const stores: StoreUnderTest[] = [
       {
         label: 'sql.js',
-        start: () => startTestServer(UNLIMITED),
+        start: () => startTestServer(UNLIMITED, AS_PRODUCTION),
         floor: async (server) => ({
           times: await fsyncFloor(server.dataDir, 300),
           name: 'fsync floor: append 256 B + fdatasync',
@@ -311,7 +313,7 @@ export async function run(): Promise<BenchRow[]> {
       },
       {
         label: 'PostgreSQL',
-        start: async () => startTestServer({ ...UNLIMITED, ...keys, databaseUrl: (apiUrl = await cluster.createDatabase('voxflow_bench_api')) }),
+        start: async () => startTestServer({ ...UNLIMITED, ...keys, databaseUrl: (apiUrl = await cluster.createDatabase('voxflow_bench_api')) }, AS_PRODUCTION),
         floor: async () => ({
           times: await commitFloor(floorUrl, 300),
           name: 'commit floor: INSERT of one small row, autocommit',

@@ -31,7 +31,7 @@ try {
     secretKey: randomBytes(32).toString('base64'),
     jwtSecret: randomBytes(48).toString('base64'),
     rateLimit: { authPerMinute: 1e6, credentialPerMinute: 1e9, ipPerMinute: 1e9 },
-  });
+  }, { checkResponses: false });
   const { apiKey } = await createAccount(server);
   const flowId = await createFlow(server, apiKey);
   const show = async (label: string, send: () => Promise<unknown>) => {

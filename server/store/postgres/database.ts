@@ -231,7 +231,12 @@ class PipelinedReads {
 
   async query(sql: PreparedStatement, params: unknown[] | undefined): Promise<pg.QueryResult> {
     const client = await this.client();
-    return client.query({ name: sql.name, text: sql.text, values: params ?? [] });
+    holdWritesForThisTurn(client);
+    // The statement's name and text inherited, not own fields: pg copies a query's config with
+    // its property descriptors, and one field costs that copy half what three do (0.7 of 1.4 µs).
+    const config = Object.create(sql) as pg.QueryConfig;
+    config.values = params ?? [];
+    return client.query(config);
   }
 
   /** Opens every shared connection now, so the first requests do not wait for a backend to start. */
@@ -271,6 +276,24 @@ class PipelinedReads {
     }
     return connecting;
   }
+}
+
+/**
+ * The reads sent on a shared connection in one turn of the event loop leave in one write: its
+ * socket is corked until the turn's I/O callbacks have run (setImmediate), so the statements of
+ * every request read in that turn go out together, where each was a write system call of its own
+ * and each could wake the backend again. pg corks each statement's messages alone.
+ */
+const corkedThisTurn = new WeakSet<object>();
+function holdWritesForThisTurn(client: pg.Client): void {
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+  if (!stream?.cork || !stream.uncork || corkedThisTurn.has(stream)) return;
+  corkedThisTurn.add(stream);
+  stream.cork();
+  setImmediate(() => {
+    corkedThisTurn.delete(stream);
+    stream.uncork!();
+  });
 }
 
 const KEY_ACTIVE = prepared('SELECT 1 AS active FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL');

@@ -126,6 +126,7 @@ export function cacheHotReads(remote: HotReads, usable: () => boolean, updateHol
   const apiKeys: ApiKeysRepository = {
     ...clearingOnWrites(remote.apiKeys, ['listByAccount', 'findActiveByHash', 'touch'], [keys as ReadCache<unknown>]),
     findActiveByHash: (keyHash) => keys.read(keyHash, () => remote.apiKeys.findActiveByHash(keyHash), (key) => (key ? { ...key } : null)),
+    findActiveByHashKept: (keyHash) => keys.peek(keyHash),
     async touch(id, now) {
       const last = touched.get(id);
       if (last !== undefined && now - last < TOUCH_INTERVAL_SECS) return false;

@@ -32,8 +32,9 @@ export const webSocketServerPlugin = fp(
     // hook marks the request as a WebSocket one) would leave the raw socket open after the error
     // response: the server's close would then wait for the client to hang up. Once answered, an
     // upgrade request that was not upgraded has nothing more to say.
-    app.addHook('onResponse', async (request) => {
+    app.addHook('onResponse', (request, _reply, done) => {
       if (request.raw.headers.upgrade?.toLowerCase() === 'websocket') request.raw.socket.destroy();
+      done();
     });
   },
   { name: 'voxflow-websocket-server' },
