@@ -234,7 +234,7 @@ async function measureNodes(cluster: TestPostgres, rows: BenchRow[]): Promise<vo
 }
 
 /** CPU ticks of the cluster's postmaster and every process it started (its backends, the WAL writer…), so far. */
-function clusterTicks(cluster: TestPostgres): number {
+export function clusterTicks(cluster: TestPostgres): number {
   const postmaster = Number(readFileSync(join(cluster.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
   let ticks = processTicks(postmaster);
   for (const pid of readdirSync('/proc')) {

@@ -1,5 +1,6 @@
 // The server's side of the store worker keeps the reads nearly every request makes (the API
-// key, the flow list, the flows: worker-store-cache.ts); what it keeps must never outlive a write.
+// key, the flow list, the flows, and what a session start reads besides the balance:
+// worker-store-cache.ts); what it keeps must never outlive a write.
 import { describe, expect, it } from 'vitest';
 import { openWorkerStore } from '../../server/store/sqljs/worker-store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
@@ -87,5 +88,46 @@ describe('reads kept beside the store worker', () => {
     // A caller changing what it was given does not change what the next caller gets.
     (await store.flows.list(account.id))[0]!.name = 'changed by a caller';
     expect((await store.flows.list(account.id))[0]!.name).toBe('B');
+  });
+
+  it("a session start's reads follow every write: the flow's existence, the provider settings, the running experiment", async () => {
+    const { store, account } = await setUp();
+    const flow = await store.flows.create({ accountId: account.id, name: 'Tested', yamlContent: 'id: tested\n' });
+    expect(await store.flows.exists(account.id, flow.id)).toBe(true);
+    expect(await store.flows.exists(account.id, flow.id)).toBe(true);
+    expect(await store.flows.exists(account.id, 'no-such-flow')).toBe(false);
+    const other = await store.accounts.create({ email: 'other@example.com', passwordHash: 'scrypt$x', signupCreditCents: 0 });
+    expect(await store.flows.exists(other.id, flow.id)).toBe(false);
+
+    expect((await store.providers.get(account.id)).llmModel).toBeNull();
+    // Sent in this order: the read answers with the settings before the save, and must not be kept past it.
+    const readBeforeSave = store.providers.get(account.id);
+    const saved = store.providers.update(account.id, { llmModel: 'model-a' });
+    expect((await readBeforeSave).llmModel).toBeNull();
+    expect((await saved).llmModel).toBe('model-a');
+    expect((await store.providers.get(account.id)).llmModel).toBe('model-a');
+    await store.providers.update(account.id, { llmModel: 'model-b' });
+    const settings = await store.providers.get(account.id);
+    expect(settings.llmModel).toBe('model-b');
+    // A caller changing what it was given does not change what the next caller gets.
+    settings.llmModel = 'changed by a caller';
+    expect((await store.providers.get(account.id)).llmModel).toBe('model-b');
+
+    expect(await store.experiments.running(account.id, flow.id)).toBeNull();
+    const started = await store.experiments.create({ accountId: account.id, flowId: flow.id, name: 'A/B', arms: [{ version: 1, weight: 1 }] });
+    if (started === 'running') throw new Error('no experiment was running');
+    const running = await store.experiments.running(account.id, flow.id);
+    expect(running?.id).toBe(started.id);
+    running!.arms[0]!.weight = 99;
+    expect((await store.experiments.running(account.id, flow.id))?.arms).toEqual([{ version: 1, weight: 1 }]);
+    await store.experiments.stop(account.id, flow.id, started.id, null);
+    expect(await store.experiments.running(account.id, flow.id)).toBeNull();
+
+    // Deleting the flow takes its experiments with it.
+    const again = await store.experiments.create({ accountId: account.id, flowId: flow.id, name: 'A/B 2', arms: [{ version: 1, weight: 1 }] });
+    expect((await store.experiments.running(account.id, flow.id))?.id).toBe(again === 'running' ? undefined : again.id);
+    await store.flows.delete(account.id, flow.id);
+    expect(await store.flows.exists(account.id, flow.id)).toBe(false);
+    expect(await store.experiments.running(account.id, flow.id)).toBeNull();
   });
 });

@@ -39,7 +39,7 @@
 import { open, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PRIVATE_FILE_MODE, ensurePrivateDir, makePrivate, removeIfPresent, replaceFileAtomically, syncDirectory, temporaryPathFor, writeAll } from './durable-files.ts';
+import { PRIVATE_FILE_MODE, ensurePrivateDir, makePrivate, removeIfPresent, replaceFileAtomically, syncDirectory, temporaryPathFor, writeAll, writeAllNow } from './durable-files.ts';
 import { StoreClosedError, StoreFailedError } from '../errors.ts';
 import { encodeRecord } from './journal.ts';
 import type { RecordedStatement, SqlParams } from './journal.ts';
@@ -401,10 +401,13 @@ class JournaledDatabase implements Database {
         for (const entry of taken) if (entry.bytes) chunks.push(entry.bytes);
         if (chunks.length === 0) continue;
         const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-        // Many small records: one write of them joined. Large ones (a flow upload's is 520 KiB)
-        // are written one after another instead of being copied into a new buffer on this
-        // thread; the one fsync below still covers them all, so nothing is acknowledged sooner.
-        if (size <= COPY_INTO_ONE_WRITE_BYTES) await writeAll(this.#journal, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+        // Many small records: one write of them joined, made from this thread (a copy into the
+        // page cache, microseconds; through the thread pool it cost two thread hand-offs on the
+        // way to every fsync: one writer's session start waits on it). Large ones (a flow
+        // upload's is 520 KiB) are written one after another, through the pool, instead of being
+        // copied into a new buffer on this thread; the one fsync below still covers them all, so
+        // nothing is acknowledged sooner.
+        if (size <= COPY_INTO_ONE_WRITE_BYTES) writeAllNow(this.#journal, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
         else for (const chunk of chunks) await writeAll(this.#journal, chunk);
         bytes += size;
         records += chunks.length;

@@ -16,9 +16,19 @@
 // write is sent, before the worker runs it. A read sent before such a write may answer with what
 // it saw before it; its answer is then not kept (a generation count says so), so a cleared cache
 // is never refilled with the old value. A worker that is gone serves nothing from here either.
+//
+// And the rest of what `POST /v1/sessions` reads besides the balance: whether the flow exists, the
+// account's provider settings and the flow's running experiment. Each is written seldom (a flow
+// made or deleted, settings saved, an experiment started or stopped), so a session start sends
+// the worker two calls (the balance, then the session's row) instead of five; a message each way
+// cost both threads more than the SQL did (the profile of eight writers put postMessage at a
+// sixth of the main thread's CPU per start). The balance is not kept: every minute of every live
+// call debits it.
 import { TOUCH_INTERVAL_SECS, type ApiKey, type ApiKeysRepository } from '../repositories/api-keys.ts';
 import type { Flow, FlowChanges, FlowSummary, FlowsRepository } from '../repositories/flows.ts';
 import type { FlowVersionsRepository } from '../repositories/flow-versions.ts';
+import type { Experiment, ExperimentsRepository } from '../repositories/experiments.ts';
+import type { ProviderSettings, ProvidersRepository } from '../repositories/providers.ts';
 
 /** Entries kept of each cache; the oldest goes first past it. */
 const ENTRIES = 1_000;
@@ -111,6 +121,8 @@ export interface HotReads {
   apiKeys: ApiKeysRepository;
   flows: FlowsRepository;
   flowVersions: FlowVersionsRepository;
+  providers: ProvidersRepository;
+  experiments: ExperimentsRepository;
 }
 
 /** flows.update, its answer's fields in `held` left out by the worker and put back from there. */
@@ -141,14 +153,18 @@ export function cacheHotReads(remote: HotReads, usable: () => boolean, updateHol
   const kept = new ReadCache<Flow | null>(usable, (flow) => flow?.yamlContent.length ?? 0, FLOW_CHARS);
   const flowKey = (accountId: string, id: string) => `${accountId}\n${id}`;
   const copyFlow = (flow: Flow | null) => (flow ? { ...flow } : null);
-  /** Every write to flows or their versions clears both: a publish changes a flow's text, a draft its hasDraft. */
-  const flowCaches = [lists, kept] as Array<ReadCache<unknown>>;
+  const present = new ReadCache<boolean>(usable);
+  /** A flow's running experiment: deleting the flow deletes its experiments, so flow writes clear it too. */
+  const running = new ReadCache<Experiment | null>(usable);
+  /** Every write to flows or their versions clears these: a publish changes a flow's text, a draft its hasDraft. */
+  const flowCaches = [lists, kept, present, running] as Array<ReadCache<unknown>>;
   const flowReads: Array<keyof FlowsRepository> = ['list', 'get', 'exists'];
   const flowWrites = clearingOnWrites(remote.flows, flowReads, flowCaches);
   const flows: FlowsRepository = {
     ...flowWrites,
     list: (accountId) => lists.read(accountId, () => remote.flows.list(accountId), (list) => list.map((flow) => ({ ...flow }))),
     get: (accountId, id) => kept.read(flowKey(accountId, id), () => remote.flows.get(accountId, id), copyFlow),
+    exists: (accountId, id) => present.read(flowKey(accountId, id), () => remote.flows.exists(accountId, id), (found) => found),
     // A write's answer is the flow as a read after it would give it: kept for that read (the
     // JSON view the studio asks for next), unless another write was sent meanwhile.
     async create(input) {
@@ -177,5 +193,16 @@ export function cacheHotReads(remote: HotReads, usable: () => boolean, updateHol
     },
   };
   const flowVersions = clearingOnWrites(remote.flowVersions, ['list', 'get', 'getDraft', 'currentEtag'], flowCaches);
-  return { apiKeys, flows, flowVersions };
+
+  const settings = new ReadCache<ProviderSettings>(usable);
+  const providers: ProvidersRepository = {
+    ...clearingOnWrites(remote.providers, ['get', 'carrierCredentials'], [settings as ReadCache<unknown>]),
+    get: (accountId) => settings.read(accountId, () => remote.providers.get(accountId), (kept) => ({ ...kept })),
+  };
+  const experiments: ExperimentsRepository = {
+    ...clearingOnWrites(remote.experiments, ['list', 'get', 'running', 'results'], [running as ReadCache<unknown>]),
+    running: (accountId, flowId) =>
+      running.read(flowKey(accountId, flowId), () => remote.experiments.running(accountId, flowId), (kept) => (kept ? structuredClone(kept) : null)),
+  };
+  return { apiKeys, flows, flowVersions, providers, experiments };
 }

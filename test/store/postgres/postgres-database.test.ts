@@ -270,7 +270,10 @@ describe('losing the server', () => {
     process.on('uncaughtException', onStray);
     try {
       const slow = prepared('SELECT pg_sleep($1::float8) AS slept');
-      const inFlight = [db.row(slow, [5]), db.row(slow, [5])];
+      // One in each turn: the reads of one turn go out together on one of the shared connections.
+      const first = db.row(slow, [5]);
+      await new Promise((resolve) => setImmediate(resolve));
+      const inFlight = [first, db.row(slow, [5])];
       inFlight.forEach((read) => read.catch(() => undefined));
       await eventually(async () =>
         expect((await admin.row<{ n: number }>("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE application_name = 'voxflow-reads' AND datname = current_database() AND state = 'active'"))?.n).toBe(2),
