@@ -51,7 +51,7 @@ export default defineConfig({
     maxWorkers: 3,
     // Each worker loads the server's modules once, not once per file (about 2 s of imports a file).
     isolate: false,
-    setupFiles: ['test/support/property-runs.ts', 'test/support/after-this-test.ts', 'test/support/worker-bundle-env.ts'],
+    setupFiles: ['test/support/property-runs.ts', 'test/support/after-this-test.ts', 'test/support/worker-bundle-env.ts', 'test/support/file-cpu.ts'],
     // The last reporter prints the closing line `N passed, N failed, N skipped` that CI reads.
     reporters: ['default', './test/summary-reporter.ts'],
     testTimeout: 20_000,
