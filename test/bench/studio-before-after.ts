@@ -13,7 +13,10 @@
 // screen) opened fresh, its time until the list is on screen, and the CPU of the page's main thread
 // and of its workers from navigation until 4 s after (the flow worker starts once the page is idle).
 //
-//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen]
+// With --cold, each open is the page's first of the editor (the page has signed in and shown the
+// flows list, as a designer's first open of the day), not a reopen with the editor's code cached.
+//
+//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen] [--cold]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -28,7 +31,8 @@ import { analyzeFlowText } from '../../renderer/src/features/editor/document/ana
 import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
 import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames, viewIds } from './studio-editor.ts';
 
-const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen');
+const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold');
+const COLD = process.argv.includes('--cold');
 const KEPT = process.argv.includes('--kept');
 const FIRST_SCREEN = process.argv.includes('--first-screen');
 const commit = args[0];
@@ -133,9 +137,12 @@ try {
         // a saved "s20" would be the next round's text, whose YAML pane has no "skip0: s2 }".
         await page.addInitScript(() => (globalThis as any).localStorage.setItem('voxflow.autosave', '0'));
         const url = `${server.url}/flow-editor?flow=${flows[name]!.ids[states]}`;
-        // Warm: the code cached, as for a designer coming back to a flow.
-        await page.goto(url);
-        await onScreen(page, states, viewIds(states));
+        // Warm: the code cached, as for a designer coming back to a flow. --cold: the first open
+        // on a page that has only signed in.
+        if (!COLD) {
+          await page.goto(url);
+          await onScreen(page, states, viewIds(states));
+        }
         await page.goto(`${server.url}/flows`);
         await takeFrames(page);
         record(`${name} open ${states}`, await traced(chromium.browser, page, async () => {
@@ -188,7 +195,7 @@ try {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-console.log(`before = ${commit}, after = the working tree; ${KEPT ? 'layouts saved with the flows; ' : ''}${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
+console.log(`before = ${commit}, after = the working tree; ${KEPT ? 'layouts saved with the flows; ' : ''}${COLD ? 'cold pages; ' : ''}${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
 if (FIRST_SCREEN) {
   console.log('first screen (the flows list) | until listed, page clock ms (before → after) | main-thread CPU ms, to 4 s after | workers\' CPU ms | longest task wall/CPU ms');
   const b = results.get('before first screen') ?? [];
