@@ -15,7 +15,8 @@ describe('the voice picker', () => {
     const picker = page.getByRole('group', { name: 'Voice picker' });
     await picker.waitFor(WAIT);
     const select = picker.getByRole('combobox', { name: 'Pick a flite voice' });
-    expect(await select.locator('option').allTextContents()).toEqual(['Default', ...FLITE_VOICES]);
+    // The picker's list comes once the server has said which voice it speaks (/capabilities).
+    await expect.poll(() => select.locator('option').allTextContents(), WAIT).toEqual(['Default', ...FLITE_VOICES]);
     await select.selectOption('awb');
     await expect.poll(() => page.getByRole('group', { name: 'Model, voice and listening' }).getByLabel('Voice', { exact: true }).inputValue(), WAIT).toBe('awb');
     // Saved with the draft (by autosave, or at once with Ctrl+S).
