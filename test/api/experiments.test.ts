@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 import { connectVoice, wsUrl } from '../support/voice-client.ts';
 import { expectError } from './error-shape.ts';
+import { bookingFlow, inTurn, twoVersionFlow as twoVersionFlowOf } from './experiment-flows.ts';
 
 type Account = Awaited<ReturnType<typeof createAccount>>;
 
@@ -22,45 +23,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-/**
- * A booking flow whose first state's name says which version ran; its outcome comes from the
- * variables the simulated `book` tool sets, so its analysis needs no model.
- */
-function bookingFlow(first: string): string {
-  return `id: booking
-version: "1.0.0"
-initial_state: ${first}
-settings:
-  outcome:
-    booked: { type: boolean, required: true }
-    size: { type: enum, values: [small, large] }
-    slot: { type: string }
-  success:
-    - outcome: booked == true
-states:
-  ${first}:
-    respond: false
-    agent: { prompt: Ask for a time., tools: [book] }
-    tools:
-      book:
-        description: Book the table.
-        parameters: { slot: { type: string, required: true }, booked: { type: boolean, required: true }, size: { type: string, required: true } }
-    transitions: { on_tool_call: { book: confirmed } }
-  confirmed:
-    respond: false
-    agent: { prompt: Confirm the booking. }
-`;
-}
-
 /** A flow with versions 1 (first state `one`) and 2 (first state `two`), 2 published. */
-async function twoVersionFlow(owner: Account = account): Promise<string> {
-  const created = await server.request('POST', '/v1/flows', { apiKey: owner.apiKey, body: { name: 'Experimented', yaml_content: bookingFlow('one') } });
-  expect(created.status, created.text).toBe(201);
-  const flowId = created.body.id as string;
-  const second = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: owner.apiKey, body: { yaml_content: bookingFlow('two') } });
-  expect(second.body.published_version, second.text).toBe(2);
-  return flowId;
-}
+const twoVersionFlow = (owner: Account = account) => twoVersionFlowOf(server, owner.apiKey);
 
 const startExperiment = (flowId: string, body: unknown, owner: Account = account) =>
   server.request('POST', `/v1/flows/${flowId}/experiments`, { jwt: owner.jwt, body });
@@ -69,21 +33,6 @@ const fiftyFifty = { name: 'Shorter greeting', arms: [{ version: 1, weight: 50 }
 
 const newSession = (flowId: string, metadata?: Record<string, unknown>) =>
   server.request('POST', '/v1/sessions', { apiKey: account.apiKey, body: { flow_id: flowId, ...(metadata ? { metadata } : {}) } });
-
-/** Runs `work` over `items`, `width` at a time. */
-async function inTurn<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await work(items[index]!);
-      }
-    }),
-  );
-  return results;
-}
 
 describe('experiments between published versions', () => {
   it('gives a caller id the same arm every time, and spreads different callers', { timeout: 120_000 }, async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { expectError } from './error-shape.ts';
+import { flowOfAbout } from '../support/flow-of-about.ts';
 
 // Each account may keep VOXFLOW_FLOWS_PER_ACCOUNT flows and VOXFLOW_FLOW_STORAGE_MB of flow text,
 // every published version and draft counted (one account's uploads grew the snapshot
@@ -15,16 +16,6 @@ import { expectError } from './error-shape.ts';
  */
 const QUOTA_MIB = 0.25;
 const QUOTA_BYTES = QUOTA_MIB * 1024 * 1024;
-
-/** A valid flow of about `kib` KiB: a chain of one-line states, like isolation-attacker.ts's. */
-function flowOfAbout(kib: number, tag: string): string {
-  const states = Math.max(2, Math.floor((kib * 1024) / 150));
-  const lines = [`id: big-${tag}`, 'version: "1.0.0"', 'initial_state: s0', 'states:'];
-  for (let i = 0; i < states; i++) {
-    lines.push(`  s${i}: {agent: {prompt: "Step ${i} of ${tag}, said in a long sentence.", tools: [go]}, tools: {go: {description: Next.}}, transitions: {on_tool_call: {go: s${(i + 1) % states}}}}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
 
 describe('per-account flow quotas on a hosted server', () => {
   let server: TestServer;

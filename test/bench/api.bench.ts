@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Fastify from 'fastify';
-import { createAccount, createFlow, startTestServer } from '../support/server.ts';
+import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 
 const run$ = promisify(execFile);
@@ -22,20 +22,34 @@ export async function load(url: string, headers: Record<string, string> = {}) {
   return JSON.parse(stdout) as { rps: number; p50: number; p99: number; non2xx: number; errors: number };
 }
 
+/**
+ * The list `GET /v1/flows` is measured on (a new account's five flows on `server`) and its floor:
+ * a bare Fastify route serving the same JSON, measured with `measure` around its load (the caller
+ * may time its CPU). The account's helpers are passed in where a bench runs another tree's.
+ */
+export async function listAndItsFloor<T>(
+  server: { request: TestServer['request'] },
+  measure: (bareUrl: string) => Promise<T>,
+  helpers: { createAccount: typeof createAccount; createFlow: typeof createFlow } = { createAccount, createFlow },
+): Promise<{ account: Awaited<ReturnType<typeof createAccount>>; floor: T }> {
+  const account = await helpers.createAccount(server as TestServer);
+  for (let i = 0; i < 5; i++) await helpers.createFlow(server as TestServer, account.apiKey, `Flow ${i}`);
+  const listBody = JSON.stringify((await server.request('GET', '/v1/flows', { apiKey: account.apiKey })).body);
+  const bare = Fastify({ logger: false });
+  bare.get('/bare', async (_request, reply) => reply.type('application/json').send(listBody));
+  try {
+    return { account, floor: await measure(await bare.listen({ host: '127.0.0.1', port: 0 })) };
+  } finally {
+    await bare.close();
+  }
+}
+
 export async function run(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   // As production runs it: no answer parsed against its schema (the tests do that).
   const server = await startTestServer({ passwordHashCost: 17, rateLimit: { authPerMinute: 1e6, credentialPerMinute: 1e9, ipPerMinute: 1e9 } }, { checkResponses: false });
   try {
-    const account = await createAccount(server);
-    for (let i = 0; i < 5; i++) await createFlow(server, account.apiKey, `Flow ${i}`);
-    const listBody = JSON.stringify((await server.request('GET', '/v1/flows', { apiKey: account.apiKey })).body);
-
-    const bare = Fastify({ logger: false });
-    bare.get('/bare', async (_request, reply) => reply.type('application/json').send(listBody));
-    const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-    const baseline = await load(`${bareUrl}/bare`);
-    await bare.close();
+    const { account, floor: baseline } = await listAndItsFloor(server, (bareUrl) => load(`${bareUrl}/bare`));
     const ours = await load(`${server.url}/v1/flows`, { 'x-service-key': account.apiKey });
     if (ours.non2xx > 0 || ours.errors > 0) throw new Error(`GET /v1/flows failed under load: ${JSON.stringify(ours)}`);
     const how = `autocannon in a child process, 10 connections, ${SECONDS} s each, 5 flows listed`;

@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify from 'fastify';
-import { load } from './api.bench.ts';
+import { listAndItsFloor, load } from './api.bench.ts';
 
 const [which = 'both', ...given] = process.argv.slice(2);
 const trees = given.length > 0 ? given : [new URL('../..', import.meta.url).pathname.replace(/\/$/, '')];
@@ -27,17 +26,18 @@ async function measure(tree: string, label: string, databaseUrl?: string): Promi
   try {
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const server = { url, request: jsonRequester(url) };
-    const account = await createAccount(server);
-    for (let i = 0; i < 5; i++) await createFlow(server, account.apiKey, `Flow ${i}`);
-    const listBody = JSON.stringify((await server.request('GET', '/v1/flows', { apiKey: account.apiKey })).body);
-    const bare = Fastify({ logger: false });
-    bare.get('/bare', async (_request, reply) => reply.type('application/json').send(listBody));
-    const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-    let before = process.cpuUsage();
-    const baseline = await load(`${bareUrl}/bare`);
-    const bareCpu = process.cpuUsage(before);
-    await bare.close();
-    before = process.cpuUsage();
+    // The tree's own helpers make the account and its flows, as that tree's server expects them.
+    const { account, floor } = await listAndItsFloor(
+      server,
+      async (bareUrl) => {
+        const started = process.cpuUsage();
+        const loaded = await load(`${bareUrl}/bare`);
+        return { loaded, cpu: process.cpuUsage(started) };
+      },
+      { createAccount, createFlow },
+    );
+    const { loaded: baseline, cpu: bareCpu } = floor;
+    const before = process.cpuUsage();
     const ours = await load(`${url}/v1/flows`, { 'x-service-key': account.apiKey });
     const cpu = process.cpuUsage(before);
     if (ours.non2xx > 0 || ours.errors > 0) throw new Error(`GET /v1/flows failed under load: ${JSON.stringify(ours)}`);

@@ -25,12 +25,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import Fastify from 'fastify';
 import pg from 'pg';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { GUESSING_GAME_YAML, createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { spawnServer, type ServerProcess } from '../support/spawn-server.ts';
-import { load } from './api.bench.ts';
+import { listAndItsFloor, load } from './api.bench.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 import { processTicks } from './thread-cpu.ts';
 import { fsyncFloor, timed } from './writes.bench.ts';
@@ -85,17 +84,12 @@ interface StoreUnderTest {
 async function measureStore(store: StoreUnderTest, rows: BenchRow[]): Promise<void> {
   const server = await store.start();
   try {
-    const account = await createAccount(server);
-    for (let i = 0; i < 5; i++) await createFlow(server, account.apiKey, `Flow ${i}`);
-    const listBody = JSON.stringify((await server.request('GET', '/v1/flows', { apiKey: account.apiKey })).body);
-
-    const bare = Fastify({ logger: false });
-    bare.get('/bare', async (_request, reply) => reply.type('application/json').send(listBody));
-    const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-    const bareCpuBefore = process.cpuUsage();
-    const baseline = await load(`${bareUrl}/bare`);
-    const bareCpu = process.cpuUsage(bareCpuBefore);
-    await bare.close();
+    const { account, floor: bareFloor } = await listAndItsFloor(server, async (bareUrl) => {
+      const before = process.cpuUsage();
+      const loaded = await load(`${bareUrl}/bare`);
+      return { loaded, cpu: process.cpuUsage(before) };
+    });
+    const { loaded: baseline, cpu: bareCpu } = bareFloor;
     await store.inside?.reset();
     const cpuBefore = process.cpuUsage();
     const ticksBefore = store.processTicks?.();

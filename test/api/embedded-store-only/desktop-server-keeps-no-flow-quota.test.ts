@@ -7,19 +7,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLocalSignIn } from '../../../electron/local-account.ts';
 import { startEmbeddedServer } from '../../../electron/server-host.ts';
+import { flowOfAbout } from '../../support/flow-of-about.ts';
 
 /** The hosted quota the environment sets: a quarter of a MiB, a few 50 KiB flows past it. */
 const QUOTA_MIB = 0.25;
-
-/** A valid flow of about `kib` KiB: a chain of one-line states, like isolation-attacker.ts's. */
-function flowOfAbout(kib: number, tag: string): string {
-  const states = Math.max(2, Math.floor((kib * 1024) / 150));
-  const lines = [`id: big-${tag}`, 'version: "1.0.0"', 'initial_state: s0', 'states:'];
-  for (let i = 0; i < states; i++) {
-    lines.push(`  s${i}: {agent: {prompt: "Step ${i} of ${tag}, said in a long sentence.", tools: [go]}, tools: {go: {description: Next.}}, transitions: {on_tool_call: {go: s${(i + 1) % states}}}}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
 
 describe('the desktop app’s own server', () => {
   it('keeps no flow quota, even when the environment sets one for hosting', { timeout: 120_000 }, async () => {

@@ -4,6 +4,7 @@
 // per-arm counts) is asked on PostgreSQL too, by experiments.test.ts, which this was split from.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, startTestServer, type TestServer } from '../../support/server.ts';
+import { inTurn, twoVersionFlow } from '../experiment-flows.ts';
 
 let server: TestServer;
 let account: Awaited<ReturnType<typeof createAccount>>;
@@ -16,61 +17,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** The booking flow of experiments.test.ts: its first state's name says which version ran. */
-function bookingFlow(first: string): string {
-  return `id: booking
-version: "1.0.0"
-initial_state: ${first}
-settings:
-  outcome:
-    booked: { type: boolean, required: true }
-    size: { type: enum, values: [small, large] }
-    slot: { type: string }
-  success:
-    - outcome: booked == true
-states:
-  ${first}:
-    respond: false
-    agent: { prompt: Ask for a time., tools: [book] }
-    tools:
-      book:
-        description: Book the table.
-        parameters: { slot: { type: string, required: true }, booked: { type: boolean, required: true }, size: { type: string, required: true } }
-    transitions: { on_tool_call: { book: confirmed } }
-  confirmed:
-    respond: false
-    agent: { prompt: Confirm the booking. }
-`;
-}
-
-/** A flow with versions 1 (first state `one`) and 2 (first state `two`), 2 published. */
-async function twoVersionFlow(): Promise<string> {
-  const created = await server.request('POST', '/v1/flows', { apiKey: account.apiKey, body: { name: 'Experimented', yaml_content: bookingFlow('one') } });
-  expect(created.status, created.text).toBe(201);
-  const flowId = created.body.id as string;
-  const second = await server.request('PUT', `/v1/flows/${flowId}`, { apiKey: account.apiKey, body: { yaml_content: bookingFlow('two') } });
-  expect(second.body.published_version, second.text).toBe(2);
-  return flowId;
-}
-
-/** Runs `work` over `items`, `width` at a time. */
-async function inTurn<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await work(items[index]!);
-      }
-    }),
-  );
-  return results;
-}
-
 describe('an experiment between published versions', () => {
   it('splits 1,000 new sessions 50/50 within binomial bounds, and shows each its arm', { timeout: 300_000 }, async () => {
-    const flowId = await twoVersionFlow();
+    const flowId = await twoVersionFlow(server, account.apiKey);
     const started = await server.request('POST', `/v1/flows/${flowId}/experiments`, { jwt: account.jwt, body: { name: 'Shorter greeting', arms: [{ version: 1, weight: 50 }, { version: 2, weight: 50 }] } });
     expect(started.status, started.text).toBe(201);
     expect(started.body).toMatchObject({ flow_id: flowId, name: 'Shorter greeting', status: 'running', stopped_at: null, winner: null });
