@@ -2,7 +2,9 @@
 // a time by id, `ready` / `done` / `failed` messages back. A job aborted before it starts is
 // simply dropped; one already in the worker cannot be interrupted, so its result is dropped on
 // arrival. A crashed or exited worker fails what it owed and is started afresh on the next job.
+import { readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ProviderError } from '../types.ts';
 
@@ -24,7 +26,7 @@ interface Job {
 }
 
 type WorkerMessage =
-  | { type: 'ready'; module?: WebAssembly.Module }
+  | { type: 'ready'; module?: WebAssembly.Module; tempRoot: string }
   | { type: 'done'; id: number; sampleRate: number; samples: ArrayBuffer }
   | { type: 'failed'; id: number; message: string };
 
@@ -100,8 +102,24 @@ export class FliteWorkerHost {
   async close(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
+    const threadId = worker.threadId; // -1 once the thread has gone
     this.stopped(worker, new ProviderError('flite', 'server', 'flite was shut down', false));
     await worker.terminate();
+    await this.removeLeftovers(threadId);
+  }
+
+  /** Where the worker keeps each job's files, once it has said (`ready`). */
+  private tempRoot: string | null = null;
+
+  /**
+   * A worker terminated or dead mid-job ran no `finally`: the job's folder (in /dev/shm, which is
+   * RAM) would stay. Its name says the process and the worker's thread (flite-worker.mjs).
+   */
+  private async removeLeftovers(threadId: number): Promise<void> {
+    if (!this.tempRoot) return;
+    const prefix = `voxflow-flite-${process.pid}-${threadId}-`;
+    const names = await readdir(this.tempRoot).catch(() => [] as string[]);
+    await Promise.all(names.filter((name) => name.startsWith(prefix)).map((name) => rm(join(this.tempRoot!, name), { recursive: true, force: true })));
   }
 
   private start(): Worker {
@@ -114,9 +132,11 @@ export class FliteWorkerHost {
       execArgv: ['--no-warnings'],
     });
     this.worker = worker;
+    const threadId = worker.threadId;
     this.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: WorkerMessage) => {
         if (message.type === 'ready') {
+          this.tempRoot = message.tempRoot;
           if (message.module) compiledFlite.set(wasmPath, message.module);
           if (!this.current) worker.unref();
           resolve();
@@ -130,7 +150,10 @@ export class FliteWorkerHost {
         this.stopped(worker, error);
       };
       worker.on('error', (error) => crashed(`crashed: ${error.message}`, error));
-      worker.on('exit', (code) => crashed(`exited with code ${code}`));
+      worker.on('exit', (code) => {
+        crashed(`exited with code ${code}`);
+        void this.removeLeftovers(threadId);
+      });
     });
     this.ready.catch(() => {}); // reported through the jobs; warmUp() callers see it too
     return worker;

@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WASI } from 'node:wasi';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 
 if (!parentPort) throw new Error('flite-worker.mjs runs as a worker thread');
 
@@ -61,17 +61,19 @@ port.on('message', async (job) => {
 // any does (about 0.2 s of CPU, measured), so there is no throwaway run.
 compiled.then((module) => {
   if (workerData.module) {
-    port.postMessage({ type: 'ready' });
+    port.postMessage({ type: 'ready', tempRoot });
   } else {
     synthesize(module, 'Ready.', 'slt');
-    port.postMessage({ type: 'ready', module });
+    port.postMessage({ type: 'ready', module, tempRoot });
   }
 });
 
 function synthesize(module, text, voice) {
   // A directory per job, gone when the job is: a process killed by a signal (no exit handlers
-  // run) then leaves nothing behind in /dev/shm, which is RAM.
-  const dir = mkdtempSync(join(tempRoot, 'voxflow-flite-'));
+  // run) then leaves nothing behind in /dev/shm, which is RAM. A worker terminated mid-job (its
+  // server closing) runs no `finally`: the host removes what this thread left by the name's
+  // process and thread (jobDirPrefix in flite-worker-host.ts).
+  const dir = mkdtempSync(join(tempRoot, `voxflow-flite-${process.pid}-${threadId}-`));
   const logPath = join(dir, 'flite.log');
   const log = openSync(logPath, 'w');
   const wasi = new WASI({
