@@ -3,9 +3,10 @@
 // by itself once space is freed. Nothing fills a real disk: the minimum is set above the free
 // space, or just below it on a RAM disk and then crossed by writing a file and deleting it.
 import { existsSync } from 'node:fs';
-import { access, constants, mkdtemp, rm, statfs, writeFile } from 'node:fs/promises';
+import { access, constants, mkdtemp, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { afterThisTest } from '../../support/after-this-test.ts';
 import { startTestServer } from '../../support/server.ts';
@@ -37,6 +38,40 @@ async function quietDisk(): Promise<string> {
   return tmpdir();
 }
 
+/**
+ * Runs `work` with the disk's free space to this test alone among the test runs on this machine:
+ * a second `npm test` beside this one writes its own 512 MiB file to the same RAM disk, which
+ * moved this one's free space across its minimum both ways. The runs take turns by a lock file
+ * on that disk; a lock left by a run that died is taken over.
+ */
+async function withTheDiskToItself<T>(disk: string, work: () => Promise<T>): Promise<T> {
+  const lock = join(disk, 'voxflow-free-space-test.lock');
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  for (;;) {
+    try {
+      await writeFile(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(await readFile(lock, 'utf8').catch(() => '0'));
+      if (owner > 0 && alive(owner)) await delay(250);
+      else await rm(lock, { force: true });
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
 describe('/health and free disk space', () => {
   it('answers 503 degraded, saying which folder is short of space, when the minimum is above the free space', { timeout: 60_000 }, async () => {
     const dataDir = await dataFolder();
@@ -53,32 +88,38 @@ describe('/health and free disk space', () => {
     expect((await server.request('POST', '/auth/signup', { body: { email: 'disk@example.com', password: 'correct horse battery staple' } })).status).toBe(200);
   });
 
-  it('turns degraded when a file takes the disk below the minimum, and ok again once it is deleted', { timeout: 90_000 }, async () => {
+  it('turns degraded when a file takes the disk below the minimum, and ok again once it is deleted', { timeout: 150_000 }, async () => {
     const disk = await quietDisk();
-    const dataDir = await dataFolder(disk);
-    // The minimum sits 256 MiB under the free space now; a 512 MiB file takes the disk below it.
-    // (The margins are wide so what other processes write there meanwhile cannot decide it.)
-    const minFreeDiskMb = Math.floor((await freeBytes(disk)) / MIB) - 256;
-    const server = await startTestServer({ dataDir, minFreeDiskMb });
-    afterThisTest(() => server.close());
-    const health = () => server.request('GET', '/health');
+    await withTheDiskToItself(disk, async () => {
+      const dataDir = await dataFolder(disk);
+      // The minimum sits 256 MiB under the free space now; a 512 MiB file takes the disk below it.
+      // (The margins are wide so what other processes write there meanwhile cannot decide it.)
+      const minFreeDiskMb = Math.floor((await freeBytes(disk)) / MIB) - 256;
+      const server = await startTestServer({ dataDir, minFreeDiskMb });
+      afterThisTest(() => server.close());
+      const health = () => server.request('GET', '/health');
 
-    await expect.poll(async () => (await health()).body.disk_free_bytes, { timeout: 30_000, interval: 250 }).toBeGreaterThan(minFreeDiskMb * MIB);
-    const before = await health();
-    expect(before.status).toBe(200);
-    expect(before.body).toMatchObject({ status: 'ok', problems: [] });
+      await expect.poll(async () => (await health()).body.disk_free_bytes, { timeout: 30_000, interval: 250 }).toBeGreaterThan(minFreeDiskMb * MIB);
+      const before = await health();
+      expect(before.status).toBe(200);
+      expect(before.body).toMatchObject({ status: 'ok', problems: [] });
 
-    const filler = join(dataDir, 'filler.bin');
-    afterThisTest(() => rm(filler, { force: true }));
-    await writeFile(filler, Buffer.alloc(512 * MIB, 1));
-    await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(503);
-    const low = await health();
-    expect(low.body).toMatchObject({ status: 'degraded', store_writable: true });
-    expect(low.body.problems).toEqual([expect.stringContaining(`below ${minFreeDiskMb} MiB`)]);
-    expect(low.body.disk_free_bytes).toBeLessThan(minFreeDiskMb * MIB);
+      // Removed before the disk is handed on, whatever happens here.
+      const filler = join(dataDir, 'filler.bin');
+      try {
+        await writeFile(filler, Buffer.alloc(512 * MIB, 1));
+        await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(503);
+        const low = await health();
+        expect(low.body).toMatchObject({ status: 'degraded', store_writable: true });
+        expect(low.body.problems).toEqual([expect.stringContaining(`below ${minFreeDiskMb} MiB`)]);
+        expect(low.body.disk_free_bytes).toBeLessThan(minFreeDiskMb * MIB);
 
-    await rm(filler);
-    await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(200);
-    expect((await health()).body).toMatchObject({ status: 'ok', problems: [] });
+        await rm(filler);
+        await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(200);
+        expect((await health()).body).toMatchObject({ status: 'ok', problems: [] });
+      } finally {
+        await rm(filler, { force: true });
+      }
+    });
   });
 });
