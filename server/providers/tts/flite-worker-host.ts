@@ -137,6 +137,7 @@ export class FliteWorkerHost {
       worker.on('message', (message: WorkerMessage) => {
         if (message.type === 'ready') {
           this.tempRoot = message.tempRoot;
+          sweepDeadProcesses(message.tempRoot);
           if (message.module) compiledFlite.set(wasmPath, message.module);
           if (!this.current) worker.unref();
           resolve();
@@ -203,4 +204,34 @@ export class FliteWorkerHost {
     if ('audio' in outcome) job.resolve(outcome.audio);
     else job.reject(outcome.error);
   }
+}
+
+let swept = false;
+
+function sweepDeadProcesses(tempRoot: string): void {
+  if (swept) return;
+  swept = true;
+  void removeFoldersOfGoneProcesses(tempRoot);
+}
+
+/**
+ * The sentence folders of processes that are gone (killed mid-sentence, when no host could remove
+ * them), found by the process id in their names; a host's first worker runs it once a process.
+ */
+export async function removeFoldersOfGoneProcesses(tempRoot: string): Promise<void> {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  const names = await readdir(tempRoot).catch(() => [] as string[]);
+  await Promise.all(
+    names.flatMap((name) => {
+      const pid = Number(/^voxflow-flite-(\d+)-\d+-/.exec(name)?.[1] ?? 0);
+      return pid > 0 && pid !== process.pid && !alive(pid) ? [rm(join(tempRoot, name), { recursive: true, force: true })] : [];
+    }),
+  );
 }
