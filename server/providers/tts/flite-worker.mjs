@@ -129,7 +129,7 @@ function readWav(bytes) {
 function pickTempRoot() {
   if (existsSync('/dev/shm')) {
     try {
-      rmSync(mkdtempSync(join('/dev/shm', 'voxflow-flite-')), { recursive: true });
+      rmSync(mkdtempSync(join('/dev/shm', `voxflow-flite-${process.pid}-${threadId}-`)), { recursive: true });
       return '/dev/shm';
     } catch {
       // Not writable (a locked-down container): fall back to the usual temp dir.
