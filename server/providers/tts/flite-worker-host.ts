@@ -219,6 +219,7 @@ function sweepDeadProcesses(tempRoot: string): void {
  * them), found by the process id in their names; a host's first worker runs it once a process.
  */
 export async function removeFoldersOfGoneProcesses(tempRoot: string): Promise<void> {
+  // The store's lock asks the same (store/sqljs/lockfile.ts isRunning); providers do not import the store.
   const alive = (pid: number) => {
     try {
       process.kill(pid, 0);

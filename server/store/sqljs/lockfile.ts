@@ -120,7 +120,8 @@ export async function readOwner(path: string): Promise<LockOwner | null> {
   return { pid, bootId: bootId || null, startTicks: startTicks || null };
 }
 
-function isRunning(pid: number): boolean {
+/** Whether a process of that id runs (on this machine, whoever owns it). */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

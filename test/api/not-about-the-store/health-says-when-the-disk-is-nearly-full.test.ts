@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { isRunning } from '../../../server/store/sqljs/lockfile.ts';
 import { afterThisTest } from '../../support/after-this-test.ts';
 import { startTestServer } from '../../support/server.ts';
 
@@ -46,14 +47,6 @@ async function quietDisk(): Promise<string> {
  */
 async function withTheDiskToItself<T>(disk: string, work: () => Promise<T>): Promise<T> {
   const lock = join(disk, 'voxflow-free-space-test.lock');
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  };
   for (;;) {
     try {
       await writeFile(lock, String(process.pid), { flag: 'wx' });
@@ -61,7 +54,7 @@ async function withTheDiskToItself<T>(disk: string, work: () => Promise<T>): Pro
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(await readFile(lock, 'utf8').catch(() => '0'));
-      if (owner > 0 && alive(owner)) await delay(250);
+      if (owner > 0 && isRunning(owner)) await delay(250);
       else await rm(lock, { force: true });
     }
   }
