@@ -68,7 +68,7 @@ export async function freeUdpPort(): Promise<number> {
 }
 
 /** A port free for UDP and, when asked, for TCP on it and TLS (TCP) on the next one. */
-async function freeSipPort(tcp: boolean, tls: boolean): Promise<number> {
+export async function freeSipPort(tcp: boolean, tls: boolean): Promise<number> {
   for (let attempt = 0; ; attempt++) {
     const port = await freeUdpPort();
     const needed = [...(tcp || tls ? [port] : []), ...(tls ? [port + 1] : [])];
