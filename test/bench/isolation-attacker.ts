@@ -78,5 +78,6 @@ process.stdout.write(
     healthP99: pct(healthMs, 99),
     healthMax: pct(healthMs, 100),
     healthPolls: healthMs.length,
+    healthSamples: healthMs.map((ms) => Math.round(ms * 100) / 100),
   }) + '\n',
 );
