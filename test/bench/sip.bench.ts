@@ -20,9 +20,13 @@
 // call setup (sipp's -trace_rtt: each call's INVITE to its 200 OK, the scenario's rtd) and the
 // RFC 3550 interarrival jitter of what Voxflow sends, p99 over the calls, both of the 20-call
 // step (or the first, if the ladder stopped before 20).
+// Last, 100 calls placed at once (all started within a second, each about 8 s of a question and
+// the agent's answer): every call completed by sipp, one session each, every session ended, and
+// each billed once (the account's balance down by exactly the sum of the sessions' charges).
+// VOXFLOW_BENCH_ONLY=hundred runs that part alone.
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,14 +175,14 @@ export async function benchCall(dir: string, callMs: number): Promise<string> {
   return scenarioPath;
 }
 
-/** `calls` calls of `scenario`, their starts spread over one cycle; sipp at nice 10 (`started` is told its pid). */
-export async function runSipp(scenario: string, calls: number, port: number, rtpPort: number, started?: (pid: number) => void): Promise<SippResult> {
+/** `calls` calls of `scenario`, their starts spread over `spreadMs` (one cycle); sipp at nice 10 (`started` is told its pid). */
+export async function runSipp(scenario: string, calls: number, port: number, rtpPort: number, started?: (pid: number) => void, spreadMs = CYCLE_MS): Promise<SippResult> {
   const dir = await mkdtemp(join(tmpdir(), 'voxflow-bench-sipp-'));
   const child = spawn(SIPP, [
     '-sf', scenario,
     '-s', '1000', `127.0.0.1:${port}`,
     '-i', '127.0.0.1', '-mi', '127.0.0.1', '-mp', String(20_000 + Math.floor(Math.random() * 10_000) * 2),
-    '-m', String(calls), '-l', String(calls), '-r', String(calls), '-rp', String(CYCLE_MS),
+    '-m', String(calls), '-l', String(calls), '-r', String(calls), '-rp', String(spreadMs),
     '-nostdin', '-timeout', '180s', '-timeout_error',
     '-trace_rtt', '-rtt_freq', '1',
     '-set', 'rtpport', String(rtpPort),
@@ -260,6 +264,10 @@ export async function run(): Promise<BenchRow[]> {
   const ear = await rtpListener();
   const rows: BenchRow[] = [];
   try {
+    if (process.env.VOXFLOW_BENCH_ONLY === 'hundred') {
+      rows.push(await hundredAtOnce(rig, port, ear, dir));
+      return rows;
+    }
     const scenario = await benchCall(dir, callMs);
 
     const ws = await ladderToCeiling({
@@ -338,10 +346,55 @@ export async function run(): Promise<BenchRow[]> {
       target: 'p99 ≤ 5 ms at 20 calls',
       how: 'RFC 3550 interarrival jitter of each call over the step\'s window, as one listener on loopback heard it, p99 over the calls of the 20-call step (the first step\'s if there was none)',
     });
+    rows.push(await hundredAtOnce(rig, port, ear, dir));
   } finally {
     await ear.close();
     await rig.close();
     await rm(dir, { recursive: true, force: true });
   }
   return rows;
+}
+
+/**
+ * 100 SIP calls placed within one second, each about 8 s long (the question, the agent's answer,
+ * then the caller's BYE): what a caller or the account's owner would notice going wrong under a
+ * burst: a call refused or dropped (sipp counts it failed), a call with no session or two, a session
+ * that never ends, a call not billed or billed twice.
+ */
+async function hundredAtOnce(rig: LoadRig, port: number, ear: Awaited<ReturnType<typeof rtpListener>>, dir: string): Promise<BenchRow> {
+  const calls = 100;
+  const load = loadNow();
+  const callDir = join(dir, 'hundred');
+  await mkdir(callDir);
+  const scenario = await benchCall(callDir, CYCLE_MS);
+  const balance = async () => (await rig.server.request('GET', '/v1/credits/balance', { apiKey: rig.apiKey })).body.balance_usd_cents as number;
+  const credit = await balance();
+  const from = Date.now();
+  ear.take();
+  const done = await runSipp(scenario, calls, port, ear.port, undefined, 1000);
+  const heard = ear.take().length;
+  type Row = { id: string; transport: string; status: string; carrier_call_id?: string | null; credits_charged_usd_cents?: number };
+  const since = async (): Promise<Row[]> => {
+    const recent = await rig.server.app.services.store.sessions.listRecent(rig.accountId, 1000, { createdFrom: Math.floor(from / 1000) - 1 });
+    const ids = recent.filter((s) => s.transport === 'sip').map((s) => s.id);
+    return Promise.all(ids.map(async (id) => (await rig.server.request('GET', `/v1/sessions/${id}`, { apiKey: rig.apiKey })).body as Row));
+  };
+  // Every session ends once its BYE is in; give the last ones a few seconds.
+  let sessions = await since();
+  for (const until = Date.now() + 30_000; sessions.some((s) => s.status !== 'ended') && Date.now() < until; sessions = await since()) {
+    await new Promise((wait) => setTimeout(wait, 1000));
+  }
+  const completed = /Successful call\s*\|[^|]*\|\s*(\d+)/.exec(done.output)?.[1];
+  const callIds = new Set(sessions.map((s) => s.carrier_call_id));
+  const ended = sessions.filter((s) => s.status === 'ended').length;
+  const charged = sessions.filter((s) => (s.credits_charged_usd_cents ?? 0) > 0).length;
+  const sum = sessions.reduce((total, s) => total + (s.credits_charged_usd_cents ?? 0), 0);
+  const drop = credit - (await balance());
+  const allWell = done.code === 0 && sessions.length === calls && callIds.size === calls && ended === calls && charged === calls && drop === sum;
+  return {
+    name: `SIP: ${calls} calls placed within a second`,
+    value: `${allWell ? 'none lost, each billed once' : 'NOT MET'}: sipp exited ${done.code}${completed ? `, ${completed} calls successful` : ''}; ${sessions.length} SIP sessions for ${callIds.size} call ids, ${ended} ended, ${charged} charged; the balance down ${drop} ¢, the sessions' charges ${sum} ¢; ${heard} calls' RTP heard (load average before ${load})`,
+    target: 'every call completed, one session each, each ended and billed once',
+    how: `sipp -r ${calls} -rp 1000, each call ${CYCLE_MS / 1000} s of the bench's A-law question and silence then BYE, hosted-style TTS; sessions and charges read from the API after the calls`,
+  };
 }
