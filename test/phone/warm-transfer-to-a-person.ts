@@ -31,7 +31,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       const failedAt = timeline.findIndex((e) => e.type === 'transfer' && e.event.status === 'failed');
       return timeline.slice(failedAt + 1).filter((e) => e.type === 'transcript' && e.event.role === 'agent').map((e) => e.event.text as string);
     };
-    const MENU_LINE = 'Press 1 to give your account number, or 0 for the front desk.';
+    const MENU_LINE = 'Press 1 for your account, or 0 for the front desk.';
     /** The carrier has been asked to call the front desk: the person's leg, ringing. */
     const personLeg = (placedBefore: number) =>
       vi.waitFor(
@@ -69,7 +69,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       const leg = await personLeg(placed);
       // From the business's number, so the person sees who is calling.
       expect(leg.from).toBe(BUSINESS_NUMBER);
-      await vi.waitFor(async () => expect(await agentLines(id)).toEqual(expect.arrayContaining(['Connecting you to the front desk.', 'Please hold while I connect you.'])), { timeout: 15_000, interval: 100 });
+      await vi.waitFor(async () => expect(await agentLines(id)).toEqual(expect.arrayContaining(['Connecting you.', 'Please hold while I connect you.'])), { timeout: 15_000, interval: 100 });
       expect((await detail(id)).status).toBe('connected');
 
       // A forged answer (signed with a key that is not the account's) changes nothing.
