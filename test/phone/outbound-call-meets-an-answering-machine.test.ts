@@ -17,8 +17,10 @@ import { synthesizeSpeech } from '../support/speech.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const CALLEE = '+15550107777';
-const MESSAGE = 'Hi {customer_name}, this is the Riverside clinic about your appointment tomorrow. Please call us back. Goodbye.';
-const SAID = 'Hi Ann, this is the Riverside clinic about your appointment tomorrow. Please call us back. Goodbye.';
+// Short, as the machine's greeting below: each is heard in real time, and a few words are enough
+// to tell whether the message was recorded whole, after the greeting.
+const MESSAGE = 'Hi {customer_name}, the Riverside clinic here. Please call us back.';
+const SAID = 'Hi Ann, the Riverside clinic here. Please call us back.';
 
 const flowYaml = (voicemail: string) => `
 id: reminder
@@ -40,7 +42,8 @@ states:
 const MS_PER_WORD = 250;
 const MACHINE_FLOW = flowYaml(`{ detect: true, message: "${MESSAGE}" }`);
 const SILENT_MACHINE_FLOW = flowYaml('{ detect: true }');
-const GREETING = "Hi, you have reached Ann. I can't take your call right now. Please leave a message after the beep.";
+/** Longer than the 1.5 s after which Plivo's detector gives its verdict in the fake. */
+const GREETING = 'You have reached Ann. Please leave a message after the beep.';
 const HELLO = 'Hello, this is the Riverside clinic calling about your appointment.';
 
 /** The line of a Plivo machine: its greeting's speech (then its beep and silence, in the fake). */
