@@ -282,14 +282,14 @@ export const ConfigSchema = z.object({
       /** The address put in SDP and Contact, where peers send RTP and requests; the listening host when unset (a wildcard: the first non-loopback IPv4). */
       mediaAddress: optionalText,
       /**
-       * Register to a trunk or registrar, over UDP, TCP or TLS: `[sips:]<user>@<host>[:<port>][;expires=<s>][;auth_user=<name>][;transport=tcp|tls]`.
+       * Register to a trunk or registrar, over UDP, TCP or TLS: `[sips:]<user>@<host>[:<port>][;expires=<s>][;retry=<s>][;auth_user=<name>][;transport=tcp|tls]`.
        * The password is never in it (a flag shows in the process list): registerPassword.
        */
       register: optionalText.transform((v, ctx) => {
         if (v === undefined) return undefined;
         const target = parseRegisterTarget(v);
         if (!target) {
-          ctx.addIssue({ code: 'custom', message: 'must be <user>@<host>[:<port>], optionally with ;expires=<60-86400> ;auth_user=<name> ;transport=<udp|tcp|tls> (sips: in front: TLS), e.g. voxflow@sip.example.com (the password goes in VOXFLOW_SIP_REGISTER_PASSWORD, never here)' });
+          ctx.addIssue({ code: 'custom', message: 'must be <user>@<host>[:<port>], optionally with ;expires=<60-86400> ;retry=<1-300> ;auth_user=<name> ;transport=<udp|tcp|tls> (sips: in front: TLS), e.g. voxflow@sip.example.com (the password goes in VOXFLOW_SIP_REGISTER_PASSWORD, never here)' });
           return z.NEVER;
         }
         return target;
@@ -321,6 +321,8 @@ export interface RegisterTarget {
   host: string;
   port: number;
   expires: number;
+  /** Seconds before the first try again after a failed REGISTER; each further wait doubles, up to 5 minutes. */
+  retry: number;
   /** The digest username, when the trunk's differs from the registered user. */
   authUser: string;
   /** `;transport=tcp` or `tls` (also `sips:`): REGISTER over a TCP or TLS connection we keep open (the default is UDP). */
@@ -328,7 +330,7 @@ export interface RegisterTarget {
 }
 
 /**
- * Reads `user@host[:port][;expires=<s>][;auth_user=<name>][;transport=udp|tcp|tls]`, with `sip:`
+ * Reads `user@host[:port][;expires=<s>][;retry=<s>][;auth_user=<name>][;transport=udp|tcp|tls]`, with `sip:`
  * or `sips:` (TLS, port 5061 unless given) in front; null when malformed, or when it carries a
  * password (`user:password@…`), which a flag must never hold.
  */
@@ -336,10 +338,11 @@ export function parseRegisterTarget(text: string): RegisterTarget | null {
   const match = /^(sips?:)?([A-Za-z0-9_.!~*'()&=+$,%-]+)@(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?((?:;[a-z_]+=[A-Za-z0-9_.+-]+)*)$/.exec(text.trim());
   if (!match || match[2]!.includes(':')) return null;
   const secure = match[1]?.toLowerCase() === 'sips:';
-  const target: RegisterTarget = { user: match[2]!, host: match[3]!.replace(/^\[(.*)\]$/, '$1'), port: 0, expires: 300, authUser: match[2]!, transport: secure ? 'tls' : 'udp' };
+  const target: RegisterTarget = { user: match[2]!, host: match[3]!.replace(/^\[(.*)\]$/, '$1'), port: 0, expires: 300, retry: 5, authUser: match[2]!, transport: secure ? 'tls' : 'udp' };
   for (const part of (match[5] ?? '').split(';').slice(1)) {
     const [name, value = ''] = part.split('=');
     if (name === 'expires' && /^\d+$/.test(value) && Number(value) >= 60 && Number(value) <= 86400) target.expires = Number(value);
+    else if (name === 'retry' && /^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 300) target.retry = Number(value);
     else if (name === 'auth_user') target.authUser = value;
     else if (name === 'transport' && (value === 'udp' || value === 'tcp' || value === 'tls') && !(secure && value !== 'tls')) target.transport = value;
     else return null;
@@ -486,7 +489,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('VOXFLOW_SIP_TLS_KEY', 'sip.tlsKey', '<file.pem>', "a tls: listener's private key, PEM (readable by the server alone)"),
   setting('VOXFLOW_SIP_RTP_PORTS', 'sip.rtpPorts', '<first-last>', "UDP ports for SIP calls' audio (RTP), one even port a call; 0 for any free port", { shownDefault: '20000-20999' }),
   setting('VOXFLOW_SIP_MEDIA_ADDRESS', 'sip.mediaAddress', '<ip>', 'IPv4 address peers reach our RTP and SIP at, put in SDP and Contact (behind NAT: the public one)', { shownDefault: 'the SIP listening address' }),
-  setting('VOXFLOW_SIP_REGISTER', 'sip.register', '<user@host[:port][;…]>', "REGISTER to a SIP trunk or registrar and take the calls it sends (docs/sip.md); ;expires=<s> (default 300), ;auth_user=<name>, ;transport=tcp|tls (or sips:); the password is VOXFLOW_SIP_REGISTER_PASSWORD"),
+  setting('VOXFLOW_SIP_REGISTER', 'sip.register', '<user@host[:port][;…]>', "REGISTER to a SIP trunk or registrar and take the calls it sends (docs/sip.md); ;expires=<s> (default 300), ;retry=<s> (the first wait after a failure, default 5), ;auth_user=<name>, ;transport=tcp|tls (or sips:); the password is VOXFLOW_SIP_REGISTER_PASSWORD"),
   setting('VOXFLOW_SIP_REGISTER_CA', 'sip.registerCa', '<file.pem>', "the CA certificates a TLS registrar's certificate is checked against, PEM (default: the system's)"),
   secret('VOXFLOW_SIP_REGISTER_PASSWORD', 'sip.registerPassword', 'the password of VOXFLOW_SIP_REGISTER (digest authentication)'),
   setting('VOXFLOW_SIP_OUTBOUND_PROXY', 'sip.outboundProxy', '<host[:port]>', 'where calls placed from sip numbers (POST /v1/calls) are sent, answering its challenges with the registration\'s user and password', { shownDefault: 'the VOXFLOW_SIP_REGISTER registrar' }),

@@ -30,7 +30,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { setPriority, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeG711 } from '../../server/audio/g711.ts';
+import { alawRtpPcap } from '../support/rtp-pcap.ts';
 import { padWithSilence, synthesizeSpeech } from '../support/speech.ts';
 import { percentile, type BenchRow } from './bench-kit.ts';
 import { ladderStepSeconds, ladderToCeiling, loadNow, measureStep, startLoadRig, type LoadRig, type StepResult } from './load-rig.ts';
@@ -115,49 +115,9 @@ export async function benchCall(dir: string, callMs: number): Promise<string> {
   const question = await synthesizeSpeech('Is it something you can eat?', { sampleRate: 8000 });
   const cycle = padWithSilence(question, 200, CYCLE_MS - 200 - Math.round((question.length / 8000) * 1000), 8000);
   const frames = Math.ceil(callMs / 20);
-  const packet = 16 + 14 + 20 + 8 + 12 + 160; // pcap record, Ethernet, IPv4, UDP, RTP, 20 ms of A-law
-  const pcap = Buffer.alloc(24 + frames * packet);
-  // pcap header: magic, version 2.4, GMT, accuracy, snap length, Ethernet.
-  pcap.writeUInt32LE(0xa1b2c3d4, 0);
-  pcap.writeUInt16LE(2, 4);
-  pcap.writeUInt16LE(4, 6);
-  pcap.writeUInt32LE(65535, 16);
-  pcap.writeUInt32LE(1, 20);
-  const cycleFrames = cycle.length / 160;
-  for (let f = 0; f < frames; f++) {
-    let at = 24 + f * packet;
-    const us = f * 20_000;
-    pcap.writeUInt32LE(Math.floor(us / 1e6), at);
-    pcap.writeUInt32LE(us % 1e6, at + 4);
-    pcap.writeUInt32LE(packet - 16, at + 8);
-    pcap.writeUInt32LE(packet - 16, at + 12);
-    at += 16;
-    pcap.writeUInt16BE(0x0800, at + 12); // Ethernet: IPv4 (addresses left zero)
-    at += 14;
-    const ip = at;
-    pcap.writeUInt8(0x45, ip);
-    pcap.writeUInt16BE(20 + 8 + 12 + 160, ip + 2);
-    pcap.writeUInt8(64, ip + 8);
-    pcap.writeUInt8(17, ip + 9);
-    pcap.set([127, 0, 0, 1, 127, 0, 0, 1], ip + 12);
-    let sum = 0;
-    for (let i = 0; i < 20; i += 2) sum += pcap.readUInt16BE(ip + i);
-    while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-    pcap.writeUInt16BE(~sum & 0xffff, ip + 10);
-    at += 20;
-    pcap.writeUInt16BE(6000, at); // sipp sends from and to the call's own ports
-    pcap.writeUInt16BE(6000, at + 2);
-    pcap.writeUInt16BE(8 + 12 + 160, at + 4);
-    at += 8;
-    pcap.writeUInt8(0x80, at);
-    pcap.writeUInt8(8, at + 1); // PCMA
-    pcap.writeUInt16BE(f & 0xffff, at + 2);
-    pcap.writeUInt32BE((f * 160) >>> 0, at + 4);
-    pcap.writeUInt32BE(0x5eed, at + 8);
-    at += 12;
-    const c = f % cycleFrames;
-    pcap.set(encodeG711('alaw', cycle.subarray(c * 160, (c + 1) * 160)), at);
-  }
+  const stream = new Int16Array(frames * 160);
+  for (let at = 0; at < stream.length; at += cycle.length) stream.set(cycle.subarray(0, Math.min(cycle.length, stream.length - at)), at);
+  const pcap = alawRtpPcap(stream);
   const pcapPath = join(dir, 'caller.pcap');
   await writeFile(pcapPath, pcap);
   const basic = await readFile(resolve(FIXTURES, 'basic-call.xml'), 'utf8');

@@ -8,14 +8,15 @@ const configOf = (args: string[], env: Record<string, string> = {}) => makeConfi
 
 describe('--sip-register', () => {
   it('reads the user, the registrar, its port and the options, and the password from the environment', () => {
-    const config = configOf(['--sip-listen', 'udp:0.0.0.0:5060', '--sip-register', 'voxflow@sip.example.com:5080;expires=120;auth_user=acct-77;transport=tcp'], { VOXFLOW_SIP_REGISTER_PASSWORD: 'p4ss' });
-    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5080, expires: 120, authUser: 'acct-77', transport: 'tcp' });
+    const config = configOf(['--sip-listen', 'udp:0.0.0.0:5060', '--sip-register', 'voxflow@sip.example.com:5080;expires=120;retry=30;auth_user=acct-77;transport=tcp'], { VOXFLOW_SIP_REGISTER_PASSWORD: 'p4ss' });
+    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5080, expires: 120, retry: 30, authUser: 'acct-77', transport: 'tcp' });
     expect(config.sip.registerPassword).toBe('p4ss');
     expect(configOf([], { VOXFLOW_SIP_REGISTER: '+15551234567@trunk.example.net' }).sip.register).toEqual({
       user: '+15551234567',
       host: 'trunk.example.net',
       port: 5060,
       expires: 300,
+      retry: 5,
       authUser: '+15551234567',
       transport: 'udp',
     });
@@ -23,7 +24,7 @@ describe('--sip-register', () => {
 
   it('registers over TLS for sips: or ;transport=tls, on port 5061 unless given, with the CA file to check the registrar against', () => {
     const config = configOf(['--sip-listen', 'tls:0.0.0.0:5061', '--sip-register', 'sips:voxflow@sip.example.com', '--sip-register-ca', '/etc/voxflow/trunk-ca.pem']);
-    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5061, expires: 300, authUser: 'voxflow', transport: 'tls' });
+    expect(config.sip.register).toEqual({ user: 'voxflow', host: 'sip.example.com', port: 5061, expires: 300, retry: 5, authUser: 'voxflow', transport: 'tls' });
     expect(config.sip.registerCa).toBe('/etc/voxflow/trunk-ca.pem');
     expect(configOf([], { VOXFLOW_SIP_REGISTER: 'voxflow@sip.example.com:5071;transport=tls' }).sip.register).toMatchObject({ port: 5071, transport: 'tls' });
   });
@@ -40,7 +41,7 @@ describe('--sip-register', () => {
     expect(message).not.toContain('hunter2-secret');
   });
 
-  it.each(['sip.example.com', 'voxflow@', 'voxflow@sip.example.com;expires=5', 'voxflow@sip.example.com;transport=sctp', 'sips:voxflow@sip.example.com;transport=udp', 'voxflow@sip.example.com:99999'])('refuses %s', (value) => {
+  it.each(['sip.example.com', 'voxflow@', 'voxflow@sip.example.com;expires=5', 'voxflow@sip.example.com;retry=0', 'voxflow@sip.example.com;retry=301', 'voxflow@sip.example.com;transport=sctp', 'sips:voxflow@sip.example.com;transport=udp', 'voxflow@sip.example.com:99999'])('refuses %s', (value) => {
     expect(() => configOf(['--sip-register', value])).toThrow(/sip\.register: must be <user>@<host>/);
   });
 

@@ -13,7 +13,8 @@ import { describeNobodyPicksUp, describeWarmTransfer, WARM_MENU_YAML } from './w
 // Over Telnyx here (and on PostgreSQL); over Twilio and Plivo in phone/other-carriers/, side by side.
 describeWarmTransfer(carriersToTest(['telnyx'] as const, 'telnyx'));
 
-describe('a warm transfer whose summary the session\'s model writes', () => {
+// Beside the suites above and below: each runs on a rig of its own.
+describe.concurrent('a warm transfer whose summary the session\'s model writes', () => {
   const MODEL_SUMMARY = 'Ann is calling about her account, number 0427, and would like to move her Tuesday cleaning.';
   const rig = usePhoneRig('twilio', {
     transcripts: [],

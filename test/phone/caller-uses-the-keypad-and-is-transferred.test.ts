@@ -10,7 +10,9 @@ import { BUSINESS_NUMBER, CALLER_NUMBER, carriersToTest, usePhoneRig } from '../
 
 type TimelineEvent = { type: string; event: Record<string, unknown> };
 
-describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'plivo'))('a %s caller on a keypad menu', (carrier) => {
+// The carriers' suites run at once, each on a rig of its own (server, account, carrier): the calls
+// are mostly real-time waits. A suite's own calls run one after another.
+describe.concurrent.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'plivo'))('a %s caller on a keypad menu', (carrier) => {
   const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML });
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
   const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
@@ -18,7 +20,7 @@ describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'plivo'))('
   const inState = (id: string, state: string) =>
     vi.waitFor(async () => expect((await detail(id)).path.at(-1)?.state).toBe(state), { timeout: 15_000, interval: 100 });
 
-  it('moves on keys, collects the account number, and hands the call to the front desk', { timeout: 60_000 }, async () => {
+  it.sequential('moves on keys, collects the account number, and hands the call to the front desk', { timeout: 60_000 }, async () => {
     const callId = { twilio: 'CA22222222222222222222222222222222', telnyx: 'v3:keypad-call', plivo: '2b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const stream = await rig().call(callId);
     const id = await liveSession();
@@ -57,7 +59,7 @@ describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'plivo'))('
     await stream.waitForClose();
   });
 
-  it('takes the caller back to the menu when the carrier refuses the transfer', { timeout: 60_000 }, async () => {
+  it.sequential('takes the caller back to the menu when the carrier refuses the transfer', { timeout: 60_000 }, async () => {
     const callId = { twilio: 'CA33333333333333333333333333333333', telnyx: 'v3:refused-transfer', plivo: '3b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
     const stream = await rig().call(callId);
     const id = await liveSession();

@@ -8,7 +8,9 @@ import { synthesizeSpeech, padWithSilence } from '../support/speech.ts';
 import { GUESSING_GAME_RULES } from '../support/voice-server.ts';
 import { BUSINESS_NUMBER, CALLER_NUMBER, carriersToTest, usePhoneRig } from '../support/phone-rig.ts';
 
-describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'twilio'))('a %s call to a bound number', (carrier) => {
+// The carriers' calls run at once, each on a rig of its own (its own server, account and carrier):
+// they are mostly real-time waits, and nothing of one is seen by another.
+describe.concurrent.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'twilio'))('a %s call to a bound number', (carrier) => {
   const rig = usePhoneRig(carrier, { rules: GUESSING_GAME_RULES, transcripts: ["I'm ready", 'Is it an animal?'] });
 
   it('greets the caller on the line, moves on the caller\'s words, and ends billed once when the caller hangs up', { timeout: 90_000 }, async () => {

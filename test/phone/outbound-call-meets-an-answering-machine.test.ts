@@ -17,8 +17,10 @@ import { synthesizeSpeech } from '../support/speech.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const CALLEE = '+15550107777';
-const MESSAGE = 'Hi {customer_name}, this is the Riverside clinic about your appointment tomorrow. Please call us back. Goodbye.';
-const SAID = 'Hi Ann, this is the Riverside clinic about your appointment tomorrow. Please call us back. Goodbye.';
+// Short, as the machine's greeting below: each is heard in real time, and a few words are enough
+// to tell whether the message was recorded whole, after the greeting.
+const MESSAGE = 'Hi {customer_name}, the Riverside clinic here. Please call us back.';
+const SAID = 'Hi Ann, the Riverside clinic here. Please call us back.';
 
 const flowYaml = (voicemail: string) => `
 id: reminder
@@ -40,7 +42,8 @@ states:
 const MS_PER_WORD = 250;
 const MACHINE_FLOW = flowYaml(`{ detect: true, message: "${MESSAGE}" }`);
 const SILENT_MACHINE_FLOW = flowYaml('{ detect: true }');
-const GREETING = "Hi, you have reached Ann. I can't take your call right now. Please leave a message after the beep.";
+/** Longer than the 1.5 s after which Plivo's detector gives its verdict in the fake. */
+const GREETING = 'You have reached Ann. Please leave a message after the beep.';
 const HELLO = 'Hello, this is the Riverside clinic calling about your appointment.';
 
 /** The line of a Plivo machine: its greeting's speech (then its beep and silence, in the fake). */
@@ -49,7 +52,9 @@ beforeAll(async () => {
   machineLine = { greeting: await synthesizeSpeech(GREETING) };
 });
 
-describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'telnyx'))('an outbound %s call with answering-machine detection', (carrier) => {
+// Every suite below runs at the same time as the others, each on a rig of its own (server, account,
+// carrier): the calls are mostly real-time waits. A suite's own calls run one after another.
+describe.concurrent.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'telnyx'))('an outbound %s call with answering-machine detection', (carrier) => {
   // A hosted voice (the OpenAI fake's, a tone burst per word), so the message costs a minute of
   // speech; recognition and the model are never used on a machine, and cost nothing.
   const rig = usePhoneRig(carrier, { llm: 'none', tts: 'openai', openai: { msPerWord: MS_PER_WORD }, transcripts: [], flowYaml: MACHINE_FLOW, config: { webhooks: { allowPrivate: true } } });
@@ -68,7 +73,7 @@ describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'telnyx'))(
   const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
   const balance = async () => (await rig().server.request('GET', '/v1/credits/balance', { apiKey: rig().account.apiKey })).body;
 
-  it('leaves the message on the machine in the flow\'s voice, hangs up, and ends the session as voicemail, charged once', { timeout: 90_000 }, async () => {
+  it.sequential('leaves the message on the machine in the flow\'s voice, hangs up, and ends the session as voicemail, charged once', { timeout: 90_000 }, async () => {
     const before = await balance();
     const placed = await place(rig());
     expect(placed.status).toBe(201);
@@ -132,7 +137,7 @@ describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'telnyx'))(
     expect(hook.json.data.transcript.map((t: { text: string }) => t.text).at(-1)).toBe(SAID);
   });
 
-  it('runs the flow as on any call when a person picks up', { timeout: 60_000 }, async () => {
+  it.sequential('runs the flow as on any call when a person picks up', { timeout: 60_000 }, async () => {
     const placed = await place(rig());
     expect(placed.status).toBe(201);
     const callId = placed.body.carrier_call_id as string;
@@ -154,7 +159,7 @@ describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'telnyx'))(
   });
 
   // Plivo's verdict comes while the call runs, and says only Machine=true or false: no fax.
-  if (carrier !== 'plivo') it('hangs up on a fax at once, opening no stream and charging nothing', async () => {
+  if (carrier !== 'plivo') it.sequential('hangs up on a fax at once, opening no stream and charging nothing', async () => {
     const before = (await balance()).balance_usd_cents;
     const placed = await place(rig());
     const { answered, stream } = await pickUp(rig().api, carrier, rig().signer, placed.body.carrier_call_id, 'fax');
@@ -165,7 +170,7 @@ describe.each(carriersToTest(['twilio', 'telnyx', 'plivo'] as const, 'telnyx'))(
   });
 });
 
-describe('an outbound Twilio call to a machine, from a flow with no voicemail message', () => {
+describe.concurrent('an outbound Twilio call to a machine, from a flow with no voicemail message', () => {
   const rig = usePhoneRig('twilio', { llm: 'none', transcripts: [], flowYaml: SILENT_MACHINE_FLOW });
 
   it('hangs up without a word and ends the session as voicemail, charging nothing', async () => {
@@ -180,7 +185,7 @@ describe('an outbound Twilio call to a machine, from a flow with no voicemail me
 });
 
 // Plivo's own protocol (its verdict comes after the stream has started): on PostgreSQL, the calls above end as voicemail already.
-describe.each(carriersToTest(['plivo'] as const, null))('an outbound %s call to a machine, from a flow with no voicemail message', (carrier) => {
+describe.concurrent.each(carriersToTest(['plivo'] as const, null))('an outbound %s call to a machine, from a flow with no voicemail message', (carrier) => {
   const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: SILENT_MACHINE_FLOW });
 
   it('hangs up once the verdict comes and ends the session as voicemail, saying nothing more', { timeout: 60_000 }, async () => {

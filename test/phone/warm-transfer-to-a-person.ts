@@ -1,7 +1,8 @@
 // What the warm-transfer phone tests share, one file per carrier so they run side by side (each
-// rings its own rig): the menu flow whose 0 hands the caller to the front desk warm, and the tests
-// over each carrier. Plivo takes no markup in a REST update: the caller's call is pointed at a URL
-// of ours that serves the conference, which Plivo then fetches, signed.
+// rings its own rig; within a file, its suites run at once, each on a rig of its own): the menu
+// flow whose 0 hands the caller to the front desk warm, and the tests over each carrier. Plivo
+// takes no markup in a REST update: the caller's call is pointed at a URL of ours that serves the
+// conference, which Plivo then fetches, signed.
 import { describe, expect, it, vi } from 'vitest';
 import { signedWebhook } from '../fakes/carriers/voice-webhook.ts';
 import { telnyxSigningKey } from '../fakes/carriers/signing.ts';
@@ -16,7 +17,8 @@ type TimelineEvent = { type: string; event: Record<string, unknown> };
 
 /** The person answers, does not answer, is not rung because the caller left, or cannot be called. */
 export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
-    describe.each(carriers)('a %s caller warm-transferred to the front desk', (carrier) => {
+    // Beside the file's other suites (each on a rig of its own), one call after another on this one.
+    describe.concurrent.each(carriers)('a %s caller warm-transferred to the front desk', (carrier) => {
     const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: WARM_MENU_YAML });
     const detail = async (id: string) => (await rig().server.request('GET', `/v1/sessions/${id}`, { apiKey: rig().account.apiKey })).body;
     const events = async (id: string): Promise<TimelineEvent[]> => (await rig().server.request('GET', `/v1/sessions/${id}/events?limit=500`, { apiKey: rig().account.apiKey })).body.events;
@@ -31,7 +33,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       const failedAt = timeline.findIndex((e) => e.type === 'transfer' && e.event.status === 'failed');
       return timeline.slice(failedAt + 1).filter((e) => e.type === 'transcript' && e.event.role === 'agent').map((e) => e.event.text as string);
     };
-    const MENU_LINE = 'Press 1 to give your account number, or 0 for the front desk.';
+    const MENU_LINE = 'Press 1 for your account, or 0 for the front desk.';
     /** The carrier has been asked to call the front desk: the person's leg, ringing. */
     const personLeg = (placedBefore: number) =>
       vi.waitFor(
@@ -53,7 +55,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       return call.transferFetched!.body;
     };
 
-    it('calls the person, tells them what the call is about, and joins them with the caller in one conference', { timeout: 90_000 }, async () => {
+    it.sequential('calls the person, tells them what the call is about, and joins them with the caller in one conference', { timeout: 90_000 }, async () => {
       const callId = { twilio: 'CA44444444444444444444444444444444', telnyx: 'v3:warm-answered', plivo: '4b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
       const before = await balance();
       const placed = legsPlaced();
@@ -69,7 +71,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       const leg = await personLeg(placed);
       // From the business's number, so the person sees who is calling.
       expect(leg.from).toBe(BUSINESS_NUMBER);
-      await vi.waitFor(async () => expect(await agentLines(id)).toEqual(expect.arrayContaining(['Connecting you to the front desk.', 'Please hold while I connect you.'])), { timeout: 15_000, interval: 100 });
+      await vi.waitFor(async () => expect(await agentLines(id)).toEqual(expect.arrayContaining(['Connecting you.', 'Please hold while I connect you.'])), { timeout: 15_000, interval: 100 });
       expect((await detail(id)).status).toBe('connected');
 
       // A forged answer (signed with a key that is not the account's) changes nothing.
@@ -123,7 +125,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       expect((await detail(id)).end_reason).toBe('transferred');
     });
 
-    it('takes the caller back to the menu when the person does not answer', { timeout: 90_000 }, async () => {
+    it.sequential('takes the caller back to the menu when the person does not answer', { timeout: 90_000 }, async () => {
       const callId = { twilio: 'CA55555555555555555555555555555555', telnyx: 'v3:warm-no-answer', plivo: '5b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
       const placed = legsPlaced();
       const stream = await rig().call(callId);
@@ -149,7 +151,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       await vi.waitFor(async () => expect(await detail(id)).toMatchObject({ status: 'ended', end_reason: 'caller_hung_up', transferred_to: null }), { timeout: 10_000 });
     });
 
-    it('stops the person\'s phone ringing when the caller hangs up first', { timeout: 90_000 }, async () => {
+    it.sequential('stops the person\'s phone ringing when the caller hangs up first', { timeout: 90_000 }, async () => {
       const callId = { twilio: 'CA88888888888888888888888888888888', telnyx: 'v3:warm-caller-left', plivo: '8b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
       const placed = legsPlaced();
       const stream = await rig().call(callId);
@@ -169,7 +171,7 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
       expect((await rig().api.answerPlacedCall(leg.callId, rig().signer)).body).toMatch(/no longer on the line/);
     });
 
-    it('takes the caller back to the menu, saying why, when the carrier cannot call the person', { timeout: 90_000 }, async () => {
+    it.sequential('takes the caller back to the menu, saying why, when the carrier cannot call the person', { timeout: 90_000 }, async () => {
       const callId = { twilio: 'CA66666666666666666666666666666666', telnyx: 'v3:warm-refused', plivo: '6b4e28ba-2fa1-11d2-883f-0016d3cca427' }[carrier];
       const placed = legsPlaced();
       const stream = await rig().call(callId);
@@ -196,10 +198,10 @@ export function describeWarmTransfer(carriers: readonly WarmCarrier[]): void {
 
 /** A ring timeout the flow sets (timeout_seconds): a timer of the server's own. */
 export function describeNobodyPicksUp(carriers: readonly WarmCarrier[]): void {
-    describe.each(carriers)('a %s warm transfer nobody picks up', (carrier) => {
+    describe.concurrent.each(carriers)('a %s warm transfer nobody picks up', (carrier) => {
     const rig = usePhoneRig(carrier, { llm: 'none', transcripts: [], flowYaml: PHONE_MENU_YAML.replace('mode: cold, on_failed: menu', 'mode: warm, timeout_seconds: 5, on_failed: menu') });
 
-    it('stops the ringing after the flow\'s timeout_seconds and takes the caller back to the menu', { timeout: 90_000 }, async () => {
+    it.sequential('stops the ringing after the flow\'s timeout_seconds and takes the caller back to the menu', { timeout: 90_000 }, async () => {
       const { server, account, api } = rig();
       const detail = async (id: string) => (await server.request('GET', `/v1/sessions/${id}`, { apiKey: account.apiKey })).body;
       const stream = await rig().call(carrier === 'plivo' ? '9b4e28ba-2fa1-11d2-883f-0016d3cca427' : 'v3:warm-rings-out');

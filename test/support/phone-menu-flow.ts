@@ -1,5 +1,6 @@
 // A dental clinic's phone menu: keys move it, an account number is collected, and 0 hands the
-// caller to the front desk (a cold transfer, back to the menu when it fails).
+// caller to the front desk (a cold transfer, back to the menu when it fails). Its lines are short:
+// a line before a transfer, and the menu said again after a failed one, are heard out in real time.
 export const FRONT_DESK = '+15551234567';
 
 export const PHONE_MENU_YAML = `
@@ -12,7 +13,7 @@ states:
   menu:
     ui: { artifact_type: card, prompt: "Main menu" }
     on_enter:
-      say: Press 1 to give your account number, or 0 for the front desk.
+      say: Press 1 for your account, or 0 for the front desk.
     respond: false
     agent:
       prompt: Ask the caller to press 1 for their account or 0 for the front desk.
@@ -39,7 +40,7 @@ states:
   human:
     ui: { artifact_type: card, prompt: "Connecting" }
     on_enter:
-      say: Connecting you to the front desk.
+      say: Connecting you.
       transfer: { to: "${FRONT_DESK}", mode: cold, on_failed: menu }
     agent:
       prompt: The caller is being transferred.

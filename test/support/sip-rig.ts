@@ -1,17 +1,19 @@
 // A voice rig whose server is a SIP endpoint on loopback (UDP and TCP, ports from the OS), with an
 // account that takes SIP calls from 127.0.0.1 and binds SIP user parts to flows, and the callers:
 // real sipp (Debian's sip-tester) running the scenarios in test/phone/sip/fixtures/, its RTP
-// played from sip-tester's own pcaps, and a UDP socket of ours where Voxflow's RTP is sent (the
-// scenarios' SDP names it), to hear what a caller would.
+// played from sip-tester's own pcaps or from words flite says (`saying`), and a UDP socket of ours
+// where Voxflow's RTP is sent (the scenarios' SDP names it), to hear what a caller would.
 import { spawn } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { afterThisFile, afterThisTest } from './after-this-test.ts';
+import { alawRtpPcap } from './rtp-pcap.ts';
 import { createAccount } from './server.ts';
+import { padWithSilence, synthesizeSpeech } from './speech.ts';
 import { RIG_START_TIMEOUT_MS, startVoiceRig, type VoiceRig, type VoiceRigOptions } from './voice-server.ts';
 
 export const SIPP = '/usr/bin/sipp';
@@ -246,6 +248,30 @@ export async function runSipp(options: SippOptions): Promise<SippRun> {
   return { code, output: `${logs.join('\n')}\n--- stdout\n${captured.slice(-4000)}` };
 }
 
+/** A scenario's turn to talk: a pause, sip-tester's 7 s of speech, and a pause. */
+const TALK = /<pause milliseconds="\d+"\/>\s*<nop>\s*<action>\s*<exec play_pcap_audio="\/usr\/share\/sip-tester\/g711a\.pcap"\/>\s*<\/action>\s*<\/nop>\s*<pause milliseconds="\d+"\/>/;
+
+/**
+ * A copy of `fixture` whose peer, rather than listen a fixed while and play sip-tester's 7 s of
+ * speech, listens `listenMs`, says `words` (flite, as A-law RTP) and goes on `afterMs` once they
+ * are said: as long as a test needs to hear the agent and be heard. Removed after the test.
+ */
+export async function saying(fixture: string, words: string, listenMs: number, afterMs: number): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'voxflow-sipp-talk-'));
+  afterThisTest(() => rm(dir, { recursive: true, force: true }));
+  const speech = padWithSilence(await synthesizeSpeech(words, { sampleRate: 8000 }), 200, 0, 8000);
+  const pcap = join(dir, 'words.pcap');
+  await writeFile(pcap, alawRtpPcap(speech));
+  const original = await readFile(join(FIXTURES, fixture), 'utf8');
+  if (!TALK.test(original)) throw new Error(`${fixture} no longer plays g711a.pcap between two pauses`);
+  const talk = `<pause milliseconds="${listenMs}"/>
+  <nop><action><exec play_pcap_audio="${pcap}"/></action></nop>
+  <pause milliseconds="${Math.ceil((speech.length / 8000) * 1000) + afterMs}"/>`;
+  const scenario = join(dir, fixture);
+  await writeFile(scenario, original.replace(TALK, talk));
+  return scenario;
+}
+
 /**
  * Waits until something listens on UDP `port` (a sipp UAS runSipp started there), read from
  * Linux's socket table rather than by binding the port, which could take it from sipp.
@@ -272,7 +298,7 @@ states:
   bye:
     ui: { artifact_type: card, prompt: "Goodbye" }
     on_enter:
-      say: Thanks for calling the clinic. Goodbye!
+      say: Thanks, goodbye!
       end_session: true
     agent:
       prompt: Say goodbye.

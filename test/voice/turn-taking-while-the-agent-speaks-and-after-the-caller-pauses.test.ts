@@ -14,7 +14,8 @@ const STORY =
 /** 100 ms a word, 20 ms a frame: the frames the whole story takes. */
 const STORY_FRAMES = STORY.split(/\s+/).length * 5;
 
-const FLOW = `id: turn-demo
+/** A flow whose agent opens with the story (CHAT) or with one short line (BRIEF). */
+const flowYaml = (opening: 'CHAT. Tell the story' | 'BRIEF. Greet the caller') => `id: turn-demo-${opening.startsWith('BRIEF') ? 'brief' : 'story'}
 version: "1.0.0"
 initial_state: chat
 settings:
@@ -23,7 +24,7 @@ settings:
 states:
   chat:
     agent:
-      prompt: CHAT. Tell the story, then ask whether to book.
+      prompt: ${opening}, then ask whether to book.
       tools: [confirm_booking]
     tools:
       confirm_booking:
@@ -37,15 +38,19 @@ describe('turn-taking while the agent speaks and after the caller pauses', () =>
     tts: 'openai',
     openai: { msPerWord: 100 },
     rules: [
+      { when: { lastRole: 'none', systemIncludes: 'BRIEF.' }, respond: { text: 'Hello. Shall I book?' } },
       { when: { lastRole: 'none' }, respond: { text: STORY } },
       { when: { lastRole: 'user', lastUserText: /Tuesday/ }, respond: { text: 'Tuesday it is.' } },
       { when: { lastRole: 'user' }, respond: { text: 'Okay.' } },
     ],
   });
   let flowId: string;
+  /** The same state and tool, opened with a short line: the caller speaks once the agent is done, not over a story. */
+  let briefFlowId: string;
   const phrases = ['Yeah, I see', 'Wait, no, Tuesday', 'Ahem', "I'd like to book a table on", 'Tuesday', 'Yes'];
   beforeAll(async () => {
-    flowId = await createFlow(rig.server, rig.account.apiKey, 'Turn demo', FLOW);
+    flowId = await createFlow(rig.server, rig.account.apiKey, 'Turn demo', flowYaml('CHAT. Tell the story'));
+    briefFlowId = await createFlow(rig.server, rig.account.apiKey, 'Turn demo, brief', flowYaml('BRIEF. Greet the caller'));
     // Synthesized now, not when they are due while the story plays.
     for (const phrase of phrases) await synthesizeSpeech(phrase);
   });
@@ -116,7 +121,8 @@ describe('turn-taking while the agent speaks and after the caller pauses', () =>
 
   it('hears "I\'d like to book a table on… Tuesday" with a 700 ms pause as one turn, and "yes" ends its turn sooner', { timeout: 40_000 }, async () => {
     willHear("I'd like to book a table on", 'Tuesday', 'Yes');
-    const client = await rig.connect({ flow_id: flowId });
+    const client = await rig.connect({ flow_id: briefFlowId });
+    await client.waitFor('transcript', (e) => e.role === 'agent' && e.text === 'Hello. Shall I book?', 15_000);
     await client.waitFor('agent_stopped_speaking', undefined, 30_000);
     const first = await synthesizeSpeech("I'd like to book a table on");
     const second = await synthesizeSpeech('Tuesday');

@@ -20,7 +20,6 @@ import { header, parseNameAddr, type Header, type SipRequest, type SipResponse }
 import { newBranch, newTag, type TransactionLayer } from './transactions.ts';
 import type { Connection, Listening } from './transport.ts';
 
-const FIRST_RETRY_MS = 5_000;
 const MAX_RETRY_MS = 5 * 60_000;
 /** How long shutdown waits for the registrar to take the un-REGISTER. */
 const UNREGISTER_WAIT_MS = 3_000;
@@ -50,13 +49,14 @@ export class Registration {
   private readonly fromTag = newTag();
   private cseq = 1;
   private timer: NodeJS.Timeout | null = null;
-  private retryMs = FIRST_RETRY_MS;
+  private retryMs: number;
   private expires: number;
   private readonly settled: Array<() => void> = [];
   private connection: Connection | null = null;
 
   constructor(private readonly options: RegistrationOptions) {
     this.expires = options.target.expires;
+    this.retryMs = options.target.retry * 1000;
   }
 
   get user(): string {
@@ -118,7 +118,7 @@ export class Registration {
       const wasRegistered = this.state === 'registered';
       this.state = 'registered';
       this.lastError = null;
-      this.retryMs = FIRST_RETRY_MS;
+      this.retryMs = this.options.target.retry * 1000;
       const refreshIn = Math.max(1, outcome.granted / 2) * 1000;
       if (!wasRegistered) log.info({ registrar: this.registrar(), user: this.user, expires: outcome.granted }, 'SIP registration: registered');
       this.schedule(refreshIn);

@@ -1,8 +1,8 @@
 // A PBX's call, as real sipp places it, straight to Voxflow's SIP endpoint on loopback: the agent
 // answers on the number's flow and is heard as RTP (one packet every 20 ms, in sequence, silence
-// between its words so the stream never stops), the caller's speech (sip-tester's A-law pcap)
-// moves the flow, and the call ends when either side hangs up, billed once, as a phone session
-// with transport `sip`. Hold stops Voxflow's audio and resume brings it back in sequence; a CANCEL
+// between its words so the stream never stops), the caller's speech ("I'm ready", as A-law RTP
+// sipp plays) moves the flow, and the call ends when either side hangs up, billed once, as a phone
+// session with transport `sip`. Hold stops Voxflow's audio and resume brings it back in sequence; a CANCEL
 // before the answer leaves nothing; unknown sources, unknown numbers and offers without G.711 are
 // refused with no session; a trunk outside the listed sources is taken once it answers the
 // digest challenge.
@@ -11,7 +11,7 @@ import { dbfs } from '../../../server/audio/pcm.ts';
 import { decodeG711 } from '../../../server/audio/g711.ts';
 import { GUESSING_GAME_RULES } from '../../support/voice-server.ts';
 import { GUESSING_GAME_YAML } from '../../support/server.ts';
-import { listenForRtp, otherAccountBinding, runSipp, useSipRig, type RtpPacketSeen, goodbyeFlow } from '../../support/sip-rig.ts';
+import { listenForRtp, otherAccountBinding, runSipp, saying, useSipRig, type RtpPacketSeen, goodbyeFlow } from '../../support/sip-rig.ts';
 
 const GOODBYE_YAML = goodbyeFlow('goodbye');
 
@@ -64,9 +64,10 @@ describe('a PBX calling Voxflow over SIP', () => {
     const before = new Set((await sessions()).map((s) => s.id));
     const credit = await balance();
     const ear = await listenForRtp();
-    const call = runSipp({ rig: rig(), scenario: 'basic-call.xml', service: '1000', rtpPort: ear.port });
+    // The caller hears the greeting out for 4.5 s, says "I'm ready", and hangs up 4 s after.
+    const call = runSipp({ rig: rig(), scenario: await saying('basic-call.xml', "I'm ready", 4_500, 4_000), service: '1000', rtpPort: ear.port });
     const session = await newSession(before);
-    // The caller's words (the pcap's speech) reach recognition and move the game on.
+    // The caller's words reach recognition and move the game on.
     await vi.waitFor(async () => expect((await detail(session.id)).path.map((p: { state: string }) => p.state)).toContain('playing'), { timeout: 30_000, interval: 200 });
     const run = await call;
     expect(run.code, run.output).toBe(0);

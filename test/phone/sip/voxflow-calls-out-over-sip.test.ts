@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterThisFile, afterThisTest } from '../../support/after-this-test.ts';
 import { freeUdpPort, startKamailio, type Kamailio } from '../../support/kamailio.ts';
-import { FIXTURES, listenForRtp, runSipp, startSipRig, type SipRig, udpListening } from '../../support/sip-rig.ts';
+import { FIXTURES, listenForRtp, runSipp, saying, startSipRig, type SipRig, udpListening } from '../../support/sip-rig.ts';
 import { RIG_START_TIMEOUT_MS } from '../../support/voice-server.ts';
 
 const TRUNK_USER = 'voxtrunk';
@@ -30,7 +30,7 @@ states:
   remind:
     ui: { artifact_type: card, prompt: "Reminder" }
     on_enter:
-      say: Hello, this is the dental clinic calling to confirm your appointment tomorrow at nine.
+      say: Hello, the dental clinic calling about your appointment.
     agent:
       prompt: Confirm the appointment.
 `;
@@ -64,7 +64,8 @@ describe('Voxflow placing calls over SIP', () => {
     const { trunk, rig, uasPort, flowId } = await ready();
     const credit = await balance(rig);
     const ear = await listenForRtp();
-    const callee = runSipp({ rig, scenario: 'callee-answers.xml', uasPort, rtpPort: ear.port });
+    // The callee hears the agent's line for 3.5 s, answers it, and hangs up 2 s after.
+    const callee = runSipp({ rig, scenario: await saying('callee-answers.xml', "Yes, I'll be there.", 3_500, 2_000), uasPort, rtpPort: ear.port });
     await udpListening(uasPort);
     const placed = await place(rig, flowId);
     expect(placed.status, placed.text).toBe(201);

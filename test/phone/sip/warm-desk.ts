@@ -10,7 +10,11 @@ import { startSipRig, type RtpPacketSeen, type SipRig } from '../../support/sip-
 export const TRUNK_USER = 'voxtrunk';
 export const FRONT_DESK = '+15550006000';
 
-/** A flow whose first state transfers the caller warm to the front desk, `sorry` when that fails. */
+/**
+ * A flow whose first state transfers the caller warm to the front desk, `sorry` when that fails.
+ * Its lines are short: each is played in real time before the call moves on, and the tests need
+ * only hear that something was said.
+ */
 export const warmDesk = (timeoutSeconds: number, id = `warm-desk-${timeoutSeconds}`) => `
 id: ${id}
 version: "1.0.0"
@@ -21,14 +25,14 @@ states:
   human:
     ui: { artifact_type: card, prompt: "Connecting" }
     on_enter:
-      say: Connecting you to the front desk.
+      say: Connecting you.
       transfer: { to: "${FRONT_DESK}", mode: warm, summary: true, timeout_seconds: ${timeoutSeconds}, on_failed: sorry }
     agent:
       prompt: The caller is being transferred.
   sorry:
     ui: { artifact_type: card, prompt: "Nobody free" }
     on_enter:
-      say: Sorry, nobody at the front desk can take your call. Goodbye.
+      say: Nobody is free. Goodbye.
       end_session: true
     agent:
       prompt: Say goodbye.

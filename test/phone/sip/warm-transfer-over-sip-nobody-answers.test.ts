@@ -125,7 +125,7 @@ describe('a warm transfer over SIP that does not reach the person', () => {
     const callerEar = await listenForRtp();
     const person = runSipp({ rig, scenario: 'callee-rings-until-cancelled.xml', uasPort, rtpPort: personEar.port, timeoutSeconds: 120 });
     await udpListening(uasPort);
-    // The caller hangs up 12 s after the answer; the person's phone may ring for 60 s.
+    // The caller hangs up 7 s after the answer; the person's phone may ring for 60 s.
     const caller = runSipp({ rig, scenario: 'caller-hangs-up-on-hold.xml', service: LONG_RING_LINE, rtpPort: callerEar.port, timeoutSeconds: 150 });
     const [personRun, callerRun] = await Promise.all([person, caller]);
     expect(callerRun.code, callerRun.output).toBe(0);
