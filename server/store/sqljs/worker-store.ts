@@ -287,6 +287,8 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
   const probe = (what: Probe) => client.call({ type: 'probe', store, probe: what });
   const hot = cacheHotReads(
     {
+      accounts: remote('accounts'),
+      credits: remote('credits'),
       apiKeys: remote('apiKeys'),
       flows: { ...remote('flows'), forgetList: (accountId) => client.tell({ type: 'tell', store, repo: 'flows', method: 'forgetList', args: [accountId] }) },
       flowVersions: remote('flowVersions'),
@@ -301,7 +303,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     kind: 'sqljs',
     worker: client.host.worker,
     writable: () => client.writable(),
-    accounts: remote('accounts'),
+    accounts: hot.accounts,
     apiKeys: hot.apiKeys,
     flows: hot.flows,
     flowVersions: hot.flowVersions,
@@ -309,7 +311,7 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     flowTests: remote('flowTests'),
     nodes: { ...remote('nodes'), self: nodeId },
     sessions: remote('sessions'),
-    credits: remote('credits'),
+    credits: hot.credits,
     providers: hot.providers,
     phoneNumbers: remote('phoneNumbers'),
     doNotCall: remote('doNotCall'),
