@@ -26,6 +26,7 @@ import { ensurePrivateDir } from './durable-files.ts';
 import { acquireLock, type HeldLock } from './lockfile.ts';
 import { cacheHotReads } from './worker-store-cache.ts';
 import { newNodeId } from '../repositories/nodes.ts';
+import { startReadsApart } from '../repositories/sessions.ts';
 import { StoreClosedError } from '../errors.ts';
 import type { Flow, Store } from '../store.ts';
 import type { DatabaseStats } from './database.ts';
@@ -310,7 +311,8 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     flowStorage: remote('flowStorage'),
     flowTests: remote('flowTests'),
     nodes: { ...remote('nodes'), self: nodeId },
-    sessions: remote('sessions'),
+    // Its start's reads from what is kept here: no message to the worker while each is kept.
+    sessions: { ...remote('sessions'), startReads: startReadsApart(hot) },
     credits: hot.credits,
     providers: hot.providers,
     phoneNumbers: remote('phoneNumbers'),
