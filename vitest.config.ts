@@ -20,7 +20,7 @@ import { SlowFilesFirst } from './test/support/slow-files-first.ts';
 //   store keeps no more of those calls than of any other).
 type Project = 'unit' | 'integration' | 'e2e';
 const FOLDERS: Record<string, Project> = {
-  ...Object.fromEntries(['architecture', 'audio', 'config', 'electron', 'engine', 'flow', 'providers/embedded', 'renderer', 'store', 'testing', 'transports'].map((f) => [f, 'unit'])),
+  ...Object.fromEntries(['architecture', 'audio', 'config', 'electron', 'engine', 'flow', 'providers/embedded', 'renderer', 'security', 'store', 'testing', 'transports'].map((f) => [f, 'unit'])),
   ...Object.fromEntries(['api', 'electron/embedded-server', 'observability', 'phone', 'phone/sip', 'providers', 'server', 'store/both-stores', 'store/child-processes', 'store/postgres', 'voice'].map((f) => [f, 'integration'])),
   e2e: 'e2e',
 };

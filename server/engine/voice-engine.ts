@@ -4,7 +4,7 @@
 // slot and flow state kept here, and splitting them would pass that state between files.
 import { parseFlow } from '../flow/parse.ts';
 import type { FlowDocument } from '../flow/types.ts';
-import type { Flow, Session, SessionExperiment, Store } from '../store/store.ts';
+import type { Experiment, Flow, Session, SessionExperiment, Store } from '../store/store.ts';
 import { callerIdOf, chooseArm } from './experiment-arms.ts';
 import { AudioClock } from './audio-out.ts';
 import type { SessionHooks } from './hooks.ts';
@@ -299,7 +299,11 @@ export class VoiceEngine {
    * test-talk on a draft and flow-test runs never ask.
    */
   async experimentArm(accountId: string, flowId: string, callerId: unknown): Promise<SessionExperiment | null> {
-    const experiment = await this.deps.store.experiments.running(accountId, flowId);
+    return this.armOf(await this.deps.store.experiments.running(accountId, flowId), callerId);
+  }
+
+  /** The arm of a running experiment (read by the caller) a new session is given: experimentArm without its read. */
+  armOf(experiment: Experiment | null, callerId: unknown): SessionExperiment | null {
     return experiment ? { id: experiment.id, arm: chooseArm(experiment.id, experiment.arms, callerIdOf(callerId)) } : null;
   }
 

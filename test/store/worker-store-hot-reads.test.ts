@@ -1,6 +1,6 @@
 // The server's side of the store worker keeps the reads nearly every request makes (the API
-// key, the flow list, the flows, and what a session start reads besides the balance:
-// worker-store-cache.ts); what it keeps must never outlive a write.
+// key, the flow list, the flows, and what a session start reads: worker-store-cache.ts); what it
+// keeps must never outlive a write.
 import { describe, expect, it } from 'vitest';
 import { openWorkerStore } from '../../server/store/sqljs/worker-store.ts';
 import { closeAfterTest, tempDataDir } from './helpers.ts';
@@ -129,5 +129,41 @@ describe('reads kept beside the store worker', () => {
     await store.flows.delete(account.id, flow.id);
     expect(await store.flows.exists(account.id, flow.id)).toBe(false);
     expect(await store.experiments.running(account.id, flow.id)).toBeNull();
+  });
+
+  it('a balance follows every grant and debit, even one sent after the read, and one account\'s debit leaves the others\' as they are', async () => {
+    const { store, account } = await setUp();
+    const other = await store.accounts.create({ email: 'other@example.com', passwordHash: 'scrypt$x', signupCreditCents: 50 });
+    expect(await store.credits.balance(account.id)).toBe(0);
+    expect(await store.credits.balance(other.id)).toBe(50);
+
+    // Sent in this order: the read answers with the balance before the grant, and must not be kept past it.
+    const readBeforeGrant = store.credits.balance(account.id);
+    const granted = store.credits.grant(account.id, 300, 'top-up', 'grant-1');
+    expect(await readBeforeGrant).toBe(0);
+    expect((await granted).balance).toBe(300);
+    expect(await store.credits.balance(account.id)).toBe(300);
+
+    // A read sent after a debit, before its answer, sees it, as a read sent after a write always has.
+    const debiting = store.credits.debit(account.id, 3, { idempotencyKey: 'minute-1' });
+    const readAfterDebit = store.credits.balance(account.id);
+    expect(await readAfterDebit).toBe(297);
+    expect(await debiting).toEqual({ ok: true, balance: 297, duplicate: false });
+    expect(await store.credits.balance(account.id)).toBe(297);
+    // A repeated debit charges nothing; a refused one writes nothing.
+    expect((await store.credits.debit(account.id, 3, { idempotencyKey: 'minute-1' })).balance).toBe(297);
+    expect(await store.credits.debit(account.id, 1000, { idempotencyKey: 'too-much' })).toEqual({ ok: false, balance: 297 });
+    expect(await store.credits.balance(account.id)).toBe(297);
+
+    // Two writes sent before either answers: the balance read after them is the last one's.
+    const first = store.credits.debit(account.id, 7, { idempotencyKey: 'minute-2' });
+    const second = store.credits.debit(other.id, 5, { idempotencyKey: 'other-minute-1' });
+    const third = store.credits.debit(account.id, 10, { idempotencyKey: 'minute-3' });
+    await Promise.all([first, second, third]);
+    expect(await store.credits.balance(account.id)).toBe(280);
+    expect(await store.credits.balance(other.id)).toBe(45);
+    // What the worker's own SQL says agrees with what is kept here.
+    const [row] = await store.rows<{ balance: number }>('SELECT SUM(delta_cents) AS balance FROM credit_ledger WHERE account_id = ?', [account.id]);
+    expect(row!.balance).toBe(280);
   });
 });

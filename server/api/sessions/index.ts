@@ -99,17 +99,13 @@ export async function sessionRoutes(server: FastifyInstance): Promise<void> {
     if (app.services.engine.shuttingDown) throw new AppError('at_capacity', 'This server is shutting down and takes no new sessions; try again in a moment.', undefined, { 'retry-after': '1' });
     const { body } = request;
     const flowId = body.flow_id ?? null;
-    // The four reads at once: on PostgreSQL each is a round trip (the API key's check rides on
-    // them), and this request is every call's first. The flow's absence is still the error told
-    // first. A running experiment gives the session its arm now, sticky on metadata.caller_id
-    // when given (a read: for a missing flow it finds none).
-    const [flowFound, credits, providers, experiment] = await Promise.all([
-      flowId ? store.flows.exists(accountId, flowId) : true,
-      store.credits.balance(accountId),
-      store.providers.get(accountId),
-      flowId ? app.services.engine.experimentArm(accountId, flowId, body.metadata?.caller_id) : null,
-    ]);
+    // The four reads at once, in one statement on PostgreSQL (the API key's check rides on it)
+    // and from what is kept beside the store's worker on sql.js: this request is every call's
+    // first. The flow's absence is still the error told first. A running experiment gives the
+    // session its arm now, sticky on metadata.caller_id when given (for a missing flow there is none).
+    const { flowFound, balance: credits, providers, experiment: running } = await store.sessions.startReads(accountId, flowId);
     if (!flowFound) throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
+    const experiment = app.services.engine.armOf(running, body.metadata?.caller_id);
 
     const credit = checkFirstMinute(credits, effectiveRatePerMinute(config, providers));
     if (!credit.ok) throw new AppError('insufficient_credits', credit.message);

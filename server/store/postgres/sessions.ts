@@ -17,9 +17,34 @@ import type { SessionRow } from '../rows/sessions.ts';
 import { connectedSession, createdSession, INSERT_COLUMNS, insertValues, toSession } from '../rows/sessions.ts';
 import { postgresDialect, sessionListSql } from '../rows/session-filter.ts';
 import { retallied, tallyEnded } from './traffic-tally.ts';
+import { COLUMNS as PROVIDER_SETTING_COLUMNS, emptySettings, toProviderSettings, type ProviderSettingsRow } from '../rows/providers.ts';
+import { EXPERIMENT_COLUMNS, toExperiment, type ExperimentRow } from '../rows/experiments.ts';
 
 /** Every POST /v1/sessions sends it: prepared once per connection. */
 const INSERT_SQL = prepared(`INSERT INTO sessions (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`);
+
+const PROVIDER_COLUMNS = ['account_id', ...Object.values(PROVIDER_SETTING_COLUMNS), 'updated_at'] as const;
+const RUNNING_COLUMNS = EXPERIMENT_COLUMNS.split(', ');
+
+/**
+ * What every POST /v1/sessions reads (startReads), in one prepared statement: the flow's
+ * existence, the balance, the provider settings and the running experiment, each as its own
+ * repository reads it (the same columns, so the same types), the settings' and the experiment's
+ * columns prefixed `p_` and `e_` (absent rows: nulls). $1 the account, $2 the flow or null.
+ */
+const START_READS = prepared(`SELECT
+    EXISTS (SELECT 1 FROM flows WHERE id = $2 AND account_id = $1) AS flow_found,
+    (SELECT COALESCE(SUM(delta_cents), 0) FROM credit_ledger WHERE account_id = $1) AS balance,
+    ${PROVIDER_COLUMNS.map((column) => `p.${column} AS p_${column}`).join(', ')},
+    ${RUNNING_COLUMNS.map((column) => `e.${column} AS e_${column}`).join(', ')}
+  FROM (SELECT 1) AS one
+  LEFT JOIN provider_settings p ON p.account_id = $1
+  LEFT JOIN LATERAL (SELECT ${EXPERIMENT_COLUMNS} FROM experiments WHERE account_id = $1 AND flow_id = $2 AND stopped_at IS NULL LIMIT 1) e ON true`);
+
+/** The columns of START_READS's row that start with `prefix`, without it. */
+function prefixed<Row>(row: Record<string, unknown>, prefix: string, columns: readonly string[]): Row {
+  return Object.fromEntries(columns.map((column) => [column, row[prefix + column]])) as Row;
+}
 
 /** callStatusRank in SQL, of the stored call_status. */
 const RANK_SQL = `(CASE call_status WHEN 'queued' THEN 0 WHEN 'ringing' THEN 1 WHEN 'answered' THEN 2 ELSE 3 END)`;
@@ -75,6 +100,16 @@ export function createPgSessionsRepository(db: PgDatabase, node: SessionNode): S
   };
 
   return {
+    async startReads(accountId, flowId) {
+      const row = (await db.row<Record<string, unknown> & { flow_found: boolean; balance: number }>(START_READS, [accountId, flowId]))!;
+      return {
+        flowFound: flowId === null || row.flow_found,
+        balance: row.balance,
+        providers: row.p_account_id === null ? emptySettings(accountId) : toProviderSettings(prefixed<ProviderSettingsRow>(row, 'p_', PROVIDER_COLUMNS)),
+        experiment: flowId === null || row.e_id === null ? null : toExperiment(prefixed<ExperimentRow>(row, 'e_', RUNNING_COLUMNS)),
+      };
+    },
+
     create(input) {
       return insert(createdSession(input, db.now()), input.apiKeyId ?? null);
     },

@@ -7,6 +7,10 @@
 // no two connects can both pass it. On PostgreSQL that counts every node's sessions (under the
 // account row's lock, see ../postgres/sessions.ts); here, one process, it is the same check.
 import { SessionCapReachedError } from '../errors.ts';
+import type { CreditsRepository } from './credits.ts';
+import type { Experiment, ExperimentsRepository } from './experiments.ts';
+import type { FlowsRepository } from './flows.ts';
+import type { ProviderSettings, ProvidersRepository } from './providers.ts';
 
 export type SessionStatus = 'created' | 'connected' | 'ended';
 
@@ -176,7 +180,44 @@ export interface SessionFilter {
   success?: 'true' | 'false' | 'unknown';
 }
 
+/** What a session start reads before it writes the session (POST /v1/sessions). */
+export interface SessionStartReads {
+  /** Whether the flow exists (true when no flow was named). */
+  flowFound: boolean;
+  /** The account's balance in cents (credits.balance). */
+  balance: number;
+  /** The account's provider settings (providers.get). */
+  providers: ProviderSettings;
+  /** The flow's running experiment (experiments.running); null when no flow was named. */
+  experiment: Experiment | null;
+}
+
+/** startReads as the four repositories' own reads at once: for a store whose reads are each answered apart (sql.js keeps them beside its worker). */
+export function startReadsApart(repositories: {
+  flows: Pick<FlowsRepository, 'exists'>;
+  credits: Pick<CreditsRepository, 'balance'>;
+  providers: Pick<ProvidersRepository, 'get'>;
+  experiments: Pick<ExperimentsRepository, 'running'>;
+}): SessionsRepository['startReads'] {
+  return async (accountId, flowId) => {
+    const [flowFound, balance, providers, experiment] = await Promise.all([
+      flowId === null ? true : repositories.flows.exists(accountId, flowId),
+      repositories.credits.balance(accountId),
+      repositories.providers.get(accountId),
+      flowId === null ? null : repositories.experiments.running(accountId, flowId),
+    ]);
+    return { flowFound, balance, providers, experiment };
+  };
+}
+
 export interface SessionsRepository {
+  /**
+   * What a session start reads, read at once: whether the flow exists, the balance, the provider
+   * settings and the flow's running experiment (`flowId` null: no flow, so found and none). On
+   * PostgreSQL one statement (with the request's API key check riding on it), where four each
+   * cost the driver's work and the key's check once more.
+   */
+  startReads(accountId: string, flowId: string | null): Promise<SessionStartReads>;
   create(input: NewSession): Promise<Session>;
   /**
    * A session that is connected from the start (engine router: no token to claim), on this node.

@@ -17,6 +17,7 @@ import { createDoNotCallRepository, createPhoneNumbersRepository } from './repos
 import { createProvidersRepository } from './repositories/providers.ts';
 import { createSecretsRepository } from './repositories/secrets.ts';
 import { createSessionsRepository } from './repositories/sessions.ts';
+import { startReadsApart } from '../repositories/sessions.ts';
 import { createTimelinesRepository } from './repositories/timelines.ts';
 import { createWarmTransfersRepository } from './repositories/warm-transfers.ts';
 import { createWebhooksRepository } from './repositories/webhooks.ts';
@@ -45,6 +46,9 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
   const db = await openDatabase(options);
   const flows = createFlowsRepository(db);
   const nodes = createEmbeddedNodesRepository(options.nodeId ?? newNodeId());
+  const credits = createCreditsRepository(db);
+  const providers = createProvidersRepository(db);
+  const experiments = createExperimentsRepository(db);
   return {
     kind: 'sqljs',
     writable: () => !db.stats().failed,
@@ -56,9 +60,12 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     flowStorage: createFlowStorageRepository(db),
     flowTests: createFlowTestsRepository(db, { id: nodes.self }),
     nodes,
-    sessions: createSessionsRepository(db, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
-    credits: createCreditsRepository(db),
-    providers: createProvidersRepository(db),
+    sessions: {
+      ...createSessionsRepository(db, { id: nodes.self, sessionsPerAccount: options.sessionsPerAccount ?? 0 }),
+      startReads: startReadsApart({ flows, credits, providers, experiments }),
+    },
+    credits,
+    providers,
     phoneNumbers: createPhoneNumbersRepository(db),
     doNotCall: createDoNotCallRepository(db),
     warmTransfers: createWarmTransfersRepository(db),
@@ -66,7 +73,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EmbeddedStor
     timelines: createTimelinesRepository(db),
     webhooks: createWebhooksRepository(db),
     analyses: createAnalysesRepository(db, { id: nodes.self }),
-    experiments: createExperimentsRepository(db),
+    experiments,
     analytics: createAnalyticsRepository(db),
     close: () => db.close(),
   };

@@ -49,6 +49,7 @@ export const REMOTE_METHODS: { readonly [N in RepositoryName]: { readonly [M in 
   flowTests: { list: true, get: true, count: true, create: true, update: true, remove: true, startRun: true, finishRun: true, getRun: true, listRuns: true },
   nodes: { beat: true, forgetGone: true },
   sessions: {
+    startReads: true,
     create: true,
     createConnected: true,
     findById: true,

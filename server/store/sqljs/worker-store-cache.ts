@@ -22,13 +22,22 @@
 // made or deleted, settings saved, an experiment started or stopped), so a session start sends
 // the worker two calls (the balance, then the session's row) instead of five; a message each way
 // cost both threads more than the SQL did (the profile of eight writers put postMessage at a
-// sixth of the main thread's CPU per start). The balance is not kept: every minute of every live
-// call debits it.
+// sixth of the main thread's CPU per start).
+//
+// And the balance, which every session start and every voice connection reads: the ledger is
+// written only by credits.grant, credits.debit and accounts.create (the signup grant), so a
+// grant or a debit forgets that account's balance as it is sent, and keeps the balance it
+// answers (the balance after it) unless another write was sent meanwhile. A live call's minute
+// debits its account's balance, not the others', so a busy server still answers most starts
+// from here; with it a start sends the worker one call (the session's row) instead of two, and
+// each call is a message each way that wakes the other thread.
 import { TOUCH_INTERVAL_SECS, type ApiKey, type ApiKeysRepository } from '../repositories/api-keys.ts';
 import type { Flow, FlowChanges, FlowSummary, FlowsRepository } from '../repositories/flows.ts';
 import type { FlowVersionsRepository } from '../repositories/flow-versions.ts';
 import type { Experiment, ExperimentsRepository } from '../repositories/experiments.ts';
 import type { ProviderSettings, ProvidersRepository } from '../repositories/providers.ts';
+import type { CreditsRepository } from '../repositories/credits.ts';
+import type { AccountsRepository } from '../repositories/accounts.ts';
 
 /** Entries kept of each cache; the oldest goes first past it. */
 const ENTRIES = 1_000;
@@ -56,6 +65,15 @@ class ReadCache<V> {
     this.#generation++;
     this.#entries.clear();
     this.#weight = 0;
+  }
+
+  /** A write to one key's value only: the others stay, but no read in flight is kept (it may be this key's). */
+  forget(key: string): void {
+    this.#generation++;
+    const old = this.#entries.get(key);
+    if (old === undefined) return;
+    this.#weight -= this.weigh(old);
+    this.#entries.delete(key);
   }
 
   /** The kept value itself (not a copy: not for callers to change), or undefined. */
@@ -118,6 +136,8 @@ function clearingOnWrites<R extends object>(repository: R, reads: ReadonlyArray<
 }
 
 export interface HotReads {
+  accounts: AccountsRepository;
+  credits: CreditsRepository;
   apiKeys: ApiKeysRepository;
   flows: FlowsRepository;
   flowVersions: FlowVersionsRepository;
@@ -204,5 +224,23 @@ export function cacheHotReads(remote: HotReads, usable: () => boolean, updateHol
     running: (accountId, flowId) =>
       running.read(flowKey(accountId, flowId), () => remote.experiments.running(accountId, flowId), (kept) => (kept ? structuredClone(kept) : null)),
   };
-  return { apiKeys, flows, flowVersions, providers, experiments };
+
+  const balances = new ReadCache<number>(usable);
+  /** A ledger write of `accountId`, sent: its answer's balance is kept unless another write was sent since. */
+  const ledgerWrite = async <T extends { balance: number }>(accountId: string, send: () => Promise<T>): Promise<T> => {
+    balances.forget(accountId);
+    const written = send();
+    const generation = balances.generation;
+    const result = await written;
+    balances.keep(generation, accountId, result.balance);
+    return result;
+  };
+  const credits: CreditsRepository = {
+    grant: (accountId, cents, reason, idempotencyKey) => ledgerWrite(accountId, () => remote.credits.grant(accountId, cents, reason, idempotencyKey)),
+    debit: (accountId, cents, options) => ledgerWrite(accountId, () => remote.credits.debit(accountId, cents, options)),
+    balance: (accountId) => balances.read(accountId, () => remote.credits.balance(accountId), (balance) => balance),
+  };
+  // A new account's signup grant: its id is new, but no balance read before it is kept either.
+  const accounts = clearingOnWrites(remote.accounts, ['findByEmail', 'findById', 'signOut'], [balances as ReadCache<unknown>]);
+  return { accounts, credits, apiKeys, flows, flowVersions, providers, experiments };
 }

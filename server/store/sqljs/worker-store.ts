@@ -26,6 +26,7 @@ import { ensurePrivateDir } from './durable-files.ts';
 import { acquireLock, type HeldLock } from './lockfile.ts';
 import { cacheHotReads } from './worker-store-cache.ts';
 import { newNodeId } from '../repositories/nodes.ts';
+import { startReadsApart } from '../repositories/sessions.ts';
 import { StoreClosedError } from '../errors.ts';
 import type { Flow, Store } from '../store.ts';
 import type { DatabaseStats } from './database.ts';
@@ -287,6 +288,8 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
   const probe = (what: Probe) => client.call({ type: 'probe', store, probe: what });
   const hot = cacheHotReads(
     {
+      accounts: remote('accounts'),
+      credits: remote('credits'),
       apiKeys: remote('apiKeys'),
       flows: { ...remote('flows'), forgetList: (accountId) => client.tell({ type: 'tell', store, repo: 'flows', method: 'forgetList', args: [accountId] }) },
       flowVersions: remote('flowVersions'),
@@ -301,15 +304,16 @@ export async function openWorkerStore(options: WorkerStoreOptions): Promise<Work
     kind: 'sqljs',
     worker: client.host.worker,
     writable: () => client.writable(),
-    accounts: remote('accounts'),
+    accounts: hot.accounts,
     apiKeys: hot.apiKeys,
     flows: hot.flows,
     flowVersions: hot.flowVersions,
     flowStorage: remote('flowStorage'),
     flowTests: remote('flowTests'),
     nodes: { ...remote('nodes'), self: nodeId },
-    sessions: remote('sessions'),
-    credits: remote('credits'),
+    // Its start's reads from what is kept here: no message to the worker while each is kept.
+    sessions: { ...remote('sessions'), startReads: startReadsApart(hot) },
+    credits: hot.credits,
     providers: hot.providers,
     phoneNumbers: remote('phoneNumbers'),
     doNotCall: remote('doNotCall'),

@@ -23,7 +23,8 @@ const OUTBOUND_COUNT_SQL = `SELECT
        AND (call_status IS NULL OR call_status IN ('queued', 'ringing', 'answered')) AND (status = 'connected' OR expires_at > ?)) AS live,
     (SELECT COUNT(*) FROM sessions WHERE account_id = ? AND direction = 'outbound' AND created_at > ?) AS last_minute`;
 
-export function createSessionsRepository(db: Database, node: SessionNode): SessionsRepository {
+/** All but startReads, which the store puts together from the other repositories' reads (../store.ts). */
+export function createSessionsRepository(db: Database, node: SessionNode): Omit<SessionsRepository, 'startReads'> {
   /**
    * Inside the write that just connected a session of the account: throws (so the write rolls
    * back and nothing is journaled) when that took the account past its cap, this one included.
