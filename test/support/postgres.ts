@@ -76,8 +76,9 @@ function clusterParent(options: StartPostgresOptions): string {
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const durability = [
     // In memory, the WAL is memory too: CREATE DATABASE writes the whole template (9 MB) to it, and
-    // the default 1 GB between checkpoints would hold a gigabyte of it for each cluster.
-    options.durable === false ? '-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_wal_size=256MB' : '-c fsync=on -c synchronous_commit=on',
+    // the default 1 GB between checkpoints would hold a gigabyte of it for each cluster, moving the
+    // RAM disk's free space under the test that reads it (health-says-when-the-disk-is-nearly-full).
+    options.durable === false ? '-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_wal_size=64MB -c min_wal_size=32MB' : '-c fsync=on -c synchronous_commit=on',
     ...Object.entries(options.settings ?? {}).map(([name, value]) => {
       if (!/^[a-z_.]+$/.test(name) || !/^[\w.,]+$/.test(value)) throw new Error(`not a plain PostgreSQL setting: ${name}=${value}`);
       return `-c ${name}=${value}`;
