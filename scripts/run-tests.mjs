@@ -4,7 +4,7 @@
 // /tmp at about thirty folders a run. A folder of its own also keeps two runs side by side from
 // seeing each other's files. Arguments are passed to `vitest run`.
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, statfs, symlink } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
@@ -23,9 +23,26 @@ await symlink(join(tmpdir(), tsxCache), join(runDir, tsxCache));
 // ~/.config/pulse at it, a folder that outlives the browser's tests.
 const runtimeDir = join(runDir, 'xdg-runtime');
 await mkdir(runtimeDir, { mode: 0o700 });
+
+// A second folder of the run's own, in memory (tmpfs), for the PostgreSQL clusters that do not
+// sync (test/support/postgres.ts says why: file creation on this machine's disk costs CPU). Only
+// when /dev/shm has room for them (the clusters, their databases and WAL: well under a gigabyte);
+// else they stay in the run's folder.
+const MEMORY_ROOM = 2 * 1024 ** 3;
+const memoryDir = await (async () => {
+  try {
+    const fs = await statfs('/dev/shm');
+    if (fs.bavail * fs.bsize < MEMORY_ROOM) return null;
+    const dir = await mkdtemp('/dev/shm/voxflow-test-run-');
+    await chmod(dir, 0o1777);
+    return dir;
+  } catch {
+    return null;
+  }
+})();
 const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)], {
   stdio: 'inherit',
-  env: { ...process.env, TMPDIR: runDir, XDG_RUNTIME_DIR: runtimeDir },
+  env: { ...process.env, TMPDIR: runDir, XDG_RUNTIME_DIR: runtimeDir, ...(memoryDir ? { TEST_TMPFS_DIR: memoryDir } : {}) },
 });
 let stoppedBy = null;
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -61,7 +78,7 @@ async function stopWhatRunsIn(dir) {
   await new Promise((resolve) => setTimeout(resolve, stopped.length > 0 ? 2_000 : 200));
   return stopped;
 }
-const stillRunning = await stopWhatRunsIn(runDir);
+const stillRunning = [...(await stopWhatRunsIn(runDir)), ...(memoryDir ? await stopWhatRunsIn(memoryDir) : [])];
 if (stillRunning.length > 0 && !stoppedBy) {
   process.stderr.write(`\nThe tests left ${stillRunning.length} process(es) running (stopped now):\n${stillRunning.map((line) => `  ${line}`).join('\n')}\n`);
 }
@@ -75,8 +92,12 @@ if (stillRunning.length > 0 && !stoppedBy) {
  * can remove those.
  */
 const KEPT_FOR_THE_RUN = [/^tsx-\d+$/, /^xdg-runtime$/, /^voxflow-e2e-mics$/, /^playwright_chromiumdev_profile-/, /^playwright-artifacts-/];
-const left = (await readdir(runDir).catch(() => [])).filter((name) => !KEPT_FOR_THE_RUN.some((kept) => kept.test(name)));
+const left = [
+  ...(await readdir(runDir).catch(() => [])).filter((name) => !KEPT_FOR_THE_RUN.some((kept) => kept.test(name))),
+  ...(memoryDir ? (await readdir(memoryDir).catch(() => [])).map((name) => join(memoryDir, name)) : []),
+];
 await rm(runDir, { recursive: true, force: true });
+if (memoryDir) await rm(memoryDir, { recursive: true, force: true });
 // A run stopped by hand ends before its tests clean up: what it left is not the tests' fault.
 if (stoppedBy) process.exit(code || 1);
 if (stillRunning.length > 0 && left.length === 0) process.exit(code || 1);

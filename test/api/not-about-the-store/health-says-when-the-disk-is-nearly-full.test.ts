@@ -2,17 +2,20 @@
 // disk the data folder and its recordings are on falls below --min-free-disk-mb, and `ok` again
 // by itself once space is freed. Nothing fills a real disk: the minimum is set above the free
 // space, or just below it on a RAM disk and then crossed by writing a file and deleting it.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { access, constants, mkdtemp, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { isRunning } from '../../../server/store/sqljs/lockfile.ts';
 import { afterThisTest } from '../../support/after-this-test.ts';
 import { startTestServer } from '../../support/server.ts';
 
 const MIB = 1024 * 1024;
+const run = promisify(execFile);
 
 /** A data folder of its own, removed after the test; on `under` when given. */
 async function dataFolder(under = tmpdir()): Promise<string> {
@@ -26,12 +29,20 @@ async function freeBytes(path: string): Promise<number> {
   return fs.bavail * fs.bsize;
 }
 
-/** A RAM disk others barely write to, so its free space holds still while the test crosses the minimum. */
+/**
+ * How far the minimum sits under the free space, and the file that takes the disk below it: wide,
+ * since the test run's own PostgreSQL clusters live on the RAM disk (test/support/postgres.ts)
+ * and move its free space by a few hundred MiB as files make and drop their databases.
+ */
+const MARGIN_MIB = 1024;
+const FILLER_MIB = 2 * MARGIN_MIB;
+
+/** A RAM disk with room for the file, so its free space holds still while the test crosses the minimum. */
 async function quietDisk(): Promise<string> {
   try {
     if (existsSync('/dev/shm')) {
       await access('/dev/shm', constants.W_OK);
-      return '/dev/shm';
+      if ((await freeBytes('/dev/shm')) > (FILLER_MIB + MARGIN_MIB) * MIB) return '/dev/shm';
     }
   } catch {
     // not writable here: the temp folder's disk instead
@@ -39,9 +50,14 @@ async function quietDisk(): Promise<string> {
   return tmpdir();
 }
 
+/** A file that takes `mib` of the disk at once: fallocate has the kernel reserve it, with no copy from here. */
+async function fill(path: string, mib: number): Promise<void> {
+  await run('fallocate', ['-l', `${mib}M`, path]);
+}
+
 /**
  * Runs `work` with the disk's free space to this test alone among the test runs on this machine:
- * a second `npm test` beside this one writes its own 512 MiB file to the same RAM disk, which
+ * a second `npm test` beside this one writes its own file to the same RAM disk, which
  * moved this one's free space across its minimum both ways. The runs take turns by a lock file
  * on that disk; a lock left by a run that died is taken over.
  */
@@ -85,9 +101,9 @@ describe('/health and free disk space', () => {
     const disk = await quietDisk();
     await withTheDiskToItself(disk, async () => {
       const dataDir = await dataFolder(disk);
-      // The minimum sits 256 MiB under the free space now; a 512 MiB file takes the disk below it.
-      // (The margins are wide so what other processes write there meanwhile cannot decide it.)
-      const minFreeDiskMb = Math.floor((await freeBytes(disk)) / MIB) - 256;
+      // The minimum sits MARGIN_MIB under the free space now; a file twice that takes the disk below
+      // it. (The margins are wide so what other processes write there meanwhile cannot decide it.)
+      const minFreeDiskMb = Math.floor((await freeBytes(disk)) / MIB) - MARGIN_MIB;
       const server = await startTestServer({ dataDir, minFreeDiskMb });
       afterThisTest(() => server.close());
       const health = () => server.request('GET', '/health');
@@ -100,7 +116,7 @@ describe('/health and free disk space', () => {
       // Removed before the disk is handed on, whatever happens here.
       const filler = join(dataDir, 'filler.bin');
       try {
-        await writeFile(filler, Buffer.alloc(512 * MIB, 1));
+        await fill(filler, FILLER_MIB);
         await expect.poll(async () => (await health()).status, { timeout: 30_000, interval: 250 }).toBe(503);
         const low = await health();
         expect(low.body).toMatchObject({ status: 'degraded', store_writable: true });

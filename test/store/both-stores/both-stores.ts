@@ -30,9 +30,9 @@ export interface StoreUnderTest {
   /** Rows of a read-only SQL query written with `?` placeholders (turned into $1… on PostgreSQL). */
   rows<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /**
-   * A number that stays the same while the store writes nothing and grows with every write:
-   * sql.js counts journaled writes; PostgreSQL counts transaction ids handed out (a read-only
-   * statement gets none), minus the ones these probes take themselves.
+   * A number that stays the same while the store writes nothing and grows with every insert or
+   * update: sql.js counts journaled writes; PostgreSQL gives the transaction id of the newest row
+   * version in the store's database (a read-only statement writes none).
    */
   writeMark(): Promise<number>;
 }
@@ -68,14 +68,18 @@ function postgresForTests(): { open(options?: OpenTestStoreOptions): Promise<Sto
     async open(options = {}) {
       const url = await cluster.createDatabase('voxflow_store', { migrated: true });
       const store: PostgresStore = closeAfterTest(await openPostgresStore({ url, poolSize: 4, ...(options.now ? { now: options.now } : {}) }));
-      let probes = 0;
       return {
         store,
         kind: 'postgres',
         rows: <T>(sql: string, params: unknown[] = []) => store.pg.rows<T>(numberedPlaceholders(sql), params),
         async writeMark() {
-          const row = await store.pg.row<{ xid: number }>('SELECT txid_current() AS xid');
-          return row!.xid - probes++;
+          // The newest row version of this database: transaction ids are the cluster's, and the
+          // files beside this one write to the same cluster all along, so txid_current() moved
+          // without this store writing anything.
+          const tables = await store.pg.rows<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'");
+          const newest = tables.map(({ name }) => `SELECT max(xmin::text::bigint) AS xid FROM "${name}"`).join(' UNION ALL ');
+          const row = await store.pg.row<{ xid: string | number }>(`SELECT coalesce(max(xid), 0) AS xid FROM (${newest}) AS newest`);
+          return Number(row!.xid);
         },
       };
     },
