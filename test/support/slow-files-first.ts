@@ -11,7 +11,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * that starts late runs alone at the end), then vitest's order: slowest first from its timings
  * cache, else largest first (a fresh checkout has no cache).
  * The files that play calls in real time (the phone's, through sipp, kamailio and the carrier
- * fakes, 20 to 50 s a file, the longest of the run; voice's, up to 35 s) mostly wait: they are
+ * fakes, up to 36 s a file, the longest of the run; voice's, up to 26 s) mostly wait: they are
  * dealt out among the integration project's other files, one to every one or two of those, so the
  * cores have work while the calls play. Run one after another, they left the cores half idle
  * for a minute and a half (2026-11-29, quiet runs with a timeline of each file).
