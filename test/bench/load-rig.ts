@@ -32,12 +32,14 @@ export function lines(child: ChildProcess): { next(): Promise<string> } {
  * A helper process of the load benches: the callers or the provider fakes. They stand in for other
  * machines (the callers' phones, a hosted provider), yet here they share the server's two cores,
  * so they run at a lower priority (nice 10): when the server needs a core it gets it, as it would
- * on a machine of its own. They still get every cycle the server leaves idle.
+ * on a machine of its own. They still get every cycle the server leaves idle. A process that
+ * only times the server (`nice` 0) stays at the server's priority: at nice 10 its own wake-ups
+ * would wait behind the other helpers' work and be counted as the server's delay.
  */
-export function spawnTs(file: string, args: string[] = []): ChildProcess {
+export function spawnTs(file: string, args: string[] = [], nice = 10): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', new URL(file, import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
-    setPriority(child.pid!, 10);
+    if (nice !== 0) setPriority(child.pid!, nice);
   } catch {
     // not permitted here: they compete at the same priority
   }
