@@ -248,8 +248,23 @@ async function serve() {
 
   // One request at a time, in order: a call asks once per pause, and the runs are short.
   let chain = Promise.resolve();
+  let shuttingDown = false;
   parentPort.on('message', (message) => {
-    if (message.type !== 'infer') return;
+    if (message.type === 'shutdown') {
+      // After the runs asked for so far, release the session and exit: terminating the thread
+      // during a run aborts the process (server/providers/turn/worker-shutdown.ts).
+      shuttingDown = true;
+      chain = chain.then(async () => {
+        try {
+          await session.release();
+        } catch {
+          // released or broken already
+        }
+        process.exit(0);
+      });
+      return;
+    }
+    if (message.type !== 'infer' || shuttingDown) return;
     chain = chain.then(async () => {
       try {
         const features = logMelFeatures(message.pcm);

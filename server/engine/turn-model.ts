@@ -10,6 +10,7 @@
 // The end-of-turn decision (spoken-turns.ts) asks it at a caller's pause whose words say neither
 // "unfinished" nor "a whole short answer" (docs/flows.md#turn-taking).
 import { Worker } from 'node:worker_threads';
+import { stopWorkerGracefully } from '../providers/turn/worker-shutdown.ts';
 
 /** What the end-of-turn decision asks: is the caller done, judging by how their speech ends? */
 export interface EndOfTurnModel {
@@ -98,7 +99,8 @@ export function loadTurnModel(modelPath: string): Promise<EndOfTurnModel> {
       },
       async close() {
         failAll(new TurnModelError('the end-of-turn model was stopped'));
-        await worker.terminate();
+        // Not terminate(): with a run in flight that aborts the process (providers/turn/worker-shutdown.ts).
+        await stopWorkerGracefully(worker);
       },
     };
   });

@@ -6,6 +6,7 @@
 //
 // Messages in:  {type:'frames', frames:[{det, seq, fresh}], input: Float32Array(N × 576)}
 //               {type:'close', det}
+//               {type:'shutdown'}: finish the runs in flight, release the session, exit
 // Messages out: {type:'ready'} | {type:'failed', message}
 //               {type:'results', seqs: Int32Array, probabilities: Float32Array}
 //               {type:'error', seqs: Int32Array, message}
@@ -27,6 +28,9 @@ const MAX_BATCH = 64;
 /** det → {state: Float32Array(2 × 128), queue: [{seq, fresh, input}], closed} */
 const detectors = new Map();
 let scheduled = false;
+/** Runs started and not finished: a shutdown waits for them (an exit during one aborts the process). */
+let running = 0;
+let shuttingDown = false;
 let ort;
 let session;
 let sampleRate;
@@ -63,6 +67,11 @@ parentPort.on('message', (message) => {
       detector.queue.push({ seq: frame.seq, fresh: frame.fresh, input: message.input.subarray(i * INPUT_SAMPLES, (i + 1) * INPUT_SAMPLES) });
     });
     schedule();
+  } else if (message.type === 'shutdown') {
+    // Finish the runs in flight, release the session, exit: terminating the thread during a run
+    // aborts the process (server/providers/turn/worker-shutdown.ts).
+    shuttingDown = true;
+    void exitWhenIdle();
   } else if (message.type === 'close') {
     const detector = detectors.get(message.det);
     if (detector) {
@@ -72,8 +81,18 @@ parentPort.on('message', (message) => {
   }
 });
 
+async function exitWhenIdle() {
+  if (running > 0) return; // the last run's end calls again
+  try {
+    await session.release();
+  } catch {
+    // released or broken already: exiting is all that is left
+  }
+  process.exit(0);
+}
+
 function schedule() {
-  if (scheduled) return;
+  if (scheduled || shuttingDown) return;
   scheduled = true;
   setImmediate(runBatch);
 }
@@ -81,6 +100,7 @@ function schedule() {
 /** One run over the next frame of every detector that has one (a detector's frames stay in order). */
 function runBatch() {
   scheduled = false;
+  if (shuttingDown) return;
   const batch = [];
   for (const [det, detector] of detectors) {
     if (detector.queue.length > 0 && batch.length < MAX_BATCH) batch.push({ det, detector, frame: detector.queue.shift() });
@@ -97,6 +117,7 @@ function runBatch() {
     state.set(detector.state.subarray(STATE_UNITS), (n + i) * STATE_UNITS);
   });
   const seqs = Int32Array.from(batch, (b) => b.frame.seq);
+  running++;
   session
     .run({ input: new ort.Tensor('float32', input, [n, INPUT_SAMPLES]), state: new ort.Tensor('float32', state, [2, n, STATE_UNITS]), sr: sampleRate })
     .then(
@@ -112,6 +133,8 @@ function runBatch() {
       (error) => parentPort.postMessage({ type: 'error', seqs, message: error instanceof Error ? error.message : String(error) }, [seqs.buffer]),
     )
     .finally(() => {
+      running--;
+      if (shuttingDown) return void exitWhenIdle();
       for (const { det, detector } of batch) if (detector.closed && detector.queue.length === 0) detectors.delete(det);
       if ([...detectors.values()].some((d) => d.queue.length > 0)) schedule();
     });

@@ -8,6 +8,7 @@
 // ~115 ms, both synchronous) also moves off the main thread.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { stopWorkerGracefully } from './worker-shutdown.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError } from '../types.ts';
 import type { VoiceActivityDetector, VoiceActivityModel } from '../types.ts';
 
@@ -128,7 +129,8 @@ class SileroWorkerHost {
     const worker = this.worker;
     if (!worker) return;
     this.stopped(worker, new ProviderError('silero', 'server', 'Silero was shut down', false));
-    await worker.terminate();
+    // Not terminate(): with a run in flight that aborts the process (worker-shutdown.ts).
+    await stopWorkerGracefully(worker);
   }
 
   private start(): Worker {
