@@ -3,7 +3,9 @@
 // the run finishes on onnxruntime's own thread, calls back into a JavaScript environment that is
 // being torn down, and node-addon-api throws a Napi::Error nobody can catch ("terminate called
 // after throwing an instance of 'Napi::Error'"). Reproduced by stopping the shared Silero worker
-// with frames in flight: three runs of thirty stops out of three aborted. So the worker is asked
+// with frames in flight thirty times in a process: each of three such processes aborted (and the
+// regression test, test/providers/turn-models-stop-cleanly-with-runs-in-flight.test.ts, with the
+// old stop). So the worker is asked
 // to stop: it lets its runs in flight finish, releases its session and exits by itself; terminate()
 // is only the fallback for a worker that does not answer in time.
 import type { Worker } from 'node:worker_threads';
