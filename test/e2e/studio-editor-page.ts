@@ -1,6 +1,7 @@
 // What the flow editor's browser tests share: opening a flow in the editor, and reading the canvas
 // the way a designer sees it (states by name, edge labels, where the keyboard focus is).
-import type { Locator, Page } from 'playwright-core';
+import type { Dialog, Locator, Page } from 'playwright-core';
+import { afterAll, afterEach } from 'vitest';
 import { GUESSING_GAME_YAML, createFlow } from '../support/server.ts';
 import type { StudioRig } from './studio.ts';
 
@@ -17,6 +18,49 @@ export async function openFlow(
   const page = await rig.open(`/flow-editor?flow=${id}`, viewport);
   await page.locator('.svelte-flow__node').first().waitFor(WAIT);
   return { page, id };
+}
+
+/**
+ * The editor tests of one describe block on one page, each on a flow of its own. A page's renderer
+ * pays 0.4 s of CPU to open a flow in the editor from nothing, and 0.15 s to open the next one from
+ * the sidebar (docs/testing.md, "What one studio page costs Chromium"). So the first call opens a
+ * page at its flow (openFlow); each later one creates its flow and goes to it as a designer does:
+ * the sidebar's Flows, where the last test's unsaved changes are thrown away when the studio asks,
+ * then the flow's row. A test that failed has its page closed, so the next starts on a fresh one
+ * instead of on whatever the failure left (a dialog, a half-made edit). Call inside describe() with
+ * the suite's rig; tests leave the page open, and it is closed after the block.
+ */
+export function editorOnOnePage(rig: () => StudioRig): (name: string, yaml?: string) => Promise<{ page: Page; id: string }> {
+  let kept: Page | null = null;
+  const drop = async () => {
+    const page = kept;
+    kept = null;
+    await page?.context().close().catch(() => {});
+  };
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await drop();
+  });
+  afterAll(drop);
+  return async (name, yaml = GUESSING_GAME_YAML) => {
+    if (!kept || kept.isClosed()) {
+      const opened = await openFlow(rig(), name, yaml);
+      kept = opened.page;
+      return opened;
+    }
+    const page = kept;
+    const id = await createFlow(rig().server, rig().account.apiKey, name, yaml);
+    const leave = (dialog: Dialog) => void dialog.accept();
+    page.on('dialog', leave);
+    try {
+      await page.getByRole('navigation', { name: 'Studio' }).getByRole('link', { name: 'Flows', exact: true }).click();
+      await page.getByRole('link', { name, exact: true }).click();
+    } finally {
+      page.off('dialog', leave);
+    }
+    await page.waitForURL((url) => url.searchParams.get('flow') === id, WAIT);
+    await page.locator('.svelte-flow__node').first().waitFor(WAIT);
+    return { page, id };
+  };
 }
 
 /**
