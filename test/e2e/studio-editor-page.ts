@@ -26,9 +26,10 @@ export async function openFlow(
  * the sidebar (docs/testing.md, "What one studio page costs Chromium"). So the first call opens a
  * page at its flow (openFlow); each later one creates its flow and goes to it as a designer does:
  * the sidebar's Flows, where the last test's unsaved changes are thrown away when the studio asks,
- * then the flow's row. A test that failed has its page closed, so the next starts on a fresh one
- * instead of on whatever the failure left (a dialog, a half-made edit). Call inside describe() with
- * the suite's rig; tests leave the page open, and it is closed after the block.
+ * then the flow's row (on a fresh page when the sidebar cannot be reached). A test that failed has
+ * its page closed, so the next starts on a fresh one instead of on whatever the failure left (a
+ * dialog, a half-made edit). Call inside describe() with the suite's rig, or at the top of a file
+ * for all its tests; tests leave the page open, and it is closed after the block.
  */
 export function editorOnOnePage(rig: () => StudioRig): (name: string, yaml?: string) => Promise<{ page: Page; id: string }> {
   let kept: Page | null = null;
@@ -42,24 +43,32 @@ export function editorOnOnePage(rig: () => StudioRig): (name: string, yaml?: str
   });
   afterAll(drop);
   return async (name, yaml = GUESSING_GAME_YAML) => {
-    if (!kept || kept.isClosed()) {
-      const opened = await openFlow(rig(), name, yaml);
-      kept = opened.page;
-      return opened;
+    const page = kept && !kept.isClosed() ? kept : null;
+    if (page) {
+      const id = await createFlow(rig().server, rig().account.apiKey, name, yaml);
+      const leave = (dialog: Dialog) => void dialog.accept();
+      page.on('dialog', leave);
+      try {
+        // A quick step or none: what the last test left may hide the sidebar (a modal dialog open).
+        await page.getByRole('navigation', { name: 'Studio' }).getByRole('link', { name: 'Flows', exact: true }).click({ timeout: 5_000 });
+        await page.getByRole('link', { name, exact: true }).click({ timeout: 10_000 });
+        await page.waitForURL((url) => url.searchParams.get('flow') === id, WAIT);
+        await page.locator('.svelte-flow__node').first().waitFor(WAIT);
+        return { page, id };
+      } catch {
+        // Then on a fresh page, as when nothing is kept; the flow made here is this test's.
+        await drop();
+        const fresh = await rig().open(`/flow-editor?flow=${id}`);
+        kept = fresh;
+        await fresh.locator('.svelte-flow__node').first().waitFor(WAIT);
+        return { page: fresh, id };
+      } finally {
+        page.off('dialog', leave);
+      }
     }
-    const page = kept;
-    const id = await createFlow(rig().server, rig().account.apiKey, name, yaml);
-    const leave = (dialog: Dialog) => void dialog.accept();
-    page.on('dialog', leave);
-    try {
-      await page.getByRole('navigation', { name: 'Studio' }).getByRole('link', { name: 'Flows', exact: true }).click();
-      await page.getByRole('link', { name, exact: true }).click();
-    } finally {
-      page.off('dialog', leave);
-    }
-    await page.waitForURL((url) => url.searchParams.get('flow') === id, WAIT);
-    await page.locator('.svelte-flow__node').first().waitFor(WAIT);
-    return { page, id };
+    const opened = await openFlow(rig(), name, yaml);
+    kept = opened.page;
+    return opened;
   };
 }
 
