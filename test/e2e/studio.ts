@@ -2,7 +2,8 @@
 // renderer/ at /), Debian Chromium at 1280×800, and a signed-in account. Signing in through the
 // form is tested once (studio-sign-in); the other tests give the browser the refresh cookie a
 // sign-in leaves (signInBrowser), so each starts on its own screen.
-import type { Page } from 'playwright-core';
+import type { Dialog, Page } from 'playwright-core';
+import { afterAll, afterEach } from 'vitest';
 import { createAccount, startTestServer, type TestServer } from '../support/server.ts';
 import { launchChromium, tempDir, writeMicWav, type TestBrowser } from './browser.ts';
 
@@ -68,5 +69,49 @@ export async function startStudioRig(options: { server?: TestServer; micText?: s
       if (!options.server) await server.close();
       await dir.remove();
     },
+  };
+}
+
+/**
+ * The tests of a describe block (or a file) that each start on the same screen of the sidebar, on
+ * one page: the first call opens a page at `path`; each later one goes to another screen of the
+ * sidebar (Flows, or Settings from the flows) and back to `link`, so the screen is drawn afresh, with what it loads, as a designer coming back to
+ * it sees it (a fresh page costs its renderer and the browser 0.2 s of CPU or more, docs/testing.md,
+ * "What one studio page costs Chromium"). A test that failed has its page closed, so the next starts
+ * on a fresh one; so does a call whose sidebar cannot be reached (a modal dialog left open). Tests
+ * leave the page open; it is closed after the block.
+ */
+export function screenOnOnePage(rig: () => StudioRig, screen: { path: string; link: string }): () => Promise<Page> {
+  let kept: Page | null = null;
+  const drop = async () => {
+    const page = kept;
+    kept = null;
+    await page?.context().close().catch(() => {});
+  };
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await drop();
+  });
+  afterAll(drop);
+  return async () => {
+    const page = kept && !kept.isClosed() ? kept : null;
+    if (page) {
+      const leave = (dialog: Dialog) => void dialog.accept();
+      page.on('dialog', leave);
+      try {
+        const nav = page.getByRole('navigation', { name: 'Studio' });
+        const [via, viaPath] = screen.link === 'Flows' ? ['Settings', '/settings'] : ['Flows', '/'];
+        await nav.getByRole('link', { name: via, exact: true }).click({ timeout: 5_000 });
+        await page.waitForURL((url) => url.pathname === viaPath, { timeout: 5_000 });
+        await nav.getByRole('link', { name: screen.link, exact: true }).click({ timeout: 5_000 });
+        await page.waitForURL((url) => url.pathname + url.search === screen.path, { timeout: 5_000 });
+        return page;
+      } catch {
+        await drop();
+      } finally {
+        page.off('dialog', leave);
+      }
+    }
+    kept = await rig().open(screen.path);
+    return kept;
   };
 }
