@@ -1,9 +1,8 @@
 // What the flow editor's browser tests share: opening a flow in the editor, and reading the canvas
 // the way a designer sees it (states by name, edge labels, where the keyboard focus is).
-import type { Dialog, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
 import { GUESSING_GAME_YAML, createFlow } from '../support/server.ts';
-import type { StudioRig } from './studio.ts';
+import { keptPage, type StudioRig } from './studio.ts';
 
 export const WAIT = { timeout: 20_000 };
 
@@ -21,55 +20,28 @@ export async function openFlow(
 }
 
 /**
- * The editor tests of one describe block on one page, each on a flow of its own. A page's renderer
- * pays 0.4 s of CPU to open a flow in the editor from nothing, and 0.15 s to open the next one from
- * the sidebar (docs/testing.md, "What one studio page costs Chromium"). So the first call opens a
- * page at its flow (openFlow); each later one creates its flow and goes to it as a designer does:
- * the sidebar's Flows, where the last test's unsaved changes are thrown away when the studio asks,
- * then the flow's row (on a fresh page when the sidebar cannot be reached). A test that failed has
- * its page closed, so the next starts on a fresh one instead of on whatever the failure left (a
- * dialog, a half-made edit). Call inside describe() with the suite's rig, or at the top of a file
- * for all its tests; tests leave the page open, and it is closed after the block.
+ * For editor tests that each open a flow of their own, on one page (keptPage): the first opens a
+ * page at its flow (openFlow); each later one creates its flow and goes to it as a designer does,
+ * through the sidebar's Flows (the last test's unsaved changes thrown away when the studio asks)
+ * and the flow's row. A page's renderer pays 0.4 s of CPU to open a flow in the editor from
+ * nothing, 0.15 s to open the next one from the sidebar. Tests leave the page open.
  */
 export function editorOnOnePage(rig: () => StudioRig): (name: string, yaml?: string) => Promise<{ page: Page; id: string }> {
-  let kept: Page | null = null;
-  const drop = async () => {
-    const page = kept;
-    kept = null;
-    await page?.context().close().catch(() => {});
-  };
-  afterEach(async ({ task }) => {
-    if (task.result?.state === 'fail') await drop();
+  const openOnThePage = keptPage<[id: string, name: string], { page: Page; id: string }>({
+    async reach(page, id, name) {
+      await page.getByRole('navigation', { name: 'Studio' }).getByRole('link', { name: 'Flows', exact: true }).click({ timeout: 5_000 });
+      await page.getByRole('table', { name: 'Flows' }).getByRole('link', { name, exact: true }).click({ timeout: 10_000 });
+      await page.waitForURL((url) => url.searchParams.get('flow') === id, WAIT);
+      await page.locator('.svelte-flow__node').first().waitFor(WAIT);
+      return { page, id };
+    },
+    async fresh(id) {
+      const page = await rig().open(`/flow-editor?flow=${id}`);
+      await page.locator('.svelte-flow__node').first().waitFor(WAIT);
+      return { page, value: { page, id } };
+    },
   });
-  afterAll(drop);
-  return async (name, yaml = GUESSING_GAME_YAML) => {
-    const page = kept && !kept.isClosed() ? kept : null;
-    if (page) {
-      const id = await createFlow(rig().server, rig().account.apiKey, name, yaml);
-      const leave = (dialog: Dialog) => void dialog.accept();
-      page.on('dialog', leave);
-      try {
-        // A quick step or none: what the last test left may hide the sidebar (a modal dialog open).
-        await page.getByRole('navigation', { name: 'Studio' }).getByRole('link', { name: 'Flows', exact: true }).click({ timeout: 5_000 });
-        await page.getByRole('link', { name, exact: true }).click({ timeout: 10_000 });
-        await page.waitForURL((url) => url.searchParams.get('flow') === id, WAIT);
-        await page.locator('.svelte-flow__node').first().waitFor(WAIT);
-        return { page, id };
-      } catch {
-        // Then on a fresh page, as when nothing is kept; the flow made here is this test's.
-        await drop();
-        const fresh = await rig().open(`/flow-editor?flow=${id}`);
-        kept = fresh;
-        await fresh.locator('.svelte-flow__node').first().waitFor(WAIT);
-        return { page: fresh, id };
-      } finally {
-        page.off('dialog', leave);
-      }
-    }
-    const opened = await openFlow(rig(), name, yaml);
-    kept = opened.page;
-    return opened;
-  };
+  return async (name, yaml = GUESSING_GAME_YAML) => openOnThePage(await createFlow(rig().server, rig().account.apiKey, name, yaml), name);
 }
 
 /**

@@ -73,15 +73,15 @@ export async function startStudioRig(options: { server?: TestServer; micText?: s
 }
 
 /**
- * The tests of a describe block (or a file) that each start on the same screen of the sidebar, on
- * one page: the first call opens a page at `path`; each later one goes to another screen of the
- * sidebar (Flows, or Settings from the flows) and back to `link`, so the screen is drawn afresh, with what it loads, as a designer coming back to
- * it sees it (a fresh page costs its renderer and the browser 0.2 s of CPU or more, docs/testing.md,
- * "What one studio page costs Chromium"). A test that failed has its page closed, so the next starts
- * on a fresh one; so does a call whose sidebar cannot be reached (a modal dialog left open). Tests
- * leave the page open; it is closed after the block.
+ * The page a describe block's tests share (or a file's, at its top level), kept between its tests:
+ * a fresh page costs its renderer and the browser 0.2–0.5 s of CPU (docs/testing.md, "What one
+ * studio page costs Chromium"). A test that failed has the page closed, so the next starts on a
+ * fresh one instead of on whatever the failure left (a dialog, a half-made edit); the page is closed
+ * after the block. `reach(page)` takes the kept page to where the next test starts, accepting the
+ * studio's "leave without saving?" on the way; when it cannot (a modal left open over the
+ * sidebar) the page is closed and `fresh()` opens a new one, as when none is kept.
  */
-export function screenOnOnePage(rig: () => StudioRig, screen: { path: string; link: string }): () => Promise<Page> {
+export function keptPage<A extends unknown[], T>(options: { reach(page: Page, ...args: A): Promise<T>; fresh(...args: A): Promise<{ page: Page; value: T }> }): (...args: A) => Promise<T> {
   let kept: Page | null = null;
   const drop = async () => {
     const page = kept;
@@ -92,26 +92,45 @@ export function screenOnOnePage(rig: () => StudioRig, screen: { path: string; li
     if (task.result?.state === 'fail') await drop();
   });
   afterAll(drop);
-  return async () => {
+  return async (...args) => {
     const page = kept && !kept.isClosed() ? kept : null;
     if (page) {
       const leave = (dialog: Dialog) => void dialog.accept();
       page.on('dialog', leave);
       try {
-        const nav = page.getByRole('navigation', { name: 'Studio' });
-        const [via, viaPath] = screen.link === 'Flows' ? ['Settings', '/settings'] : ['Flows', '/'];
-        await nav.getByRole('link', { name: via, exact: true }).click({ timeout: 5_000 });
-        await page.waitForURL((url) => url.pathname === viaPath, { timeout: 5_000 });
-        await nav.getByRole('link', { name: screen.link, exact: true }).click({ timeout: 5_000 });
-        await page.waitForURL((url) => url.pathname + url.search === screen.path, { timeout: 5_000 });
-        return page;
+        return await options.reach(page, ...args);
       } catch {
         await drop();
       } finally {
         page.off('dialog', leave);
       }
     }
-    kept = await rig().open(screen.path);
-    return kept;
+    const opened = await options.fresh(...args);
+    kept = opened.page;
+    return opened.value;
   };
+}
+
+/**
+ * For tests that each start on one screen of the sidebar: the first opens a page at `path`; each
+ * later one goes to another screen of the sidebar (Flows, or Settings from the flows) and back to
+ * `link`, so the screen is drawn afresh with what it loads, as a designer coming back to it sees
+ * it. Tests leave the page open (keptPage).
+ */
+export function screenOnOnePage(rig: () => StudioRig, screen: { path: string; link: string }): () => Promise<Page> {
+  return keptPage<[], Page>({
+    async reach(page) {
+      const nav = page.getByRole('navigation', { name: 'Studio' });
+      const [via, viaPath] = screen.link === 'Flows' ? ['Settings', '/settings'] : ['Flows', '/'];
+      await nav.getByRole('link', { name: via, exact: true }).click({ timeout: 5_000 });
+      await page.waitForURL((url) => url.pathname === viaPath, { timeout: 5_000 });
+      await nav.getByRole('link', { name: screen.link, exact: true }).click({ timeout: 5_000 });
+      await page.waitForURL((url) => url.pathname + url.search === screen.path, { timeout: 5_000 });
+      return page;
+    },
+    async fresh() {
+      const page = await rig().open(screen.path);
+      return { page, value: page };
+    },
+  });
 }
