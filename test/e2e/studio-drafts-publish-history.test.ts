@@ -9,11 +9,13 @@ import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
 import { connectVoice } from '../support/voice-client.ts';
 import { screenshot } from './browser.ts';
-import { WAIT, node, openFlow } from './studio-editor-page.ts';
+import { WAIT, editorOnOnePage, node } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 // About drafts saved or not: only Save saves here (the autosave has tests of its own).
 const rig = studioSuite({ autosave: false });
+// Each test's flow opens on one page for the file (editorOnOnePage); a second window is a page of its own.
+const openFlow = editorOnOnePage(rig);
 
 const wonPrompt = (yaml: string) => parseFlow(yaml).document?.states.won?.ui?.prompt;
 const ORIGINAL_WON = wonPrompt(GUESSING_GAME_YAML);
@@ -38,7 +40,7 @@ const liveState = (page: Page) => page.getByTestId('live-state').textContent();
 
 describe('drafts, publish and history in the editor', () => {
   it('Save keeps the edit in the draft, Publish makes it version 2, and History diffs and rolls back', async () => {
-    const { page, id } = await openFlow(rig(), 'Versioned game');
+    const { page, id } = await openFlow('Versioned game');
     await expect.poll(() => liveState(page), WAIT).toMatch(/Live: v1 · Draft: none/);
 
     // Save: the draft has the edit, the live flow does not.
@@ -106,11 +108,10 @@ describe('drafts, publish and history in the editor', () => {
     await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe('You got it, well done!');
     await expect.poll(() => page.getByText('Unsaved changes').isVisible(), WAIT).toBe(true);
     expect((await flowRecord(id)).published_version).toBe(3);
-    await page.close();
   }, 150_000);
 
   it('Discard draft asks first, saying the live version stays, then deletes the draft and shows the live text again', async () => {
-    const { page, id } = await openFlow(rig(), 'Discarded edits');
+    const { page, id } = await openFlow('Discarded edits');
     await setWonPrompt(page, 'An edit to throw away');
     await page.keyboard.press('Control+s');
     await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
@@ -148,11 +149,10 @@ describe('drafts, publish and history in the editor', () => {
     await expect.poll(() => node(page, 'won').locator('.excerpt').textContent(), WAIT).toBe('An edit to throw away');
     await expect.poll(() => liveState(page), WAIT).toMatch(/Draft: unpublished changes/);
     expect((await flowRecord(id)).has_draft).toBe(false);
-    await page.close();
   }, 120_000);
 
   it('a draft saved in another window is a conflict: Keep mine saves over it, nothing is lost silently', async () => {
-    const { page: first, id } = await openFlow(rig(), 'Two windows');
+    const { page: first, id } = await openFlow('Two windows');
     const second = await rig().open(`/flow-editor?flow=${id}`);
     await second.locator('.svelte-flow__node').first().waitFor(WAIT);
 
@@ -182,7 +182,6 @@ describe('drafts, publish and history in the editor', () => {
     expect(await first.getByText('Saved', { exact: true }).isVisible()).toBe(true);
     // Nothing of this went live.
     expect(wonPrompt((await flowRecord(id)).yaml_content)).toBe(ORIGINAL_WON);
-    await first.close();
     await second.close();
   }, 150_000);
 
@@ -246,7 +245,7 @@ describe('drafts, publish and history in the editor', () => {
   }, 90_000);
 
   it('Test-talk saves the edit to the draft and runs the draft, while the live version stays as it was', async () => {
-    const { page, id } = await openFlow(rig(), 'Test the draft');
+    const { page, id } = await openFlow('Test the draft');
     await node(page, 'setup').click();
     const cardPrompt = page.getByRole('textbox', { name: 'Card prompt (shown to the user)' });
     await cardPrompt.fill('Only the draft says this.');
@@ -264,6 +263,5 @@ describe('drafts, publish and history in the editor', () => {
     await expect.poll(() => panel.getByTestId('talk-status').innerText(), WAIT).toBe('Ended');
     const sessions = (await rig().server.request('GET', '/v1/sessions', { apiKey: rig().account.apiKey })).body as Array<Record<string, unknown>>;
     expect(sessions.find((s) => s.flow_id === id)).toMatchObject({ flow_draft: true, flow_version: null });
-    await page.close();
   }, 90_000);
 });

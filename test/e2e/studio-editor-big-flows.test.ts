@@ -6,10 +6,13 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { screenshot } from './browser.ts';
-import { WAIT, centre, node, openFlow } from './studio-editor-page.ts';
+import { WAIT, centre, editorOnOnePage, node, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 const rig = studioSuite();
+// The tests at 1280×800 open their flows on one page for the file (editorOnOnePage); the one in a
+// smaller window has a page of its own.
+const openOnThePage = editorOnOnePage(rig);
 const FIFTY = generateFlowYaml(50);
 
 interface Rect {
@@ -79,18 +82,17 @@ function edgesThroughStates(page: Page): Promise<string[]> {
 
 describe('a 50-state flow', () => {
   it('wraps its ranks into bands side by side instead of one tall column, and Auto-layout does the same', async () => {
-    const { page } = await openFlow(rig(), 'Fifty states', FIFTY);
+    const { page } = await openOnThePage('Fifty states', FIFTY);
     await expect.poll(() => page.locator('.svelte-flow__node').count(), WAIT).toBe(50);
     const opened = await layoutBox(page);
     expect(opened.width / opened.height).toBeGreaterThan(0.8);
     expect(opened.width / opened.height).toBeLessThan(2.5);
     await page.getByRole('button', { name: 'Auto-layout' }).click();
     await expect.poll(async () => (await layoutBox(page)).width / (await layoutBox(page)).height, WAIT).toBeGreaterThan(0.8);
-    await page.close();
   }, 90_000);
 
   it('routes every edge round the states it does not join, and puts no label under a state', async () => {
-    const { page } = await openFlow(rig(), 'Fifty routed', FIFTY);
+    const { page } = await openOnThePage('Fifty routed', FIFTY);
     await page.getByRole('button', { name: 'Fit', exact: true }).click();
     await expect.poll(async () => (await drawn(page)).nodes.every((n) => n.w < 120), WAIT).toBe(true);
     expect(await edgesThroughStates(page)).toEqual([]);
@@ -98,7 +100,6 @@ describe('a 50-state flow', () => {
     const covered = labels.flatMap((label) => nodes.filter((n) => overlaps(label, n, 1)).map((n) => `${label.id} on ${n.id}`));
     expect(covered).toEqual([]);
     await screenshot(page, 'studio-editor-50-states-fit');
-    await page.close();
   }, 90_000);
 
   it('Fit shows every state in a 1024×700 window', async () => {
@@ -112,7 +113,7 @@ describe('a 50-state flow', () => {
   }, 90_000);
 
   it('goes where the overview map is clicked', async () => {
-    const { page } = await openFlow(rig(), 'Fifty overview', FIFTY);
+    const { page } = await openOnThePage('Fifty overview', FIFTY);
     const last = node(page, 's49');
     const inView = async () => {
       const { nodes, pane } = await drawn(page);
@@ -131,13 +132,12 @@ describe('a 50-state flow', () => {
     }, [x, y]);
     await page.mouse.click(onMap.x, onMap.y);
     await expect.poll(inView, WAIT).toBe(true);
-    await page.close();
   }, 90_000);
 });
 
 describe('the guessing game after Auto-layout', () => {
   it('keeps every edge label visible: on the canvas, on no state', async () => {
-    const { page } = await openFlow(rig(), 'Game laid out');
+    const { page } = await openOnThePage('Game laid out');
     // A state dragged far up and right; Auto-layout then moves every state back into a column.
     const won = await centre(node(page, 'won').locator('header'));
     await page.mouse.move(won.x, won.y);
@@ -160,6 +160,5 @@ describe('the guessing game after Auto-layout', () => {
     );
     expect(hidden).toEqual([]);
     expect(await edgesThroughStates(page)).toEqual([]);
-    await page.close();
   }, 60_000);
 });

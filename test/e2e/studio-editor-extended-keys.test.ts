@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML, startTestServer } from '../support/server.ts';
-import { node, openFlow, showCards, storedYaml, WAIT } from './studio-editor-page.ts';
+import { editorOnOnePage, node, showCards, storedYaml, WAIT } from './studio-editor-page.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
 // The flow editor's canvas for the appointment-booking example (docs/flows.md#extended-flow-keys),
@@ -21,9 +21,11 @@ describe('the flow editor with the extended keys', () => {
     await rig?.close();
     await server?.close();
   });
+  // Each test opens a flow of its own, on one page for the file (editorOnOnePage).
+  const openFlow = editorOnOnePage(() => rig);
 
   it('marks on-entry speech, call ends, no barge-in and the global target, and draws the result branches', { timeout: 60_000 }, async () => {
-    const { page } = await openFlow(rig, 'Booking', BOOKING);
+    const { page } = await openFlow('Booking', BOOKING);
     await showCards(page);
     const pills = async (state: string) => (await node(page, state).locator('.pill').allInnerTexts()).map((t) => t.trim());
     await expect.poll(() => pills('welcome'), WAIT).toEqual(['Start', 'says, no barge-in']);
@@ -42,11 +44,10 @@ describe('the flow editor with the extended keys', () => {
       'check_availability: its answer may lead from welcome to offer_slot',
     ]);
     expect(await page.locator('.svelte-flow__edge-path.transition.branch').count()).toBe(3);
-    await page.close();
   });
 
   it('edits what a state does on entering from the inspector, and writes no key for a default', { timeout: 60_000 }, async () => {
-    const { page, id } = await openFlow(rig, 'Booking edits', BOOKING);
+    const { page, id } = await openFlow('Booking edits', BOOKING);
     await showCards(page);
     await node(page, 'offer_slot').locator('header').click();
     const entry = page.getByRole('group', { name: 'On entering' });
@@ -98,11 +99,10 @@ describe('the flow editor with the extended keys', () => {
       const saved = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
       return Object.keys(parseFlow(saved.body.yaml_content).document!.states.offer_slot!).sort();
     }, WAIT).toEqual(['agent', 'tools', 'transitions', 'ui']);
-    await page.close();
   });
 
   it('edits what the model is told of a parameter, and its allowed values', { timeout: 60_000 }, async () => {
-    const { page, id } = await openFlow(rig, 'Parameter details', GUESSING_GAME_YAML);
+    const { page, id } = await openFlow('Parameter details', GUESSING_GAME_YAML);
     await showCards(page);
     await node(page, 'setup').locator('header').click();
     const tool = page.locator('.inspector li.tool[data-tool="begin_game"]');
@@ -119,11 +119,10 @@ describe('the flow editor with the extended keys', () => {
       const saved = await rig.server.request('GET', `/v1/flows/${id}/draft`, { apiKey: rig.account.apiKey });
       return parseFlow(saved.body.yaml_content).document?.states.setup?.tools?.begin_game?.parameters?.secret_thing;
     }, WAIT).toEqual({ type: 'string', required: true, description: 'The thing you picked, in two words at most.', enum: ['a cat', 'a teapot'] });
-    await page.close();
   });
 
   it('edits the flow\'s settings and global tools in the flow panel, keeping the file\'s comments', { timeout: 90_000 }, async () => {
-    const { page, id } = await openFlow(rig, 'Booking settings', BOOKING);
+    const { page, id } = await openFlow('Booking settings', BOOKING);
     await showCards(page);
     const settings = page.getByRole('group', { name: 'Model, voice and listening' });
     await settings.waitFor(WAIT);
@@ -174,12 +173,11 @@ describe('the flow editor with the extended keys', () => {
       const saved = parseFlow(await storedYaml(rig, id)).document?.settings;
       return [saved?.voice, Object.keys(saved?.global_tools ?? {})];
     }, WAIT).toEqual([undefined, ['talk_to_human']]);
-    await page.close();
   });
 
   it('edits an http tool\'s method, time limit, a header naming an account secret and its result branches', { timeout: 90_000 }, async () => {
     await rig.server.request('PUT', '/v1/secrets/clinic_id', { jwt: rig.account.jwt, body: { value: 'maple-street-7' } });
-    const { page, id } = await openFlow(rig, 'Booking http', BOOKING);
+    const { page, id } = await openFlow('Booking http', BOOKING);
     await showCards(page);
     await node(page, 'welcome').locator('header').click();
     const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
@@ -223,11 +221,10 @@ describe('the flow editor with the extended keys', () => {
     expect(flow.states.welcome!.transitions!.on_tool_result).toEqual({ check_availability: ['offer_slot'] });
     expect(flow.states.ask_day!.transitions!.on_tool_result).toEqual({ check_availability: ['offer_slot', 'ask_day'] });
     expect(text).not.toContain('maple-street-7');
-    await page.close();
   });
 
   it('edits, from the keyboard, which fields of an http tool\'s answer it keeps as variables, keeping the file\'s comments', { timeout: 90_000 }, async () => {
-    const { page, id } = await openFlow(rig, 'Booking store', BOOKING);
+    const { page, id } = await openFlow('Booking store', BOOKING);
     await showCards(page);
     await node(page, 'welcome').locator('header').click();
     const tool = page.locator('.inspector li.tool[data-tool="check_availability"]');
@@ -278,11 +275,10 @@ describe('the flow editor with the extended keys', () => {
       timeout_ms: 3000,
       headers: { Authorization: 'Bearer {secret.clinic_api_token}' },
     });
-    await page.close();
   });
 
   it('edits the flow\'s voice, speech recognition model and idle reprompt in the flow panel, and takes idle away with its wait', { timeout: 90_000 }, async () => {
-    const { page, id } = await openFlow(rig, 'Game settings', GUESSING_GAME_YAML);
+    const { page, id } = await openFlow('Game settings', GUESSING_GAME_YAML);
     await showCards(page);
     const settings = page.getByRole('group', { name: 'Model, voice and listening' });
     await settings.waitFor(WAIT);
@@ -311,6 +307,5 @@ describe('the flow editor with the extended keys', () => {
     await page.keyboard.press('Control+s');
     await expect.poll(async () => parseFlow(await storedYaml(rig, id)).document?.settings?.idle, WAIT).toBeUndefined();
     expect(parseFlow(await storedYaml(rig, id)).document?.settings).toMatchObject({ voice: { voice: 'nova' }, stt: { model: 'nova-2-phonecall' } });
-    await page.close();
   });
 });

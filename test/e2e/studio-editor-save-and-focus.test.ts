@@ -4,10 +4,12 @@
 // parameter's name, and Tab walks the canvas in the flow's reading order after its toolbar.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
-import { WAIT, focused, node, nodeNames, openFlow, storedYaml } from './studio-editor-page.ts';
+import { WAIT, editorOnOnePage, focused, node, nodeNames, storedYaml } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 const rig = studioSuite();
+// Each test opens a flow of its own, on one page for the file (editorOnOnePage).
+const openFlow = editorOnOnePage(rig);
 
 /** Three states written in the YAML in the reverse of the order the conversation goes through them. */
 const BACKWARDS_YAML = `id: backwards
@@ -38,7 +40,7 @@ states:
 
 describe('saving right after typing', () => {
   it('Ctrl+S at once after typing in the agent prompt saves the new text, and the header says Saved', async () => {
-    const { page, id } = await openFlow(rig(), 'Save at once');
+    const { page, id } = await openFlow('Save at once');
     await node(page, 'won').click();
     const agentPrompt = page.getByRole('textbox', { name: /^Agent prompt/ });
     await agentPrompt.click();
@@ -51,11 +53,10 @@ describe('saving right after typing', () => {
     expect(await page.getByText('Unsaved changes').count()).toBe(0);
     // What the field shows is what was saved: nothing is left waiting to be written.
     expect(await agentPrompt.inputValue()).toMatch(/Then offer a rematch\.\s*$/);
-    await page.close();
   }, 90_000);
 
   it("Ctrl+S while typing a tool's description or a state name saves them too, and so does typing in the YAML", async () => {
-    const { page, id } = await openFlow(rig(), 'Save every field');
+    const { page, id } = await openFlow('Save every field');
     await node(page, 'playing').click();
     await page.locator('.inspector li.tool[data-tool="record_answer"] .head').click();
     const description = page.locator('.inspector li.tool[data-tool="record_answer"]').getByRole('textbox', { name: /^Description/ });
@@ -78,14 +79,13 @@ describe('saving right after typing', () => {
     await page.keyboard.press('Control+s');
     await expect.poll(async () => (await storedYaml(rig(), id)).trimEnd().endsWith('# saved at once'), WAIT).toBe(true);
     await expect.poll(() => page.getByText('Saved', { exact: true }).isVisible(), WAIT).toBe(true);
-    await page.close();
   }, 90_000);
 });
 
 describe('where the keyboard focus goes', () => {
   it('stays in the inspector after renaming a state with Enter or Tab, with no Svelte warning', async () => {
     const warningsBefore = rig().chromium.pageWarnings.length;
-    const { page } = await openFlow(rig(), 'Rename focus');
+    const { page } = await openFlow('Rename focus');
     await node(page, 'won').click();
     const stateName = page.getByRole('textbox', { name: 'State', exact: true });
     await stateName.fill('victory');
@@ -100,11 +100,10 @@ describe('where the keyboard focus goes', () => {
     await expect.poll(() => nodeNames(page), WAIT).toContain('winner');
     expect(await focused(page)).toMatchObject({ tag: 'button', label: 'Set as start', inInspector: true });
     expect(rig().chromium.pageWarnings.slice(warningsBefore)).toEqual([]);
-    await page.close();
   }, 60_000);
 
   it('puts the focus in a new parameter\'s name, which keeps it through its rename', async () => {
-    const { page } = await openFlow(rig(), 'Parameter focus');
+    const { page } = await openFlow('Parameter focus');
     await node(page, 'lost').click();
     await page.locator('.inspector li.tool[data-tool="play_again"] .head').click();
     await page.getByRole('button', { name: '+ Parameter' }).click();
@@ -114,11 +113,10 @@ describe('where the keyboard focus goes', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('.inspector [data-parameter="difficulty"]').count(), WAIT).toBe(1);
     expect(await focused(page)).toMatchObject({ tag: 'input', label: 'Parameter name', value: 'difficulty', inInspector: true });
-    await page.close();
   }, 60_000);
 
   it('Tabs from the canvas toolbar to the start state, then through the states in the order the flow goes', async () => {
-    const { page } = await openFlow(rig(), 'Tab order', BACKWARDS_YAML);
+    const { page } = await openFlow('Tab order', BACKWARDS_YAML);
     await page.getByRole('toolbar', { name: 'Canvas' }).getByRole('button', { name: '+ State' }).focus();
     const visited: Array<string | null> = [];
     await page.keyboard.press('Tab');
@@ -132,6 +130,5 @@ describe('where the keyboard focus goes', () => {
     await node(page, 'a_start').focus();
     await page.keyboard.press('Shift+Tab');
     expect(await focused(page)).toMatchObject({ tag: 'button', label: 'Fit', state: null });
-    await page.close();
   }, 60_000);
 });

@@ -7,10 +7,12 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
-import { WAIT, node, nodeNames, openFlow } from './studio-editor-page.ts';
+import { WAIT, editorOnOnePage, node, nodeNames } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 const rig = studioSuite();
+// Each test opens a flow of its own, on one page for the file (editorOnOnePage).
+const openFlow = editorOnOnePage(rig);
 
 /** Failed answers (4xx, 5xx) the page receives from now on. */
 function failedResponses(page: Page): string[] {
@@ -32,7 +34,7 @@ function consoleProblems(page: Page): string[] {
 
 describe('the YAML pane', () => {
   it('opens a search with Ctrl+F and finds every match', async () => {
-    const { page } = await openFlow(rig(), 'Search');
+    const { page } = await openFlow('Search');
     await page.getByRole('tab', { name: 'YAML' }).click();
     await page.locator('.cm-content').click();
     await page.keyboard.press('Control+f');
@@ -45,11 +47,10 @@ describe('the YAML pane', () => {
     await expect.poll(() => page.locator('.cm-searchMatch-selected').count(), WAIT).toBe(1);
     await page.keyboard.press('Escape');
     await expect.poll(() => find.count(), WAIT).toBe(0);
-    await page.close();
   }, 60_000);
 
   it('undoes edits on two lines as two steps, however quickly the second follows', async () => {
-    const { page } = await openFlow(rig(), 'Two lines');
+    const { page } = await openFlow('Two lines');
     await page.getByRole('tab', { name: 'YAML' }).click();
     await page.locator('.cm-content').click();
     // Both within a fraction of a second: line 1, then the last line.
@@ -66,11 +67,10 @@ describe('the YAML pane', () => {
     await expect.poll(() => page.locator('.cm-line', { hasText: '# first' }).count(), WAIT).toBe(1);
     await page.keyboard.press('Control+z');
     await expect.poll(() => page.locator('.cm-line', { hasText: '# first' }).count(), WAIT).toBe(0);
-    await page.close();
   }, 60_000);
 
   it('says to write "1.0" in quotes for version: 1.0', async () => {
-    const { page } = await openFlow(rig(), 'Version');
+    const { page } = await openFlow('Version');
     await page.getByRole('tab', { name: 'YAML' }).click();
     await page.locator('.cm-line', { hasText: /^version:/ }).click();
     await page.keyboard.press('End');
@@ -79,13 +79,12 @@ describe('the YAML pane', () => {
     const problem = page.getByRole('region', { name: 'Problems' }).getByRole('button', { name: /version/ });
     await expect.poll(() => problem.innerText(), WAIT).toContain('write "1.0" in quotes');
     expect(await problem.innerText()).not.toContain('the number 1');
-    await page.close();
   }, 60_000);
 });
 
 describe('the canvas', () => {
   it('deletes every state chosen with Ctrl+click at once, and one undo brings them back', async () => {
-    const { page } = await openFlow(rig(), 'Delete several');
+    const { page } = await openFlow('Delete several');
     await node(page, 'won').locator('.name').click();
     await node(page, 'lost').locator('.name').click({ modifiers: ['Control'] });
     await expect.poll(() => page.locator('.svelte-flow__node.selected').count(), WAIT).toBe(2);
@@ -97,22 +96,20 @@ describe('the canvas', () => {
     await page.locator('.svelte-flow__pane').click({ position: { x: 30, y: 300 } });
     await page.keyboard.press('Control+z');
     await expect.poll(async () => (await nodeNames(page)).sort(), WAIT).toEqual(['lost', 'playing', 'setup', 'won']);
-    await page.close();
   }, 60_000);
 
   it('prints no warnings while the keyboard moves round the canvas', async () => {
-    const { page } = await openFlow(rig(), 'Keys');
+    const { page } = await openFlow('Keys');
     const problems = consoleProblems(page);
     await node(page, 'setup').focus();
     for (const key of ['Enter', 'ArrowRight', 'ArrowLeft', 'Shift', 'Control', 'Tab', 'Enter', 'Escape', 'Tab', 'Shift+Tab', 'a', ' ']) await page.keyboard.press(key);
     // One more round trip to the page, so every console message of those keys has arrived.
     await page.evaluate(() => new Promise((resolve) => (globalThis as any).requestAnimationFrame(resolve)));
     expect(problems).toEqual([]);
-    await page.close();
   }, 60_000);
 
   it('puts a new state clear of the self-loop labels', async () => {
-    const { page } = await openFlow(rig(), 'New state room');
+    const { page } = await openFlow('New state room');
     // Nothing selected: the new state goes to the middle of the view, where playing's loop labels are.
     await page.locator('.svelte-flow__pane').click({ position: { x: 30, y: 300 } });
     await page.getByRole('button', { name: '+ State' }).click();
@@ -126,14 +123,13 @@ describe('the canvas', () => {
       return labels.filter((l) => l.x < added.x + added.width && added.x < l.x + l.width && l.y < added.y + added.height && added.y < l.y + l.height).map((l) => l.text);
     };
     await expect.poll(covered, WAIT).toEqual([]);
-    await page.close();
   }, 60_000);
 });
 
 describe('expected answers', () => {
   // A draft with errors is saved (it is work in progress); the refusal is Publish's.
   it('saves a draft with errors, and refuses to publish it without a failed request', async () => {
-    const { page } = await openFlow(rig(), 'Publish refused');
+    const { page } = await openFlow('Publish refused');
     const failed = failedResponses(page);
     const problems = consoleProblems(page);
     await page.getByRole('tab', { name: 'YAML' }).click();
@@ -152,7 +148,6 @@ describe('expected answers', () => {
     expect(await refusal.innerText()).toMatch(/line \d+, column \d+/);
     expect(failed).toEqual([]);
     expect(problems).toEqual([]);
-    await page.close();
   }, 60_000);
 
   it('shows a visitor who never signed in the form without asking the server to refresh', async () => {

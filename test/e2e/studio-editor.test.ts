@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML, createFlow } from '../support/server.ts';
 import { screenshot } from './browser.ts';
+import { editorOnOnePage } from './studio-editor-page.ts';
 // The flows screens' server: it serves a snapshot of the built studio (see its comment).
 import { startScreensServer } from './studio-screens-server.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
@@ -28,12 +29,8 @@ afterAll(async () => {
   await closeServer?.();
 });
 
-async function openFlow(name: string, yaml = GUESSING_GAME_YAML): Promise<{ page: Page; id: string }> {
-  const id = await createFlow(rig.server, rig.account.apiKey, name, yaml);
-  const page = await rig.open(`/flow-editor?flow=${id}`);
-  await page.locator('.svelte-flow__node').first().waitFor(WAIT);
-  return { page, id };
-}
+// Each test opens a flow of its own, on one page for the file (editorOnOnePage).
+const openFlow = editorOnOnePage(() => rig);
 
 const node = (page: Page, state: string) => page.locator(`.svelte-flow__node[data-id="${state}"]`);
 const nodeNames = (page: Page) => page.locator('.svelte-flow__node .name').allTextContents();
@@ -91,7 +88,6 @@ describe('the flow editor', () => {
     expect(await page.locator('.state.initial').count()).toBe(1);
     expect(await page.getByText('Saved', { exact: true }).isVisible()).toBe(true);
     await screenshot(page, 'studio-editor');
-    await page.close();
   }, 90_000);
 
   it('adds a state, a tool and a transition on the canvas, and the YAML follows with its comments', async () => {
@@ -160,7 +156,6 @@ describe('the flow editor', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('.cm-line', { hasText: /^ {2}hint:$/ }).count(), WAIT).toBe(1);
     await screenshot(page, 'studio-editor-added-transition');
-    await page.close();
   }, 120_000);
 
   it('shows a broken transition at its line and column in the problems and the gutter, and follows the fix', async () => {
@@ -224,7 +219,6 @@ describe('the flow editor', () => {
     await expect.poll(() => page.locator('.canvas.stale').count(), WAIT).toBe(1);
     expect(await nodeNames(page)).toEqual(['setup', 'playing', 'won', 'lost']);
     await screenshot(page, 'studio-editor-stale');
-    await page.close();
   }, 120_000);
 
   it('undoes and redoes canvas edits and YAML typing with the keyboard and the buttons', async () => {
@@ -272,7 +266,6 @@ describe('the flow editor', () => {
     await cardPrompt.press('Control+z');
     await expect.poll(() => cardPrompt.inputValue(), WAIT).toBe(original);
     expect(await node(page, 'won').locator('.excerpt').textContent()).toBe(original);
-    await page.close();
   }, 120_000);
 
   it('saves the YAML and a dragged position, and both are there after a reload', async () => {
@@ -306,7 +299,6 @@ describe('the flow editor', () => {
     await node(page, 'won').waitFor(WAIT);
     await expect.poll(() => node(page, 'won').evaluate((el) => (el as any).style.transform), WAIT).toBe(moved);
     expect(await node(page, 'won').locator('.excerpt').textContent()).toBe('You found it!');
-    await page.close();
   }, 120_000);
 
   it('renames the flow from the header at once', async () => {
@@ -316,7 +308,6 @@ describe('the flow editor', () => {
     await name.press('Enter');
     await expect.poll(async () => (await rig.server.request('GET', `/v1/flows/${id}`, { apiKey: rig.account.apiKey })).body.name, WAIT).toBe('Ten questions');
     expect(await page.getByText('Saved', { exact: true }).isVisible()).toBe(true);
-    await page.close();
   }, 60_000);
 
   it('asks before leaving with unsaved changes, and stays when told to', async () => {
@@ -340,7 +331,6 @@ describe('the flow editor', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('link', { name: 'Flows' }).click();
     await expect.poll(() => new URL(page.url()).pathname, WAIT).toBe('/');
-    await page.close();
   }, 90_000);
 
   it('follows the desktop menu: undo, redo, save the flow, export the YAML', async () => {

@@ -6,6 +6,7 @@ import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML } from '../support/server.ts';
 import { screenshot, tempDir } from './browser.ts';
 import { studioSuite } from './studio-screens-server.ts';
+import { screenOnOnePage } from './studio.ts';
 
 // Importing YAML files on the flows screen: checked in the page with the server's validator
 // before anything is uploaded, so a broken file shows its problems by line and never reaches
@@ -27,8 +28,10 @@ describe('importing a flow from a YAML file', () => {
     await writeFile(path, text);
     return path;
   }
+  // Each test comes to the flows screen afresh, on one page for the file (screenOnOnePage).
+  const flowsPage = screenOnOnePage(rig, { path: '/', link: 'Flows' });
   async function openFlows(): Promise<Page> {
-    const page = await rig().open('/');
+    const page = await flowsPage();
     await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
     return page;
   }
@@ -50,7 +53,6 @@ describe('importing a flow from a YAML file', () => {
     const stored = (await flows()).find((f) => f.name === 'Order status')!;
     const record = await rig().server.request('GET', `/v1/flows/${stored.id}`, { jwt: rig().account.jwt });
     expect(record.body.yaml_content).toBe(yaml);
-    await page.close();
   });
 
   it('shows the errors of an invalid file with their lines, and uploads nothing', { timeout: 30_000 }, async () => {
@@ -77,7 +79,6 @@ describe('importing a flow from a YAML file', () => {
     await page.getByRole('dialog', { name: 'Import a flow' }).getByText('No problems found.').waitFor();
     await page.getByRole('dialog', { name: 'Import a flow' }).getByRole('button', { name: 'Cancel' }).click();
     expect((await flows()).length).toBe(before);
-    await page.close();
   });
 
   it('opens a file with errors in the editor as a new unsaved flow, which the first save after the fix creates', { timeout: 60_000 }, async () => {
@@ -122,7 +123,6 @@ describe('importing a flow from a YAML file', () => {
     await page.reload();
     await expect.poll(() => page.getByLabel('Flow name').inputValue(), { timeout: 15_000 }).toBe('Ten questions');
     await page.getByText('Saved', { exact: true }).waitFor();
-    await page.close();
   });
 
   it('shows a YAML syntax error by its line too', { timeout: 30_000 }, async () => {
@@ -134,7 +134,6 @@ describe('importing a flow from a YAML file', () => {
     await dialog.getByText(`Line ${problem!.line}, column ${problem!.column}`, { exact: false }).waitFor();
     await dialog.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
-    await page.close();
   });
 
   it('imports a file with warnings and says so', { timeout: 30_000 }, async () => {
@@ -149,7 +148,6 @@ describe('importing a flow from a YAML file', () => {
     await dialog.getByLabel('Name').fill('Has an orphan');
     await dialog.getByRole('button', { name: 'Import flow' }).click();
     await page.getByRole('status').filter({ hasText: /Imported “Has an orphan” with \d+ warnings? to look at in the editor\./ }).waitFor();
-    await page.close();
   });
 
   it("shows the server's diagnostics when the server refuses a file the page accepted", { timeout: 30_000 }, async () => {
@@ -167,6 +165,5 @@ describe('importing a flow from a YAML file', () => {
     await dialog.getByRole('alert').filter({ hasText: 'The server found 1 error in this file.' }).waitFor();
     expect(await dialog.getByText('Line 4, column 1: unknown key "voice" (a newer rule)').isVisible()).toBe(true);
     expect(await dialog.getByText('The server refused the flow: The flow document has 1 error.').isVisible()).toBe(true);
-    await page.close();
   });
 });

@@ -5,6 +5,7 @@ import { parseFlow } from '../../server/flow/parse.ts';
 import { GUESSING_GAME_YAML, createFlow } from '../support/server.ts';
 import { screenshot } from './browser.ts';
 import { studioSuite } from './studio-screens-server.ts';
+import { screenOnOnePage } from './studio.ts';
 
 // The flows screen as a designer uses it, in Chromium at 1280×800 against the real server. The
 // tests run in order on one account: it starts with no flows.
@@ -12,6 +13,9 @@ describe('the studio flows screen', () => {
   const rig = studioSuite();
 
   const open = (path = '/') => rig().open(path);
+  // The tests about the list itself come to it afresh on one page (screenOnOnePage); the others
+  // need a page of their own (an empty account, a failing server, the keyboard from the top).
+  const flowsPage = screenOnOnePage(rig, { path: '/', link: 'Flows' });
   const api = (method: string, path: string, body?: unknown) => rig().server.request(method, path, { jwt: rig().account.jwt, body });
   const scrollWidth = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth');
   const flowLink = (page: Page, name: string) => page.getByRole('table', { name: 'Flows' }).getByRole('link', { name, exact: true });
@@ -82,7 +86,7 @@ describe('the studio flows screen', () => {
 
   it('refuses an empty name in the new-flow dialog without creating anything', { timeout: 30_000 }, async () => {
     const before = (await api('GET', '/v1/flows')).body.length;
-    const page = await open('/');
+    const page = await flowsPage();
     await flowLink(page, 'Support line').waitFor();
     await page.getByRole('button', { name: 'New flow' }).click();
     const dialog = page.getByRole('dialog', { name: 'New flow' });
@@ -92,11 +96,10 @@ describe('the studio flows screen', () => {
     await dialog.getByLabel('Name').press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     expect((await api('GET', '/v1/flows')).body.length).toBe(before);
-    await page.close();
   });
 
   it('renames a flow in place: Escape cancels, Enter saves', { timeout: 30_000 }, async () => {
-    const page = await open('/');
+    const page = await flowsPage();
     await page.getByRole('button', { name: 'Rename Ten questions' }).click();
     const field = page.getByLabel('New name for Ten questions');
     expect(await field.inputValue()).toBe('Ten questions');
@@ -113,21 +116,19 @@ describe('the studio flows screen', () => {
     const names = (await api('GET', '/v1/flows')).body.map((f: { name: string }) => f.name);
     expect(names).toContain('Twenty questions');
     expect(names).not.toContain('Ten questions');
-    await page.close();
   });
 
   it('exports a flow as a .yaml download, byte for byte what was stored', { timeout: 30_000 }, async () => {
-    const page = await open('/');
+    const page = await flowsPage();
     await flowLink(page, 'Twenty questions').waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export Twenty questions as YAML' }).click()]);
     expect(download.suggestedFilename()).toBe('twenty-questions.yaml');
     const bytes = await readFile((await download.path())!);
     expect(bytes.equals(Buffer.from(GUESSING_GAME_YAML, 'utf8'))).toBe(true);
-    await page.close();
   });
 
   it('deletes a flow only after confirmation', { timeout: 30_000 }, async () => {
-    const page = await open('/');
+    const page = await flowsPage();
     await page.getByRole('button', { name: 'Delete Support line' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete “Support line”?' });
     await dialog.waitFor();
@@ -141,13 +142,12 @@ describe('the studio flows screen', () => {
     await page.getByRole('status').filter({ hasText: 'Deleted “Support line”.' }).waitFor();
     expect(await flowLink(page, 'Support line').count()).toBe(0);
     expect((await api('GET', '/v1/flows')).body.some((f: { name: string }) => f.name === 'Support line')).toBe(false);
-    await page.close();
   });
 
   it('keeps a long list with very long names inside 1280 px, with a filter', { timeout: 40_000 }, async () => {
     const names = ['Order status', 'Appointment booking', 'Restaurant reservations', 'Insurance claim intake', 'Pizza order with upsell', 'After-hours triage', 'Customer survey', 'L'.repeat(200)];
     for (const name of names) await createFlow(rig().server, rig().account.apiKey, name, GUESSING_GAME_YAML);
-    const page = await open('/');
+    const page = await flowsPage();
     await flowLink(page, 'Order status').waitFor();
     expect(await scrollWidth(page)).toBeLessThanOrEqual(1280);
     const table = page.getByRole('table', { name: 'Flows' });
@@ -159,7 +159,6 @@ describe('the studio flows screen', () => {
     await page.getByPlaceholder('Filter flows by name').fill('');
     await page.evaluate('document.activeElement?.blur()');
     await screenshot(page, 'studio-flows');
-    await page.close();
   });
 
   it('is reachable by keyboard: a skip link, the screens in the nav, then the main actions, all with visible focus', { timeout: 30_000 }, async () => {

@@ -7,17 +7,19 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { createFlow } from '../support/server.ts';
 import { studioSuite } from './studio-screens-server.ts';
+import { screenOnOnePage } from './studio.ts';
 
 describe('the Phone numbers screen', () => {
   // A number is bound once per server, whoever holds it: a server of its own, so no other file's numbers meet these.
   const rig = studioSuite({ ownServer: true });
   const numbersNow = async () => (await rig().server.request('GET', '/v1/phone-numbers', { jwt: rig().account.jwt })).body as Array<Record<string, any>>;
 
+  // Each test comes to the screen from the sidebar afresh, on one page for the file (screenOnOnePage).
+  const numbersPage = screenOnOnePage(rig, { path: '/phone-numbers', link: 'Phone numbers' });
+
   async function openScreen(): Promise<Page> {
-    const page = await rig().open('/');
+    const page = await numbersPage();
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rig().server.url });
-    await page.getByRole('navigation', { name: 'Studio' }).getByRole('link', { name: 'Phone numbers' }).click();
-    await page.waitForURL(`${rig().server.url}/phone-numbers`);
     await page.getByRole('heading', { name: 'Phone numbers', level: 1 }).waitFor();
     return page;
   }
@@ -65,7 +67,6 @@ describe('the Phone numbers screen', () => {
     const row = page.getByRole('table', { name: 'Phone numbers' }).getByRole('row').nth(1);
     expect((await row.innerText()).replace(/\s+/g, ' ').trim()).toBe('Twilio +15550100002 Front desk Front desk menu No calls yet Setup Delete');
     expect(unexpectedErrors()).toEqual([]);
-    await page.close();
   });
 
   it("tells each carrier's console apart: Telnyx's TeXML application, Plivo's application", { timeout: 60_000 }, async () => {
@@ -91,7 +92,6 @@ describe('the Phone numbers screen', () => {
     // "Setup" shows a number's URLs again later.
     await page.getByRole('button', { name: 'Show how to connect +15550100002' }).click();
     await page.getByRole('region', { name: 'Connect +15550100002 at Twilio' }).waitFor();
-    await page.close();
   });
 
   it("shows the server's refusal of a number already bound, in words, and keeps the form", { timeout: 60_000 }, async () => {
@@ -110,7 +110,6 @@ describe('the Phone numbers screen', () => {
     expect(await form.getByLabel('Number').inputValue()).toBe('+15550100002');
     expect((await numbersNow()).filter((n) => n.number === '+15550100002').map((n) => n.carrier)).toEqual(['twilio']);
     await form.getByRole('button', { name: 'Cancel' }).click();
-    await page.close();
   });
 
   it('deletes a number only once the designer confirms', { timeout: 60_000 }, async () => {
@@ -128,7 +127,6 @@ describe('the Phone numbers screen', () => {
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Deleted' }).innerText()).toBe('Deleted +15550100003.');
     expect(await table.getByText('+15550100003').count()).toBe(0);
     expect((await numbersNow()).map((n) => n.number).sort()).toEqual(['+15550100002', '+15550100004']);
-    await page.close();
   });
 
   it('keeps the do-not-call list: a bad number refused inline, one added, listed, and removed after a confirmation', { timeout: 60_000 }, async () => {
@@ -157,7 +155,6 @@ describe('the Phone numbers screen', () => {
     await page.getByRole('region', { name: 'Do not call' }).getByText('The list is empty.').waitFor();
     expect(await stored()).toEqual([]);
     expect(unexpectedErrors()).toEqual([]);
-    await page.close();
   });
 
   // The browser logs every refused request; the one this file provokes (409, a number already bound) is expected.

@@ -82,8 +82,11 @@ function sharedScreensServer(): { server: Promise<TestServer>; release(): void }
           ...server,
           async close() {
             await server.close();
-            process.off('SIGTERM', removeHome);
+            // The SIGTERM handler stays until the folder is gone: vitest may stop the worker while
+            // this closes (the idle timer and the run's end can meet), and a handler taken off
+            // before the removal finished left the folder behind.
             await rm(home, { recursive: true, force: true });
+            process.off('SIGTERM', removeHome);
           },
         };
       })(),

@@ -3,15 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { screenshot } from './browser.ts';
 import { startFakeOpenAI } from '../fakes/openai-server.ts';
 import { studioSuite } from './studio-screens-server.ts';
+import { screenOnOnePage } from './studio.ts';
 
 // The settings screen against the real server: what it shows must be what the API does — a key
 // created here works with X-Service-Key and stops working when revoked; a provider key typed
 // here is stored and never comes back in full.
 describe('the studio settings screen', () => {
   const rig = studioSuite();
+  // Each test comes to the settings screen afresh, on one page for the file (screenOnOnePage).
+  const settingsPage = screenOnOnePage(rig, { path: '/settings', link: 'Settings' });
 
   async function openSettings(): Promise<Page> {
-    const page = await rig().open('/settings');
+    const page = await settingsPage();
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
     return page;
   }
@@ -45,7 +48,6 @@ describe('the studio settings screen', () => {
     await page.reload();
     await row.waitFor();
     expect(await page.content()).not.toContain(key.slice(12));
-    await page.close();
   });
 
   it('revokes a key only after confirmation, and the key stops working at once', { timeout: 40_000 }, async () => {
@@ -67,7 +69,6 @@ describe('the studio settings screen', () => {
     await page.getByRole('status').filter({ hasText: 'Revoked “staging”' }).waitFor();
     expect(await revoke.count()).toBe(0);
     expect(await flowsWithKey(key)).toBe(401);
-    await page.close();
   });
 
   it('sets a provider key, shows it only masked, and clears it', { timeout: 40_000 }, async () => {
@@ -95,7 +96,6 @@ describe('the studio settings screen', () => {
     await page.getByRole('status').filter({ hasText: 'Language model: key cleared.' }).waitFor();
     expect(await llm.getByTestId('masked-llm').count()).toBe(0);
     expect((await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt })).body.llm_api_key).toBeNull();
-    await page.close();
   });
 
   // An own key with its own endpoint and model, checked when saved.
@@ -120,7 +120,6 @@ describe('the studio settings screen', () => {
       await page.reload();
       await expect.poll(() => llm.getByLabel(/^Base URL/).inputValue()).toBe(own.url);
       expect(await llm.getByLabel(/^Model/).inputValue()).toBe('llama3.1');
-      await page.close();
       await rig().server.request('PATCH', '/v1/providers', { jwt: rig().account.jwt, body: { llm_api_key: null, llm_base_url: null, llm_model: null } });
     } finally {
       await own.close();
@@ -135,7 +134,6 @@ describe('the studio settings screen', () => {
     await stt.getByRole('alert').filter({ hasText: 'An API key is at least 8 characters.' }).waitFor();
     expect(await stt.getByLabel('API key').inputValue()).toBe('');
     expect((await rig().server.request('GET', '/v1/providers', { jwt: rig().account.jwt })).body.stt_api_key).toBeNull();
-    await page.close();
   });
 
   it('shows the credits the API reports', { timeout: 30_000 }, async () => {
@@ -146,7 +144,6 @@ describe('the studio settings screen', () => {
     expect(await credits.getByTestId('credit-balance').innerText()).toBe(`$${(balance.balance_usd_cents / 100).toFixed(2)}`);
     expect(await credits.getByTestId('credit-rate').innerText()).toBe(`${balance.rate_per_minute_usd_cents}¢/min`);
     expect(await credits.getByTestId('credit-effective-rate').innerText()).toBe(`${balance.effective_rate_per_minute_usd_cents}¢/min`);
-    await page.close();
   });
 
   it("explains how to run the server headless, with this server's URL and endpoints", { timeout: 30_000 }, async () => {
@@ -168,7 +165,6 @@ describe('the studio settings screen', () => {
     await offered.waitFor();
     expect(await offered.innerText()).toMatch(new RegExp(`Text to speech\\s+${capabilities.tts.provider}`));
     expect(await offered.innerText()).toMatch(/Transports\s+WebRTC, WebSocket/);
-    await page.close();
   });
 
   it('fits 1280×800 without sideways scrolling', { timeout: 30_000 }, async () => {
@@ -180,6 +176,5 @@ describe('the studio settings screen', () => {
     // The section buttons at the top jump to a section and move the focus there.
     await page.getByRole('navigation', { name: 'Settings sections' }).getByRole('button', { name: 'Run headless' }).click();
     expect(await page.evaluate('document.activeElement?.textContent')).toBe('Run this server headless');
-    await page.close();
   });
 });

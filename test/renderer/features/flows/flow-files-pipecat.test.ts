@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkImportText, flowNameFromFileName, pipecatDeclarativeExportFile, pipecatExportFile, pipecatFormatLabel } from '../../../../renderer/src/features/flows/flow-files.ts';
+import { checkImportText, pipecatDeclarativeExportFile, pipecatExportFile, pipecatFormatLabel } from '../../../../renderer/src/features/flows/flow-file-checks.ts';
+import { flowNameFromFileName } from '../../../../renderer/src/features/flows/flow-files.ts';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 
 const GUESSING_GAME = readFileSync(new URL('../../../../resources/flows/guessing-game.yaml', import.meta.url), 'utf8');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { checkFlowText } from '../../../../renderer/src/features/flows/flow-file-checks.ts';
 import {
-  checkFlowText,
   diagnosticsFromDetails,
   excerptAround,
   flowNameFromFileName,
