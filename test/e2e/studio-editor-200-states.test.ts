@@ -6,9 +6,9 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { generateFlowYaml } from '../support/generate-flow.ts';
-import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
-import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
-import type { Positions } from '../../renderer/src/features/editor/graph/layout.ts';
+import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
+import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
+import type { Positions } from '../../server/flow/graph/layout.ts';
 import { createFlow } from '../support/server.ts';
 import { WAIT, node, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';

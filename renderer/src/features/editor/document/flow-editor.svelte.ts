@@ -10,7 +10,7 @@
 import type { Diagnostic } from '../../../../../server/flow/types.ts';
 import { api } from '../../../lib/api.ts';
 import { FlowText } from './flow-text.svelte.ts';
-import { samePositions, type Positions } from '../graph/layout.ts';
+import { samePositions, type Positions } from '../../../../../server/flow/graph/layout.ts';
 
 export type { EditOptions } from './flow-text.svelte.ts';
 

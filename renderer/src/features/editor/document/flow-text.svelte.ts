@@ -12,14 +12,14 @@
 //   and refuses graph edits until the text reads again.
 // - Positions are part of the same undo step as the text (EditHistory).
 import type { Diagnostic, FlowDocument } from '../../../../../server/flow/types.ts';
-import { analyzeFlowText, type Analysis } from './analyze.ts';
-import { readStates, type FlowData } from './flow-data.ts';
-import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from '../graph/graph.ts';
+import { analyzeFlowText, type Analysis } from '../../../../../server/flow/graph/analyze.ts';
+import { readStates, type FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from '../../../../../server/flow/graph/graph.ts';
 import { EditHistory } from './history.ts';
-import { placeMissing, renamedStates, samePositions, type Positions } from '../graph/layout.ts';
+import { placeMissing, renamedStates, samePositions, type Positions } from '../../../../../server/flow/graph/layout.ts';
 import { applyEditToText, type FlowEdit } from './operations.ts';
-import type { EdgeRoutes, LaidOut } from '../graph/laid-out.ts';
-import type { EdgePath } from '../graph/edge-routes.ts';
+import type { EdgeRoutes, LaidOut } from '../../../../../server/flow/graph/laid-out.ts';
+import type { EdgePath } from '../../../../../server/flow/graph/edge-routes.ts';
 import { startFlowWorker, type FlowWorker } from './worker-client.ts';
 
 interface Snapshot {

@@ -5,8 +5,8 @@
 // (analysis-delta.ts). Messages are plain data (worker-client.ts).
 import { AnalysisPacker } from './analysis-delta.ts';
 import { IncrementalAnalyzer } from './incremental-analysis.ts';
-import { EMPTY_GRAPH } from '../graph/graph.ts';
-import { layOut, openAnalysed, routeAnalysed } from '../graph/laid-out.ts';
+import { EMPTY_GRAPH } from '../../../../../server/flow/graph/graph.ts';
+import { layOut, openAnalysed, routeAnalysed } from '../../../../../server/flow/graph/laid-out.ts';
 import type { WorkerRequest, WorkerResponse } from './worker-client.ts';
 
 const analyzer = new IncrementalAnalyzer();

@@ -2,11 +2,11 @@
 // started (a test page without one, a worker script that fails to load), the same functions run
 // on the page: slower on big flows, never broken.
 import { AnalysisUnpacker, type AnalysisMessage } from './analysis-delta.ts';
-import { analyzeFlowText, type Analysis } from './analyze.ts';
-import type { StateCard, TransitionLink } from '../graph/graph.ts';
-import { layOut, openAnalysed, routeAnalysed, type LaidOut, type Opened } from '../graph/laid-out.ts';
-import type { EdgePath } from '../graph/edge-routes.ts';
-import type { Positions } from '../graph/layout.ts';
+import { analyzeFlowText, type Analysis } from '../../../../../server/flow/graph/analyze.ts';
+import type { StateCard, TransitionLink } from '../../../../../server/flow/graph/graph.ts';
+import { layOut, openAnalysed, routeAnalysed, type LaidOut, type Opened } from '../../../../../server/flow/graph/laid-out.ts';
+import type { EdgePath } from '../../../../../server/flow/graph/edge-routes.ts';
+import type { Positions } from '../../../../../server/flow/graph/layout.ts';
 import { spawnFlowWorker } from './spawn-flow-worker.ts';
 
 export type WorkerRequest =
