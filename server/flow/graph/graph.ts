@@ -230,16 +230,33 @@ function keypadLinks(dtmf: unknown): Array<{ tool: string; target: string }> {
 
 function pushLink(links: TransitionLink[], old: Map<string, TransitionLink>, link: TransitionLink): void {
   const before = old.get(link.id);
-  const same =
-    before &&
-    before.source === link.source &&
-    before.target === link.target &&
-    before.tool === link.tool &&
-    before.selfLoop === link.selfLoop &&
-    before.index === link.index &&
-    before.count === link.count &&
-    before.branch === link.branch;
-  links.push(same ? before : link);
+  links.push(before && sameLink(before, link) ? before : link);
+}
+
+function sameLink(a: TransitionLink, b: TransitionLink): boolean {
+  return a.source === b.source && a.target === b.target && a.tool === b.tool && a.selfLoop === b.selfLoop && a.index === b.index && a.count === b.count && a.branch === b.branch;
+}
+
+/**
+ * `next` (a graph derived elsewhere: the flow worker's, or the server's view) with the cards and
+ * links equal to `previous`'s handed back as `previous`'s objects, and `previous` itself when
+ * nothing differs: the canvas then keeps what it drew for them, as after a derivation here.
+ */
+export function keepSame(next: FlowGraph, previous: FlowGraph): FlowGraph {
+  const oldCards = new Map(previous.cards.map((c) => [c.name, c]));
+  const oldLinks = new Map(previous.links.map((l) => [l.id, l]));
+  const cards = next.cards.map((card) => {
+    const old = oldCards.get(card.name);
+    return old && old.name === card.name && sameCard(old, card) ? old : card;
+  });
+  const links = next.links.map((link) => {
+    const old = oldLinks.get(link.id);
+    return old && sameLink(old, link) ? old : link;
+  });
+  const reused = cards.length === previous.cards.length && cards.every((c, i) => c === previous.cards[i]);
+  const linksReused = links.length === previous.links.length && links.every((l, i) => l === previous.links[i]);
+  if (reused && linksReused && next.initial === previous.initial) return previous;
+  return { cards, links, initial: next.initial };
 }
 
 function sameCard(a: StateCard, b: StateCard): boolean {
