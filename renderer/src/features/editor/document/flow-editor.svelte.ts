@@ -73,6 +73,10 @@ export class FlowEditor extends FlowText {
     this.startWorker(worker);
     // What the canvas draws, made on the server (null when it is not there, or of another text).
     const viewing = view ?? (this.flowId !== null && !fetched ? api.getFlowView(this.flowId) : null);
+    // Whether it came before the text: the worker is then asked to place the states where the
+    // view has them, and lays nothing out again (the same positions dagre would give).
+    let arrived: ApiResult<FlowViewRecord> | null = null;
+    void viewing?.then((answer) => (arrived = answer), () => {});
     const [result, draft] = await (fetched ?? (this.flowId !== null ? Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]) : [null, null]));
     // Left before the flow arrived (close() stopped the worker): nothing more to do.
     if (!this.worker) return;
@@ -93,7 +97,8 @@ export class FlowEditor extends FlowText {
     this.publishedVersion = result?.value.published_version ?? null;
     this.etag = draft?.ok ? draft.value.etag : null;
     const etag = draft?.ok ? draft.value.etag : null;
-    const drawn = viewing && etag !== null ? viewing.then((r) => (r.ok && r.value.etag === etag ? r.value.view : null)) : null;
+    const ofThisText = (answer: ApiResult<FlowViewRecord>) => (answer.ok && answer.value.etag === etag ? answer.value.view : null);
+    const drawn = viewing && etag !== null ? (arrived ? ofThisText(arrived) : viewing.then(ofThisText)) : null;
     const positions = await this.openText(text, flow.layout?.positions ?? {}, drawn);
     if (!positions) return;
     this.savedPositions = positions;

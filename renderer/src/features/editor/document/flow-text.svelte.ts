@@ -92,15 +92,19 @@ export class FlowText {
    * data for the inspector yet); the worker's answer then lands on it without redrawing what did
    * not change (keepSame): the same cards, links, positions and routes.
    */
-  protected async openText(text: string, saved: Positions, view: Promise<FlowView | null> | null = null): Promise<Positions | null> {
+  protected async openText(text: string, saved: Positions, view: FlowView | Promise<FlowView | null> | null = null): Promise<Positions | null> {
     this.yaml = text;
     const version = this.version;
+    const big = text.length >= ANALYZE_IN_PAGE_BELOW && this.worker !== null;
+    // A view here already places every state as the worker would: it is sent as the positions
+    // saved, so the worker lays nothing out again while the page draws.
+    const viewNow = view && !(view instanceof Promise) && view.cards.length > 0 ? view : null;
     // A big text is analysed, its states placed (dagre's layout for a flow never laid out) and its
     // edges routed in one job of the flow worker; a small one is analysed here at once, and goes
     // to the worker only to be laid out.
-    const opening = text.length < ANALYZE_IN_PAGE_BELOW || !this.worker ? null : this.worker.open(text, saved);
+    const opening = big ? this.worker!.open(text, viewNow ? viewNow.positions : saved) : null;
     if (opening && view) {
-      const first = await Promise.race([view.catch(() => null), opening.then(() => null)]);
+      const first = viewNow ?? (await Promise.race([Promise.resolve(view).catch(() => null), opening.then(() => null)]));
       if (!this.worker) return null;
       if (first && first.cards.length > 0) {
         this.showView(first);
