@@ -96,15 +96,21 @@ export class FlowText {
     this.yaml = text;
     const version = this.version;
     const big = text.length >= ANALYZE_IN_PAGE_BELOW && this.worker !== null;
-    // A view here already places every state as the worker would: it is sent as the positions
-    // saved, so the worker lays nothing out again while the page draws.
-    const viewNow = view && !(view instanceof Promise) && view.cards.length > 0 ? view : null;
+    // A view here already (it came before the text) is drawn at once, and the worker is asked for
+    // the analysis alone: the view is the graph, the positions and the routes its open job gives.
+    const viewNow = big && view && !(view instanceof Promise) && view.cards.length > 0 ? view : null;
+    if (viewNow) {
+      const analysing = this.worker!.openDrawn(text);
+      this.showView(viewNow);
+      void analysing.then((analysis) => this.openedAfterView({ analysis, graph: null, laidOut: null }, version), () => (this.previewing = false));
+      return this.positions;
+    }
     // A big text is analysed, its states placed (dagre's layout for a flow never laid out) and its
     // edges routed in one job of the flow worker; a small one is analysed here at once, and goes
     // to the worker only to be laid out.
-    const opening = big ? this.worker!.open(text, viewNow ? viewNow.positions : saved) : null;
+    const opening = big ? this.worker!.open(text, saved) : null;
     if (opening && view) {
-      const first = viewNow ?? (await Promise.race([Promise.resolve(view).catch(() => null), opening.then(() => null)]));
+      const first = await Promise.race([Promise.resolve(view).catch(() => null), opening.then(() => null)]);
       if (!this.worker) return null;
       if (first && first.cards.length > 0) {
         this.showView(first);
@@ -152,11 +158,12 @@ export class FlowText {
    * the view's objects. Typing meanwhile moved the version on: its own analysis, asked since,
    * replaces this one when it lands.
    */
-  private openedAfterView(opened: Opened, version: number): void {
+  private openedAfterView(opened: Pick<Opened, 'analysis'> & { graph: FlowGraph | null; laidOut: Opened['laidOut'] }, version: number): void {
     if (!this.worker) return;
     if (version >= this.appliedVersion) {
       const shown = this.graph;
-      this.applyAnalysis(opened.analysis, version, keepSame(opened.graph, shown));
+      // No graph: the worker was asked for the analysis alone, of the very text the view is of.
+      this.applyAnalysis(opened.analysis, version, opened.graph ? keepSame(opened.graph, shown) : shown);
       // Routes the worker made on these very positions, for a graph that differs from the view's.
       const laidOut = opened.laidOut;
       if (laidOut && this.graph !== shown && samePositions(laidOut.positions, this.positions)) {
@@ -164,7 +171,7 @@ export class FlowText {
       }
     }
     this.previewing = false;
-    this.readStatesWhenIdle(opened.graph);
+    this.readStatesWhenIdle(this.graph);
   }
 
   /**
