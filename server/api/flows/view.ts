@@ -22,7 +22,7 @@ import { FlowViewRecord } from '../../protocol/api/flows.ts';
 
 const FlowParams = z.object({ flow_id: z.string() });
 
-/** Views kept, and their bytes at most (a 500-state flow's view is about half a MiB). */
+/** Views kept, and their bytes with the texts they are of at most (a 500-state flow's view and text are about 1 MiB). */
 const VIEWS_KEPT = 32;
 const VIEW_BYTES_KEPT = 32 * 1024 * 1024;
 
@@ -51,16 +51,17 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
   /** Views being made, so that two opens of one flow at once make it once. */
   const making = new Map<string, Promise<Kept>>();
 
+  const sizeOf = (view: Kept) => view.bytes.byteLength + view.text.length * 2 + (view.layout?.length ?? 0) * 2;
   const keep = (key: string, view: Kept) => {
     const before = kept.get(key);
-    if (before) keptBytes -= before.bytes.byteLength;
+    if (before) keptBytes -= sizeOf(before);
     kept.delete(key);
     kept.set(key, view);
-    keptBytes += view.bytes.byteLength;
+    keptBytes += sizeOf(view);
     for (const [oldest, old] of kept) {
       if (kept.size <= VIEWS_KEPT && keptBytes <= VIEW_BYTES_KEPT) break;
       kept.delete(oldest);
-      keptBytes -= old.bytes.byteLength;
+      keptBytes -= sizeOf(old);
     }
   };
 
