@@ -127,6 +127,8 @@ describe('a 200-state flow', () => {
       await leavesS0IntoS1(page);
       // Read-only meanwhile: no adding states or laying out again.
       expect(await page.getByRole('button', { name: '+ State' }).count()).toBe(0);
+      const at = (state: string) => node(page, state).evaluate((el) => (el as any).style.transform as string);
+      const s0Before = await at('s0');
 
       // A keystroke in the YAML while the worker is held: skip0 is sent to s20 instead of s2.
       await cursorAfterS0Skip(page);
@@ -135,6 +137,8 @@ describe('a 200-state flow', () => {
       const skipLabel = () => page.locator('.svelte-flow__edge[data-id="s0→skip0"]').getAttribute('aria-label');
       await expect.poll(skipLabel, WAIT).toMatch(/ to s20$/);
       await page.getByRole('button', { name: '+ State' }).waitFor(WAIT);
+      // The worker's answer drew the same picture: nothing moved.
+      expect(await at('s0')).toBe(s0Before);
       expect(await page.locator('header .status[role="status"]').innerText()).not.toBe('Saved');
     } finally {
       release();
