@@ -2,6 +2,7 @@
 // runFlowJob on each message. Jobs and results are plain data, so they cross between threads by
 // structured clone and the answers stay exactly what the flow model returns.
 import { parseFlow } from '../flow/parse.ts';
+import { flowView } from '../flow/graph/view.ts';
 import { exportDeclarativeFlowText, exportPipecatFlowText, importPipecatFlow, type ExportedDeclarativeFlow, type ExportedPipecatFlow, type PipecatImport } from '../flow/pipecat/index.ts';
 import { parseFlowTests, type FlowTest, type TestDiagnostic } from '../flow/tests-format.ts';
 import type { Diagnostic, FlowDocument } from '../flow/types.ts';
@@ -39,7 +40,13 @@ export type FlowJob =
   /** A flow's YAML out as a Pipecat FlowConfig of before 1.0. */
   | { kind: 'pipecat_export'; yaml: string }
   /** A flow's YAML out as the YAML FlowConfig of Pipecat Flows 1.x. */
-  | { kind: 'pipecat_export_declarative'; yaml: string };
+  | { kind: 'pipecat_export_declarative'; yaml: string }
+  /**
+   * What the studio's canvas draws for a text and the layout saved with the flow (its stored JSON
+   * text, `{"positions": {...}}`; flow/graph/view.ts), as the JSON the view endpoint answers
+   * with, `head` and `tail` around it.
+   */
+  | { kind: 'flow_view'; yaml: string; layout: string | null; head: string; tail: string };
 
 export interface FlowJobResults {
   /** documentVersion: the document's own `version` string, when it validates (a stored version keeps it). */
@@ -68,6 +75,8 @@ export interface FlowJobResults {
   pipecat_import: PipecatImport | { refused: JsonTextRefusal };
   pipecat_export: ExportedPipecatFlow;
   pipecat_export_declarative: ExportedDeclarativeFlow;
+  /** UTF-8 JSON: `head`, the view (or null, when the text is not readable YAML), `tail`; in a buffer of its own. */
+  flow_view: { viewJson: Uint8Array; readable: boolean };
 }
 
 export type FlowJobResult = FlowJobResults[FlowJob['kind']];
@@ -132,10 +141,25 @@ export function runFlowJob(job: FlowJob): FlowJobResult {
       return exportPipecatFlowText(job.yaml);
     case 'pipecat_export_declarative':
       return exportDeclarativeFlowText(job.yaml);
+    case 'flow_view': {
+      const view = flowView(job.yaml, savedPositions(job.layout));
+      return { viewJson: utf8(`${job.head}${JSON.stringify(view)}${job.tail}`), readable: view !== null };
+    }
     case 'apply_json': {
       const yaml = applyJsonToYaml(job.yaml, job.json);
       const { diagnostics, document } = parseFlow(yaml);
       return { yaml, diagnostics, documentVersion: document?.version ?? null };
     }
+  }
+}
+
+/** The positions a flow's stored layout holds; none when it has no layout (or one not readable). */
+function savedPositions(layout: string | null): Record<string, { x: number; y: number }> {
+  if (layout === null) return {};
+  try {
+    const positions = (JSON.parse(layout) as { positions?: unknown } | null)?.positions;
+    return typeof positions === 'object' && positions !== null ? (positions as Record<string, { x: number; y: number }>) : {};
+  } catch {
+    return {};
   }
 }

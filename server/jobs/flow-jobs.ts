@@ -229,6 +229,14 @@ export class FlowJobs {
     return this.run(account, { kind: 'pipecat_export_declarative', yaml });
   }
 
+  /**
+   * The studio's canvas for a text and the layout stored with the flow (flow/graph/view.ts), as
+   * JSON bytes made in the worker: `head`, the view or null (not readable YAML), `tail`.
+   */
+  flowView(account: string, yaml: string, layout: string | null, head: string, tail: string): Promise<FlowJobResults['flow_view']> {
+    return this.run(account, { kind: 'flow_view', yaml, layout, head, tail });
+  }
+
   /** Fails what waits or runs, and terminates the workers. */
   async close(): Promise<void> {
     this.closed = true;

@@ -27,8 +27,8 @@ import { launchChromium, tempDir, writeMicWav } from '../e2e/browser.ts';
 import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
-import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
-import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
+import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
+import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
 import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames, viewIds } from './studio-editor.ts';
 
 const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold');

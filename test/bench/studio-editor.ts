@@ -32,8 +32,8 @@ import { signInBrowser } from '../e2e/studio.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { collapsedGroupsKey } from '../../renderer/src/features/editor/graph/collapsed-groups.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
-import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
-import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
+import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
+import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
 import { ms, percentile, type BenchRow } from './bench-kit.ts';
 import { floorData, startFloor, studioView, type FloorServer } from './studio-floor.ts';
 

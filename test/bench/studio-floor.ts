@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
-import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
+import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
+import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
 import { DRAW_IN_VIEW_ONLY_ABOVE } from '../../renderer/src/features/editor/graph/graph-view.ts';
-import { NODE_WIDTH, estimateHeight } from '../../renderer/src/features/editor/graph/layout.ts';
+import { NODE_WIDTH, estimateHeight } from '../../server/flow/graph/layout.ts';
 
 const source = fileURLToPath(new URL('./studio-floor/', import.meta.url));
 

@@ -7,12 +7,12 @@
 import { cpuUsage } from 'node:process';
 import { loadavg } from 'node:os';
 import dagre from '@dagrejs/dagre';
-import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
-import { deriveGraph } from '../../renderer/src/features/editor/graph/graph.ts';
-import { routeEdges } from '../../renderer/src/features/editor/graph/edge-routes.ts';
-import { NODE_WIDTH, TIGHT_TREE_RANKING_ABOVE, autoLayout, estimateHeight, forwardEdges, loopRoom } from '../../renderer/src/features/editor/graph/layout.ts';
-import { crossingsOf, orderLayers } from '../../renderer/src/features/editor/graph/layer-order.ts';
-import type { StateCard, TransitionLink } from '../../renderer/src/features/editor/graph/graph.ts';
+import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
+import { deriveGraph } from '../../server/flow/graph/graph.ts';
+import { routeEdges } from '../../server/flow/graph/edge-routes.ts';
+import { NODE_WIDTH, TIGHT_TREE_RANKING_ABOVE, autoLayout, estimateHeight, forwardEdges, loopRoom } from '../../server/flow/graph/layout.ts';
+import { crossingsOf, orderLayers } from '../../server/flow/graph/layer-order.ts';
+import type { StateCard, TransitionLink } from '../../server/flow/graph/graph.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 
 const rounds = Number(process.argv[2] ?? 5);

@@ -2,14 +2,18 @@
 // the canvas does), yet shows every state on the overview map, runs its edges from the bottom of
 // the states they leave into the top of the states they enter, drawn or not yet drawn, and draws
 // the states that come into view. Saved with a layout, it reopens with every state where it was
-// saved (a state added since placed beside the others) and its edges routed there.
+// saved (a state added since placed beside the others) and its edges routed there. Its canvas is
+// drawn from the server's view of the flow while the flow worker has not even loaded, read-only
+// until the worker's answer lands, and a keystroke typed meanwhile is kept.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { generateFlowYaml } from '../support/generate-flow.ts';
-import { analyzeFlowText } from '../../renderer/src/features/editor/document/analyze.ts';
-import { openAnalysed } from '../../renderer/src/features/editor/graph/laid-out.ts';
-import type { Positions } from '../../renderer/src/features/editor/graph/layout.ts';
+import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
+import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
+import type { Positions } from '../../server/flow/graph/layout.ts';
 import { createFlow } from '../support/server.ts';
+import { cursorAfterS0Skip } from '../bench/studio-editor.ts';
+import { signInBrowser, turnOffAutosave } from './studio.ts';
 import { WAIT, node, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
@@ -97,6 +101,47 @@ describe('a 200-state flow', () => {
       // Nothing was moved by opening it: the flow is as saved.
       expect(await page.locator('header .status[role="status"]').innerText()).toBe('Saved');
     } finally {
+      await page.close();
+    }
+  }, 120_000);
+
+  it("is drawn from the server's view before the flow worker has loaded, read-only until it answers, and keeps what was typed meanwhile", async () => {
+    const id = await createFlow(rig().server, rig().account.apiKey, 'Two hundred states, drawn early', TWO_HUNDRED);
+    const page = await rig().chromium.newPage();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await signInBrowser(page, rig().server.url, rig().account);
+      await turnOffAutosave(page);
+      // The flow worker's script is held back: nothing on the page can parse or lay out the flow.
+      let asked = false;
+      await page.route(/flow-worker[^/]*\.js(\?.*)?$/, async (route) => {
+        asked = true;
+        await held;
+        await route.continue();
+      });
+      await page.goto(`${rig().server.url}/flow-editor?flow=${id}`);
+      await expect.poll(() => page.locator('.svelte-flow__minimap-node').count(), WAIT).toBe(200);
+      await node(page, 's0').waitFor(WAIT);
+      expect(asked).toBe(true);
+      await leavesS0IntoS1(page);
+      // Read-only meanwhile: no adding states or laying out again.
+      expect(await page.getByRole('button', { name: '+ State' }).count()).toBe(0);
+      const at = (state: string) => node(page, state).evaluate((el) => (el as any).style.transform as string);
+      const s0Before = await at('s0');
+
+      // A keystroke in the YAML while the worker is held: skip0 is sent to s20 instead of s2.
+      await cursorAfterS0Skip(page);
+      await page.keyboard.type('0');
+      release();
+      const skipLabel = () => page.locator('.svelte-flow__edge[data-id="s0→skip0"]').getAttribute('aria-label');
+      await expect.poll(skipLabel, WAIT).toMatch(/ to s20$/);
+      await page.getByRole('button', { name: '+ State' }).waitFor(WAIT);
+      // The worker's answer drew the same picture: nothing moved.
+      expect(await at('s0')).toBe(s0Before);
+      expect(await page.locator('header .status[role="status"]').innerText()).not.toBe('Saved');
+    } finally {
+      release();
       await page.close();
     }
   }, 120_000);

@@ -13,6 +13,7 @@ import type * as Flows from '../../../server/protocol/api/flows.ts';
 import type * as Phone from '../../../server/protocol/api/phone.ts';
 import type * as Sessions from '../../../server/protocol/api/sessions.ts';
 import type * as Webhooks from '../../../server/protocol/api/webhooks.ts';
+import type { FlowView } from '../../../server/flow/graph/view.ts';
 
 export interface ApiFailure {
   ok: false;
@@ -33,6 +34,11 @@ export type FlowLayout = z.infer<typeof Flows.FlowLayout>;
 export type FlowRecord = FromOlderServers<z.infer<typeof Flows.FlowRecord>, 'published_version' | 'has_draft'>;
 /** What the studio edits: the draft, or the published text while there is none. */
 export type DraftRecord = z.infer<typeof Flows.DraftRecord>;
+/**
+ * What the canvas draws for the flow's draft and saved layout, made by the studio's own code on
+ * the server (server/flow/graph/view.ts); null when the text is not readable YAML.
+ */
+export type FlowViewRecord = Omit<z.infer<typeof Flows.FlowViewRecord>, 'view'> & { view: FlowView | null };
 export type FlowVersionSummary = z.infer<typeof Flows.FlowVersionSummary>;
 export type FlowVersionRecord = z.infer<typeof Flows.FlowVersionRecord>;
 /** What "Send a test request" on an http tool's card got back. */

@@ -9,6 +9,7 @@ import type {
   FlowLayout,
   FlowRecord,
   DraftRecord,
+  FlowViewRecord,
   FlowVersionSummary,
   FlowVersionRecord,
   PublishedVersion,
@@ -141,6 +142,8 @@ export const api = {
   // Drafts and versions (docs/flows.md#drafts). `etag` is the draft's as last read or saved: a save
   // or publish over a newer one made elsewhere comes back 412 draft_conflict.
   getDraft: (flowId: string) => request<DraftRecord>('GET', `/v1/flows/${id(flowId)}/draft`),
+  /** What the canvas draws for the draft, made on the server: drawn before the flow worker has parsed the text. */
+  getFlowView: (flowId: string) => request<FlowViewRecord>('GET', `/v1/flows/${id(flowId)}/view`),
   saveDraft: (flowId: string, yamlContent: string, etag: string | null) =>
     request<DraftRecord>('PUT', `/v1/flows/${id(flowId)}/draft`, { yaml_content: yamlContent }, etag ? { 'if-match': `"${etag}"` } : {}),
   discardDraft: (flowId: string, etag: string | null) => request<void>('DELETE', `/v1/flows/${id(flowId)}/draft`, undefined, etag ? { 'if-match': `"${etag}"` } : {}),

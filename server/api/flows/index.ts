@@ -17,6 +17,7 @@ import { assertFlowStorageLeft, newFlowBytesLeft, textBytes, withFlowStorageLeft
 import { flowPipecatRoutes } from './pipecat.ts';
 import { toolTestRequestRoutes } from './tool-test-requests.ts';
 import { experimentRoutes } from './experiments.ts';
+import { flowViewRoutes } from './view.ts';
 import { authorOf, flowVersionRoutes } from './versions.ts';
 
 export const FlowParams = z.object({ flow_id: z.string() });
@@ -176,4 +177,5 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
   await flowPipecatRoutes(app, { ownFlow });
   await toolTestRequestRoutes(app, { ownFlow });
   await experimentRoutes(app, { ownFlow });
+  await flowViewRoutes(app, { ownFlow });
 }

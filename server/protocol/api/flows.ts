@@ -110,3 +110,51 @@ export const ToolTestRequestResult = z.object({
   error: z.string().optional(),
   duration_ms: z.number(),
 });
+
+const ViewPoint = z.object({ x: z.number(), y: z.number() });
+/** A state's card on the studio's canvas (server/flow/graph/graph.ts, StateCard). */
+export const FlowViewCard = z.object({
+  name: z.string(),
+  initial: z.boolean(),
+  /** The card's prompt (`ui.prompt`), shortened. */
+  excerpt: z.string(),
+  tools: z.array(z.object({ name: z.string(), kind: z.enum(['move', 'stay', 'dangling', 'unlisted']), target: z.string().nullable() })),
+  errors: z.number(),
+  warnings: z.number(),
+  says: z.boolean(),
+  endsCall: z.boolean(),
+  uninterruptible: z.boolean(),
+  globalTools: z.array(z.string()),
+  group: z.string().nullable(),
+});
+/** A transition drawn between two states (TransitionLink). */
+export const FlowViewLink = z.object({
+  id: z.string(),
+  source: z.string(),
+  target: z.string(),
+  tool: z.string(),
+  selfLoop: z.boolean(),
+  index: z.number(),
+  count: z.number(),
+  branch: z.boolean().optional(),
+});
+/**
+ * What the studio's canvas draws for the text it edits (the draft, else the published text) and
+ * the flow's saved layout: the studio's own shapes, made by the studio's code in a flow worker.
+ * `view` is null when the text is not readable YAML.
+ */
+export const FlowViewRecord = z.object({
+  flow_id: z.string(),
+  /** The draft's ETag (as GET /v1/flows/{id}/draft gives it): the text this view is of. */
+  etag: z.string(),
+  view: z
+    .object({
+      cards: z.array(FlowViewCard),
+      links: z.array(FlowViewLink),
+      initial: z.string().nullable(),
+      positions: z.record(z.string(), ViewPoint),
+      /** Edge id → where it runs on these positions: corners between the two cards, and where its label sits. */
+      paths: z.record(z.string(), z.object({ corners: z.array(ViewPoint), label: z.object({ segment: z.number(), t: z.number() }) })),
+    })
+    .nullable(),
+});

@@ -8,7 +8,7 @@
 // it there (a `next_state` its state lets it choose, or an empty body for its own target). Pure,
 // so it is unit-tested without a browser.
 import { stringify } from 'yaml';
-import { initialStateOf, readStates, type FlowData, type ToolView } from '../editor/document/flow-data.ts';
+import { initialStateOf, readStates, type FlowData, type ToolView } from '../../../../server/flow/graph/flow-data.ts';
 
 export interface TriedRequest {
   ok: boolean;

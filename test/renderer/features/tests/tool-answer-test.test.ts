@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 import { parseFlowTests } from '../../../../server/flow/tests-format.ts';
 import { runTests } from '../../../../server/testing/run-tests.ts';
-import { findState, type FlowData } from '../../../../renderer/src/features/editor/document/flow-data.ts';
+import { findState, type FlowData } from '../../../../server/flow/graph/flow-data.ts';
 import { answerOfRequest, pathTo, toolAnswerTest } from '../../../../renderer/src/features/tests/tool-answer-test.ts';
 
 const BOOKING_YAML = readFileSync(new URL('../../../../resources/flows/appointment-booking.yaml', import.meta.url), 'utf8');

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { deriveGraph } from '../../../../renderer/src/features/editor/graph/graph.ts';
+import { deriveGraph } from '../../../../server/flow/graph/graph.ts';
 import { untestedOnGraph } from '../../../../renderer/src/features/tests/test-results.ts';
 import { parseFlow } from '../../../../server/flow/parse.ts';
 import { flowCoverage } from '../../../../server/flow/tests-coverage.ts';

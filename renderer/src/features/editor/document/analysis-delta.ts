@@ -8,8 +8,8 @@
 // equals what the worker analysed, key order included (test/renderer/features/editor/document/
 // analysis-delta.test.ts).
 import type { Diagnostic, FlowDocument } from '../../../../../server/flow/types.ts';
-import type { Analysis } from './analyze.ts';
-import { isRecord, type FlowData } from './flow-data.ts';
+import type { Analysis } from '../../../../../server/flow/graph/analyze.ts';
+import { isRecord, type FlowData } from '../../../../../server/flow/graph/flow-data.ts';
 
 type Entries = Array<[string, unknown]>;
 

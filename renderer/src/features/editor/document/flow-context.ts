@@ -2,7 +2,7 @@
 // their own piece of it (an http tool's "Save as test" walks from the start state to its state).
 // The workspace provides it; outside one there is none.
 import { getContext, setContext } from 'svelte';
-import type { FlowData } from './flow-data.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
 
 const KEY = Symbol('flow-data');
 

@@ -8,9 +8,9 @@
 //   in another window since is never overwritten silently: the editor shows a conflict, and the
 //   designer reloads theirs or keeps this one. A new flow's first save creates it (version 1).
 import type { Diagnostic } from '../../../../../server/flow/types.ts';
-import { api } from '../../../lib/api.ts';
+import { api, type ApiResult, type FlowViewRecord } from '../../../lib/api.ts';
 import { FlowText } from './flow-text.svelte.ts';
-import { samePositions, type Positions } from '../graph/layout.ts';
+import { samePositions, type Positions } from '../../../../../server/flow/graph/layout.ts';
 
 export type { EditOptions } from './flow-text.svelte.ts';
 
@@ -64,11 +64,19 @@ export class FlowEditor extends FlowText {
   }
 
   /**
-   * Opens the flow. `fetched` is its api.getFlow and api.getDraft, and `worker` the flow worker
-   * (spawnFlowWorker()), when the screen started them already.
+   * Opens the flow. `fetched` is its api.getFlow and api.getDraft, `worker` the flow worker
+   * (spawnFlowWorker()) and `view` its api.getFlowView, when the screen started them already.
+   * Resolves once the canvas can be drawn: from the server's view when it comes before the
+   * worker's answer (`previewing` until that lands), else from the worker's answer.
    */
-  async open(fetched?: Promise<FetchedFlow>, worker?: Worker | null): Promise<void> {
+  async open(fetched?: Promise<FetchedFlow>, worker?: Worker | null, view?: Promise<ApiResult<FlowViewRecord>>): Promise<void> {
     this.startWorker(worker);
+    // What the canvas draws, made on the server (null when it is not there, or of another text).
+    const viewing = view ?? (this.flowId !== null && !fetched ? api.getFlowView(this.flowId) : null);
+    // Whether it came before the text: the worker is then asked to place the states where the
+    // view has them, and lays nothing out again (the same positions dagre would give).
+    let arrived: ApiResult<FlowViewRecord> | null = null;
+    void viewing?.then((answer) => (arrived = answer), () => {});
     const [result, draft] = await (fetched ?? (this.flowId !== null ? Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]) : [null, null]));
     // Left before the flow arrived (close() stopped the worker): nothing more to do.
     if (!this.worker) return;
@@ -88,7 +96,10 @@ export class FlowEditor extends FlowText {
     this.publishedYaml = result ? flow.yaml_content : '';
     this.publishedVersion = result?.value.published_version ?? null;
     this.etag = draft?.ok ? draft.value.etag : null;
-    const positions = await this.openText(text, flow.layout?.positions ?? {});
+    const etag = draft?.ok ? draft.value.etag : null;
+    const ofThisText = (answer: ApiResult<FlowViewRecord>) => (answer.ok && answer.value.etag === etag ? answer.value.view : null);
+    const drawn = viewing && etag !== null ? (arrived ? ofThisText(arrived) : viewing.then(ofThisText)) : null;
+    const positions = await this.openText(text, flow.layout?.positions ?? {}, drawn);
     if (!positions) return;
     this.savedPositions = positions;
     this.load = { kind: 'ready' };

@@ -12,14 +12,15 @@
 //   and refuses graph edits until the text reads again.
 // - Positions are part of the same undo step as the text (EditHistory).
 import type { Diagnostic, FlowDocument } from '../../../../../server/flow/types.ts';
-import { analyzeFlowText, type Analysis } from './analyze.ts';
-import { readStates, type FlowData } from './flow-data.ts';
-import { EMPTY_GRAPH, deriveGraph, type FlowGraph } from '../graph/graph.ts';
+import { analyzeFlowText, type Analysis } from '../../../../../server/flow/graph/analyze.ts';
+import { readStates, type FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { EMPTY_GRAPH, deriveGraph, keepSame, type FlowGraph } from '../../../../../server/flow/graph/graph.ts';
 import { EditHistory } from './history.ts';
-import { placeMissing, renamedStates, samePositions, type Positions } from '../graph/layout.ts';
+import { placeMissing, renamedStates, samePositions, type Positions } from '../../../../../server/flow/graph/layout.ts';
 import { applyEditToText, type FlowEdit } from './operations.ts';
-import type { EdgeRoutes, LaidOut } from '../graph/laid-out.ts';
-import type { EdgePath } from '../graph/edge-routes.ts';
+import type { EdgeRoutes, LaidOut, Opened } from '../../../../../server/flow/graph/laid-out.ts';
+import type { FlowView } from '../../../../../server/flow/graph/view.ts';
+import type { EdgePath } from '../../../../../server/flow/graph/edge-routes.ts';
 import { startFlowWorker, type FlowWorker } from './worker-client.ts';
 
 interface Snapshot {
@@ -59,6 +60,12 @@ export class FlowText {
   /** Something went wrong applying an edit (the text could not take it). */
   editError = $state<string | null>(null);
   laidOut = $state(false);
+  /**
+   * The canvas is drawn from the server's view of the flow and the flow worker has not answered
+   * yet: no analysis, so no data for graph or inspector edits (they are refused), and the canvas
+   * is read-only. Typing in the YAML is kept and analysed as ever.
+   */
+  previewing = $state(false);
   /** Where the edges run, as the flow worker routed them with its last layout (see laid-out.ts). */
   routes = $state.raw<EdgeRoutes | null>(null);
 
@@ -76,17 +83,45 @@ export class FlowText {
   /**
    * Shows a text as opened (nothing to undo): analysed, its states placed where `saved` says
    * (dagre lays out a flow never laid out; a flow laid out before keeps every position and only
-   * places states added since). Resolves to the positions, or null when the editor was closed.
+   * places states added since). Resolves to the positions once the canvas can be drawn, or null
+   * when the editor was closed.
+   *
+   * `view`: the canvas the server made for this very text and layout (GET /v1/flows/{id}/view,
+   * made by the same code as the worker's open job), or null. A big text whose view arrives
+   * before the worker's answer is drawn from it at once, read-only (`previewing`: no analysis, no
+   * data for the inspector yet); the worker's answer then lands on it without redrawing what did
+   * not change (keepSame): the same cards, links, positions and routes.
    */
-  protected async openText(text: string, saved: Positions): Promise<Positions | null> {
+  protected async openText(text: string, saved: Positions, view: FlowView | Promise<FlowView | null> | null = null): Promise<Positions | null> {
     this.yaml = text;
+    const version = this.version;
+    const big = text.length >= ANALYZE_IN_PAGE_BELOW && this.worker !== null;
+    // A view here already (it came before the text) is drawn at once, and the worker is asked for
+    // the analysis alone: the view is the graph, the positions and the routes its open job gives.
+    const viewNow = big && view && !(view instanceof Promise) && view.cards.length > 0 ? view : null;
+    if (viewNow) {
+      const analysing = this.worker!.openDrawn(text);
+      this.showView(viewNow);
+      void analysing.then((analysis) => this.openedAfterView({ analysis, graph: null, laidOut: null }, version), () => (this.previewing = false));
+      return this.positions;
+    }
     // A big text is analysed, its states placed (dagre's layout for a flow never laid out) and its
     // edges routed in one job of the flow worker; a small one is analysed here at once, and goes
     // to the worker only to be laid out.
-    const opened = text.length < ANALYZE_IN_PAGE_BELOW || !this.worker ? null : await this.worker.open(text, saved);
+    const opening = big ? this.worker!.open(text, saved) : null;
+    if (opening && view) {
+      const first = await Promise.race([Promise.resolve(view).catch(() => null), opening.then(() => null)]);
+      if (!this.worker) return null;
+      if (first && first.cards.length > 0) {
+        this.showView(first);
+        void opening.then((opened) => this.openedAfterView(opened, version), () => (this.previewing = false));
+        return this.positions;
+      }
+    }
+    const opened = opening ? await opening : null;
     const analysis = opened?.analysis ?? (await this.analyze(text));
     if (!this.worker) return null;
-    this.applyAnalysis(analysis, this.version, opened?.graph);
+    this.applyAnalysis(analysis, version, opened?.graph);
     const names = this.graph.cards.map((c) => c.name);
     const known: Positions = {};
     for (const name of names) if (saved[name]) known[name] = saved[name]!;
@@ -102,11 +137,50 @@ export class FlowText {
     this.history.reset({ yaml: this.yaml, positions: this.positions });
     this.syncHistoryFlags();
     this.laidOut = true;
-    // The worker derived this graph, so the page has read none of its states: read them while the
-    // page is idle, so the first keystroke's graph reads only the state it changed (readStates).
-    const data = this.data;
-    if (opened?.graph && data && typeof requestIdleCallback === 'function') requestIdleCallback(() => readStates(data));
+    this.readStatesWhenIdle(opened?.graph);
     return positions;
+  }
+
+  /** The server's view drawn while the worker still parses: read-only until its answer lands. */
+  private showView(view: FlowView): void {
+    this.previewing = true;
+    this.graph = { cards: view.cards, links: view.links, initial: view.initial };
+    this.positions = view.positions;
+    this.routes = { cards: this.graph.cards, links: this.graph.links, positions: view.positions, paths: new Map(Object.entries(view.paths)) };
+    this.history.reset({ yaml: this.yaml, positions: this.positions });
+    this.syncHistoryFlags();
+    this.laidOut = true;
+  }
+
+  /**
+   * The worker's answer to the open, after the server's view was drawn: the analysis (the
+   * problems, the inspector's data) and its graph, whose cards and links equal to the view's stay
+   * the view's objects. Typing meanwhile moved the version on: its own analysis, asked since,
+   * replaces this one when it lands.
+   */
+  private openedAfterView(opened: Pick<Opened, 'analysis'> & { graph: FlowGraph | null; laidOut: Opened['laidOut'] }, version: number): void {
+    if (!this.worker) return;
+    if (version >= this.appliedVersion) {
+      const shown = this.graph;
+      // No graph: the worker was asked for the analysis alone, of the very text the view is of.
+      this.applyAnalysis(opened.analysis, version, opened.graph ? keepSame(opened.graph, shown) : shown);
+      // Routes the worker made on these very positions, for a graph that differs from the view's.
+      const laidOut = opened.laidOut;
+      if (laidOut && this.graph !== shown && samePositions(laidOut.positions, this.positions)) {
+        this.routes = { cards: this.graph.cards, links: this.graph.links, positions: this.positions, paths: laidOut.paths };
+      }
+    }
+    this.previewing = false;
+    this.readStatesWhenIdle(this.graph);
+  }
+
+  /**
+   * The worker derived this graph, so the page has read none of its states: read them while the
+   * page is idle, so the first keystroke's graph reads only the state it changed (readStates).
+   */
+  private readStatesWhenIdle(derivedInWorker: FlowGraph | undefined): void {
+    const data = this.data;
+    if (derivedInWorker && data && typeof requestIdleCallback === 'function') requestIdleCallback(() => readStates(data));
   }
 
   close(): void {

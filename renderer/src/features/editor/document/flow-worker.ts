@@ -5,8 +5,8 @@
 // (analysis-delta.ts). Messages are plain data (worker-client.ts).
 import { AnalysisPacker } from './analysis-delta.ts';
 import { IncrementalAnalyzer } from './incremental-analysis.ts';
-import { EMPTY_GRAPH } from '../graph/graph.ts';
-import { layOut, openAnalysed, routeAnalysed } from '../graph/laid-out.ts';
+import { EMPTY_GRAPH, deriveGraph } from '../../../../../server/flow/graph/graph.ts';
+import { layOut, openAnalysed, routeAnalysed } from '../../../../../server/flow/graph/laid-out.ts';
 import type { WorkerRequest, WorkerResponse } from './worker-client.ts';
 
 const analyzer = new IncrementalAnalyzer();
@@ -22,6 +22,12 @@ scope.onmessage = (event) => {
     const routed = routeAnalysed(analysis, request.positions, graph);
     graph = routed.graph;
     scope.postMessage({ id: request.id, kind: 'analyze', analysis: packer.pack(analysis), paths: routed.paths });
+  } else if (request.kind === 'open_drawn') {
+    // The page drew this flow from the server's view: the graph is kept here for the keystrokes
+    // to come (routeAnalysed), nothing is laid out, routed or sent back but the analysis.
+    const analysis = analyzer.analyze(request.text);
+    graph = deriveGraph(analysis.data, analysis.diagnostics);
+    scope.postMessage({ id: request.id, kind: 'open_drawn', analysis: packer.pack(analysis) });
   } else if (request.kind === 'open') {
     const opened = openAnalysed(analyzer.analyze(request.text), request.saved);
     graph = opened.graph;

@@ -18,8 +18,8 @@ import { parseYaml } from '../../../../../server/flow/parse-yaml.ts';
 import { checkSemantics } from '../../../../../server/flow/semantics.ts';
 import { checkStructure } from '../../../../../server/flow/structure.ts';
 import { MAX_DOCUMENT_BYTES, MAX_YAML_ALIASES, hasErrors, type Diagnostic, type DocPath, type FlowDocument } from '../../../../../server/flow/types.ts';
-import { analyzeFlowText, type Analysis } from './analyze.ts';
-import { isRecord } from './flow-data.ts';
+import { analyzeFlowText, type Analysis } from '../../../../../server/flow/graph/analyze.ts';
+import { isRecord } from '../../../../../server/flow/graph/flow-data.ts';
 
 const utf8 = new TextEncoder();
 

@@ -3,7 +3,7 @@
 // global tools, and a tool's http action and result branches. Same rules as operations.ts: pure,
 // never throw, change only what they must, and write a default as no key at all (an emptied map
 // goes too), so a flow that never used these keys stays as it was written.
-import { isRecord, statesOf, type FlowData } from './flow-data.ts';
+import { isRecord, statesOf, type FlowData } from '../../../../../server/flow/graph/flow-data.ts';
 import { child, definitionOf, draft, existingDefinition, stateIn } from './operations.ts';
 
 type Obj = Record<string, unknown>;

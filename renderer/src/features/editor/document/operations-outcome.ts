@@ -3,7 +3,7 @@
 // throw, change only what they must; an emptied map or list goes, so a flow that never used these
 // keys stays as it was written. What they write is checked by the validator like typed YAML.
 import { OUTCOME_TYPES, type OutcomeType } from '../../../../../server/flow/schema.ts';
-import { isRecord, type FlowData } from './flow-data.ts';
+import { isRecord, type FlowData } from '../../../../../server/flow/graph/flow-data.ts';
 import { child, draft } from './operations.ts';
 
 export { OUTCOME_TYPES };

@@ -1,7 +1,7 @@
 // The edit of a state's turn-taking (`turn`, docs/flows.md#turn-taking), made by the inspector's
 // Turn-taking section. Same rules as operations.ts: pure, never throws, changes only what it must,
 // and a key set back to "the flow's or server's" (null) is removed, the `turn` map with its last key.
-import type { FlowData, TurnView } from './flow-data.ts';
+import type { FlowData, TurnView } from '../../../../../server/flow/graph/flow-data.ts';
 import { child, draft, stateIn } from './operations.ts';
 
 const KEYS: Record<keyof TurnView, string> = {

@@ -13,7 +13,7 @@
 // and the phone keys' targets: phone-targets.ts).
 import { applyJsonToYaml } from '../../../../../server/flow/yaml-edit/index.ts';
 import { retargetPhoneMoves } from '../../../../../server/flow/phone-targets.ts';
-import { isRecord, listedTools, statesOf, type FlowData } from './flow-data.ts';
+import { isRecord, listedTools, statesOf, type FlowData } from '../../../../../server/flow/graph/flow-data.ts';
 
 export type FlowEdit = (data: FlowData) => FlowData;
 

@@ -2,27 +2,31 @@
 // started (a test page without one, a worker script that fails to load), the same functions run
 // on the page: slower on big flows, never broken.
 import { AnalysisUnpacker, type AnalysisMessage } from './analysis-delta.ts';
-import { analyzeFlowText, type Analysis } from './analyze.ts';
-import type { StateCard, TransitionLink } from '../graph/graph.ts';
-import { layOut, openAnalysed, routeAnalysed, type LaidOut, type Opened } from '../graph/laid-out.ts';
-import type { EdgePath } from '../graph/edge-routes.ts';
-import type { Positions } from '../graph/layout.ts';
+import { analyzeFlowText, type Analysis } from '../../../../../server/flow/graph/analyze.ts';
+import type { StateCard, TransitionLink } from '../../../../../server/flow/graph/graph.ts';
+import { layOut, openAnalysed, routeAnalysed, type LaidOut, type Opened } from '../../../../../server/flow/graph/laid-out.ts';
+import type { EdgePath } from '../../../../../server/flow/graph/edge-routes.ts';
+import type { Positions } from '../../../../../server/flow/graph/layout.ts';
 import { spawnFlowWorker } from './spawn-flow-worker.ts';
 
 export type WorkerRequest =
   | { id: number; kind: 'analyze'; text: string; positions: Positions | null }
   | { id: number; kind: 'layout'; cards: StateCard[]; links: TransitionLink[]; initial: string | null }
-  | { id: number; kind: 'open'; text: string; saved: Positions };
+  | { id: number; kind: 'open'; text: string; saved: Positions }
+  /** A flow being opened whose canvas is drawn already (the server's view): its analysis alone. */
+  | { id: number; kind: 'open_drawn'; text: string };
 /** What the worker posts: analyses as what changed since the last one (analysis-delta.ts). */
 export type WorkerResponse =
   | { id: number; kind: 'analyze'; analysis: AnalysisMessage; paths: Map<string, EdgePath> | null }
   | { id: number; kind: 'layout'; laidOut: LaidOut }
-  | { id: number; kind: 'open'; opened: Omit<Opened, 'analysis'> & { analysis: AnalysisMessage } };
+  | { id: number; kind: 'open'; opened: Omit<Opened, 'analysis'> & { analysis: AnalysisMessage } }
+  | { id: number; kind: 'open_drawn'; analysis: AnalysisMessage };
 /** A job's answer as the page uses it. */
 type Answer =
   | { id: number; kind: 'analyze'; analysis: Analysis; paths: Map<string, EdgePath> | null }
   | { id: number; kind: 'layout'; laidOut: LaidOut }
-  | { id: number; kind: 'open'; opened: Opened };
+  | { id: number; kind: 'open'; opened: Opened }
+  | { id: number; kind: 'open_drawn'; analysis: Analysis };
 
 /** A request before it is numbered (Omit over each member of the union). */
 type Job = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id'> : never) : never;
@@ -34,6 +38,12 @@ export interface FlowWorker {
   layout(cards: StateCard[], links: TransitionLink[], initial: string | null): Promise<LaidOut>;
   /** A flow being opened: its analysis, graph and (when `saved` places none of its states) layout in one job. */
   open(text: string, saved: Positions): Promise<Opened>;
+  /**
+   * A flow being opened whose canvas is drawn from the server's view (the same graph, positions
+   * and routes the open job would give): only its analysis comes back, nothing to lay out, route
+   * or read back but that.
+   */
+  openDrawn(text: string): Promise<Analysis>;
   dispose(): void;
 }
 
@@ -53,7 +63,7 @@ export function startFlowWorker(started?: Worker | null): FlowWorker {
     pending.delete(response.id);
     if (!job) return;
     const text = job.request.kind === 'layout' ? '' : job.request.text;
-    if (response.kind === 'analyze') job.resolve({ ...response, analysis: unpacker.unpack(response.analysis, text) });
+    if (response.kind === 'analyze' || response.kind === 'open_drawn') job.resolve({ ...response, analysis: unpacker.unpack(response.analysis, text) } as Answer);
     else if (response.kind === 'open') job.resolve({ ...response, opened: { ...response.opened, analysis: unpacker.unpack(response.opened.analysis, text) } });
     else job.resolve(response);
   };
@@ -90,6 +100,10 @@ export function startFlowWorker(started?: Worker | null): FlowWorker {
       const response = await send({ kind: 'open', text, saved: plainCopy(saved) });
       return (response as Extract<Answer, { kind: 'open' }>).opened;
     },
+    async openDrawn(text) {
+      const response = await send({ kind: 'open_drawn', text });
+      return (response as Extract<Answer, { kind: 'open_drawn' }>).analysis;
+    },
     dispose() {
       worker!.terminate();
       for (const job of pending.values()) job.reject(new Error('the flow worker was stopped'));
@@ -108,6 +122,7 @@ function runInPage(request: WorkerRequest): Answer {
     return { id: request.id, kind: 'analyze', analysis, paths: routeAnalysed(analysis, request.positions).paths };
   }
   if (request.kind === 'open') return { id: request.id, kind: 'open', opened: openAnalysed(analyzeFlowText(request.text), request.saved) };
+  if (request.kind === 'open_drawn') return { id: request.id, kind: 'open_drawn', analysis: analyzeFlowText(request.text) };
   return { id: request.id, kind: 'layout', laidOut: layOut(request.cards, request.links, request.initial) };
 }
 
@@ -118,6 +133,7 @@ function inPage(): FlowWorker {
     analyzeAndRoute: async (text) => ({ analysis: analyzeFlowText(text), paths: null }),
     layout: async (cards, links, initial) => layOut(cards, links, initial),
     open: async (text, saved) => openAnalysed(analyzeFlowText(text), saved),
+    openDrawn: async (text) => analyzeFlowText(text),
     dispose() {},
   };
 }

@@ -3,8 +3,8 @@
 // (flow-editor.svelte.ts), without the history, the saving and the live re-analysis. The parse
 // and a first layout run in the flow worker, off the page's thread, like the editor's.
 import { api, type ApiResult } from '../../../lib/api.ts';
-import { deriveGraph, type FlowGraph } from './graph.ts';
-import { placeMissing, type Positions } from './layout.ts';
+import { deriveGraph, type FlowGraph } from '../../../../../server/flow/graph/graph.ts';
+import { placeMissing, type Positions } from '../../../../../server/flow/graph/layout.ts';
 import { startFlowWorker } from '../document/worker-client.ts';
 
 export interface FlowPicture {

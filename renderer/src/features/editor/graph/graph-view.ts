@@ -3,9 +3,10 @@
 // place, selection and overlay are unchanged is handed back as the very same object; a changed
 // one is a copy of the previous object (keeping `measured`) with the new fields.
 import type { Edge, Node, Position } from '@xyflow/svelte';
-import { readingOrder, type FlowGraph, type StateCard, type TalkMarks, type TrafficOnState, type TransitionLink } from './graph.ts';
-import { directionOf, type EdgeDirection, type EdgePath } from './edge-routes.ts';
-import { NODE_WIDTH, estimateHeight, type Positions } from './layout.ts';
+import { readingOrder, type FlowGraph, type StateCard, type TransitionLink } from '../../../../../server/flow/graph/graph.ts';
+import type { TalkMarks, TrafficOnState } from './marks.ts';
+import { directionOf, type EdgeDirection, type EdgePath } from '../../../../../server/flow/graph/edge-routes.ts';
+import { NODE_WIDTH, estimateHeight, type Positions } from '../../../../../server/flow/graph/layout.ts';
 
 export interface StateNodeData extends Record<string, unknown> {
   card: StateCard;

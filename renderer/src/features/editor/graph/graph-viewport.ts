@@ -1,9 +1,9 @@
 // Where the canvas looks: which states a flow opens on, the box that holds the whole flow (states,
 // their loops and the labels of edges routed round them) and whether a view shows all of it.
 // Pure: FlowGraph.svelte hands in xyflow's nodes and viewport and moves the view itself.
-import type { EdgePath } from './edge-routes.ts';
-import type { FlowGraph } from './graph.ts';
-import { NODE_WIDTH, labelWidth, loopRoom, type XY } from './layout.ts';
+import type { EdgePath } from '../../../../../server/flow/graph/edge-routes.ts';
+import type { FlowGraph } from '../../../../../server/flow/graph/graph.ts';
+import { NODE_WIDTH, labelWidth, loopRoom, type XY } from '../../../../../server/flow/graph/layout.ts';
 
 /** A drawn node as xyflow knows it: its place and, once drawn, its size. */
 export interface PlacedNode {

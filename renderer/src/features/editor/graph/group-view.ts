@@ -3,7 +3,7 @@
 // as the very same object, so xyflow neither re-measures nor re-draws it.
 import type { Edge, Node } from '@xyflow/svelte';
 import { presized } from './graph-view.ts';
-import type { TalkMarks } from './graph.ts';
+import type { TalkMarks } from './marks.ts';
 import { GROUP_NODE_HEIGHT, GROUP_NODE_WIDTH, bundleLabel, groupNodeId, type BundledLink, type GroupSummary } from './groups.ts';
 
 export interface GroupNodeData extends Record<string, unknown> {

@@ -4,8 +4,8 @@
 // and the transitions into and out of a collapsed group bundled into one edge per pair of ends.
 // Which groups are collapsed is the designer's view preference (FlowGraph keeps it per flow in
 // localStorage), never part of the document.
-import type { FlowGraph, StateCard, TransitionLink } from './graph.ts';
-import { NODE_WIDTH, estimateHeight, loopRoom, type Positions, type XY } from './layout.ts';
+import type { FlowGraph, StateCard, TransitionLink } from '../../../../../server/flow/graph/graph.ts';
+import { NODE_WIDTH, estimateHeight, loopRoom, type Positions, type XY } from '../../../../../server/flow/graph/layout.ts';
 
 /** A collapsed group's node is drawn this size (GroupNode.svelte). */
 export const GROUP_NODE_WIDTH = NODE_WIDTH;

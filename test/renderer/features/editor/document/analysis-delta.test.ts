@@ -4,7 +4,7 @@
 // postMessage sends it; and a keystroke inside one state sends that state alone.
 import { describe, expect, it } from 'vitest';
 import { AnalysisPacker, AnalysisUnpacker, type AnalysisMessage } from '../../../../../renderer/src/features/editor/document/analysis-delta.ts';
-import { analyzeFlowText } from '../../../../../renderer/src/features/editor/document/analyze.ts';
+import { analyzeFlowText } from '../../../../../server/flow/graph/analyze.ts';
 import { IncrementalAnalyzer } from '../../../../../renderer/src/features/editor/document/incremental-analysis.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 

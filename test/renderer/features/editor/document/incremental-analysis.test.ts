@@ -2,7 +2,7 @@
 // exactly what a whole parse gives (the diagnostics where the designer sees them, the data the
 // graph is drawn from, the state lines), and it takes the quick way only where it may.
 import { describe, expect, it } from 'vitest';
-import { analyzeFlowText } from '../../../../../renderer/src/features/editor/document/analyze.ts';
+import { analyzeFlowText } from '../../../../../server/flow/graph/analyze.ts';
 import { IncrementalAnalyzer, spliced } from '../../../../../renderer/src/features/editor/document/incremental-analysis.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { readTurn } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
+import { readTurn } from '../../../../../server/flow/graph/flow-data.ts';
 import { setStateTurn } from '../../../../../renderer/src/features/editor/document/operations-turn.ts';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
 import { FlowRuntime } from '../../../../../server/flow/runtime.ts';

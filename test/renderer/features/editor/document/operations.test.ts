@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
 import { yamlToJson } from '../../../../../server/flow/yaml-edit/index.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
 import * as ops from '../../../../../renderer/src/features/editor/document/operations.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 

@@ -2,10 +2,10 @@
 // free lanes, with every label on a stretch where it covers no state.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import { directCurve, directEnds, directionOf, pointOnCubic, pointOnPolyline, routeEdges } from '../../../../../renderer/src/features/editor/graph/edge-routes.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph, type FlowGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
-import { NODE_WIDTH, autoLayout, estimateHeight, labelWidth, type Positions, type XY } from '../../../../../renderer/src/features/editor/graph/layout.ts';
+import { directCurve, directEnds, directionOf, pointOnCubic, pointOnPolyline, routeEdges } from '../../../../../server/flow/graph/edge-routes.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { deriveGraph, type FlowGraph } from '../../../../../server/flow/graph/graph.ts';
+import { NODE_WIDTH, autoLayout, estimateHeight, labelWidth, type Positions, type XY } from '../../../../../server/flow/graph/layout.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 

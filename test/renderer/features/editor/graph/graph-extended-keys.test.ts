@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
 
 const BOOKING = readFileSync(new URL('../../../../../resources/flows/appointment-booking.yaml', import.meta.url), 'utf8');

@@ -3,11 +3,12 @@
 // measuring and redrawing them).
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph, talkMarks } from '../../../../../renderer/src/features/editor/graph/graph.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
+import { talkMarks } from '../../../../../renderer/src/features/editor/graph/marks.ts';
 import { NO_MARKS, buildEdges, buildNodes, remeasuredHandles, routeOf } from '../../../../../renderer/src/features/editor/graph/graph-view.ts';
-import { autoLayout, estimateHeight } from '../../../../../renderer/src/features/editor/graph/layout.ts';
-import { routeEdges } from '../../../../../renderer/src/features/editor/graph/edge-routes.ts';
+import { autoLayout, estimateHeight } from '../../../../../server/flow/graph/layout.ts';
+import { routeEdges } from '../../../../../server/flow/graph/edge-routes.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 
 const game = parseFlow(GUESSING_GAME_YAML).document as unknown as FlowData;

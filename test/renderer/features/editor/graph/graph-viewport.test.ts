@@ -2,8 +2,8 @@
 // centred on, and what the canvas search finds, best first.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
 import {
   OVERVIEW_ZOOM,
   anchorState,

@@ -2,9 +2,10 @@
 // a self-loop per staying tool, the initial state marked, problems counted on their state.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import { analyzeFlowText } from '../../../../../renderer/src/features/editor/document/analyze.ts';
-import { deriveGraph, excerpt, readingOrder, talkMarks } from '../../../../../renderer/src/features/editor/graph/graph.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
+import { analyzeFlowText } from '../../../../../server/flow/graph/analyze.ts';
+import { deriveGraph, excerpt, readingOrder } from '../../../../../server/flow/graph/graph.ts';
+import { talkMarks } from '../../../../../renderer/src/features/editor/graph/marks.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 
 const game = parseFlow(GUESSING_GAME_YAML).document as unknown as FlowData;

@@ -3,11 +3,12 @@
 // their count, those inside not drawn), the frames of expanded groups, and the view kept per flow.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph, type TalkMarks } from '../../../../../renderer/src/features/editor/graph/graph.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
+import type { TalkMarks } from '../../../../../renderer/src/features/editor/graph/marks.ts';
 import { bundleLabel, collapsedGroupOf, groupNodeId, groupOfNodeId, groupedView } from '../../../../../renderer/src/features/editor/graph/groups.ts';
 import { buildBundleEdges, buildGroupNodes } from '../../../../../renderer/src/features/editor/graph/group-view.ts';
-import { NODE_WIDTH } from '../../../../../renderer/src/features/editor/graph/layout.ts';
+import { NODE_WIDTH } from '../../../../../server/flow/graph/layout.ts';
 import { collapsedGroupsKey, loadCollapsed, saveCollapsed } from '../../../../../renderer/src/features/editor/graph/collapsed-groups.ts';
 import { setStateGroup } from '../../../../../renderer/src/features/editor/document/operations.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';

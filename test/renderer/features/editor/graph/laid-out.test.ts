@@ -2,12 +2,12 @@
 // does not route them on the page; the canvas uses those routes only while they fit what it shows.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import { routeEdges } from '../../../../../renderer/src/features/editor/graph/edge-routes.ts';
-import { placeMissing, type Positions } from '../../../../../renderer/src/features/editor/graph/layout.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
-import { analyzeFlowText } from '../../../../../renderer/src/features/editor/document/analyze.ts';
-import { edgePaths, layOut, openAnalysed, routeAnalysed } from '../../../../../renderer/src/features/editor/graph/laid-out.ts';
+import { routeEdges } from '../../../../../server/flow/graph/edge-routes.ts';
+import { placeMissing, type Positions } from '../../../../../server/flow/graph/layout.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
+import { analyzeFlowText } from '../../../../../server/flow/graph/analyze.ts';
+import { edgePaths, layOut, openAnalysed, routeAnalysed } from '../../../../../server/flow/graph/laid-out.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 
 const graph = deriveGraph(parseFlow(generateFlowYaml(40)).document as unknown as FlowData, []);

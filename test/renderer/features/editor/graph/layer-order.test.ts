@@ -3,10 +3,10 @@
 import dagre, { type graphlib } from '@dagrejs/dagre';
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
-import { NODE_WIDTH, TIGHT_TREE_RANKING_ABOVE, autoLayout, estimateHeight, forwardEdges, loopRoom } from '../../../../../renderer/src/features/editor/graph/layout.ts';
-import { crossingsOf, orderLayers } from '../../../../../renderer/src/features/editor/graph/layer-order.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
+import { NODE_WIDTH, TIGHT_TREE_RANKING_ABOVE, autoLayout, estimateHeight, forwardEdges, loopRoom } from '../../../../../server/flow/graph/layout.ts';
+import { crossingsOf, orderLayers } from '../../../../../server/flow/graph/layer-order.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 

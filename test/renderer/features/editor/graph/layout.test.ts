@@ -2,9 +2,9 @@
 // state placed next to a state it connects to without moving the ones already placed.
 import { describe, expect, it } from 'vitest';
 import { parseFlow } from '../../../../../server/flow/parse.ts';
-import type { FlowData } from '../../../../../renderer/src/features/editor/document/flow-data.ts';
-import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
-import { NODE_WIDTH, autoLayout, estimateHeight, forwardEdges, freeSpot, loopRoom, placeMissing, renamedStates } from '../../../../../renderer/src/features/editor/graph/layout.ts';
+import type { FlowData } from '../../../../../server/flow/graph/flow-data.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
+import { NODE_WIDTH, autoLayout, estimateHeight, forwardEdges, freeSpot, loopRoom, placeMissing, renamedStates } from '../../../../../server/flow/graph/layout.ts';
 import { addState, addTool } from '../../../../../renderer/src/features/editor/document/operations.ts';
 import { groupedView } from '../../../../../renderer/src/features/editor/graph/groups.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';

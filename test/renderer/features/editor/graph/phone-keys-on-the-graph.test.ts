@@ -3,7 +3,7 @@
 // renaming or deleting a state keeps the keys that lead there pointing right.
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { deriveGraph } from '../../../../../renderer/src/features/editor/graph/graph.ts';
+import { deriveGraph } from '../../../../../server/flow/graph/graph.ts';
 import { deleteState, renameState } from '../../../../../renderer/src/features/editor/document/operations.ts';
 import { untestedOnGraph } from '../../../../../renderer/src/features/tests/test-results.ts';
 import { parseFlow } from '../../../../../server/flow/parse.ts';

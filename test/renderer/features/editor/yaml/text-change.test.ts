@@ -1,7 +1,7 @@
 // Text plumbing between the editor's model and CodeMirror: the smallest replacement between two
 // texts (so the cursor outside it stays), and line/column to offset for diagnostics.
 import { expect, it } from 'vitest';
-import { stateKeyLines } from '../../../../../renderer/src/features/editor/document/analyze.ts';
+import { stateKeyLines } from '../../../../../server/flow/graph/analyze.ts';
 import { minimalChange, offsetAt } from '../../../../../renderer/src/features/editor/yaml/text-change.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 

@@ -2,9 +2,9 @@
 // document (test-talk runs only a document without errors), and the flow's data even when it has
 // validation errors, so the graph still follows a text that parses as YAML. Runs in the flow
 // worker (flow-worker.ts): on a 200-state flow a parse costs ~100 ms, too long for a keystroke.
-import { parseFlow } from '../../../../../server/flow/parse.ts';
-import type { Diagnostic, FlowDocument } from '../../../../../server/flow/types.ts';
-import { yamlToJson } from '../../../../../server/flow/yaml-edit/index.ts';
+import { parseFlow } from '../parse.ts';
+import type { Diagnostic, FlowDocument } from '../types.ts';
+import { yamlToJson } from '../yaml-edit/index.ts';
 import { isRecord, type FlowData } from './flow-data.ts';
 
 export interface Analysis {

@@ -2,7 +2,7 @@
 // validation errors. parseFlow only hands back a document when there are none, but a designer
 // who points a transition at a state that does not exist yet must still see and edit the graph,
 // so everything here reads the data defensively (wrong shapes read as empty) and never throws.
-import type { ParameterType } from '../../../../../server/flow/types.ts';
+import type { ParameterType } from '../types.ts';
 
 /** The root of a flow's data: a map, as YAML gives it (possibly with errors in it). */
 export type FlowData = Record<string, unknown>;

@@ -1,8 +1,6 @@
 // The graph the editor draws, derived from the flow's data (STYLE: the document is the source of
 // truth, graph nodes and edges are derived from it). One card per state, one link per
 // transition labelled with its tool, and a self-loop for every listed tool that stays.
-// Over 400 lines: every key a state can carry becomes a card mark or an edge here, in one pass
-// over the document, so what the canvas shows is derived in one place.
 //
 // the extended flow keys show too: a state's on-entry line, one that ends the call, one that cannot
 // be interrupted, the global tools that lead to it, and an http tool's result branches
@@ -15,10 +13,9 @@
 // states did not change, so cards and links equal to the previous derivation are handed back as
 // the same objects. The graph component then keeps its xyflow node objects for them, and xyflow
 // skips re-measuring and re-rendering what is unchanged.
-import type { Diagnostic } from '../../../../../server/flow/types.ts';
-import type { TalkOverlay } from '../../talk/talk-overlay.ts';
-import { keypadMoves } from '../../../../../server/flow/keypad.ts';
-import { initialStateOf, readStates, type FlowData } from '../document/flow-data.ts';
+import type { Diagnostic } from '../types.ts';
+import { keypadMoves } from '../keypad.ts';
+import { initialStateOf, readStates, type FlowData } from './flow-data.ts';
 
 export type ToolChipKind =
   /** Listed, with a transition to another state. */
@@ -233,16 +230,33 @@ function keypadLinks(dtmf: unknown): Array<{ tool: string; target: string }> {
 
 function pushLink(links: TransitionLink[], old: Map<string, TransitionLink>, link: TransitionLink): void {
   const before = old.get(link.id);
-  const same =
-    before &&
-    before.source === link.source &&
-    before.target === link.target &&
-    before.tool === link.tool &&
-    before.selfLoop === link.selfLoop &&
-    before.index === link.index &&
-    before.count === link.count &&
-    before.branch === link.branch;
-  links.push(same ? before : link);
+  links.push(before && sameLink(before, link) ? before : link);
+}
+
+function sameLink(a: TransitionLink, b: TransitionLink): boolean {
+  return a.source === b.source && a.target === b.target && a.tool === b.tool && a.selfLoop === b.selfLoop && a.index === b.index && a.count === b.count && a.branch === b.branch;
+}
+
+/**
+ * `next` (a graph derived elsewhere: the flow worker's, or the server's view) with the cards and
+ * links equal to `previous`'s handed back as `previous`'s objects, and `previous` itself when
+ * nothing differs: the canvas then keeps what it drew for them, as after a derivation here.
+ */
+export function keepSame(next: FlowGraph, previous: FlowGraph): FlowGraph {
+  const oldCards = new Map(previous.cards.map((c) => [c.name, c]));
+  const oldLinks = new Map(previous.links.map((l) => [l.id, l]));
+  const cards = next.cards.map((card) => {
+    const old = oldCards.get(card.name);
+    return old && old.name === card.name && sameCard(old, card) ? old : card;
+  });
+  const links = next.links.map((link) => {
+    const old = oldLinks.get(link.id);
+    return old && sameLink(old, link) ? old : link;
+  });
+  const reused = cards.length === previous.cards.length && cards.every((c, i) => c === previous.cards[i]);
+  const linksReused = links.length === previous.links.length && links.every((l, i) => l === previous.links[i]);
+  if (reused && linksReused && next.initial === previous.initial) return previous;
+  return { cards, links, initial: next.initial };
 }
 
 function sameCard(a: StateCard, b: StateCard): boolean {
@@ -287,148 +301,4 @@ export function readingOrder(graph: Pick<FlowGraph, 'cards' | 'links' | 'initial
   if (graph.initial !== null && names.has(graph.initial)) visit(graph.initial);
   for (const name of names) visit(name);
   return order;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Test-talk overlay
-
-export interface TalkMarks {
-  active: string | null;
-  /** A session is running; false for the trace of one that ended (or for no trace at all). */
-  live: boolean;
-  /** 1-based step numbers at which each state was entered (the initial state is step 1). */
-  visits: Map<string, number[]>;
-  /** Link id → step numbers at which the move along it was taken (the move into step n). */
-  taken: Map<string, number[]>;
-  /** Self-loop link id → how many times its staying tool was called. */
-  loops: Map<string, number>;
-  /** The link of the latest call (a move or a stay), animated on the graph while live. */
-  lastLink: string | null;
-  /**
-   * What no flow test reaches, from the Tests tab's last run: painted apart from the talk's path
-   * (teal) and from errors (red), so a designer sees where the tests have gaps.
-   */
-  untested?: {
-    states: ReadonlySet<string>;
-    links: ReadonlySet<string>;
-    /** The simulated callers' runs: how many took each link (by id), and how many failed runs ended in each state. */
-    simulated?: { runs: number; links: ReadonlyMap<string, number>; stuck: ReadonlyMap<string, number> } | null;
-  } | null;
-  /** The Traffic overlay: real calls' counts (GET /v1/analytics/flows/{id}), painted apart from the talk's path. */
-  traffic?: TrafficMarks | null;
-}
-
-export interface TrafficMarks {
-  /** The calls counted: each state's share is of these. */
-  calls: number;
-  /** State → what its card shows (one object per state, so an unchanged card keeps its node). */
-  states: ReadonlyMap<string, TrafficOnState>;
-  /** Link id → calls that took it. */
-  links: ReadonlyMap<string, number>;
-  /** The most calls any link carries, for edge widths. */
-  busiestLink: number;
-}
-
-export interface TrafficOnState {
-  /** Calls that reached it, and their share of all the calls counted (0–1). */
-  calls: number;
-  share: number;
-  /** Where ended calls were when they ended here, by end reason as the card says it, most first. */
-  ends: ReadonlyArray<{ reason: string; calls: number }>;
-}
-
-/** How the overlay names an end reason on a state (the reasons sessions record; others as they are). */
-export function endReasonLabel(reason: string): string {
-  const known: Record<string, string> = {
-    caller_hung_up: 'hung up',
-    client_disconnected: 'hung up',
-    client_ended: 'hung up',
-    transferred: 'transferred',
-    transfer_failed: 'transfer failed',
-    flow_ended: 'ended by the flow',
-    agent_ended: 'ended by the flow',
-    voicemail: 'voicemail',
-    idle: 'idle',
-    max_duration: 'too long',
-    error: 'error',
-    server_shutdown: 'server stopped',
-    server_restarted: 'server stopped',
-    credits_exhausted: 'out of credits',
-  };
-  return known[reason] ?? reason.replaceAll('_', ' ');
-}
-
-/**
- * The traffic's counts on the graph's links. A move is drawn on the link of its tool from its
- * state; a move without a tool (the keypad, a timeout, or one stored before tools were) on the
- * first link between the two states. A move no link draws (a state renamed since) is left out.
- */
-export function trafficMarks(
-  traffic: { calls: number; states: ReadonlyArray<{ state: string; calls: number }>; transitions: ReadonlyArray<{ from: string | null; to: string; tool: string | null; calls: number }>; ends: ReadonlyArray<{ state: string | null; reason: string; calls: number }> },
-  links: ReadonlyArray<TransitionLink>,
-): TrafficMarks {
-  // One pass over the links into two lookups, so each move is found without scanning them.
-  const bySourceTool = new Map<string, TransitionLink>();
-  const firstBetween = new Map<string, TransitionLink>();
-  for (const l of links) {
-    if (!l.branch) bySourceTool.set(`${l.source}\u0000${l.tool}`, l);
-    const between = `${l.source}\u0000${l.target}`;
-    if (!l.selfLoop && !firstBetween.has(between)) firstBetween.set(between, l);
-  }
-  const linked = new Map<string, number>();
-  for (const move of traffic.transitions) {
-    if (move.from === null) continue;
-    const link =
-      (move.tool !== null ? bySourceTool.get(`${move.from}\u0000${move.tool}`) : undefined) ??
-      firstBetween.get(`${move.from}\u0000${move.to}`);
-    if (link && link.target === move.to) linked.set(link.id, (linked.get(link.id) ?? 0) + move.calls);
-  }
-  const ends = new Map<string, Array<{ reason: string; calls: number }>>();
-  for (const end of traffic.ends) {
-    if (end.state === null) continue;
-    const list = ends.get(end.state) ?? ends.set(end.state, []).get(end.state)!;
-    const label = endReasonLabel(end.reason);
-    const same = list.find((e) => e.reason === label);
-    if (same) same.calls += end.calls;
-    else list.push({ reason: label, calls: end.calls });
-  }
-  for (const list of ends.values()) list.sort((a, b) => b.calls - a.calls);
-  const states = new Map<string, TrafficOnState>();
-  for (const { state, calls } of traffic.states) states.set(state, { calls, share: traffic.calls > 0 ? calls / traffic.calls : 0, ends: ends.get(state) ?? [] });
-  // A call that ended before reaching any state the counts name (none normally): its end stays off the graph.
-  for (const [state, list] of ends) if (!states.has(state)) states.set(state, { calls: 0, share: 0, ends: list });
-  return { calls: traffic.calls, states, links: linked, busiestLink: Math.max(0, ...linked.values()) };
-}
-
-/**
- * Where the talk overlay lights the graph. Moves are matched to the accepted calls that made
- * them, so the edge of the tool actually called is lit even when several tools connect the same
- * two states; a move the server made without a call is drawn on the first link between them.
- * Staying calls light their self-loop and count.
- */
-export function talkMarks(overlay: TalkOverlay, links: ReadonlyArray<TransitionLink>): TalkMarks {
-  const visits = new Map<string, number[]>();
-  const taken = new Map<string, number[]>();
-  const loops = new Map<string, number>();
-  overlay.trail.forEach((state, i) => visits.set(state, [...(visits.get(state) ?? []), i + 1]));
-  const byTool = (from: string, tool: string) => links.find((l) => l.source === from && l.tool === tool);
-  const goes = overlay.moves.filter((m) => m.from !== m.to);
-  let next = 0;
-  for (let i = 1; i < overlay.trail.length; i++) {
-    const from = overlay.trail[i - 1]!;
-    const to = overlay.trail[i]!;
-    // The next call that moved from → to, if the trail's step was made by one.
-    const call = goes.findIndex((m, k) => k >= next && m.from === from && m.to === to);
-    if (call >= 0) next = call + 1;
-    const link = (call >= 0 ? byTool(from, goes[call]!.tool) : undefined) ?? links.find((l) => l.source === from && l.target === to && !l.selfLoop);
-    if (link) taken.set(link.id, [...(taken.get(link.id) ?? []), i + 1]);
-  }
-  for (const move of overlay.moves) {
-    if (move.from !== move.to) continue;
-    const link = byTool(move.from, move.tool);
-    if (link?.selfLoop) loops.set(link.id, (loops.get(link.id) ?? 0) + 1);
-  }
-  const last = overlay.live && overlay.lastMove ? overlay.lastMove : null;
-  const lastLink = last ? (byTool(last.from, last.tool)?.id ?? null) : null;
-  return { active: overlay.activeState, live: overlay.live, visits, taken, loops, lastLink };
 }

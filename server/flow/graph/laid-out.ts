@@ -6,7 +6,7 @@
 // layout, or the positions saved with the flow) without a trip through the page between them. A keystroke in a big flow is routed there too, on the positions
 // the page had when it sent the text (routeAnalysed): routing 1,000 edges was the largest part of
 // the page's task applying the worker's answer.
-import type { Analysis } from '../document/analyze.ts';
+import type { Analysis } from './analyze.ts';
 import { routeEdges, type EdgePath } from './edge-routes.ts';
 import { EMPTY_GRAPH, deriveGraph, type FlowGraph, type StateCard, type TransitionLink } from './graph.ts';
 import { autoLayout, placeMissing, type Positions } from './layout.ts';
