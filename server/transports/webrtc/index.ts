@@ -33,7 +33,7 @@ import { checkCandidateBounds, checkOfferBounds, MAX_PATCHES_PER_WINDOW, PATCH_W
 import { candidateRefusal, withoutRefusedCandidates } from './candidate-filter.ts';
 import { isLoopbackHost } from '../../security/outbound-target.ts';
 
-// werift (with Opus) takes 0.3-0.5 s of CPU to import, so it is not loaded at start-up, nor by a
+// werift (with Opus) takes about 0.3 s of CPU to import, so it is not loaded at start-up, nor by a
 // server that never takes a WebRTC call (a phone or WebSocket host, most servers a test starts):
 // it loads in the background on the first sign that a browser caller is on its way (the studio's
 // page, the /test page, GET /ice-servers), so its first offer finds it loaded, and at the latest
