@@ -44,6 +44,7 @@ function kindOf(cmdline, comm) {
     if (/\.server-test|dist[/\\]server|main\.mjs|voxflow\.mjs|server[/\\]main\.ts/.test(line)) return 'node: spawned server';
     if (/run-tests\.mjs/.test(line)) return 'node: run-tests';
     if (/tsx/.test(line)) return 'node: tsx script';
+    if (/\.test-scripts/.test(line)) return 'node: bundled test script';
     return 'node: other';
   }
   if (comm === 'sh' || comm === 'bash' || comm === 'npm') return 'shell, npm';

@@ -39,7 +39,6 @@ import { PasswordHasher } from './security/passwords.ts';
 import { SecretBox } from './security/secret-box.ts';
 import type { Store } from './store/store.ts';
 import { openWorkerStore } from './store/sqljs/worker-store.ts';
-import { openPostgresStore } from './store/postgres/store.ts';
 import { presenceTimingFor, startNodePresence } from './cluster/node-presence.ts';
 import { SessionHooks, loggingHook, type SessionHook } from './engine/hooks.ts';
 import { sileroVoiceInput, type VoiceInput, type VoiceInputFactory } from './engine/voice-input.ts';
@@ -185,8 +184,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let storeLog: FastifyBaseLogger | null = null;
   const onWorkerLost = (error: Error) =>
     storeLog ? storeLog.error({ err: error }, 'the store worker stopped: every store call fails (503) until the server is restarted') : process.emitWarning(error.message);
+  // PostgreSQL's client loads only when it is the store: evaluating pg makes Node load its fetch
+  // (undici and web streams, to ask whether this is a Cloudflare worker), CPU that every server
+  // on the embedded store would otherwise pay at start-up.
   const openedStore: Store = config.databaseUrl
-    ? await openPostgresStore({ url: config.databaseUrl, sessionsPerAccount, nodeGoneAfterSecs: config.nodeTimeoutSeconds })
+    ? await (await import('./store/postgres/store.ts')).openPostgresStore({ url: config.databaseUrl, sessionsPerAccount, nodeGoneAfterSecs: config.nodeTimeoutSeconds })
     : await openWorkerStore({ dataDir: config.dataDir, sessionsPerAccount, onWorkerLost });
   // Flow documents are parsed and edited in worker threads
   // (docs/benchmarks.md#what-the-figures-rest-on); started on first use.

@@ -32,6 +32,20 @@ test('the bundle serves the API: sign up, create a flow from YAML, list it', asy
   expect(list.map((f) => f.name)).toEqual(['Tiny']);
 });
 
+// Before any WebRTC page or offer, so werift is not loaded yet: it loads with a process's first
+// offer, beside the session's admission. A refusal that came while werift was still loading was an
+// unhandled rejection, which ends a Node process.
+test('a first offer refused while WebRTC is still loading is answered, and the server stays up', async () => {
+  const signup = await fetch(`${server.url}/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'caller@example.com', password: 'long enough password' }) });
+  const { access_token } = (await signup.json()) as { access_token: string };
+  const sdp = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=rtpmap:111 opus/48000/2\r\n';
+  const offer = await fetch(`${server.url}/offer?mode=flow&access_token=${access_token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sdp, type: 'offer' }) });
+  expect(offer.status).toBe(422);
+  expect(((await offer.json()) as { error: { message: string } }).error.message).toMatch(/program_id/);
+  expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  expect(server.child.exitCode).toBeNull();
+});
+
 test('the bundle finds its workers and pages: voice activity detection loads, /test and the studio answer', async () => {
   // The Silero worker file sits beside the bundle; were it missing, the load would fail and the
   // provider turn to 'none' instead of becoming ready.

@@ -15,7 +15,7 @@
 // Remote candidates naming addresses the server must not probe (link-local, multicast, its own
 // loopback unless it listens on loopback only) are dropped from offers and PATCHes
 // (candidate-filter.ts).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SlotPool, type Slot } from '../../engine/session-slots.ts';
 import { authenticateRequest } from '../../http/auth.ts';
@@ -33,10 +33,22 @@ import { checkCandidateBounds, checkOfferBounds, MAX_PATCHES_PER_WINDOW, PATCH_W
 import { candidateRefusal, withoutRefusedCandidates } from './candidate-filter.ts';
 import { isLoopbackHost } from '../../security/outbound-target.ts';
 
-// werift takes about half a second to import: it loads with the first offer (and in the
-// background once the server is up), not on the server's start-up path.
+// werift (with Opus) takes about 0.3 s of CPU to import, so it is not loaded at start-up, nor by a
+// server that never takes a WebRTC call (a phone or WebSocket host, most servers a test starts):
+// it loads in the background on the first sign that a browser caller is on its way (the studio's
+// page, the /test page, GET /ice-servers), so its first offer finds it loaded, and at the latest
+// with the first offer.
 let peerModule: Promise<typeof import('./peer.ts')> | null = null;
 const loadPeerModule = () => (peerModule ??= import('./peer.ts'));
+
+/** Starts loading werift in the background, once: a WebRTC caller is probably coming. */
+export function preloadWebRtc(log: FastifyBaseLogger): void {
+  if (peerModule) return;
+  loadPeerModule().catch((error: unknown) => {
+    peerModule = null;
+    log.warn({ err: error }, 'could not preload WebRTC');
+  });
+}
 import { testPageRoute } from './test-page.ts';
 
 // Its size is bounded by checkOfferBounds, with a status that says what is wrong with it.
@@ -80,11 +92,7 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   /** A server on loopback only (the desktop app) is reached by a browser on the same machine, over loopback. */
   const loopbackDeployment = isLoopbackHost(config.host);
   decorateAdmittedSession(app);
-  await testPageRoute(app);
-
-  app.addHook('onListen', async () => {
-    setTimeout(() => void loadPeerModule().catch((error: unknown) => app.log.warn({ err: error }, 'could not preload WebRTC')), 100).unref();
-  });
+  await testPageRoute(app, () => preloadWebRtc(app.log));
 
   app.addHook('preClose', async () => {
     for (const { peer } of peers.values()) peer.close('server_shutdown');
@@ -176,6 +184,9 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
     if (restartedId === undefined) await authenticateRequest(app, request, 'engine', true);
     phases.authenticatedAt = performance.now();
     const admitting = admitEngineSession(app, request, 'webrtc').finally(() => (phases.admittedAt = performance.now()));
+    // A refusal may come while werift is still loading (the first offer of a process): handled
+    // from now on, it is read below, instead of being an unhandled rejection in the meantime.
+    admitting.catch(() => undefined);
     let module: Awaited<ReturnType<typeof loadPeerModule>>;
     try {
       module = await loadPeerModule();
@@ -266,5 +277,8 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   app.patch<{ Params: { pc_id: string } }>('/offer/:pc_id', { config: { auth: 'none' }, schema: { response: candidates } }, async (request) => addCandidates(request.params.pc_id, request.body));
   app.patch('/offer', { config: { auth: 'none' }, schema: { response: candidates } }, async (request) => addCandidates((request.body as { pc_id?: string } | undefined)?.pc_id, request.body));
 
-  app.get('/ice-servers', { config: { auth: 'engine' }, schema: { response: { 200: IceConfiguration } } }, async (request) => iceConfiguration(config.ice, accountOf(request.principal)));
+  app.get('/ice-servers', { config: { auth: 'engine' }, schema: { response: { 200: IceConfiguration } } }, async (request) => {
+    preloadWebRtc(app.log);
+    return iceConfiguration(config.ice, accountOf(request.principal));
+  });
 }

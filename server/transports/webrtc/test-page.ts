@@ -16,7 +16,8 @@ function inlineHashes(html: string, tag: 'script' | 'style'): string {
   return [...blocks].map((block) => `'sha256-${createHash('sha256').update(block[1]!).digest('base64')}'`).join(' ');
 }
 
-export async function testPageRoute(app: FastifyInstance): Promise<void> {
+/** `onServe` runs each time the page is sent: a caller on it will offer WebRTC next. */
+export async function testPageRoute(app: FastifyInstance, onServe: () => void = () => {}): Promise<void> {
   const html = readFileSync(PAGE_FILE, 'utf8');
   const headers = {
     'content-type': 'text/html; charset=utf-8',
@@ -34,5 +35,8 @@ export async function testPageRoute(app: FastifyInstance): Promise<void> {
       "frame-ancestors 'none'",
     ].join('; '),
   };
-  app.get('/test', { config: { auth: 'none' }, schema: { response: { 200: mediaBody('The WebRTC test page', ['text/html']) } } }, async (_request, reply) => reply.headers(headers).send(html));
+  app.get('/test', { config: { auth: 'none' }, schema: { response: { 200: mediaBody('The WebRTC test page', ['text/html']) } } }, async (_request, reply) => {
+    onServe();
+    return reply.headers(headers).send(html);
+  });
 }

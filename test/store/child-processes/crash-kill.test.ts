@@ -2,15 +2,21 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SNAPSHOT_FILE } from '../../../server/store/sqljs/database.ts';
 import { openStore } from '../../../server/store/sqljs/store.ts';
+import { bundleScript } from '../../support/script-bundle.ts';
 import { integrityOfFile, tempDataDir } from '../helpers.ts';
 
 // The bench raises this for a longer crash loop, e.g. VOXFLOW_CRASH_ROUNDS=1000.
 const ROUNDS = Number(process.env.VOXFLOW_CRASH_ROUNDS ?? 5);
-const WRITER = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
+const WRITER_SOURCE = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The writer bundled once (script-bundle.ts): each round's process runs it without tsx. */
+let writer = '';
+beforeAll(async () => {
+  writer = await bundleScript(WRITER_SOURCE);
+});
 
 interface Acknowledged {
   flows: string[];
@@ -19,7 +25,7 @@ interface Acknowledged {
 
 /** Starts the writer, kills it with SIGKILL 0–350 ms after its first acknowledged write, returns what it acknowledged. */
 async function runAndKill(dataDir: string): Promise<Acknowledged> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, dataDir], {
+  const child = spawn(process.execPath, [writer, dataDir], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -87,8 +93,8 @@ describe('a writer killed with SIGKILL', () => {
       // The loop proves something only if the writer got writes acknowledged before the kills.
       expect(acknowledged.flows.length).toBeGreaterThan(ROUNDS);
     },
-    // A hang guard: each round starts a process that compiles the store with tsx, which took over
-    // 8 s a round beside a second full test run (load 15–20); a hang still stops it.
+    // A hang guard: each round starts a process that opens the store, which took over 8 s a round
+    // (through tsx then) beside a second full test run (load 15–20); a hang still stops it.
     20_000 + ROUNDS * 20_000,
   );
 });
