@@ -1,7 +1,7 @@
 // Sentences flite has said, kept to be said again without running it. A flow's fixed lines (its
 // greeting, a phone menu, "Please hold while I connect you.") are the same words every call, and
-// flite's output depends only on the voice and the text: each run cost about 0.15–0.2 s of CPU and
-// made the caller wait that long for the first words. The last-used sentences are kept, up to a
+// flite's output depends only on the voice and the text: each run cost CPU (about 50 ms for a
+// phone menu's short lines, 0.15 s for a long sentence) and kept the caller waiting that long. The last-used sentences are kept, up to a
 // size in bytes; an agent's model-written replies pass through and are pushed out by newer ones.
 import type { FliteAudio } from './flite-worker-host.ts';
 
