@@ -37,21 +37,18 @@ const ended = [];
 let linesSeen = 0;
 
 async function names() {
-  const out = new Map(); // pid → { fork, threads: Map(tid → name) }
+  const out = new Map(); // pid → Map(tid → name)
   for (const entry of await readdir(dir)) {
     const pid = /^(\d+)\.tsv$/.exec(entry)?.[1];
     if (!pid) continue;
     const rows = (await readFile(join(dir, entry), 'utf8')).trim().split('\n').map((line) => line.split('\t'));
     const scripts = new Map(rows.filter((r) => r[0] === 'script').map((r) => [r[1], r[2]]));
     const threads = new Map();
-    let fork = false;
     for (const [kind, a, b] of rows) {
-      if (kind === 'main') {
-        threads.set(a, 'main thread');
-        fork = /vitest\/dist\/workers\/forks/.test(b ?? '');
-      } else if (kind === 'worker') threads.set(b, scripts.get(a) ?? 'a worker thread');
+      if (kind === 'main') threads.set(a, 'main thread');
+      else if (kind === 'worker') threads.set(b, scripts.get(a) ?? 'a worker thread');
     }
-    out.set(pid, { fork, threads });
+    out.set(pid, threads);
   }
   return out;
 }
@@ -100,7 +97,7 @@ function byName(pid, from, to) {
   for (const [key, now] of to) {
     const [p, tid] = key.split('/');
     if (p !== pid) continue;
-    const name = processes.get(pid)?.threads.get(tid) ?? UNNAMED;
+    const name = processes.get(pid)?.get(tid) ?? UNNAMED;
     out.set(name, (out.get(name) ?? 0) + (now - (from.get(key) ?? 0)) / TICKS);
   }
   return out;
