@@ -72,3 +72,19 @@ test('a provider on a host of its own keeps no sentences unless given a cache: i
     expect((await collect(tts.synthesize('Connecting you.', neverAborted())))[0]![0]).toBe(2);
   });
 });
+
+test("one account's kept sentences are never another's: each account's first saying runs flite", async () => {
+  await withHost(async (host) => {
+    const flite = createFliteTts({ host, cache: new FliteSpeechCache() });
+    const first = async (tts: { synthesize: typeof flite.synthesize }, text: string) => (await collect(tts.synthesize(text, neverAborted())))[0]![0];
+    const alice = flite.forAccount('acct_alice');
+    const bob = flite.forAccount('acct_bob');
+    expect(await first(alice, 'Your appointment is at three.')).toBe(1);
+    expect(await first(alice, 'Your appointment is at three.')).toBe(1);
+    // Bob's call saying the same words gets flite's own run, not Alice's kept audio, so how fast it
+    // comes tells Bob nothing about Alice's calls; and each keeps its own from then on.
+    expect(await first(bob, 'Your appointment is at three.')).toBe(2);
+    expect(await first(bob, 'Your appointment is at three.')).toBe(2);
+    expect(await first(flite.forAccount('acct_alice'), 'Your appointment is at three.')).toBe(1);
+  });
+});

@@ -18,8 +18,8 @@ export class FliteSpeechCache {
   }
 
   /** The sentence's audio, or undefined. The caller must not change the samples: copy them first. */
-  get(voice: string, text: string): FliteAudio | undefined {
-    const key = keyOf(voice, text);
+  get(scope: string, voice: string, text: string): FliteAudio | undefined {
+    const key = keyOf(scope, voice, text);
     const audio = this.entries.get(key);
     if (audio) {
       this.entries.delete(key);
@@ -29,10 +29,10 @@ export class FliteSpeechCache {
   }
 
   /** Keeps a copy of the audio, pushing out the least recently used sentences to stay within the size. */
-  set(voice: string, text: string, audio: FliteAudio): void {
+  set(scope: string, voice: string, text: string, audio: FliteAudio): void {
     const size = audio.samples.byteLength;
     if (size > this.maxBytes) return;
-    const key = keyOf(voice, text);
+    const key = keyOf(scope, voice, text);
     const old = this.entries.get(key);
     if (old) {
       this.entries.delete(key);
@@ -58,6 +58,6 @@ export class FliteSpeechCache {
   }
 }
 
-function keyOf(voice: string, text: string): string {
-  return `${voice}\u0000${text}`;
+function keyOf(scope: string, voice: string, text: string): string {
+  return `${scope}\u0000${voice}\u0000${text}`;
 }

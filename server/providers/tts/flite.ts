@@ -34,6 +34,12 @@ export interface FliteTextToSpeech extends TextToSpeech {
   warmUp(): Promise<void>;
   /** Terminates the worker this provider runs on; the next call starts a fresh one. */
   close(): Promise<void>;
+  /**
+   * The same voice for one account's calls, keeping the sentences they say in the process's
+   * cache for that account alone (flite-cache.ts says why). The provider itself, used without an
+   * account, keeps nothing unless it was given a cache of its own.
+   */
+  forAccount(accountId: string): TextToSpeech;
 }
 
 export interface FliteOptions {
@@ -42,8 +48,9 @@ export interface FliteOptions {
   host?: FliteWorkerHost | FlitePool;
   /**
    * Sentences said before, said again without running flite (flite-cache.ts). By default the
-   * process's shared cache on the shared pool, and none on a host of the caller's own (tests of
-   * the workers, benches of synthesis); null for none.
+   * process's shared cache on the shared pool, used only through forAccount(), and none on a host
+   * of the caller's own (tests of the workers, benches of synthesis); null for none. A cache given
+   * here is used by the provider itself too (one scope).
    */
   cache?: FliteSpeechCache | null;
 }
@@ -61,11 +68,16 @@ export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
   }
   const runner = options.host ? runnerOf(options.host) : sharedPool();
   const cache = options.cache !== undefined ? options.cache : options.host ? null : sharedCache;
+  // A flow's voice is used when flite has it; another vendor's voice name is not flite's to refuse.
+  const voiceFor = (hints?: SynthesisHints): FliteVoice => (FLITE_VOICES.includes(hints?.voice as FliteVoice) ? (hints!.voice as FliteVoice) : voice);
+  const unscoped = options.cache ? { cache: options.cache, scope: '' } : null;
   return {
     provider: 'flite',
-    // A flow's voice is used when flite has it; another vendor's voice name is not flite's to refuse.
-    synthesize: (text, signal, hints) =>
-      synthesizeWithFlite(runner, cache, FLITE_VOICES.includes(hints?.voice as FliteVoice) ? (hints!.voice as FliteVoice) : voice, text, signal, hints),
+    synthesize: (text, signal, hints) => synthesizeWithFlite(runner, unscoped, voiceFor(hints), text, signal, hints),
+    forAccount: (accountId) => {
+      const kept = cache ? { cache, scope: `account:${accountId}` } : null;
+      return { provider: 'flite', synthesize: (text, signal, hints) => synthesizeWithFlite(runner, kept, voiceFor(hints), text, signal, hints) };
+    },
     warmUp: () => runner.warmUp(),
     close: () => runner.close(),
   };
@@ -97,7 +109,7 @@ export function holdFlite(): () => Promise<void> {
 
 async function* synthesizeWithFlite(
   runner: FliteRunner,
-  cache: FliteSpeechCache | null,
+  kept: { cache: FliteSpeechCache; scope: string } | null,
   voice: FliteVoice,
   text: string,
   signal: AbortSignal,
@@ -112,11 +124,11 @@ async function* synthesizeWithFlite(
   const stop = new AbortController();
   const jobSignal = AbortSignal.any([signal, stop.signal]);
   const start = (part: string, first: boolean): Promise<{ audio: FliteAudio; kept: boolean }> => {
-    const kept = cache?.get(voice, part);
-    if (kept) return Promise.resolve({ audio: kept, kept: true });
+    const said = kept?.cache.get(kept.scope, voice, part);
+    if (said) return Promise.resolve({ audio: said, kept: true });
     // Later parts of a long text are synthesized while the earlier ones play: look-ahead.
     const job = runner.run(part, voice, jobSignal, first && awaited).then((audio) => {
-      cache?.set(voice, part, audio);
+      kept?.cache.set(kept.scope, voice, part, audio);
       return { audio, kept: false };
     });
     job.catch(() => {}); // awaited below; this only stops an unawaited look-ahead from being "unhandled"
@@ -126,7 +138,7 @@ async function* synthesizeWithFlite(
   try {
     let next = start(parts[0]!, true);
     for (let i = 0; i < parts.length; i++) {
-      const { audio, kept } = await next;
+      const { audio, kept: fromMemory } = await next;
       // Synthesize the next part while this one is being played out.
       if (i + 1 < parts.length) next = start(parts[i + 1]!, false);
       if (audio.sampleRate !== ENGINE_SAMPLE_RATE) resampler ??= new StreamingResampler(audio.sampleRate, ENGINE_SAMPLE_RATE);
@@ -136,7 +148,7 @@ async function* synthesizeWithFlite(
         const chunk = audio.samples.subarray(offset, offset + step);
         // Resampled a chunk at a time so no single step holds the event loop for long. Kept audio
         // is handed out as copies: what a listener does with a chunk must not change the next call's.
-        yield resampler ? resampler.process(chunk) : kept ? chunk.slice() : chunk;
+        yield resampler ? resampler.process(chunk) : fromMemory ? chunk.slice() : chunk;
       }
     }
     const tail = resampler?.flush();
