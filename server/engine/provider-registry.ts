@@ -48,7 +48,7 @@ export function createProviderRegistry(config: Config, store: Store, secrets: Se
     createHostedProvider('llm', resolved.provider, connection(accountId, resolved, 'llm'));
 
   const textToSpeech = async (accountId: string, resolved: ResolvedProvider): Promise<TextToSpeech> =>
-    (await createHostedProvider('tts', resolved.provider, { ...connection(accountId, resolved, 'tts'), voice: config.providers.tts.voice })) ?? flite;
+    (await createHostedProvider('tts', resolved.provider, { ...connection(accountId, resolved, 'tts'), voice: config.providers.tts.voice })) ?? flite.forAccount(accountId);
 
   return {
     async warmUp() {

@@ -21,7 +21,8 @@ function connection(p: Providers[ProviderKind]): VendorConnection {
 
 async function textToSpeech(p: Providers['tts']): Promise<TextToSpeech> {
   const hosted = await createHostedProvider('tts', p.provider, { ...connection(p), voice: p.voice });
-  return hosted ?? createFliteTts({ voice: FLITE_VOICES.includes(p.voice as FliteVoice) ? (p.voice as FliteVoice) : undefined });
+  // The CLI's process serves one user, so flite may keep the sentences its callers repeat.
+  return hosted ?? createFliteTts({ voice: FLITE_VOICES.includes(p.voice as FliteVoice) ? (p.voice as FliteVoice) : undefined }).forAccount('command-line');
 }
 
 /**

@@ -48,7 +48,8 @@ export interface ChatReply extends Fault {
 
 export interface ChatRule {
   when?: ChatMatch;
-  respond: ChatReply;
+  /** The reply, or a function giving each request's own (a load bench's callers each get their own words). */
+  respond: ChatReply | (() => ChatReply);
 }
 
 export interface FakeOpenAIOptions {
@@ -155,13 +156,14 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       const hits = (ruleHits.get(rule) ?? 0) + 1;
       ruleHits.set(rule, hits);
       if (rule.when?.nth !== undefined && rule.when.nth !== hits) continue;
-      const wander = rule.respond.wander;
+      const respond = typeof rule.respond === 'function' ? rule.respond() : rule.respond;
+      const wander = respond.wander;
       if (wander) {
-        let random = wanderers.get(rule.respond);
-        if (!random) wanderers.set(rule.respond, (random = seededRandom(wander.seed)));
+        let random = wanderers.get(respond);
+        if (!random) wanderers.set(respond, (random = seededRandom(wander.seed)));
         return wanderingReply(wander.tools, body, random);
       }
-      return rule.respond;
+      return respond;
     }
     return { text: DEFAULT_REPLY };
   };

@@ -6,18 +6,21 @@
 //
 // The pieces: the text flite is given (flite-text.ts), the pool that schedules sentences onto
 // worker threads by urgency and priority (flite-pool.ts), and one worker thread with its protocol (flite-worker-host.ts).
-// This file is the provider: voices, the shared pool, and a sentence streamed out in chunks.
+// This file is the provider: voices, the shared pool, the sentences kept to be said again
+// (flite-cache.ts), and a sentence streamed out in chunks.
 import { StreamingResampler } from '../../audio/resampler.ts';
 import { FLITE_VOICES } from '../catalog.ts';
 import { ENGINE_SAMPLE_RATE, ProviderError } from '../types.ts';
 import type { SynthesisHints, TextToSpeech } from '../types.ts';
+import { FliteSpeechCache } from './flite-cache.ts';
 import { FlitePool, type FliteRunner } from './flite-pool.ts';
 import { cleanTextForFlite, splitForFlite } from './flite-text.ts';
-import { FliteWorkerHost } from './flite-worker-host.ts';
+import { FliteWorkerHost, type FliteAudio } from './flite-worker-host.ts';
 
 export { FLITE_MAX_CHARS, cleanTextForFlite, splitForFlite } from './flite-text.ts';
 export { FlitePool, defaultFliteWorkers, type FlitePoolOptions } from './flite-pool.ts';
 export { FliteWorkerHost, type FliteAudio, type FliteWorkerHostOptions } from './flite-worker-host.ts';
+export { FLITE_CACHE_BYTES, FliteSpeechCache } from './flite-cache.ts';
 
 export { FLITE_VOICES };
 export type FliteVoice = (typeof FLITE_VOICES)[number];
@@ -31,12 +34,25 @@ export interface FliteTextToSpeech extends TextToSpeech {
   warmUp(): Promise<void>;
   /** Terminates the worker this provider runs on; the next call starts a fresh one. */
   close(): Promise<void>;
+  /**
+   * The same voice for one account's calls, keeping the sentences they say in the process's
+   * cache for that account alone (flite-cache.ts says why). The provider itself, used without an
+   * account, keeps nothing unless it was given a cache of its own.
+   */
+  forAccount(accountId: string): TextToSpeech;
 }
 
 export interface FliteOptions {
   voice?: FliteVoice;
   /** One worker host for every sentence (tests), or a pool; by default the process's shared pool. */
   host?: FliteWorkerHost | FlitePool;
+  /**
+   * Sentences said before, said again without running flite (flite-cache.ts). By default the
+   * process's shared cache on the shared pool, used only through forAccount(), and none on a host
+   * of the caller's own (tests of the workers, benches of synthesis); null for none. A cache given
+   * here is used by the provider itself too (one scope).
+   */
+  cache?: FliteSpeechCache | null;
 }
 
 function runnerOf(host: FliteWorkerHost | FlitePool): FliteRunner {
@@ -51,11 +67,17 @@ export function createFliteTts(options: FliteOptions = {}): FliteTextToSpeech {
     throw new ProviderError('flite', 'bad_request', `flite has no voice "${voice}"; choose one of ${FLITE_VOICES.join(', ')}`, false);
   }
   const runner = options.host ? runnerOf(options.host) : sharedPool();
+  const cache = options.cache !== undefined ? options.cache : options.host ? null : sharedCache;
+  // A flow's voice is used when flite has it; another vendor's voice name is not flite's to refuse.
+  const voiceFor = (hints?: SynthesisHints): FliteVoice => (FLITE_VOICES.includes(hints?.voice as FliteVoice) ? (hints!.voice as FliteVoice) : voice);
+  const unscoped = options.cache ? { cache: options.cache, scope: '' } : null;
   return {
     provider: 'flite',
-    // A flow's voice is used when flite has it; another vendor's voice name is not flite's to refuse.
-    synthesize: (text, signal, hints) =>
-      synthesizeWithFlite(runner, FLITE_VOICES.includes(hints?.voice as FliteVoice) ? (hints!.voice as FliteVoice) : voice, text, signal, hints),
+    synthesize: (text, signal, hints) => synthesizeWithFlite(runner, unscoped, voiceFor(hints), text, signal, hints),
+    forAccount: (accountId) => {
+      const kept = cache ? { cache, scope: `account:${accountId}` } : null;
+      return { provider: 'flite', synthesize: (text, signal, hints) => synthesizeWithFlite(runner, kept, voiceFor(hints), text, signal, hints) };
+    },
     warmUp: () => runner.warmUp(),
     close: () => runner.close(),
   };
@@ -85,7 +107,14 @@ export function holdFlite(): () => Promise<void> {
   };
 }
 
-async function* synthesizeWithFlite(runner: FliteRunner, voice: FliteVoice, text: string, signal: AbortSignal, hints?: SynthesisHints): AsyncGenerator<Int16Array> {
+async function* synthesizeWithFlite(
+  runner: FliteRunner,
+  kept: { cache: FliteSpeechCache; scope: string } | null,
+  voice: FliteVoice,
+  text: string,
+  signal: AbortSignal,
+  hints?: SynthesisHints,
+): AsyncGenerator<Int16Array> {
   const parts = splitForFlite(cleanTextForFlite(text));
   if (parts.length === 0) return;
   signal.throwIfAborted();
@@ -94,9 +123,14 @@ async function* synthesizeWithFlite(runner: FliteRunner, voice: FliteVoice, text
   // Ends the look-ahead job too when the consumer stops early (break, or its own error).
   const stop = new AbortController();
   const jobSignal = AbortSignal.any([signal, stop.signal]);
-  const start = (part: string, first: boolean) => {
+  const start = (part: string, first: boolean): Promise<{ audio: FliteAudio; kept: boolean }> => {
+    const said = kept?.cache.get(kept.scope, voice, part);
+    if (said) return Promise.resolve({ audio: said, kept: true });
     // Later parts of a long text are synthesized while the earlier ones play: look-ahead.
-    const job = runner.run(part, voice, jobSignal, first && awaited);
+    const job = runner.run(part, voice, jobSignal, first && awaited).then((audio) => {
+      kept?.cache.set(kept.scope, voice, part, audio);
+      return { audio, kept: false };
+    });
     job.catch(() => {}); // awaited below; this only stops an unawaited look-ahead from being "unhandled"
     return job;
   };
@@ -104,7 +138,7 @@ async function* synthesizeWithFlite(runner: FliteRunner, voice: FliteVoice, text
   try {
     let next = start(parts[0]!, true);
     for (let i = 0; i < parts.length; i++) {
-      const audio = await next;
+      const { audio, kept: fromMemory } = await next;
       // Synthesize the next part while this one is being played out.
       if (i + 1 < parts.length) next = start(parts[i + 1]!, false);
       if (audio.sampleRate !== ENGINE_SAMPLE_RATE) resampler ??= new StreamingResampler(audio.sampleRate, ENGINE_SAMPLE_RATE);
@@ -112,8 +146,9 @@ async function* synthesizeWithFlite(runner: FliteRunner, voice: FliteVoice, text
       for (let offset = 0; offset < audio.samples.length; offset += step) {
         signal.throwIfAborted();
         const chunk = audio.samples.subarray(offset, offset + step);
-        // Resampled a chunk at a time so no single step holds the event loop for long.
-        yield resampler ? resampler.process(chunk) : chunk;
+        // Resampled a chunk at a time so no single step holds the event loop for long. Kept audio
+        // is handed out as copies: what a listener does with a chunk must not change the next call's.
+        yield resampler ? resampler.process(chunk) : fromMemory ? chunk.slice() : chunk;
       }
     }
     const tail = resampler?.flush();
@@ -124,6 +159,8 @@ async function* synthesizeWithFlite(runner: FliteRunner, voice: FliteVoice, text
 }
 
 let defaultPool: FlitePool | null = null;
+/** Outlives the pool's workers (shutdownFlite): a process's servers, one after another, say the same lines. */
+const sharedCache = new FliteSpeechCache();
 
 function sharedPool(): FlitePool {
   return (defaultPool ??= new FlitePool());

@@ -33,8 +33,9 @@ function processCpuMs(): number {
 // Measured as CPU time, not timer lag: on a loaded 2-core machine the OS alone can keep the
 // thread off the CPU for tens of milliseconds while other test files run, which says nothing
 // about flite. Synthesis on the main thread would put nearly all the work there.
+// The sentences run in flite each time (cache: null): these tests are about where flite's work runs.
 test('ten sentences are synthesized on another thread: the main thread does under a fifth of the work', async () => {
-  const tts = createFliteTts();
+  const tts = createFliteTts({ cache: null });
   // Starting a process's first worker thread costs the main thread ~15-35 ms once; the server
   // pays that at start-up (warmUp), not during a call.
   await tts.warmUp();
@@ -52,7 +53,7 @@ test('ten sentences are synthesized on another thread: the main thread does unde
 // look-ahead synthesis runs ahead of playback and can wait. A sentence the caller is waiting for
 // (nothing left to play before it) must not wait behind other processes, though.
 test('look-ahead synthesis runs on a thread that yields to the main thread (nice 10 against the process’s own)', async () => {
-  const tts = createFliteTts();
+  const tts = createFliteTts({ cache: null });
   await tts.warmUp();
   const before = threads();
   for (const sentence of SENTENCES.slice(0, 4)) await collect(tts.synthesize(sentence, neverAborted(), { aheadMs: 2_000 }));
@@ -64,7 +65,7 @@ test('look-ahead synthesis runs on a thread that yields to the main thread (nice
 });
 
 test('a sentence the caller is waiting for runs on a thread at the process’s own priority', async () => {
-  const tts = createFliteTts();
+  const tts = createFliteTts({ cache: null });
   await tts.warmUp();
   const before = threads();
   for (const sentence of SENTENCES.slice(4, 8)) await collect(tts.synthesize(sentence, neverAborted(), { aheadMs: 0 }));
