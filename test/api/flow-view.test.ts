@@ -1,7 +1,7 @@
 // GET /v1/flows/{id}/view over real HTTP: what the studio's canvas draws for the flow's draft (else
 // its published text) and its saved layout, made by the studio's own code in a flow worker, so the
 // canvas the studio draws from it is the one its flow worker gives later.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccount, createFlow, startTestServer, type TestServer } from '../support/server.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
@@ -78,5 +78,39 @@ describe('GET /v1/flows/{id}/view', () => {
     expectError(await view(flowId, { apiKey: other.apiKey }), 404, 'flow_not_found');
     expectError(await view('flow_unknown', { apiKey: account.apiKey }), 404, 'flow_not_found');
     expect((await view(flowId, {})).status).toBe(401);
+  });
+});
+
+describe('a flow opened in the studio, then saved', () => {
+  it('has the view of what was saved made once the saves pause, so the next open finds it made; a flow never opened gets none', async () => {
+    const jobs = vi.spyOn(server.app.services.flowJobs, 'flowView');
+    try {
+      const yaml = generateFlowYaml(8);
+      const opened = await createFlow(server, account.apiKey, 'Opened', yaml);
+      const neverOpened = await createFlow(server, account.apiKey, 'Never opened', yaml);
+      expect((await view(opened, { jwt: account.jwt })).status).toBe(200);
+      expect(jobs).toHaveBeenCalledTimes(1);
+
+      // The studio saves as the designer types: three drafts in a row, then a pause.
+      let draft = yaml;
+      for (const word of ['one', 'two', 'three']) {
+        draft = draft.replace(/prompt: (\S+)/, `prompt: ${word} $1`);
+        expect((await server.request('PUT', `/v1/flows/${opened}/draft`, { jwt: account.jwt, body: { yaml_content: draft } })).status).toBe(200);
+        expect((await server.request('PUT', `/v1/flows/${neverOpened}/draft`, { jwt: account.jwt, body: { yaml_content: draft } })).status).toBe(200);
+      }
+      // Made once for the burst, of the last draft, and for the opened flow only.
+      await vi.waitFor(() => expect(jobs).toHaveBeenCalledTimes(2), { timeout: 15_000, interval: 100 });
+      expect(jobs.mock.calls[1]![1]).toBe(draft);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(jobs).toHaveBeenCalledTimes(2);
+
+      // The next open is answered with it: no new job, and the view is the saved draft's.
+      const answer = await view(opened, { jwt: account.jwt });
+      expect(answer.status).toBe(200);
+      expect(answer.body.view).toEqual(studioView(draft, {}));
+      expect(jobs).toHaveBeenCalledTimes(2);
+    } finally {
+      jobs.mockRestore();
+    }
   });
 });

@@ -91,6 +91,8 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
     if (!flow) throw new AppError('flow_not_found', `No flow with the id "${id}".`);
     return flow;
   };
+  // The canvas's view of a flow (GET /v1/flows/{id}/view), made again after the saves below.
+  const views = await flowViewRoutes(app, { ownFlow });
 
   // The body (up to 512 KiB, nearly all of it the YAML) stays bytes here: a flow worker decodes,
   // parses and checks it as the server's parser and this route's schema would (CreateFlowBody
@@ -135,6 +137,7 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
     );
     const warnings = checked?.warnings;
     if (!flow) throw new AppError('flow_not_found');
+    if (yamlContent !== undefined || layout !== undefined) views.remakeSoon(accountId, flow.id);
     return fullView(flow, warnings);
   });
 
@@ -168,14 +171,14 @@ export async function flowRoutes(server: FastifyInstance): Promise<void> {
       store.flows.update(accountId, stored.id, { yamlContent, version }),
     );
     if (!flow) throw new AppError('flow_not_found');
+    if (yamlContent !== undefined) views.remakeSoon(accountId, flow.id);
     // The stored text is the edit's (an unchanged text is the same text), so its quoted form is
     // the worker's; unless another request changed the flow in between.
     return flow.yamlContent === edited.yaml ? sendJson(reply, fullViewBytes(flow, edited.yamlJson, warnings)) : fullView(flow, warnings);
   });
 
-  await flowVersionRoutes(app, { ownFlow, fullView, refuseErrors });
+  await flowVersionRoutes(app, { ownFlow, fullView, refuseErrors, views });
   await flowPipecatRoutes(app, { ownFlow });
   await toolTestRequestRoutes(app, { ownFlow });
   await experimentRoutes(app, { ownFlow });
-  await flowViewRoutes(app, { ownFlow });
 }

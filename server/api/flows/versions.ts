@@ -19,6 +19,7 @@ import { optionalBody } from '../../http/validation.ts';
 import { DraftRecord, FlowRecord, FlowVersionRecord, FlowVersionSummary as FlowVersionSummaryView, PublishedVersion } from '../../protocol/api/flows.ts';
 import { textBytes, withFlowStorageLeft } from './storage-quota.ts';
 import type { Flow, FlowDraft, FlowVersion, FlowVersionSummary, PublishResult, VersionAuthor } from '../../store/store.ts';
+import type { FlowViews } from './view.ts';
 
 
 const yamlContent = z.string({ error: 'must be the YAML document as a string' });
@@ -89,9 +90,11 @@ interface FlowHelpers {
   fullView(flow: Flow, diagnostics?: Diagnostic[]): z.infer<typeof FlowRecord>;
   /** A 422 with every diagnostic when there are errors; else the warnings. */
   refuseErrors(diagnostics: Diagnostic[]): Diagnostic[];
+  /** The studio's view of a flow, made again after a save changes the text it opens (view.ts). */
+  views: FlowViews;
 }
 
-export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, fullView, refuseErrors }: FlowHelpers): Promise<void> {
+export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, fullView, refuseErrors, views }: FlowHelpers): Promise<void> {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
@@ -138,6 +141,7 @@ export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, full
       if (saved.reason === 'not_found') throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
       throw conflict(saved.currentEtag, await store.flowVersions.getDraft(accountId, flowId));
     }
+    views.remakeSoon(accountId, flowId);
     return sendDraft(reply, draftView(await ownFlow(accountId, flowId), saved.draft, diagnostics));
   });
 
@@ -151,6 +155,7 @@ export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, full
       if (discarded.reason === 'not_found') throw new AppError('flow_not_found', `No flow with the id "${flowId}".`);
       throw conflict(discarded.currentEtag, await store.flowVersions.getDraft(accountId, flowId));
     }
+    views.remakeSoon(accountId, flowId);
     return reply.status(204).send();
   });
 
@@ -175,6 +180,7 @@ export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, full
       { yamlContent: draft.yamlContent, documentVersion, note: body.note ?? '', createdBy: authorOf(request.principal) },
       { fromDraft: true, expectEtag: draft.etag },
     );
+    if (published.ok) views.remakeSoon(accountId, flowId);
     return reply.status(201).send(await publishedView(accountId, flowId, published, warnings));
   });
 
@@ -207,6 +213,7 @@ export async function flowVersionRoutes(server: FastifyInstance, { ownFlow, full
     const { body } = request;
     const note = body.note || `Published again from version ${version.number}`;
     const published = await publishAgain(app.services, accountId, flow.id, version, note, authorOf(request.principal));
+    if (published.ok) views.remakeSoon(accountId, flow.id);
     return reply.status(201).send(await publishedView(accountId, flow.id, published));
   });
 

@@ -11,6 +11,11 @@
 // - The last views made are kept (VIEWS_KEPT, at most VIEW_BYTES_KEPT bytes of them), each with
 //   the text and the stored layout it was made from: a view is served again only while both are
 //   exactly those (a string comparison, no hash), so opening the same flow again costs no job.
+// - A flow opened in the studio (its view is kept) has its view made again a moment after each
+//   save of its text, layout, draft or published version (remakeSoon, VIEW_REMADE_AFTER_MS after
+//   the last of a burst of saves): the designer who edits, leaves and comes back finds the view
+//   of what was saved, instead of the server and the studio's worker both parsing it on the open.
+//   A flow nobody opened costs no such job: an API client's uploads make no views.
 // - A text that is not readable YAML has `view: null`: the studio then waits for its worker.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -25,6 +30,8 @@ const FlowParams = z.object({ flow_id: z.string() });
 /** Views kept, and their bytes with the texts they are of at most (a 500-state flow's view and text are about 1 MiB). */
 const VIEWS_KEPT = 32;
 const VIEW_BYTES_KEPT = 32 * 1024 * 1024;
+/** The studio saves as the designer types: the view is made again once the saves have paused. */
+const VIEW_REMADE_AFTER_MS = 2_000;
 
 /** The view as this module sends it is the schema's (checked when this compiles). */
 const _sameShape = (view: FlowView): z.infer<typeof FlowViewRecord>['view'] => view;
@@ -41,7 +48,12 @@ interface ViewHelpers {
   ownFlow(accountId: string, id: string): Promise<Flow>;
 }
 
-export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewHelpers): Promise<void> {
+export interface FlowViews {
+  /** After a save that changed what a flow's view shows: made again soon, if the flow's view is kept. */
+  remakeSoon(accountId: string, flowId: string): void;
+}
+
+export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewHelpers): Promise<FlowViews> {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const { store, flowJobs } = app.services;
   const config = { auth: 'jwt_or_api_key' as const };
@@ -94,6 +106,31 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
     }
   };
 
+  /** The view of what the studio would open now: the draft, else the published text. */
+  const currentView = async (accountId: string, flow: Flow): Promise<Kept> => {
+    const draft = await store.flowVersions.getDraft(accountId, flow.id);
+    return viewOf(accountId, flow, draft?.yamlContent ?? flow.yamlContent, draft?.etag ?? `v${flow.publishedVersion}`);
+  };
+
+  const remaking = new Map<string, NodeJS.Timeout>();
+  server.addHook('onClose', async () => {
+    for (const timer of remaking.values()) clearTimeout(timer);
+    remaking.clear();
+  });
+  const remakeSoon = (accountId: string, flowId: string): void => {
+    const key = `${accountId}\u0000${flowId}`;
+    if (!kept.has(key)) return;
+    clearTimeout(remaking.get(key));
+    const timer = setTimeout(() => {
+      remaking.delete(key);
+      // Best effort: a flow deleted meanwhile, or the account's view places taken (429), leaves
+      // the next open to make the view as it would have anyway.
+      void (async () => currentView(accountId, await ownFlow(accountId, flowId)))().catch(() => undefined);
+    }, VIEW_REMADE_AFTER_MS);
+    timer.unref();
+    remaking.set(key, timer);
+  };
+
   app.get(
     '/v1/flows/:flow_id/view',
     {
@@ -106,11 +143,10 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
     },
     async (request, reply) => {
       const accountId = accountOf(request.principal);
-      const flow = await ownFlow(accountId, request.params.flow_id);
-      const draft = await store.flowVersions.getDraft(accountId, flow.id);
-      const view = await viewOf(accountId, flow, draft?.yamlContent ?? flow.yamlContent, draft?.etag ?? `v${flow.publishedVersion}`);
+      const view = await currentView(accountId, await ownFlow(accountId, request.params.flow_id));
       // Bytes made in the worker, sent as they are (no serialising on this thread).
       return (reply as FastifyReply).type('application/json; charset=utf-8').header('cache-control', 'no-store').send(view.bytes);
     },
   );
+  return { remakeSoon };
 }
