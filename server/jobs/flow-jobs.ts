@@ -20,7 +20,11 @@
 //   runs below the priority of the thread that paces their audio (nice 10, flow-worker.ts); with
 //   no call live there is nothing to yield to, and a job at nice 10 would only yield to every
 //   other busy process on the machine (beside a second test suite, a 1,767-state edit took over
-//   three minutes that way, against seconds at the process's priority).
+//   three minutes that way, against seconds at the process's priority). A flow's view for the
+//   studio's canvas always runs there: it is a head start, and in the desktop app the studio's
+//   own flow worker parses the same text on the same cores at that moment; made at the same
+//   priority, it slowed an open the view was not ready for by a quarter (the first open of a
+//   flow, docs/benchmarks.md).
 //
 // node:worker_threads rather than piscina: the budget is the CPU time of the thread that runs
 // the job, and piscina does not say which of its workers (so which thread) runs a task, so it
@@ -327,7 +331,8 @@ export class FlowJobs {
     // Only while it works does a worker keep the process alive.
     slot.worker.ref();
     try {
-      slot.worker.postMessage({ id: pending.id, job: pending.job, yieldToCalls: this.callsLive() }, transferable(pending.job));
+      const lowered = this.callsLive() || pending.job.kind === 'flow_view';
+      slot.worker.postMessage({ id: pending.id, job: pending.job, yieldToCalls: lowered }, transferable(pending.job));
     } catch (error) {
       // Data that cannot be cloned (only reachable from code, never from JSON).
       clearTimeout(slot.running.timer);
