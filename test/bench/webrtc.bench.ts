@@ -129,7 +129,7 @@ async function connectTime(): Promise<BenchRow[]> {
   subscribe(CONNECT_PHASES_CHANNEL, onPhases);
   const rows: BenchRow[] = [];
   try {
-    await new Promise((r) => setTimeout(r, 1500)); // the voice warms up; werift loads in the first round, which is not counted
+    await new Promise((r) => setTimeout(r, 1500)); // werift and the voice load once the server listens
     for (const [sessions, rounds] of [[1, 5], [5, 2]] as const) {
       const load: number[] = [];
       const voxflow: CallerPhases[] = [];

@@ -32,9 +32,10 @@ test('the bundle serves the API: sign up, create a flow from YAML, list it', asy
   expect(list.map((f) => f.name)).toEqual(['Tiny']);
 });
 
-// Before any WebRTC page or offer, so werift is not loaded yet: it loads with a process's first
-// offer, beside the session's admission. A refusal that came while werift was still loading was an
-// unhandled rejection, which ends a Node process.
+// A process's first offer, sent as soon as an account exists: werift loads just after the server
+// starts listening, so this offer may well come while it is still loading, beside the session's
+// admission. A refusal that came in that window was an unhandled rejection, which ends a Node
+// process; whenever it comes, the caller is answered and the server stays up.
 test('a first offer refused while WebRTC is still loading is answered, and the server stays up', async () => {
   const signup = await fetch(`${server.url}/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'caller@example.com', password: 'long enough password' }) });
   const { access_token } = (await signup.json()) as { access_token: string };

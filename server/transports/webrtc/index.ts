@@ -33,11 +33,13 @@ import { checkCandidateBounds, checkOfferBounds, MAX_PATCHES_PER_WINDOW, PATCH_W
 import { candidateRefusal, withoutRefusedCandidates } from './candidate-filter.ts';
 import { isLoopbackHost } from '../../security/outbound-target.ts';
 
-// werift (with Opus) takes about 0.3 s of CPU to import, so it is not loaded at start-up, nor by a
-// server that never takes a WebRTC call (a phone or WebSocket host, most servers a test starts):
-// it loads in the background on the first sign that a browser caller is on its way (the studio's
-// page, the /test page, GET /ice-servers), so its first offer finds it loaded, and at the latest
-// with the first offer.
+// werift (with Opus) takes about 0.3 s of CPU to import, all of it compiling and evaluating
+// modules on the main thread, the thread that paces every call's audio: loaded mid-call, it would
+// hold every live call's frames that long. So it loads just after the server starts listening,
+// before calls come, not on the serving line's path; the studio's page, the /test page and
+// GET /ice-servers ask for it too (a no-op once it is in), and an offer waits for it at the latest.
+// Loading it only when a WebRTC caller first showed itself saved test servers that CPU, but put
+// that load in the middle of whatever calls a hosted server had live at the time.
 let peerModule: Promise<typeof import('./peer.ts')> | null = null;
 const loadPeerModule = () => (peerModule ??= import('./peer.ts'));
 
@@ -93,6 +95,9 @@ export async function webrtcTransport(app: FastifyInstance, options: WebRtcOptio
   const loopbackDeployment = isLoopbackHost(config.host);
   decorateAdmittedSession(app);
   await testPageRoute(app, () => preloadWebRtc(app.log));
+  app.addHook('onListen', async () => {
+    setTimeout(() => preloadWebRtc(app.log), 100).unref();
+  });
 
   app.addHook('preClose', async () => {
     for (const { peer } of peers.values()) peer.close('server_shutdown');
