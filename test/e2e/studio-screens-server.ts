@@ -2,13 +2,12 @@
 // build copied when the server starts. On a machine where someone else builds the studio while
 // the tests run, Vite empties and rewrites dist/renderer at any moment; the server lists its
 // files at start, so the page would ask for assets that no longer exist.
-import { rmSync } from 'node:fs';
 import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConfigInput } from '../../server/config.ts';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { startSharedTestServer, startTestServer, type TestServer } from '../support/server.ts';
 import { startStudioRig, type StudioRig } from './studio.ts';
 
@@ -50,9 +49,10 @@ export async function startScreensServer(overrides: ConfigInput = {}): Promise<T
  * suite signs up an account of its own, and what the studio shows is the account's (flows,
  * sessions, numbers, settings), so the files cannot see each other; a suite that needs a server
  * of its own asks for one (`studioSuite({ ownServer: true })`, or startScreensServer).
- * It closes once no suite has used it for IDLE_CLOSE_MS. Vitest stops a worker with SIGTERM and
- * SIGKILL half a second later (Playwright's own SIGTERM handler keeps the worker alive till then),
- * so its folder is removed on SIGTERM too, synchronously, or every run would leave one behind.
+ * It closes once no suite has used it for IDLE_CLOSE_MS, and removes its folder. Vitest may stop
+ * the worker before that (SIGTERM, then SIGKILL half a second later) while the server is still
+ * saving, and a save makes its data folder again: so the folder is made inside one that the e2e
+ * project's globalSetup owns and removes after every worker has stopped (support/global-setup.ts).
  */
 interface SharedServer {
   server: Promise<TestServer>;
@@ -67,26 +67,20 @@ function sharedScreensServer(): { server: Promise<TestServer>; release(): void }
     const entry: SharedServer = {
       users: 0,
       server: (async () => {
-        const home = await mkdtemp(join(tmpdir(), 'voxflow-e2e-server-'));
-        const removeHome = () => rmSync(home, { recursive: true, force: true });
-        process.once('SIGTERM', removeHome);
+        const home = await mkdtemp(join(inject('voxflowE2eServersDir'), 'server-'));
         const server = await (async () => {
           const studioDir = join(home, 'studio');
           await snapshotStudio(studioDir);
           return startSharedTestServer({ dataDir: join(home, 'data') }, { studioDir, voice: true });
-        })().catch((error: unknown) => {
-          removeHome();
+        })().catch(async (error: unknown) => {
+          await rm(home, { recursive: true, force: true });
           throw error;
         });
         return {
           ...server,
           async close() {
             await server.close();
-            // The SIGTERM handler stays until the folder is gone: vitest may stop the worker while
-            // this closes (the idle timer and the run's end can meet), and a handler taken off
-            // before the removal finished left the folder behind.
             await rm(home, { recursive: true, force: true });
-            process.off('SIGTERM', removeHome);
           },
         };
       })(),
