@@ -5,7 +5,10 @@
 // area (parse, layout, edge routing, graph derivation, xyflow, Svelte, style and layout of the
 // page) and the costliest functions, plus the longest animation frames.
 //
-//   npx tsx test/bench/profile-studio.ts [states...]
+// With --cold, each open is the page's first of the editor (as the studio bench's fresh pages),
+// not a reopen with the code cached; the longest task of the open is broken down alike.
+//
+//   npx tsx test/bench/profile-studio.ts [states...] [--cold]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +22,7 @@ import { cursorAfterS0Skip, onScreen, viewIds } from './studio-editor.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 
+const COLD = process.argv.includes('--cold');
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const SIZES = sizes.length > 0 ? sizes : [200, 500];
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -77,10 +81,16 @@ function area(frame: ProfileNode['callFrame']): string {
   return url.replace(/^.*\/(node_modules\/)?/, '');
 }
 
-function summarize(label: string, profile: Profile): void {
+function summarize(label: string, profile: Profile, within: { start: number; end: number } | null = null, rows = 25): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  // Sample times in µs on the trace's clock: only those inside `within`, when given.
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (within && (at < within.start || at > within.end)) return;
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
   const areas = new Map<string, number>();
   const functions = new Map<string, number>();
   let busy = 0;
@@ -111,11 +121,11 @@ function summarize(label: string, profile: Profile): void {
   }
   const wall = (profile.endTime - profile.startTime) / 1000;
   console.log(`\n## ${label}: ${wall.toFixed(0)} ms profiled, ${busy.toFixed(0)} ms busy on the page's main thread`);
-  for (const [name, ms] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  for (const [name, ms] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, Math.min(16, rows))) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
   console.log('  our functions (inclusive):');
-  for (const [name, ms] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  for (const [name, ms] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
   console.log('  top functions (self):');
-  for (const [name, ms] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 22)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  for (const [name, ms] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
 }
 
 interface TraceEvent {
@@ -123,6 +133,7 @@ interface TraceEvent {
   ph: string;
   pid: number;
   tid: number;
+  ts?: number;
   dur?: number;
   /** The thread's CPU time in the event: on a loaded machine much less than `dur`. */
   tdur?: number;
@@ -130,7 +141,7 @@ interface TraceEvent {
 }
 
 /** Main-thread time by kind of work (style, layout, paint, script), and the flow worker's busy time. */
-function summarizeTrace(trace: Buffer): string {
+function summarizeTrace(trace: Buffer): { text: string; longest: Array<{ start: number; end: number }> } {
   const events = (JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] }).traceEvents;
   const threads = new Map<string, string>();
   for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') threads.set(`${e.pid}:${e.tid}`, e.args?.name ?? '');
@@ -147,14 +158,15 @@ function summarizeTrace(trace: Buffer): string {
   }
   const longest = tasks.sort((a, b) => b.dur! - a.dur!).slice(0, 4);
   const cpu = tasks.reduce((sum, t) => sum + (t.tdur ?? 0), 0) / 1000;
-  return [
+  const text = [
     `  trace, main thread (nested kinds overlap): ${kinds.filter((k) => main.has(k)).map((k) => `${k} ${main.get(k)!.toFixed(0)}`).join(', ')}`,
     `  trace, main thread CPU ${cpu.toFixed(0)} ms in ${tasks.length} tasks; longest tasks wall/CPU: ${longest.map((t) => `${(t.dur! / 1000).toFixed(0)}/${((t.tdur ?? 0) / 1000).toFixed(0)}`).join(', ')} ms`,
     `  trace, flow worker busy: ${worker.toFixed(0)} ms`,
   ].join('\n');
+  return { text, longest: longest.slice(0, 3).filter((t) => t.ts !== undefined).map((t) => ({ start: t.ts!, end: t.ts! + t.dur! })) };
 }
 
-async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: string }> {
+async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: ReturnType<typeof summarizeTrace> }> {
   // PROFILE_TRACE=0 leaves the trace out: it slows the page down by itself.
   const tracing = process.env.PROFILE_TRACE !== '0';
   if (tracing) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute'] });
@@ -162,7 +174,7 @@ async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: (
   await cdp.send('Profiler.start');
   const result = await run();
   const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
-  const trace = tracing ? summarizeTrace(await browser.stopTracing()) : '  (no trace)';
+  const trace = tracing ? summarizeTrace(await browser.stopTracing()) : { text: '  (no trace)', longest: [] };
   return { result, profile, trace };
 }
 
@@ -214,12 +226,16 @@ try {
     await page.addInitScript(OBSERVE_FRAMES);
     // A warm-up open, so the profile is of the page as a returning designer gets it (code cached).
     page.on('console', (m) => m.type() === 'error' && console.log(`page console: ${m.text()}`));
-    await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
-    await onScreen(page, states, viewIds(states)).catch(async (error) => {
-      await page.screenshot({ path: '/tmp/profile-studio-failed.png' });
-      console.log(`page errors: ${chromium.pageErrors.join(' | ')}`);
-      throw error;
-    });
+    // Cold: the server's view of the flow made beforehand, as for a flow opened before.
+    if (COLD) await server.request('GET', `/v1/flows/${flowId}/view`, { apiKey: account.apiKey });
+    if (!COLD) {
+      await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
+      await onScreen(page, states, viewIds(states)).catch(async (error) => {
+        await page.screenshot({ path: '/tmp/profile-studio-failed.png' });
+        console.log(`page errors: ${chromium.pageErrors.join(' | ')}`);
+        throw error;
+      });
+    }
     await page.goto(`${server.url}/flows`);
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Profiler.enable');
@@ -230,7 +246,8 @@ try {
       return Date.now() - start;
     });
     summarize(`open ${states} states (${open.result} ms to the flow on screen)`, open.profile);
-    console.log(open.trace);
+    console.log(open.trace.text);
+    for (const task of open.trace.longest) summarize(`a long task of the open (${((task.end - task.start) / 1000).toFixed(0)} ms wall)`, open.profile, task, 8);
     const drawn = await page.evaluate(() => {
       const doc = (globalThis as any).document;
       return `${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn; ${doc.getElementsByTagName('*').length} elements in the page`;
@@ -257,7 +274,7 @@ try {
       return ms;
     });
     summarize(`keystroke at ${states} states (${edit.result.toFixed(0)} ms to the edge moved)`, edit.profile);
-    console.log(edit.trace);
+    console.log(edit.trace.text);
     console.log(`  long frames: ${await longFrames(page)}`);
     await page.close();
   }
