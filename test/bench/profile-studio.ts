@@ -112,8 +112,9 @@ function summarize(label: string, profile: Profile, within: { start: number; end
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)!.callFrame;
       const source = originalSource(frame);
-      if (!/renderer\/src|server\/flow/.test(source)) continue;
-      const key = `${frame.functionName || '(anonymous)'} ${source.replace(/^.*\/(src|flow)\//, '')}`;
+      // Ours, and (within a task) Svelte Flow's components, to see which of its parts costs.
+      if (!/renderer\/src|server\/flow/.test(source) && !(within && /@xyflow\/svelte\/.*\.svelte$/.test(source))) continue;
+      const key = `${frame.functionName || '(anonymous)'} ${source.replace(/^.*\/(src|flow|lib)\//, '')}`;
       if (seen.has(key)) continue;
       seen.add(key);
       inclusive.set(key, (inclusive.get(key) ?? 0) + ms);
@@ -188,6 +189,21 @@ async function longFrames(page: Page): Promise<string> {
 const OBSERVE_FRAMES = () => {
   const g = globalThis as any;
   g.__frames = [];
+  // Every state and transition the canvas draws while opening, counted as added to the page: more
+  // than end up drawn means some were drawn and taken away again (a view before the final one).
+  g.__added = { nodes: new Set(), edges: new Set() };
+  new g.MutationObserver((records: any[]) => {
+    for (const record of records) {
+      for (const added of record.addedNodes) {
+        if (added.nodeType !== 1) continue;
+        for (const kind of ['node', 'edge']) {
+          const seen = g.__added[`${kind}s`];
+          if (added.matches(`.svelte-flow__${kind}`)) seen.add(added);
+          for (const inside of added.querySelectorAll(`.svelte-flow__${kind}`)) seen.add(inside);
+        }
+      }
+    }
+  }).observe(g.document, { childList: true, subtree: true });
   for (const kind of ['long-animation-frame', 'longtask']) {
     try {
       new g.PerformanceObserver((list: any) => {
@@ -250,7 +266,8 @@ try {
     for (const task of open.trace.longest) summarize(`a long task of the open (${((task.end - task.start) / 1000).toFixed(0)} ms wall)`, open.profile, task, 8);
     const drawn = await page.evaluate(() => {
       const doc = (globalThis as any).document;
-      return `${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn; ${doc.getElementsByTagName('*').length} elements in the page`;
+      const added = (globalThis as any).__added;
+      return `${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn (${added.nodes.size} and ${added.edges.size} added to the page while opening); ${doc.getElementsByTagName('*').length} elements in the page`;
     });
     console.log(`  ${drawn}`);
     console.log(`  long frames: ${await longFrames(page)}`);

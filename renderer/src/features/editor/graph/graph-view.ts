@@ -83,12 +83,15 @@ export function buildNodes(
   previous: ReadonlyArray<StateNode>,
   /** Give each node its size and handles before it is drawn (presized()); for big flows. */
   presize = false,
+  /** Only these states (the part of a big flow the canvas takes in first); null: all. */
+  only: ReadonlySet<string> | null = null,
 ): StateNode[] {
   const before = new Map(previous.map((n) => [n.id, n]));
   const nodes: StateNode[] = [];
   const cards = new Map(graph.cards.map((c) => [c.name, c]));
   // Drawn in reading order, which is the order Tab visits them in.
   for (const name of readingOrder(graph)) {
+    if (only && !only.has(name)) continue;
     const card = cards.get(name)!;
     const position = positions[card.name];
     // Not placed yet (a full layout is on its way): drawn once it has a place.
@@ -194,12 +197,15 @@ export function buildEdges(
   previous: ReadonlyArray<TransitionEdge>,
   /** routeEdges() of the same graph and positions. */
   paths: ReadonlyMap<string, EdgePath> = new Map(),
+  /** Only the transitions between these states; null: all. */
+  only: ReadonlySet<string> | null = null,
 ): TransitionEdge[] {
   const before = new Map(previous.map((e) => [e.id, e]));
   const heights = new Map(graph.cards.map((c) => [c.name, estimateHeight(c)]));
   const edges: TransitionEdge[] = [];
   for (const link of graph.links) {
     if (!positions[link.source] || !positions[link.target]) continue;
+    if (only && !(only.has(link.source) && only.has(link.target))) continue;
     const taken = marks.taken.get(link.id) ?? NO_STEPS;
     const stays = marks.loops.get(link.id) ?? 0;
     const pastRun = !marks.live && (taken.length > 0 || stays > 0);
