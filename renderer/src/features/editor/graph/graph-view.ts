@@ -197,15 +197,12 @@ export function buildEdges(
   previous: ReadonlyArray<TransitionEdge>,
   /** routeEdges() of the same graph and positions. */
   paths: ReadonlyMap<string, EdgePath> = new Map(),
-  /** Only the transitions between these states; null: all. */
-  only: ReadonlySet<string> | null = null,
 ): TransitionEdge[] {
   const before = new Map(previous.map((e) => [e.id, e]));
   const heights = new Map(graph.cards.map((c) => [c.name, estimateHeight(c)]));
   const edges: TransitionEdge[] = [];
   for (const link of graph.links) {
     if (!positions[link.source] || !positions[link.target]) continue;
-    if (only && !(only.has(link.source) && only.has(link.target))) continue;
     const taken = marks.taken.get(link.id) ?? NO_STEPS;
     const stays = marks.loops.get(link.id) ?? 0;
     const pastRun = !marks.live && (taken.length > 0 || stays > 0);

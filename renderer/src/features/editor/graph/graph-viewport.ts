@@ -144,23 +144,15 @@ export function openingView(anchor: PlacedNode, screen: Size, zoom: number): XY 
 
 /**
  * The nodes a big flow's canvas takes in first, so its first draw costs what `view` shows rather
- * than the whole flow: every node whose box meets `view`, and both ends of every edge whose two
- * ends' box meets it (xyflow draws such an edge, one that runs across the view, only once it
- * knows both of its ends). The rest can follow in later frames without changing what is drawn.
+ * than the whole flow: every node whose box meets `view`. The rest can follow in later frames
+ * without changing what is drawn there.
  */
-export function nodesForView(nodes: ReadonlyArray<PlacedNode>, edges: ReadonlyArray<{ source: string; target: string }>, view: XY & Size): Set<string> {
-  const boxes = new Map(nodes.map((n) => [n.id, { x: n.position.x, y: n.position.y, x2: n.position.x + (n.measured?.width ?? NODE_WIDTH), y2: n.position.y + (n.measured?.height ?? UNMEASURED_HEIGHT) }]));
-  const meets = (box: { x: number; y: number; x2: number; y2: number }) => box.x < view.x + view.width && box.x2 > view.x && box.y < view.y + view.height && box.y2 > view.y;
+export function nodesInView(nodes: ReadonlyArray<PlacedNode>, view: XY & Size): Set<string> {
   const ids = new Set<string>();
-  for (const [id, box] of boxes) if (meets(box)) ids.add(id);
-  for (const edge of edges) {
-    const a = boxes.get(edge.source);
-    const b = boxes.get(edge.target);
-    if (!a || !b) continue;
-    if (meets({ x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), x2: Math.max(a.x2, b.x2), y2: Math.max(a.y2, b.y2) })) {
-      ids.add(edge.source);
-      ids.add(edge.target);
-    }
+  for (const n of nodes) {
+    const right = n.position.x + (n.measured?.width ?? NODE_WIDTH);
+    const bottom = n.position.y + (n.measured?.height ?? UNMEASURED_HEIGHT);
+    if (n.position.x < view.x + view.width && right > view.x && n.position.y < view.y + view.height && bottom > view.y) ids.add(n.id);
   }
   return ids;
 }

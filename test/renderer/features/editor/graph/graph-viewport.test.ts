@@ -11,11 +11,11 @@ import {
   focusZoom,
   nameSizeOnScreen,
   namesReadable,
-  nodesForView,
+  nodesInView,
   openingView,
   searchStates,
 } from '../../../../../renderer/src/features/editor/graph/graph-viewport.ts';
-import { adoptUserNodes, getNodesInside, getViewportForBounds, isEdgeVisible, type InternalNodeBase, type NodeBase } from '@xyflow/system';
+import { adoptUserNodes, getNodesInside, getViewportForBounds, type InternalNodeBase, type NodeBase } from '@xyflow/system';
 import { analyzeFlowText } from '../../../../../server/flow/graph/analyze.ts';
 import { openAnalysed } from '../../../../../server/flow/graph/laid-out.ts';
 import { estimateHeight } from '../../../../../server/flow/graph/layout.ts';
@@ -71,31 +71,25 @@ describe('the part of a big flow the canvas takes in first', () => {
   const opened = openAnalysed(analyzeFlowText(yaml), {});
   const positions = opened.laidOut!.positions;
   const placed: NodeBase[] = opened.graph.cards.map((c) => presized({ id: c.name, position: positions[c.name]!, data: {} }, estimateHeight(c)));
-  const links = opened.graph.links.filter((l) => !l.selfLoop);
   const lookup = new Map<string, InternalNodeBase>();
   adoptUserNodes(placed, lookup, new Map());
 
-  /** What xyflow draws of the whole flow in a canvas of `canvas` fitted on `state` at the overview zoom (as FlowGraph fits it). */
-  function drawnByXyflow(state: string, canvas: { width: number; height: number }) {
+  /** The states xyflow draws of the whole flow in a canvas of `canvas` fitted on `state` at the overview zoom (as FlowGraph fits it). */
+  function drawnByXyflow(state: string, canvas: { width: number; height: number }): string[] {
     const node = lookup.get(state)!;
     const box = { x: node.position.x, y: node.position.y, width: node.measured.width!, height: node.measured.height! };
     const view = getViewportForBounds(box, canvas.width, canvas.height, OVERVIEW_ZOOM, OVERVIEW_ZOOM, 0);
-    const transform: [number, number, number] = [view.x, view.y, view.zoom];
-    const nodes = getNodesInside(lookup, { x: 0, y: 0, ...canvas }, transform, true).map((n) => n.id);
-    const edges = links.filter((l) => isEdgeVisible({ sourceNode: lookup.get(l.source)!, targetNode: lookup.get(l.target)!, width: canvas.width, height: canvas.height, transform }));
-    return { nodes, edges };
+    return getNodesInside(lookup, { x: 0, y: 0, ...canvas }, [view.x, view.y, view.zoom], true).map((n) => n.id);
   }
 
-  it('holds every state and transition the opening view draws, for any canvas the window holds, and a small part of the flow', () => {
+  it('holds every state the opening view draws, for any canvas the window holds, and a small part of the flow', () => {
     const window = { width: 1280, height: 800 };
     for (const state of ['s0', 's250', 's499']) {
-      const part = nodesForView(placed, links, openingView(placed.find((n) => n.id === state)!, window, OVERVIEW_ZOOM));
-      expect(part.has(state)).toBe(true);
+      const part = nodesInView(placed, openingView(placed.find((n) => n.id === state)!, window, OVERVIEW_ZOOM));
       for (const canvas of [window, { width: 900, height: 640 }, { width: 400, height: 300 }]) {
         const drawn = drawnByXyflow(state, canvas);
-        expect(drawn.nodes.length).toBeGreaterThan(0);
-        expect(drawn.nodes.filter((id) => !part.has(id))).toEqual([]);
-        expect(drawn.edges.filter((l) => !part.has(l.source) || !part.has(l.target)).map((l) => l.id)).toEqual([]);
+        expect(drawn).toContain(state);
+        expect(drawn.filter((id) => !part.has(id))).toEqual([]);
       }
       expect(part.size).toBeLessThan(placed.length / 4);
     }
