@@ -6,9 +6,10 @@
 // page) and the costliest functions, plus the longest animation frames.
 //
 // With --cold, each open is the page's first of the editor (as the studio bench's fresh pages),
-// not a reopen with the code cached; the longest task of the open is broken down alike.
+// not a reopen with the code cached; the longest task of the open is broken down alike. With
+// --first as well, the server has no view of the flow kept (the flow's first open), else it has.
 //
-//   npx tsx test/bench/profile-studio.ts [states...] [--cold]
+//   npx tsx test/bench/profile-studio.ts [states...] [--cold [--first]]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 
 const COLD = process.argv.includes('--cold');
+const FIRST = process.argv.includes('--first');
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const SIZES = sizes.length > 0 ? sizes : [200, 500];
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -200,6 +202,7 @@ const OBSERVE_FRAMES = () => {
           const seen = g.__added[`${kind}s`];
           if (added.matches(`.svelte-flow__${kind}`)) seen.add(added);
           for (const inside of added.querySelectorAll(`.svelte-flow__${kind}`)) seen.add(inside);
+          if (seen.size > 0) g.__added[`first ${kind}`] ??= performance.now();
         }
       }
     }
@@ -243,7 +246,7 @@ try {
     // A warm-up open, so the profile is of the page as a returning designer gets it (code cached).
     page.on('console', (m) => m.type() === 'error' && console.log(`page console: ${m.text()}`));
     // Cold: the server's view of the flow made beforehand, as for a flow opened before.
-    if (COLD) await server.request('GET', `/v1/flows/${flowId}/view`, { apiKey: account.apiKey });
+    if (COLD && !FIRST) await server.request('GET', `/v1/flows/${flowId}/view`, { apiKey: account.apiKey });
     if (!COLD) {
       await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
       await onScreen(page, states, viewIds(states)).catch(async (error) => {
@@ -267,7 +270,13 @@ try {
     const drawn = await page.evaluate(() => {
       const doc = (globalThis as any).document;
       const added = (globalThis as any).__added;
-      return `${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn (${added.nodes.size} and ${added.edges.size} added to the page while opening); ${doc.getElementsByTagName('*').length} elements in the page`;
+      // When the flow's requests came back and the canvas first drew, on the page's clock.
+      const at = (ms: number) => `${Math.round(ms)} ms`;
+      const requests = (performance.getEntriesByType('resource') as unknown as Array<{ name: string; startTime: number; responseEnd: number; transferSize: number }>)
+        .filter((r) => /\/v1\/flows\/[^/]+(\/(view|draft))?$/.test(r.name))
+        .map((r) => `${r.name.replace(/^.*\/v1\/flows\/[^/]+/, 'flow')} ${at(r.startTime)}→${at(r.responseEnd)} (${Math.round(r.transferSize / 1024)} KiB)`);
+      const timeline = `requests: ${requests.join(', ')}; first state drawn ${at(added['first node'])}, first transition ${at(added['first edge'])}`;
+      return `${timeline}\n  ${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn (${added.nodes.size} and ${added.edges.size} added to the page while opening); ${doc.getElementsByTagName('*').length} elements in the page`;
     });
     console.log(`  ${drawn}`);
     console.log(`  long frames: ${await longFrames(page)}`);
