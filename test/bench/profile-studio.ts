@@ -271,11 +271,10 @@ try {
       const doc = (globalThis as any).document;
       const added = (globalThis as any).__added;
       // When the flow's requests came back and the canvas first drew, on the page's clock.
-      const at = (ms: number) => `${Math.round(ms)} ms`;
       const requests = (performance.getEntriesByType('resource') as unknown as Array<{ name: string; startTime: number; responseEnd: number; transferSize: number }>)
         .filter((r) => /\/v1\/flows\/[^/]+(\/(view|draft))?$/.test(r.name))
-        .map((r) => `${r.name.replace(/^.*\/v1\/flows\/[^/]+/, 'flow')} ${at(r.startTime)}→${at(r.responseEnd)} (${Math.round(r.transferSize / 1024)} KiB)`);
-      const timeline = `requests: ${requests.join(', ')}; first state drawn ${at(added['first node'])}, first transition ${at(added['first edge'])}`;
+        .map((r) => `${r.name.replace(/^.*\/v1\/flows\/[^/]+/, 'flow')} ${Math.round(r.startTime)}→${Math.round(r.responseEnd)} ms (${Math.round(r.transferSize / 1024)} KiB)`);
+      const timeline = `requests: ${requests.join(', ')}; first state drawn ${Math.round(added['first node'])} ms, first transition ${Math.round(added['first edge'])} ms`;
       return `${timeline}\n  ${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn (${added.nodes.size} and ${added.edges.size} added to the page while opening); ${doc.getElementsByTagName('*').length} elements in the page`;
     });
     console.log(`  ${drawn}`);
