@@ -8,8 +8,10 @@
 // With --cold, each open is the page's first of the editor (as the studio bench's fresh pages),
 // not a reopen with the code cached; the longest task of the open is broken down alike. With
 // --first as well, the server has no view of the flow kept (the flow's first open), else it has.
+// With --no-view the page's request for the view is answered 404 by the browser itself, so the
+// server makes none and the editor waits for its worker (what the view costs or saves an open).
 //
-//   npx tsx test/bench/profile-studio.ts [states...] [--cold [--first]]
+//   npx tsx test/bench/profile-studio.ts [states...] [--cold [--first]] [--no-view]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ import { createAccount, createFlow, startTestServer } from '../support/server.ts
 
 const COLD = process.argv.includes('--cold');
 const FIRST = process.argv.includes('--first');
+const NO_VIEW = process.argv.includes('--no-view');
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const SIZES = sizes.length > 0 ? sizes : [200, 500];
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -256,6 +259,7 @@ try {
       });
     }
     await page.goto(`${server.url}/flows`);
+    if (NO_VIEW) await page.route('**/view', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{}' }));
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Profiler.enable');
     const open = await profiled(chromium.browser, page, cdp, async () => {
