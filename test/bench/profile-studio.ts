@@ -5,7 +5,13 @@
 // area (parse, layout, edge routing, graph derivation, xyflow, Svelte, style and layout of the
 // page) and the costliest functions, plus the longest animation frames.
 //
-//   npx tsx test/bench/profile-studio.ts [states...]
+// With --cold, each open is the page's first of the editor (as the studio bench's fresh pages),
+// not a reopen with the code cached; the longest task of the open is broken down alike. With
+// --first as well, the server has no view of the flow kept (the flow's first open), else it has.
+// With --no-view the page's request for the view is answered 404 by the browser itself, so the
+// server makes none and the editor waits for its worker (what the view costs or saves an open).
+//
+//   npx tsx test/bench/profile-studio.ts [states...] [--cold [--first]] [--no-view]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +25,9 @@ import { cursorAfterS0Skip, onScreen, viewIds } from './studio-editor.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 
+const COLD = process.argv.includes('--cold');
+const FIRST = process.argv.includes('--first');
+const NO_VIEW = process.argv.includes('--no-view');
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const SIZES = sizes.length > 0 ? sizes : [200, 500];
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -77,10 +86,16 @@ function area(frame: ProfileNode['callFrame']): string {
   return url.replace(/^.*\/(node_modules\/)?/, '');
 }
 
-function summarize(label: string, profile: Profile): void {
+function summarize(label: string, profile: Profile, within: { start: number; end: number } | null = null, rows = 25): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  // Sample times in µs on the trace's clock: only those inside `within`, when given.
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (within && (at < within.start || at > within.end)) return;
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
   const areas = new Map<string, number>();
   const functions = new Map<string, number>();
   let busy = 0;
@@ -102,8 +117,9 @@ function summarize(label: string, profile: Profile): void {
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)!.callFrame;
       const source = originalSource(frame);
-      if (!/renderer\/src|server\/flow/.test(source)) continue;
-      const key = `${frame.functionName || '(anonymous)'} ${source.replace(/^.*\/(src|flow)\//, '')}`;
+      // Ours, and (within a task) Svelte Flow's components, to see which of its parts costs.
+      if (!/renderer\/src|server\/flow/.test(source) && !(within && /@xyflow\/svelte\/.*\.svelte$/.test(source))) continue;
+      const key = `${frame.functionName || '(anonymous)'} ${source.replace(/^.*\/(src|flow|lib)\//, '')}`;
       if (seen.has(key)) continue;
       seen.add(key);
       inclusive.set(key, (inclusive.get(key) ?? 0) + ms);
@@ -111,11 +127,11 @@ function summarize(label: string, profile: Profile): void {
   }
   const wall = (profile.endTime - profile.startTime) / 1000;
   console.log(`\n## ${label}: ${wall.toFixed(0)} ms profiled, ${busy.toFixed(0)} ms busy on the page's main thread`);
-  for (const [name, ms] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  for (const [name, ms] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, Math.min(16, rows))) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
   console.log('  our functions (inclusive):');
-  for (const [name, ms] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  for (const [name, ms] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
   console.log('  top functions (self):');
-  for (const [name, ms] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 22)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+  for (const [name, ms] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
 }
 
 interface TraceEvent {
@@ -123,6 +139,7 @@ interface TraceEvent {
   ph: string;
   pid: number;
   tid: number;
+  ts?: number;
   dur?: number;
   /** The thread's CPU time in the event: on a loaded machine much less than `dur`. */
   tdur?: number;
@@ -130,7 +147,7 @@ interface TraceEvent {
 }
 
 /** Main-thread time by kind of work (style, layout, paint, script), and the flow worker's busy time. */
-function summarizeTrace(trace: Buffer): string {
+function summarizeTrace(trace: Buffer): { text: string; longest: Array<{ start: number; end: number }> } {
   const events = (JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] }).traceEvents;
   const threads = new Map<string, string>();
   for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') threads.set(`${e.pid}:${e.tid}`, e.args?.name ?? '');
@@ -147,14 +164,15 @@ function summarizeTrace(trace: Buffer): string {
   }
   const longest = tasks.sort((a, b) => b.dur! - a.dur!).slice(0, 4);
   const cpu = tasks.reduce((sum, t) => sum + (t.tdur ?? 0), 0) / 1000;
-  return [
+  const text = [
     `  trace, main thread (nested kinds overlap): ${kinds.filter((k) => main.has(k)).map((k) => `${k} ${main.get(k)!.toFixed(0)}`).join(', ')}`,
     `  trace, main thread CPU ${cpu.toFixed(0)} ms in ${tasks.length} tasks; longest tasks wall/CPU: ${longest.map((t) => `${(t.dur! / 1000).toFixed(0)}/${((t.tdur ?? 0) / 1000).toFixed(0)}`).join(', ')} ms`,
     `  trace, flow worker busy: ${worker.toFixed(0)} ms`,
   ].join('\n');
+  return { text, longest: longest.slice(0, 3).filter((t) => t.ts !== undefined).map((t) => ({ start: t.ts!, end: t.ts! + t.dur! })) };
 }
 
-async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: string }> {
+async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: ReturnType<typeof summarizeTrace> }> {
   // PROFILE_TRACE=0 leaves the trace out: it slows the page down by itself.
   const tracing = process.env.PROFILE_TRACE !== '0';
   if (tracing) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute'] });
@@ -162,7 +180,7 @@ async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: (
   await cdp.send('Profiler.start');
   const result = await run();
   const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
-  const trace = tracing ? summarizeTrace(await browser.stopTracing()) : '  (no trace)';
+  const trace = tracing ? summarizeTrace(await browser.stopTracing()) : { text: '  (no trace)', longest: [] };
   return { result, profile, trace };
 }
 
@@ -176,6 +194,22 @@ async function longFrames(page: Page): Promise<string> {
 const OBSERVE_FRAMES = () => {
   const g = globalThis as any;
   g.__frames = [];
+  // Every state and transition the canvas draws while opening, counted as added to the page: more
+  // than end up drawn means some were drawn and taken away again (a view before the final one).
+  g.__added = { nodes: new Set(), edges: new Set() };
+  new g.MutationObserver((records: any[]) => {
+    for (const record of records) {
+      for (const added of record.addedNodes) {
+        if (added.nodeType !== 1) continue;
+        for (const kind of ['node', 'edge']) {
+          const seen = g.__added[`${kind}s`];
+          if (added.matches(`.svelte-flow__${kind}`)) seen.add(added);
+          for (const inside of added.querySelectorAll(`.svelte-flow__${kind}`)) seen.add(inside);
+          if (seen.size > 0) g.__added[`first ${kind}`] ??= performance.now();
+        }
+      }
+    }
+  }).observe(g.document, { childList: true, subtree: true });
   for (const kind of ['long-animation-frame', 'longtask']) {
     try {
       new g.PerformanceObserver((list: any) => {
@@ -214,13 +248,18 @@ try {
     await page.addInitScript(OBSERVE_FRAMES);
     // A warm-up open, so the profile is of the page as a returning designer gets it (code cached).
     page.on('console', (m) => m.type() === 'error' && console.log(`page console: ${m.text()}`));
-    await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
-    await onScreen(page, states, viewIds(states)).catch(async (error) => {
-      await page.screenshot({ path: '/tmp/profile-studio-failed.png' });
-      console.log(`page errors: ${chromium.pageErrors.join(' | ')}`);
-      throw error;
-    });
+    // Cold: the server's view of the flow made beforehand, as for a flow opened before.
+    if (COLD && !FIRST) await server.request('GET', `/v1/flows/${flowId}/view`, { apiKey: account.apiKey });
+    if (!COLD) {
+      await page.goto(`${server.url}/flow-editor?flow=${flowId}`);
+      await onScreen(page, states, viewIds(states)).catch(async (error) => {
+        await page.screenshot({ path: '/tmp/profile-studio-failed.png' });
+        console.log(`page errors: ${chromium.pageErrors.join(' | ')}`);
+        throw error;
+      });
+    }
     await page.goto(`${server.url}/flows`);
+    if (NO_VIEW) await page.route('**/view', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{}' }));
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Profiler.enable');
     const open = await profiled(chromium.browser, page, cdp, async () => {
@@ -230,10 +269,17 @@ try {
       return Date.now() - start;
     });
     summarize(`open ${states} states (${open.result} ms to the flow on screen)`, open.profile);
-    console.log(open.trace);
+    console.log(open.trace.text);
+    for (const task of open.trace.longest) summarize(`a long task of the open (${((task.end - task.start) / 1000).toFixed(0)} ms wall)`, open.profile, task, 8);
     const drawn = await page.evaluate(() => {
       const doc = (globalThis as any).document;
-      return `${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn; ${doc.getElementsByTagName('*').length} elements in the page`;
+      const added = (globalThis as any).__added;
+      // When the flow's requests came back and the canvas first drew, on the page's clock.
+      const requests = (performance.getEntriesByType('resource') as unknown as Array<{ name: string; startTime: number; responseEnd: number; transferSize: number }>)
+        .filter((r) => /\/v1\/flows\/[^/]+(\/(view|draft))?$/.test(r.name))
+        .map((r) => `${r.name.replace(/^.*\/v1\/flows\/[^/]+/, 'flow')} ${Math.round(r.startTime)}→${Math.round(r.responseEnd)} ms (${Math.round(r.transferSize / 1024)} KiB)`);
+      const timeline = `requests: ${requests.join(', ')}; first state drawn ${Math.round(added['first node'])} ms, first transition ${Math.round(added['first edge'])} ms`;
+      return `${timeline}\n  ${doc.querySelectorAll('.svelte-flow__node').length} nodes, ${doc.querySelectorAll('.svelte-flow__edge').length} edges drawn (${added.nodes.size} and ${added.edges.size} added to the page while opening); ${doc.getElementsByTagName('*').length} elements in the page`;
     });
     console.log(`  ${drawn}`);
     console.log(`  long frames: ${await longFrames(page)}`);
@@ -257,7 +303,7 @@ try {
       return ms;
     });
     summarize(`keystroke at ${states} states (${edit.result.toFixed(0)} ms to the edge moved)`, edit.profile);
-    console.log(edit.trace);
+    console.log(edit.trace.text);
     console.log(`  long frames: ${await longFrames(page)}`);
     await page.close();
   }

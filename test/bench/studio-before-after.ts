@@ -16,7 +16,9 @@
 // With --cold, each open is the page's first of the editor (the page has signed in and shown the
 // flows list, as a designer's first open of the day), not a reopen with the editor's code cached.
 //
-//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen] [--cold]
+// --sizes=50,200 opens flows of those sizes instead of 200 and 500.
+//
+//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen] [--cold] [--sizes=N,N]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,14 +33,14 @@ import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
 import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
 import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames, viewIds } from './studio-editor.ts';
 
-const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold');
+const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold' && !a.startsWith('--sizes='));
 const COLD = process.argv.includes('--cold');
 const KEPT = process.argv.includes('--kept');
 const FIRST_SCREEN = process.argv.includes('--first-screen');
 const commit = args[0];
 if (!commit) throw new Error('usage: studio-before-after.ts <commit> [rounds] [--kept]');
 const ROUNDS = Number(args[1] ?? 3);
-const SIZES = [200, 500];
+const SIZES = process.argv.find((a) => a.startsWith('--sizes='))?.slice('--sizes='.length).split(',').map(Number) ?? [200, 500];
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 interface Step {

@@ -83,12 +83,15 @@ export function buildNodes(
   previous: ReadonlyArray<StateNode>,
   /** Give each node its size and handles before it is drawn (presized()); for big flows. */
   presize = false,
+  /** Only these states (the part of a big flow the canvas takes in first); null: all. */
+  only: ReadonlySet<string> | null = null,
 ): StateNode[] {
   const before = new Map(previous.map((n) => [n.id, n]));
   const nodes: StateNode[] = [];
   const cards = new Map(graph.cards.map((c) => [c.name, c]));
   // Drawn in reading order, which is the order Tab visits them in.
   for (const name of readingOrder(graph)) {
+    if (only && !only.has(name)) continue;
     const card = cards.get(name)!;
     const position = positions[card.name];
     // Not placed yet (a full layout is on its way): drawn once it has a place.

@@ -131,6 +131,32 @@ export function fitChoice(box: Size, canvas: Size, states: number, padding: numb
   return zoom >= OVERVIEW_ZOOM ? 'whole' : 'centre';
 }
 
+/**
+ * Where a big flow's canvas opens, in flow coordinates: a view of `screen` (CSS px) at `zoom`,
+ * centred on the node it opens on (as xyflow's fit to that one node at a fixed zoom centres it).
+ */
+export function openingView(anchor: PlacedNode, screen: Size, zoom: number): XY & Size {
+  const width = anchor.measured?.width ?? NODE_WIDTH;
+  const height = anchor.measured?.height ?? UNMEASURED_HEIGHT;
+  const span = { width: screen.width / zoom, height: screen.height / zoom };
+  return { x: anchor.position.x + width / 2 - span.width / 2, y: anchor.position.y + height / 2 - span.height / 2, ...span };
+}
+
+/**
+ * The nodes a big flow's canvas takes in first, so its first draw costs what `view` shows rather
+ * than the whole flow: every node whose box meets `view`. The rest can follow in later frames
+ * without changing what is drawn there.
+ */
+export function nodesInView(nodes: ReadonlyArray<PlacedNode>, view: XY & Size): Set<string> {
+  const ids = new Set<string>();
+  for (const n of nodes) {
+    const right = n.position.x + (n.measured?.width ?? NODE_WIDTH);
+    const bottom = n.position.y + (n.measured?.height ?? UNMEASURED_HEIGHT);
+    if (n.position.x < view.x + view.width && right > view.x && n.position.y < view.y + view.height && bottom > view.y) ids.add(n.id);
+  }
+  return ids;
+}
+
 /** The state a big flow's view is centred on: the selected one, else the start, else the first. */
 export function anchorState(graph: FlowGraph, selected: string | null): string | null {
   if (selected !== null && graph.cards.some((c) => c.name === selected)) return selected;

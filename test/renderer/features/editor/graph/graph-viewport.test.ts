@@ -11,8 +11,15 @@ import {
   focusZoom,
   nameSizeOnScreen,
   namesReadable,
+  nodesInView,
+  openingView,
   searchStates,
 } from '../../../../../renderer/src/features/editor/graph/graph-viewport.ts';
+import { adoptUserNodes, getNodesInside, getViewportForBounds, type InternalNodeBase, type NodeBase } from '@xyflow/system';
+import { analyzeFlowText } from '../../../../../server/flow/graph/analyze.ts';
+import { openAnalysed } from '../../../../../server/flow/graph/laid-out.ts';
+import { estimateHeight } from '../../../../../server/flow/graph/layout.ts';
+import { presized } from '../../../../../renderer/src/features/editor/graph/graph-view.ts';
 import { generateFlowYaml } from '../../../../support/generate-flow.ts';
 import { GUESSING_GAME_YAML } from '../../../../support/server.ts';
 
@@ -54,6 +61,38 @@ describe('the state a big flow is centred on', () => {
     expect(anchorState(big, 's150')).toBe('s150');
     expect(anchorState(big, null)).toBe('s0');
     expect(anchorState(big, 'no_such_state')).toBe('s0');
+  });
+});
+
+describe('the part of a big flow the canvas takes in first', () => {
+  // A 500-state flow laid out as the studio lays it out, each state sized as the canvas sizes it
+  // before drawing it; xyflow's own code says what it draws in the view the flow opens on.
+  const yaml = generateFlowYaml(500);
+  const opened = openAnalysed(analyzeFlowText(yaml), {});
+  const positions = opened.laidOut!.positions;
+  const placed: NodeBase[] = opened.graph.cards.map((c) => presized({ id: c.name, position: positions[c.name]!, data: {} }, estimateHeight(c)));
+  const lookup = new Map<string, InternalNodeBase>();
+  adoptUserNodes(placed, lookup, new Map());
+
+  /** The states xyflow draws of the whole flow in a canvas of `canvas` fitted on `state` at the overview zoom (as FlowGraph fits it). */
+  function drawnByXyflow(state: string, canvas: { width: number; height: number }): string[] {
+    const node = lookup.get(state)!;
+    const box = { x: node.position.x, y: node.position.y, width: node.measured.width!, height: node.measured.height! };
+    const view = getViewportForBounds(box, canvas.width, canvas.height, OVERVIEW_ZOOM, OVERVIEW_ZOOM, 0);
+    return getNodesInside(lookup, { x: 0, y: 0, ...canvas }, [view.x, view.y, view.zoom], true).map((n) => n.id);
+  }
+
+  it('holds every state the opening view draws, for any canvas the window holds, and a small part of the flow', () => {
+    const window = { width: 1280, height: 800 };
+    for (const state of ['s0', 's250', 's499']) {
+      const part = nodesInView(placed, openingView(placed.find((n) => n.id === state)!, window, OVERVIEW_ZOOM));
+      for (const canvas of [window, { width: 900, height: 640 }, { width: 400, height: 300 }]) {
+        const drawn = drawnByXyflow(state, canvas);
+        expect(drawn).toContain(state);
+        expect(drawn.filter((id) => !part.has(id))).toEqual([]);
+      }
+      expect(part.size).toBeLessThan(placed.length / 4);
+    }
   });
 });
 
