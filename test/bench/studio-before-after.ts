@@ -18,7 +18,10 @@
 //
 // --sizes=50,200 opens flows of those sizes instead of 200 and 500.
 //
-//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen] [--cold] [--sizes=N,N]
+// With --new-flow, each open is of a flow made just before it, so the server has no view of it
+// kept: a flow's first open.
+//
+//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen] [--cold] [--new-flow] [--sizes=N,N]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -33,7 +36,8 @@ import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
 import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
 import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames, viewIds } from './studio-editor.ts';
 
-const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold' && !a.startsWith('--sizes='));
+const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold' && a !== '--new-flow' && !a.startsWith('--sizes='));
+const NEW_FLOW = process.argv.includes('--new-flow');
 const COLD = process.argv.includes('--cold');
 const KEPT = process.argv.includes('--kept');
 const FIRST_SCREEN = process.argv.includes('--first-screen');
@@ -138,7 +142,8 @@ try {
         // No autosave: under load the first keystroke's graph can take past the autosave pause, and
         // a saved "s20" would be the next round's text, whose YAML pane has no "skip0: s2 }".
         await page.addInitScript(() => (globalThis as any).localStorage.setItem('voxflow.autosave', '0'));
-        const url = `${server.url}/flow-editor?flow=${flows[name]!.ids[states]}`;
+        const flowId = NEW_FLOW ? await createFlow(server, flows[name]!.account.apiKey, `${states} states, round ${round}`, generateFlowYaml(states)) : flows[name]!.ids[states];
+        const url = `${server.url}/flow-editor?flow=${flowId}`;
         // Warm: the code cached, as for a designer coming back to a flow. --cold: the first open
         // on a page that has only signed in.
         if (!COLD) {
