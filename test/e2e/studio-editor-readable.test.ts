@@ -70,18 +70,22 @@ function mapNodes(page: Page) {
     };
     const background = luminance(g.getComputedStyle(svg).backgroundColor !== 'rgba(0, 0, 0, 0)' ? g.getComputedStyle(svg).backgroundColor : g.getComputedStyle(map).backgroundColor);
     const scale = svg.getScreenCTM().a;
-    const rects = [...svg.querySelectorAll('.svelte-flow__minimap-node')];
+    // One path per kind of state, a rectangle (`M x,y h w v h h -w z`) per state.
+    let count = 0;
     let bigEnough = 0;
     let visible = 0;
-    for (const rect of rects as any[]) {
-      const style = g.getComputedStyle(rect);
+    for (const path of [...svg.querySelectorAll('.overview-states')] as any[]) {
+      const style = g.getComputedStyle(path);
       const stroke = style.stroke === 'none' || style.stroke === 'transparent' || style.stroke === 'rgba(0, 0, 0, 0)' ? 0 : parseFloat(style.strokeWidth);
-      if ((Math.min(rect.width.baseVal.value, rect.height.baseVal.value) + stroke) * scale >= 2) bigEnough++;
       const fill = luminance(style.fill);
       const contrast = (Math.max(fill, background) + 0.05) / (Math.min(fill, background) + 0.05);
-      if (contrast >= 2) visible++;
+      for (const [, w, h] of (path.getAttribute('d') as string).matchAll(/M[-\d.]+,[-\d.]+h([-\d.]+)v([-\d.]+)/g)) {
+        count++;
+        if ((Math.min(Math.abs(Number(w)), Math.abs(Number(h))) + stroke) * scale >= 2) bigEnough++;
+        if (contrast >= 2) visible++;
+      }
     }
-    return { count: rects.length, bigEnough, visible };
+    return { count, bigEnough, visible };
   });
 }
 
