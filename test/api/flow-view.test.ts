@@ -114,3 +114,44 @@ describe('a flow opened in the studio, then saved', () => {
     }
   });
 });
+
+describe('GET /v1/flows/{id}/view?wait=false, as the studio asks a server on its own machine', () => {
+  it('answers 204 at once while no view is made, makes it shortly after, and then answers with it', async () => {
+    const jobs = vi.spyOn(server.app.services.flowJobs, 'flowView');
+    try {
+      const yaml = generateFlowYaml(8);
+      const flowId = await createFlow(server, account.apiKey, 'Opened on this machine', yaml);
+      const first = await server.request('GET', `/v1/flows/${flowId}/view?wait=false`, { jwt: account.jwt });
+      expect(first.status).toBe(204);
+      expect(first.headers.get('cache-control')).toBe('no-store');
+      // Nothing was made for that answer: the studio's own worker draws this open.
+      expect(jobs).toHaveBeenCalledTimes(0);
+      // Asked again and again meanwhile (a designer opening it twice in a row): the view is still
+      // made when first planned, not put off by each ask.
+      const made = await vi.waitFor(
+        async () => {
+          const answer = await server.request('GET', `/v1/flows/${flowId}/view?wait=false`, { jwt: account.jwt });
+          expect(answer.status).toBe(200);
+          return answer;
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      expect(made.body.view).toEqual(studioView(yaml, {}));
+      expect(jobs).toHaveBeenCalledTimes(1);
+      // Once the draft changes, the view kept is of another text: 204 again, never the old view.
+      const draft = yaml.replace(/prompt: (\S+)/, 'prompt: changed $1');
+      expect((await server.request('PUT', `/v1/flows/${flowId}/draft`, { jwt: account.jwt, body: { yaml_content: draft } })).status).toBe(200);
+      expect((await server.request('GET', `/v1/flows/${flowId}/view?wait=false`, { jwt: account.jwt })).status).toBe(204);
+    } finally {
+      jobs.mockRestore();
+    }
+  });
+
+  it('refuses a wait that is neither true nor false, and another account\'s flow as the plain GET does', async () => {
+    const flowId = await createFlow(server, account.apiKey, 'Asked badly', generateFlowYaml(4));
+    const bad = await server.request('GET', `/v1/flows/${flowId}/view?wait=soon`, { jwt: account.jwt });
+    expectError(bad, 422, 'invalid_request');
+    const foreign = await server.request('GET', `/v1/flows/${flowId}/view?wait=false`, { apiKey: other.apiKey });
+    expectError(foreign, 404, 'flow_not_found');
+  });
+});

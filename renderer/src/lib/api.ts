@@ -130,6 +130,13 @@ async function request<T>(method: string, path: string, body?: unknown, extraHea
 
 const id = (value: string) => encodeURIComponent(value);
 
+/**
+ * Whether the server runs on this machine (the page came from a loopback address; the desktop
+ * app's server is always such). Its flow views are then asked for without waiting: made on the
+ * same cores as the studio's own flow worker, a view made for the open slowed the open down.
+ */
+const serverOnThisMachine = typeof location !== 'undefined' && ['127.0.0.1', 'localhost', '[::1]'].includes(location.hostname);
+
 export const api = {
   signUp: (email: string, password: string) => request<{ access_token: string }>('POST', '/auth/signup', { email, password }),
   logIn: (email: string, password: string) => request<{ access_token: string }>('POST', '/auth/login', { email, password }),
@@ -142,8 +149,15 @@ export const api = {
   // Drafts and versions (docs/flows.md#drafts). `etag` is the draft's as last read or saved: a save
   // or publish over a newer one made elsewhere comes back 412 draft_conflict.
   getDraft: (flowId: string) => request<DraftRecord>('GET', `/v1/flows/${id(flowId)}/draft`),
-  /** What the canvas draws for the draft, made on the server: drawn before the flow worker has parsed the text. */
-  getFlowView: (flowId: string) => request<FlowViewRecord>('GET', `/v1/flows/${id(flowId)}/view`),
+  /**
+   * What the canvas draws for the draft, made on the server: drawn before the flow worker has
+   * parsed the text. From a server on this machine, only a view it made already (null if none:
+   * it makes one for the next open): docs/api.md, `GET /v1/flows/{id}/view`.
+   */
+  getFlowView: async (flowId: string): Promise<ApiResult<FlowViewRecord | null>> => {
+    const answer = await request<FlowViewRecord | undefined>('GET', `/v1/flows/${id(flowId)}/view${serverOnThisMachine ? '?wait=false' : ''}`);
+    return answer.ok ? { ok: true, value: answer.value ?? null } : answer;
+  },
   saveDraft: (flowId: string, yamlContent: string, etag: string | null) =>
     request<DraftRecord>('PUT', `/v1/flows/${id(flowId)}/draft`, { yaml_content: yamlContent }, etag ? { 'if-match': `"${etag}"` } : {}),
   discardDraft: (flowId: string, etag: string | null) => request<void>('DELETE', `/v1/flows/${id(flowId)}/draft`, undefined, etag ? { 'if-match': `"${etag}"` } : {}),
