@@ -112,13 +112,18 @@ export async function cursorAfterS0Skip(page: Page): Promise<void> {
   await page.mouse.click(after.x, after.y);
 }
 
-/** The flow is on screen: every state on the overview map (when it has one) and `ids` drawn. */
+/** The flow is on screen: every state on the overview map (when it has one), transitions and `ids` drawn. */
 export function onScreen(page: Page, states: number, ids: string[]) {
   return page.waitForFunction(
     ([count, wanted]) => {
       const doc = (globalThis as any).document;
-      const map = doc.querySelectorAll('.svelte-flow__minimap-node').length;
+      // The overview map's shapes: one path per kind of state, a shape (`M…z`) per state; or, in a
+      // studio built before that (studio-before-after's other side), xyflow's element per state.
+      const paths = [...doc.querySelectorAll('.svelte-flow__minimap .overview-states')];
+      const map = doc.querySelectorAll('.svelte-flow__minimap-node').length + paths.reduce((n: number, p: any) => n + (p.getAttribute('d').match(/M/g)?.length ?? 0), 0);
       if (count > 12 && map !== count) return false;
+      // A big flow's transitions come a frame after its states: on screen once some are drawn.
+      if (count > 12 && !doc.querySelector('.svelte-flow__edge')) return false;
       return (wanted as string[]).every((id) => {
         const node = doc.querySelector(`.svelte-flow__node[data-id="${id}"]`);
         return node && (globalThis as any).getComputedStyle(node).visibility !== 'hidden';

@@ -14,7 +14,7 @@ import type { Positions } from '../../server/flow/graph/layout.ts';
 import { createFlow } from '../support/server.ts';
 import { cursorAfterS0Skip } from '../bench/studio-editor.ts';
 import { signInBrowser, turnOffAutosave } from './studio.ts';
-import { WAIT, node, openFlow } from './studio-editor-page.ts';
+import { WAIT, node, openFlow, statesOnMap } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 const rig = studioSuite();
@@ -68,7 +68,7 @@ async function leavesS0IntoS1(page: Page): Promise<void> {
 describe('a 200-state flow', () => {
   it('draws the states in view, with every state on the overview map and edges from bottom to top of their states', async () => {
     const { page } = await openFlow(rig(), 'Two hundred states', TWO_HUNDRED);
-    await expect.poll(() => page.locator('.svelte-flow__minimap-node').count(), WAIT).toBe(200);
+    await expect.poll(() => statesOnMap(page), WAIT).toBe(200);
     await node(page, 's0').waitFor(WAIT);
     const drawnAtOpen = await page.locator('.svelte-flow__node').count();
     expect(drawnAtOpen).toBeGreaterThan(0);
@@ -93,7 +93,7 @@ describe('a 200-state flow', () => {
     expect(put.status).toBe(200);
     const page = await rig().open(`/flow-editor?flow=${id}`);
     try {
-      await expect.poll(() => page.locator('.svelte-flow__minimap-node').count(), WAIT).toBe(200);
+      await expect.poll(() => statesOnMap(page), WAIT).toBe(200);
       const at = (state: string) => node(page, state).evaluate((el) => /translate\(([-\d.]+)px, ?([-\d.]+)px\)/.exec((el as any).style.transform)?.slice(1).map(Number));
       await node(page, 's0').waitFor(WAIT);
       expect(await at('s0')).toEqual([saved.s0!.x, saved.s0!.y]);
@@ -124,7 +124,7 @@ describe('a 200-state flow', () => {
         await route.continue();
       });
       await page.goto(`${rig().server.url}/flow-editor?flow=${id}`);
-      await expect.poll(() => page.locator('.svelte-flow__minimap-node').count(), WAIT).toBe(200);
+      await expect.poll(() => statesOnMap(page), WAIT).toBe(200);
       await node(page, 's0').waitFor(WAIT);
       expect(asked).toBe(true);
       await leavesS0IntoS1(page);

@@ -1,12 +1,13 @@
 // In Chromium: a 50-state flow laid out for reading. Its ranks wrap into bands
 // side by side instead of one tall column; edges that would cross states (every move back up)
 // are routed round them; no edge label sits under a state; Fit shows every state, however small
-// the window; and the overview map takes the view where it is clicked.
+// the window; and the overview map takes the view where it is clicked, pans it when dragged and
+// zooms it with the wheel.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { screenshot } from './browser.ts';
-import { WAIT, centre, editorOnOnePage, node, openFlow } from './studio-editor-page.ts';
+import { WAIT, centre, editorOnOnePage, node, openFlow, statesOnMap } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 const rig = studioSuite();
@@ -14,6 +15,9 @@ const rig = studioSuite();
 // smaller window has a page of its own.
 const openOnThePage = editorOnOnePage(rig);
 const FIFTY = generateFlowYaml(50);
+
+/** Every state of the fifty on the overview map. */
+const statesOnMapReady = (page: Page) => expect.poll(() => statesOnMap(page), WAIT).toBe(50);
 
 interface Rect {
   id: string;
@@ -132,6 +136,32 @@ describe('a 50-state flow', () => {
     }, [x, y]);
     await page.mouse.click(onMap.x, onMap.y);
     await expect.poll(inView, WAIT).toBe(true);
+  }, 90_000);
+
+  it('pans the view as the overview map is dragged, and zooms it with the wheel over the map', async () => {
+    const { page } = await openOnThePage('Fifty dragged', FIFTY);
+    const view = () =>
+      page.locator('.svelte-flow__viewport').evaluate((el: any) => {
+        const [, x, y, zoom] = /translate\(([-\d.]+)px, ?([-\d.]+)px\) scale\(([-\d.e]+)\)/.exec(el.style.transform)!;
+        return { x: Number(x), y: Number(y), zoom: Number(zoom) };
+      });
+    await statesOnMapReady(page);
+    const before = await view();
+    const map = await centre(page.locator('.svelte-flow__minimap svg'));
+    await page.mouse.move(map.x, map.y);
+    await page.mouse.down();
+    await page.mouse.move(map.x + 40, map.y + 20, { steps: 8 });
+    await page.mouse.up();
+    // Dragged right and down on the map: the canvas shows what lies right of and below where it was.
+    await expect.poll(async () => {
+      const after = await view();
+      return after.zoom === before.zoom && after.x < before.x - 40 && after.y < before.y - 20;
+    }, WAIT).toBe(true);
+
+    const dragged = await view();
+    await page.mouse.move(map.x, map.y);
+    await page.mouse.wheel(0, 300);
+    await expect.poll(async () => (await view()).zoom < dragged.zoom, WAIT).toBe(true);
   }, 90_000);
 });
 

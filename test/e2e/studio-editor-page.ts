@@ -58,6 +58,11 @@ export async function showCards(page: Page): Promise<void> {
 }
 
 export const node = (page: Page, state: string): Locator => page.locator(`.svelte-flow__node[data-id="${state}"]`);
+/** How many states the overview map draws: its paths hold one shape (`M…z`) per state. */
+export const statesOnMap = (page: Page): Promise<number> =>
+  page.evaluate(() =>
+    [...(globalThis as any).document.querySelectorAll('.svelte-flow__minimap .overview-states')].reduce((n: number, path: any) => n + (path.getAttribute('d').match(/M/g)?.length ?? 0), 0),
+  );
 export const nodeNames = (page: Page): Promise<string[]> => page.locator('.svelte-flow__node .name').allTextContents();
 
 /** The tool names on the edges (a self-loop's label starts with ↻). */

@@ -5,6 +5,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { generateFlowYaml } from '../support/generate-flow.ts';
+import { screenshot } from './browser.ts';
 import { WAIT, openFlow } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
@@ -52,7 +53,8 @@ async function readableAndCentred(page: Page, state: string): Promise<string> {
 
 /**
  * The overview map's states as seen: how many there are, how many are at least 2 px on screen
- * (with their outline), and how many stand out from the map's background (contrast ≥ 2).
+ * (with their outline), how many stand out from the map's background (contrast ≥ 2), and how many
+ * are drawn in another colour than most.
  */
 function mapNodes(page: Page) {
   return page.evaluate(() => {
@@ -60,7 +62,7 @@ function mapNodes(page: Page) {
     const doc = g.document;
     const map = doc.querySelector('.svelte-flow__minimap');
     const svg = map?.querySelector('svg');
-    if (!svg) return { count: 0, bigEnough: 0, visible: 0 };
+    if (!svg) return { count: 0, bigEnough: 0, visible: 0, apart: 0 };
     const luminance = (css: string) => {
       const [r, gr, b] = (css.match(/[\d.]+/g) ?? ['0', '0', '0']).slice(0, 3).map((v: string) => {
         const c = Number(v) / 255;
@@ -70,18 +72,26 @@ function mapNodes(page: Page) {
     };
     const background = luminance(g.getComputedStyle(svg).backgroundColor !== 'rgba(0, 0, 0, 0)' ? g.getComputedStyle(svg).backgroundColor : g.getComputedStyle(map).backgroundColor);
     const scale = svg.getScreenCTM().a;
-    const rects = [...svg.querySelectorAll('.svelte-flow__minimap-node')];
+    // One path per kind of state, a rectangle (`M x,y h w v h h -w z`) per state.
+    let count = 0;
     let bigEnough = 0;
     let visible = 0;
-    for (const rect of rects as any[]) {
-      const style = g.getComputedStyle(rect);
+    const byFill = new Map<string, number>();
+    for (const path of [...svg.querySelectorAll('.overview-states')] as any[]) {
+      const style = g.getComputedStyle(path);
       const stroke = style.stroke === 'none' || style.stroke === 'transparent' || style.stroke === 'rgba(0, 0, 0, 0)' ? 0 : parseFloat(style.strokeWidth);
-      if ((Math.min(rect.width.baseVal.value, rect.height.baseVal.value) + stroke) * scale >= 2) bigEnough++;
       const fill = luminance(style.fill);
       const contrast = (Math.max(fill, background) + 0.05) / (Math.min(fill, background) + 0.05);
-      if (contrast >= 2) visible++;
+      for (const [, w, h] of (path.getAttribute('d') as string).matchAll(/M[-\d.]+,[-\d.]+h([-\d.]+)v([-\d.]+)/g)) {
+        count++;
+        if ((Math.min(Math.abs(Number(w)), Math.abs(Number(h))) + stroke) * scale >= 2) bigEnough++;
+        if (contrast >= 2) visible++;
+        byFill.set(style.fill, (byFill.get(style.fill) ?? 0) + 1);
+      }
     }
-    return { count: rects.length, bigEnough, visible };
+    // The states drawn in another colour than most (the start, in the accent colour).
+    const apart = count - Math.max(0, ...byFill.values());
+    return { count, bigEnough, visible, apart };
   });
 }
 
@@ -91,7 +101,9 @@ for (const states of [200, 500]) {
       const { page } = await openFlow(rig(), `Readable ${states}`, generateFlowYaml(states));
       await expect.poll(() => readableAndCentred(page, 's0'), WAIT).toBe('readable, centred');
 
-      await expect.poll(() => mapNodes(page), WAIT).toEqual({ count: states, bigEnough: states, visible: states });
+      // Every state, big enough to see and standing out from the map; the start in a colour of its own.
+      await expect.poll(() => mapNodes(page), WAIT).toEqual({ count: states, bigEnough: states, visible: states, apart: 1 });
+      await screenshot(page, `studio-editor-readable-${states}`);
 
       // Fit on a flow this big stays where names read, round the start (nothing is selected).
       await page.getByRole('button', { name: 'Fit', exact: true }).click();
