@@ -87,9 +87,13 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
     }
   };
 
+  /** Whether `view` was made from exactly this text and the flow's layout. */
+  const isOf = (view: Kept | undefined, flow: Flow, text: string, etag: string): view is Kept =>
+    view !== undefined && view.etag === etag && view.layout === flow.layout && view.text === text;
+
   const viewOf = async (accountId: string, flow: Flow, text: string, etag: string): Promise<Kept> => {
     const key = `${accountId}\u0000${flow.id}`;
-    const same = (view: Kept | undefined) => view !== undefined && view.etag === etag && view.layout === flow.layout && view.text === text;
+    const same = (view: Kept | undefined) => isOf(view, flow, text, etag);
     const hit = kept.get(key);
     if (hit && same(hit)) {
       kept.delete(key);
@@ -128,8 +132,13 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
   /** The kept view of what the studio would open now, if one is made; never starts a job. */
   const madeView = async (accountId: string, flow: Flow): Promise<Kept | null> => {
     const { text, etag } = await currentText(accountId, flow);
-    const hit = kept.get(`${accountId}\u0000${flow.id}`);
-    return hit !== undefined && hit.etag === etag && hit.layout === flow.layout && hit.text === text ? hit : null;
+    const key = `${accountId}\u0000${flow.id}`;
+    const hit = kept.get(key);
+    if (!isOf(hit, flow, text, etag)) return null;
+    // Used now: the last to go.
+    kept.delete(key);
+    kept.set(key, hit);
+    return hit;
   };
 
   const remaking = new Map<string, NodeJS.Timeout>();
