@@ -87,28 +87,33 @@ export class FlowText {
    * when the editor was closed.
    *
    * `view`: the canvas the server made for this very text and layout (GET /v1/flows/{id}/view,
-   * made by the same code as the worker's open job), or null. A big text whose view arrives
-   * before the worker's answer is drawn from it at once, read-only (`previewing`: no analysis, no
+   * made by the same code as the worker's open job), or null. A text the worker opens (a big one,
+   * or one never laid out) whose view arrives before the worker's answer is drawn from it at once, read-only (`previewing`: no analysis, no
    * data for the inspector yet); the worker's answer then lands on it without redrawing what did
    * not change (keepSame): the same cards, links, positions and routes.
    */
   protected async openText(text: string, saved: Positions, view: FlowView | Promise<FlowView | null> | null = null): Promise<Positions | null> {
     this.yaml = text;
     const version = this.version;
-    const big = text.length >= ANALYZE_IN_PAGE_BELOW && this.worker !== null;
+    // A flow never laid out waits for the worker's layout whatever its size, so the worker parses
+    // it too, in the same job: on a page that has not run the parser yet, parsing a 50-state
+    // flow on the page took 62 ms of the main thread (profile-studio.ts 50 --cold), in the way of
+    // the canvas being built.
+    const needsLayout = Object.keys(saved).length === 0;
+    const inWorker = (text.length >= ANALYZE_IN_PAGE_BELOW || needsLayout) && this.worker !== null;
     // A view here already (it came before the text) is drawn at once, and the worker is asked for
     // the analysis alone: the view is the graph, the positions and the routes its open job gives.
-    const viewNow = big && view && !(view instanceof Promise) && view.cards.length > 0 ? view : null;
+    const viewNow = inWorker && view && !(view instanceof Promise) && view.cards.length > 0 ? view : null;
     if (viewNow) {
       const analysing = this.worker!.openDrawn(text);
       this.showView(viewNow);
       void analysing.then((analysis) => this.openedAfterView({ analysis, graph: null, laidOut: null }, version), () => (this.previewing = false));
       return this.positions;
     }
-    // A big text is analysed, its states placed (dagre's layout for a flow never laid out) and its
-    // edges routed in one job of the flow worker; a small one is analysed here at once, and goes
-    // to the worker only to be laid out.
-    const opening = big ? this.worker!.open(text, saved) : null;
+    // Such a text is analysed, its states placed (dagre's layout for a flow never laid out) and its
+    // edges routed in one job of the flow worker; a small one laid out before is analysed here at
+    // once, and its positions are the saved ones.
+    const opening = inWorker ? this.worker!.open(text, saved) : null;
     if (opening && view) {
       const first = await Promise.race([Promise.resolve(view).catch(() => null), opening.then(() => null)]);
       if (!this.worker) return null;
