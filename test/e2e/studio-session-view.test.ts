@@ -127,6 +127,23 @@ describe('the session view', () => {
     // The view is longer than the window, and only <main> scrolls it: no second scrollbar onto blank page.
     expect(sizes.main[0]).toBeGreaterThan(sizes.main[1]!);
     expect(sizes.root[0]).toBe(sizes.root[1]);
+
+    // The next screen opens at its top, not at the offset this one was scrolled to (<main> is
+    // the scroll container both screens share). Settings is longer than the window too, so it
+    // could keep the offset. Twice: the first time, its code loads while <main> is empty.
+    const mainScroll = () => page.evaluate(() => {
+      const main = (globalThis as any).document.querySelector('main');
+      return { top: main.scrollTop as number, scrollable: main.scrollHeight > main.clientHeight };
+    });
+    for (const time of ['first', 'second']) {
+      await page.getByRole('table', { name: /latency/i }).scrollIntoViewIfNeeded();
+      expect((await mainScroll()).top, time).toBeGreaterThan(0);
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+      expect(await mainScroll(), time).toEqual({ top: 0, scrollable: true });
+      await page.goBack();
+      await page.getByRole('slider', { name: 'Moment of the session' }).waitFor();
+    }
   });
 
   it('scrubs back to the start: the path shortens, later lines dim, and the graph marks the state of that moment', { timeout: 90_000 }, async () => {
