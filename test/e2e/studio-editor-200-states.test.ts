@@ -107,8 +107,7 @@ describe('a 200-state flow', () => {
 
   it("is drawn from the server's view before the flow worker has loaded, read-only until it answers, and keeps what was typed meanwhile", async () => {
     const id = await createFlow(rig().server, rig().account.apiKey, 'Two hundred states, drawn early', TWO_HUNDRED);
-    // Opened before: the server keeps its view. (A studio on the server's own machine asks only for
-    // a view already made, docs/api.md; this one is on loopback.)
+    // Opened before: the server keeps its view, so it answers at once.
     expect((await rig().server.request('GET', `/v1/flows/${id}/view`, { apiKey: rig().account.apiKey })).status).toBe(200);
     const page = await rig().chromium.newPage();
     let release = () => {};
@@ -143,6 +142,34 @@ describe('a 200-state flow', () => {
       // The worker's answer drew the same picture: nothing moved.
       expect(await at('s0')).toBe(s0Before);
       expect(await page.locator('header .status[role="status"]').innerText()).not.toBe('Saved');
+    } finally {
+      release();
+      await page.close();
+    }
+  }, 120_000);
+
+  it("opens with its own flow worker when the server's view does not come (a server busy with calls)", async () => {
+    const id = await createFlow(rig().server, rig().account.apiKey, 'Two hundred states, no view', TWO_HUNDRED);
+    const page = await rig().chromium.newPage();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await signInBrowser(page, rig().server.url, rig().account);
+      // The studio is on the server's machine (loopback), so it waits for the view first; the view
+      // is held back until the end of the test.
+      let asked = false;
+      await page.route('**/v1/flows/*/view*', async (route) => {
+        asked = true;
+        await held;
+        await route.abort();
+      });
+      await page.goto(`${rig().server.url}/flow-editor?flow=${id}`);
+      await expect.poll(() => statesOnMap(page), WAIT).toBe(200);
+      await node(page, 's0').waitFor(WAIT);
+      expect(asked).toBe(true);
+      await leavesS0IntoS1(page);
+      // Drawn from the worker's own answer: editable, not a preview.
+      await page.getByRole('button', { name: '+ State' }).waitFor(WAIT);
     } finally {
       release();
       await page.close();

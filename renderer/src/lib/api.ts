@@ -132,10 +132,11 @@ const id = (value: string) => encodeURIComponent(value);
 
 /**
  * Whether the server runs on this machine (the page came from a loopback address; the desktop
- * app's server is always such). Its flow views are then asked for without waiting: made on the
- * same cores as the studio's own flow worker, a view made for the open slowed the open down.
+ * app's server is always such). The editor then waits for the server's view of a flow before its
+ * own worker parses the text, rather than both parsing it at once on the same cores
+ * (flow-text.svelte.ts, `viewFirst`).
  */
-const serverOnThisMachine = typeof location !== 'undefined' && ['127.0.0.1', 'localhost', '[::1]'].includes(location.hostname);
+export const serverOnThisMachine = typeof location !== 'undefined' && ['127.0.0.1', 'localhost', '[::1]'].includes(location.hostname);
 
 export const api = {
   signUp: (email: string, password: string) => request<{ access_token: string }>('POST', '/auth/signup', { email, password }),
@@ -151,11 +152,10 @@ export const api = {
   getDraft: (flowId: string) => request<DraftRecord>('GET', `/v1/flows/${id(flowId)}/draft`),
   /**
    * What the canvas draws for the draft, made on the server: drawn before the flow worker has
-   * parsed the text. From a server on this machine, only a view it made already (null if none:
-   * it makes one for the next open): docs/api.md, `GET /v1/flows/{id}/view`.
+   * parsed the text (docs/api.md, `GET /v1/flows/{id}/view`).
    */
   getFlowView: async (flowId: string): Promise<ApiResult<FlowViewRecord | null>> => {
-    const answer = await request<FlowViewRecord | undefined>('GET', `/v1/flows/${id(flowId)}/view${serverOnThisMachine ? '?wait=false' : ''}`);
+    const answer = await request<FlowViewRecord | undefined>('GET', `/v1/flows/${id(flowId)}/view`);
     return answer.ok ? { ok: true, value: answer.value ?? null } : answer;
   },
   saveDraft: (flowId: string, yamlContent: string, etag: string | null) =>

@@ -17,12 +17,12 @@
 //   of what was saved, instead of the server and the studio's worker both parsing it on the open.
 //   A flow nobody opened costs no such job: an API client's uploads make no views.
 // - `?wait=false` asks only for a view already made: without one the answer is 204 at once, and
-//   the view is made a moment later (VIEW_REMADE_AFTER_MS) for the next open. The studio asks so
-//   when the server is on its own machine (a loopback address, the desktop app): there the
-//   server's job and the studio's own worker parse the same text on the same cores, and a first
-//   open took 8-28 % longer with the view made at once than without it (alternated, 200 and
-//   500 states). From another machine the server's job does not take the page's cores, so
-//   there the studio waits for the view as before (not measured here: one machine).
+//   the view is made a moment later (VIEW_REMADE_AFTER_MS) for the next open: for a client that
+//   would rather parse the text itself than wait. On the same machine the two must not run at
+//   once: a first open took 8-28 % longer with the server's job and the studio's worker parsing
+//   the same text side by side (alternated, 200 and 500 states). The studio on the server's own
+//   machine waits for the view instead, and its worker parses after the canvas is drawn
+//   (renderer/src/features/editor/document/flow-text.svelte.ts, `viewFirst`).
 // - A text that is not readable YAML has `view: null`: the studio then waits for its worker.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -8,7 +8,7 @@
 //   in another window since is never overwritten silently: the editor shows a conflict, and the
 //   designer reloads theirs or keeps this one. A new flow's first save creates it (version 1).
 import type { Diagnostic } from '../../../../../server/flow/types.ts';
-import { api, type ApiResult, type FlowViewRecord } from '../../../lib/api.ts';
+import { api, serverOnThisMachine, type ApiResult, type FlowViewRecord } from '../../../lib/api.ts';
 import { FlowText } from './flow-text.svelte.ts';
 import { samePositions, type Positions } from '../../../../../server/flow/graph/layout.ts';
 
@@ -99,7 +99,7 @@ export class FlowEditor extends FlowText {
     const etag = draft?.ok ? draft.value.etag : null;
     const ofThisText = (answer: ApiResult<FlowViewRecord | null>) => (answer.ok && answer.value !== null && answer.value.etag === etag ? answer.value.view : null);
     const drawn = viewing && etag !== null ? (arrived ? ofThisText(arrived) : viewing.then(ofThisText)) : null;
-    const positions = await this.openText(text, flow.layout?.positions ?? {}, drawn);
+    const positions = await this.openText(text, flow.layout?.positions ?? {}, drawn, serverOnThisMachine);
     if (!positions) return;
     this.savedPositions = positions;
     this.load = { kind: 'ready' };
