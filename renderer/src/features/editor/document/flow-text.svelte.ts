@@ -2,6 +2,9 @@
 // with one history for the text and the positions. flow-editor.svelte.ts adds the server's side
 // (load, save, publish, drafts) on top.
 //
+// A little over 400 lines on purpose: opening a text (the server's view, the worker, the page)
+// and editing it share the versions that decide which analysis is current, so they stay together.
+//
 // - YAML typing sets the text; the text is analysed (parse + validate, flow-worker.ts) and the
 //   graph follows the analysis. Analyses can come back out of order or late; each carries the
 //   version of the text it was made from and an older one never replaces a newer one.
