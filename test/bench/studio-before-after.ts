@@ -11,7 +11,7 @@
 // a flow saved from the studio has them), so opening it lays nothing out; only opening is measured.
 // With --first-screen, what a page that opens no flow pays: the flows list (the studio's first
 // screen) opened fresh, its time until the list is on screen, and the CPU of the page's main thread
-// and of its workers from navigation until 4 s after (the flow worker starts once the page is idle).
+// and of its workers from navigation until 4 s after (a page that opens no flow should start no worker).
 //
 // With --cold, each open is the page's first of the editor (the page has signed in and shown the
 // flows list, as a designer's first open of the day), not a reopen with the editor's code cached.
