@@ -12,6 +12,8 @@
 // server makes none and the editor waits for its worker (what the view costs or saves an open).
 //
 //   npx tsx test/bench/profile-studio.ts [states...] [--cold [--first]] [--no-view]
+//
+// PROFILE_TASKS=N breaks down the open's N longest tasks instead of its three longest.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,7 +171,7 @@ function summarizeTrace(trace: Buffer): { text: string; longest: Array<{ start: 
     `  trace, main thread CPU ${cpu.toFixed(0)} ms in ${tasks.length} tasks; longest tasks wall/CPU: ${longest.map((t) => `${(t.dur! / 1000).toFixed(0)}/${((t.tdur ?? 0) / 1000).toFixed(0)}`).join(', ')} ms`,
     `  trace, flow worker busy: ${worker.toFixed(0)} ms`,
   ].join('\n');
-  return { text, longest: longest.slice(0, 3).filter((t) => t.ts !== undefined).map((t) => ({ start: t.ts!, end: t.ts! + t.dur! })) };
+  return { text, longest: longest.slice(0, Number(process.env.PROFILE_TASKS ?? 3)).filter((t) => t.ts !== undefined).map((t) => ({ start: t.ts!, end: t.ts! + t.dur! })) };
 }
 
 async function profiled<T>(browser: Browser, page: Page, cdp: CDPSession, run: () => Promise<T>): Promise<{ result: T; profile: Profile; trace: ReturnType<typeof summarizeTrace> }> {
