@@ -107,9 +107,10 @@ export class FlowText {
    *
    * `view`: the canvas the server made for this very text and layout (GET /v1/flows/{id}/view,
    * made by the same code as the worker's open job), or null. A text the worker opens (a big one,
-   * or one never laid out) whose view arrives before the worker's answer is drawn from it at
-   * once, read-only (`previewing`: no analysis, no data for the inspector yet); the worker's answer then lands on it without redrawing what did
-   * not change (keepSame): the same cards, links, positions and routes.
+   * one never laid out, or any with `viewFirst`) whose view arrives before the worker's answer is
+   * drawn from it at once, read-only (`previewing`: no analysis, no data for the inspector yet);
+   * the worker's answer then lands on it without redrawing what did not change (keepSame): the
+   * same cards, links, positions and routes.
    *
    * `viewFirst`: the server is on this machine, so its view and the worker's parse would share
    * the same cores. The view is awaited first (up to VIEW_FIRST_WAIT_MS) and the worker parses
@@ -122,16 +123,19 @@ export class FlowText {
     this.yaml = text;
     const version = this.version;
     if (viewFirst && view instanceof Promise) {
-      const answered = await Promise.race([view.catch(() => null), new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), VIEW_FIRST_WAIT_MS))]);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), VIEW_FIRST_WAIT_MS)));
+      const answered = await Promise.race([view.catch(() => null), late]);
+      clearTimeout(timer);
       if (answered !== 'late') view = answered;
       if (!this.worker) return null;
     }
-    // A flow never laid out waits for the worker's layout whatever its size, so the worker parses
-    // it too, in the same job: on a page that has not run the parser yet, parsing a 50-state
-    // flow on the page took 62 ms of the main thread (profile-studio.ts 50 --cold), in the way of
-    // the canvas being built.
+    // A flow never laid out waits for the worker's layout whatever its size, and on the server's
+    // own machine the view comes first whatever the size, so the worker parses the text in either
+    // case: on a page that has not run the parser yet, parsing a 50-state flow on the page took
+    // 62 ms of the main thread (profile-studio.ts 50 --cold), in the way of the canvas being built.
     const needsLayout = Object.keys(saved).length === 0;
-    const inWorker = (text.length >= ANALYZE_IN_PAGE_BELOW || needsLayout) && this.worker !== null;
+    const inWorker = (text.length >= ANALYZE_IN_PAGE_BELOW || needsLayout || viewFirst) && this.worker !== null;
     // A view here already (it came before the text) is drawn at once, and the worker is asked for
     // the analysis alone: the view is the graph, the positions and the routes its open job gives.
     const viewNow = inWorker && view && !(view instanceof Promise) && view.cards.length > 0 ? view : null;
