@@ -11,9 +11,12 @@
 // With --no-view the page's request for the view is answered 404 by the browser itself, so the
 // server makes none and the editor waits for its worker (what the view costs or saves an open).
 //
-//   npx tsx test/bench/profile-studio.ts [states...] [--cold [--first]] [--no-view]
+//   npx tsx test/bench/profile-studio.ts [states...] [--cold [--first] | --fresh] [--no-view]
 //
 // PROFILE_TASKS=N breaks down the open's N longest tasks instead of its three longest.
+//
+// --fresh (implies --cold): the editor is the page's first document, as each of the studio bench's
+// opens is, so none of the studio's scripts has run (and been compiled) in that page before.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +30,8 @@ import { cursorAfterS0Skip, onScreen, viewIds } from './studio-editor.ts';
 import { generateFlowYaml } from '../support/generate-flow.ts';
 import { createAccount, createFlow, startTestServer } from '../support/server.ts';
 
-const COLD = process.argv.includes('--cold');
+const FRESH = process.argv.includes('--fresh');
+const COLD = process.argv.includes('--cold') || FRESH;
 const FIRST = process.argv.includes('--first');
 const NO_VIEW = process.argv.includes('--no-view');
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
@@ -260,7 +264,7 @@ try {
         throw error;
       });
     }
-    await page.goto(`${server.url}/flows`);
+    if (!FRESH) await page.goto(`${server.url}/flows`);
     if (NO_VIEW) await page.route('**/view', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{}' }));
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Profiler.enable');
