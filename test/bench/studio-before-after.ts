@@ -21,7 +21,7 @@
 // With --new-flow, each open is of a flow made just before it, so the server has no view of it
 // kept: a flow's first open.
 //
-//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen] [--cold] [--new-flow] [--sizes=N,N]
+//   npx tsx test/bench/studio-before-after.ts <commit> [rounds] [--kept | --first-screen] [--cold | --fresh] [--new-flow] [--sizes=N,N]
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -36,9 +36,11 @@ import { analyzeFlowText } from '../../server/flow/graph/analyze.ts';
 import { openAnalysed } from '../../server/flow/graph/laid-out.ts';
 import { OBSERVE_FRAMES, cursorAfterS0Skip, onScreen, takeFrames, viewIds } from './studio-editor.ts';
 
-const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold' && a !== '--new-flow' && !a.startsWith('--sizes='));
+const args = process.argv.slice(2).filter((a) => a !== '--kept' && a !== '--first-screen' && a !== '--cold' && a !== '--new-flow' && a !== '--fresh' && !a.startsWith('--sizes='));
 const NEW_FLOW = process.argv.includes('--new-flow');
-const COLD = process.argv.includes('--cold');
+/** --fresh: the editor as the page's first document, as each studio bench open is (implies --cold). */
+const FRESH = process.argv.includes('--fresh');
+const COLD = process.argv.includes('--cold') || FRESH;
 const KEPT = process.argv.includes('--kept');
 const FIRST_SCREEN = process.argv.includes('--first-screen');
 const commit = args[0];
@@ -150,8 +152,8 @@ try {
           await page.goto(url);
           await onScreen(page, states, viewIds(states));
         }
-        await page.goto(`${server.url}/flows`);
-        await takeFrames(page);
+        if (!FRESH) await page.goto(`${server.url}/flows`);
+        if (!FRESH) await takeFrames(page);
         record(`${name} open ${states}`, await traced(chromium.browser, page, async () => {
           const start = Date.now();
           await page.goto(url);
@@ -202,7 +204,7 @@ try {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-console.log(`before = ${commit}, after = the working tree; ${KEPT ? 'layouts saved with the flows; ' : ''}${COLD ? 'cold pages; ' : ''}${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
+console.log(`before = ${commit}, after = the working tree; ${KEPT ? 'layouts saved with the flows; ' : ''}${FRESH ? 'fresh pages (the editor their first document); ' : COLD ? 'cold pages; ' : ''}${ROUNDS} rounds turn about; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
 if (FIRST_SCREEN) {
   console.log('first screen (the flows list) | until listed, page clock ms (before → after) | main-thread CPU ms, to 4 s after | workers\' CPU ms | longest task wall/CPU ms');
   const b = results.get('before first screen') ?? [];
