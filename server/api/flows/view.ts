@@ -16,13 +16,10 @@
 //   the last of a burst of saves): the designer who edits, leaves and comes back finds the view
 //   of what was saved, instead of the server and the studio's worker both parsing it on the open.
 //   A flow nobody opened costs no such job: an API client's uploads make no views.
-// - `?wait=false` asks only for a view already made: without one the answer is 204 at once, and
-//   the view is made a moment later (VIEW_REMADE_AFTER_MS) for the next open: for a client that
-//   would rather parse the text itself than wait. On the same machine the two must not run at
-//   once: a first open took 8-28 % longer with the server's job and the studio's worker parsing
-//   the same text side by side (alternated, 200 and 500 states). The studio on the server's own
-//   machine waits for the view instead, and its worker parses after the canvas is drawn
-//   (renderer/src/features/editor/document/flow-text.svelte.ts, `viewFirst`).
+// - A studio on the server's own machine waits for this view before its worker parses the text,
+//   and parses it after drawing the canvas (renderer/src/features/editor/document/
+//   flow-text.svelte.ts, `viewFirst`): the server's job and the worker parsing the same text side
+//   by side on the same cores made a first open 8-28 % longer (alternated, 200 and 500 states).
 // - A text that is not readable YAML has `view: null`: the studio then waits for its worker.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -30,13 +27,9 @@ import { z } from 'zod';
 import type { FlowView } from '../../flow/graph/view.ts';
 import type { Flow } from '../../store/store.ts';
 import { accountOf } from '../../http/services.ts';
-import { noBody } from '../../http/api-contract.ts';
 import { FlowViewRecord } from '../../protocol/api/flows.ts';
 
 const FlowParams = z.object({ flow_id: z.string() });
-const ViewQuery = z.object({
-  wait: z.enum(['true', 'false'], { error: 'wait must be true or false' }).optional(),
-});
 
 /** Views kept, and their bytes with the texts they are of at most (a 500-state flow's view and text are about 1 MiB). */
 const VIEWS_KEPT = 32;
@@ -88,13 +81,9 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
     }
   };
 
-  /** Whether `view` was made from exactly this text and the flow's layout. */
-  const isOf = (view: Kept | undefined, flow: Flow, text: string, etag: string): view is Kept =>
-    view !== undefined && view.etag === etag && view.layout === flow.layout && view.text === text;
-
   const viewOf = async (accountId: string, flow: Flow, text: string, etag: string): Promise<Kept> => {
     const key = `${accountId}\u0000${flow.id}`;
-    const same = (view: Kept | undefined) => isOf(view, flow, text, etag);
+    const same = (view: Kept | undefined) => view !== undefined && view.etag === etag && view.layout === flow.layout && view.text === text;
     const hit = kept.get(key);
     if (hit && same(hit)) {
       kept.delete(key);
@@ -121,25 +110,10 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
     }
   };
 
-  /** What the studio would open now: the draft, else the published text; and its etag. */
-  const currentText = async (accountId: string, flow: Flow): Promise<{ text: string; etag: string }> => {
-    const draft = await store.flowVersions.getDraft(accountId, flow.id);
-    return { text: draft?.yamlContent ?? flow.yamlContent, etag: draft?.etag ?? `v${flow.publishedVersion}` };
-  };
+  /** The view of what the studio would open now: the draft, else the published text. */
   const currentView = async (accountId: string, flow: Flow): Promise<Kept> => {
-    const { text, etag } = await currentText(accountId, flow);
-    return viewOf(accountId, flow, text, etag);
-  };
-  /** The kept view of what the studio would open now, if one is made; never starts a job. */
-  const madeView = async (accountId: string, flow: Flow): Promise<Kept | null> => {
-    const { text, etag } = await currentText(accountId, flow);
-    const key = `${accountId}\u0000${flow.id}`;
-    const hit = kept.get(key);
-    if (!isOf(hit, flow, text, etag)) return null;
-    // Used now: the last to go.
-    kept.delete(key);
-    kept.set(key, hit);
-    return hit;
+    const draft = await store.flowVersions.getDraft(accountId, flow.id);
+    return viewOf(accountId, flow, draft?.yamlContent ?? flow.yamlContent, draft?.etag ?? `v${flow.publishedVersion}`);
   };
 
   const remaking = new Map<string, NodeJS.Timeout>();
@@ -147,10 +121,9 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
     for (const timer of remaking.values()) clearTimeout(timer);
     remaking.clear();
   });
-  /** Makes the flow's view VIEW_REMADE_AFTER_MS from now; `postpone`: a pending one waits again (a run of saves). */
-  const makeSoon = (accountId: string, flowId: string, postpone: boolean): void => {
+  const remakeSoon = (accountId: string, flowId: string): void => {
     const key = `${accountId}\u0000${flowId}`;
-    if (remaking.has(key) && !postpone) return;
+    if (!kept.has(key)) return;
     clearTimeout(remaking.get(key));
     const timer = setTimeout(() => {
       remaking.delete(key);
@@ -161,9 +134,6 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
     timer.unref();
     remaking.set(key, timer);
   };
-  const remakeSoon = (accountId: string, flowId: string): void => {
-    if (kept.has(`${accountId}\u0000${flowId}`)) makeSoon(accountId, flowId, true);
-  };
 
   app.get(
     '/v1/flows/:flow_id/view',
@@ -171,25 +141,13 @@ export async function flowViewRoutes(server: FastifyInstance, { ownFlow }: ViewH
       config,
       schema: {
         params: FlowParams,
-        querystring: ViewQuery,
-        description:
-          "What the studio's canvas draws for the flow's draft (else its published text) and its saved layout; `view` is null when the text is not readable YAML. With `wait=false`, only a view already made: else 204 at once, and the view is made shortly after for the next request.",
-        response: { 200: FlowViewRecord, 204: noBody('wait=false and no view of the current text and layout is made yet; it is being made for the next request') },
+        description: "What the studio's canvas draws for the flow's draft (else its published text) and its saved layout; `view` is null when the text is not readable YAML.",
+        response: { 200: FlowViewRecord },
       },
     },
     async (request, reply) => {
       const accountId = accountOf(request.principal);
-      const flow = await ownFlow(accountId, request.params.flow_id);
-      let view: Kept;
-      if (request.query.wait === 'false') {
-        const made = await madeView(accountId, flow);
-        if (made === null) {
-          // Asked again before it is made (the flow opened twice in a row): made when first planned.
-          makeSoon(accountId, flow.id, false);
-          return (reply as FastifyReply).code(204).header('cache-control', 'no-store').send();
-        }
-        view = made;
-      } else view = await currentView(accountId, flow);
+      const view = await currentView(accountId, await ownFlow(accountId, request.params.flow_id));
       // Bytes made in the worker, sent as they are (no serialising on this thread).
       return (reply as FastifyReply).type('application/json; charset=utf-8').header('cache-control', 'no-store').send(view.bytes);
     },
