@@ -18,6 +18,22 @@ import { WAIT, node, openFlow, statesOnMap } from './studio-editor-page.ts';
 import { studioSuite } from './studio-screens-server.ts';
 
 const rig = studioSuite();
+
+/**
+ * Holds back the page's requests matching `url` until release(), then lets them go on (`continue`)
+ * or fails them (`abort`). Release it in a finally: a request held past the test keeps its page.
+ */
+async function holdBack(page: Page, url: string | RegExp, then: 'continue' | 'abort') {
+  let asked = false;
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(url, async (route) => {
+    asked = true;
+    await held;
+    await (then === 'continue' ? route.continue() : route.abort());
+  });
+  return { asked: () => asked, release: () => release() };
+}
 const TWO_HUNDRED = generateFlowYaml(200);
 
 /** On screen: where an edge's path starts and ends, and the boxes of its two states. */
@@ -111,21 +127,16 @@ describe('a 200-state flow', () => {
     expect((await rig().server.request('GET', `/v1/flows/${id}/view`, { apiKey: rig().account.apiKey })).status).toBe(200);
     const page = await rig().chromium.newPage();
     let release = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
     try {
       await signInBrowser(page, rig().server.url, rig().account);
       await turnOffAutosave(page);
       // The flow worker's script is held back: nothing on the page can parse or lay out the flow.
-      let asked = false;
-      await page.route(/flow-worker[^/]*\.js(\?.*)?$/, async (route) => {
-        asked = true;
-        await held;
-        await route.continue();
-      });
+      const worker = await holdBack(page, /flow-worker[^/]*\.js(\?.*)?$/, 'continue');
+      release = worker.release;
       await page.goto(`${rig().server.url}/flow-editor?flow=${id}`);
       await expect.poll(() => statesOnMap(page), WAIT).toBe(200);
       await node(page, 's0').waitFor(WAIT);
-      expect(asked).toBe(true);
+      expect(worker.asked()).toBe(true);
       await leavesS0IntoS1(page);
       // Read-only meanwhile: no adding states or laying out again.
       expect(await page.getByRole('button', { name: '+ State' }).count()).toBe(0);
@@ -152,21 +163,16 @@ describe('a 200-state flow', () => {
     const id = await createFlow(rig().server, rig().account.apiKey, 'Two hundred states, no view', TWO_HUNDRED);
     const page = await rig().chromium.newPage();
     let release = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
     try {
       await signInBrowser(page, rig().server.url, rig().account);
       // The studio is on the server's machine (loopback), so it waits for the view first; the view
       // is held back until the end of the test.
-      let asked = false;
-      await page.route('**/v1/flows/*/view*', async (route) => {
-        asked = true;
-        await held;
-        await route.abort();
-      });
+      const view = await holdBack(page, '**/v1/flows/*/view', 'abort');
+      release = view.release;
       await page.goto(`${rig().server.url}/flow-editor?flow=${id}`);
       await expect.poll(() => statesOnMap(page), WAIT).toBe(200);
       await node(page, 's0').waitFor(WAIT);
-      expect(asked).toBe(true);
+      expect(view.asked()).toBe(true);
       await leavesS0IntoS1(page);
       // Drawn from the worker's own answer: editable, not a preview.
       await page.getByRole('button', { name: '+ State' }).waitFor(WAIT);
