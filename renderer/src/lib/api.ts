@@ -154,10 +154,7 @@ export const api = {
    * What the canvas draws for the draft, made on the server: drawn before the flow worker has
    * parsed the text (docs/api.md, `GET /v1/flows/{id}/view`).
    */
-  getFlowView: async (flowId: string): Promise<ApiResult<FlowViewRecord | null>> => {
-    const answer = await request<FlowViewRecord | undefined>('GET', `/v1/flows/${id(flowId)}/view`);
-    return answer.ok ? { ok: true, value: answer.value ?? null } : answer;
-  },
+  getFlowView: (flowId: string) => request<FlowViewRecord>('GET', `/v1/flows/${id(flowId)}/view`),
   saveDraft: (flowId: string, yamlContent: string, etag: string | null) =>
     request<DraftRecord>('PUT', `/v1/flows/${id(flowId)}/draft`, { yaml_content: yamlContent }, etag ? { 'if-match': `"${etag}"` } : {}),
   discardDraft: (flowId: string, etag: string | null) => request<void>('DELETE', `/v1/flows/${id(flowId)}/draft`, undefined, etag ? { 'if-match': `"${etag}"` } : {}),

@@ -69,13 +69,13 @@ export class FlowEditor extends FlowText {
    * Resolves once the canvas can be drawn: from the server's view when it comes before the
    * worker's answer (`previewing` until that lands), else from the worker's answer.
    */
-  async open(fetched?: Promise<FetchedFlow>, worker?: Worker | null, view?: Promise<ApiResult<FlowViewRecord | null>>): Promise<void> {
+  async open(fetched?: Promise<FetchedFlow>, worker?: Worker | null, view?: Promise<ApiResult<FlowViewRecord>>): Promise<void> {
     this.startWorker(worker);
     // What the canvas draws, made on the server (null when it is not there, or of another text).
     const viewing = view ?? (this.flowId !== null && !fetched ? api.getFlowView(this.flowId) : null);
     // Whether it came before the text: the worker is then asked to place the states where the
     // view has them, and lays nothing out again (the same positions dagre would give).
-    let arrived: ApiResult<FlowViewRecord | null> | null = null;
+    let arrived: ApiResult<FlowViewRecord> | null = null;
     void viewing?.then((answer) => (arrived = answer), () => {});
     const [result, draft] = await (fetched ?? (this.flowId !== null ? Promise.all([api.getFlow(this.flowId), api.getDraft(this.flowId)]) : [null, null]));
     // Left before the flow arrived (close() stopped the worker): nothing more to do.
@@ -97,7 +97,7 @@ export class FlowEditor extends FlowText {
     this.publishedVersion = result?.value.published_version ?? null;
     this.etag = draft?.ok ? draft.value.etag : null;
     const etag = draft?.ok ? draft.value.etag : null;
-    const ofThisText = (answer: ApiResult<FlowViewRecord | null>) => (answer.ok && answer.value !== null && answer.value.etag === etag ? answer.value.view : null);
+    const ofThisText = (answer: ApiResult<FlowViewRecord>) => (answer.ok && answer.value.etag === etag ? answer.value.view : null);
     const drawn = viewing && etag !== null ? (arrived ? ofThisText(arrived) : viewing.then(ofThisText)) : null;
     const positions = await this.openText(text, flow.layout?.positions ?? {}, drawn, serverOnThisMachine);
     if (!positions) return;
